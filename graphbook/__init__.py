@@ -1,0 +1,39 @@
+"""Graphbook: build, watch and run ML data pipelines as graphs of Python nodes."""
+
+from graphbook import steps as steps
+from graphbook.decorators import batch, event, output, param, prompt, resource, source, step
+from graphbook.engine.events import Event
+from graphbook.engine.executor import Executor, RunControl, RunResult, run_workflow
+from graphbook.errors import GraphbookError, Problem, WorkflowError, WorkflowFormatError
+from graphbook.graph import Graph, build_graph
+from graphbook.logs import log
+from graphbook.registry import Registry
+from graphbook.workflow import Workflow
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Event",
+    "Executor",
+    "Graph",
+    "GraphbookError",
+    "Problem",
+    "Registry",
+    "RunControl",
+    "RunResult",
+    "Workflow",
+    "WorkflowError",
+    "WorkflowFormatError",
+    "batch",
+    "build_graph",
+    "event",
+    "log",
+    "output",
+    "param",
+    "prompt",
+    "resource",
+    "run_workflow",
+    "source",
+    "step",
+    "steps",
+]

@@ -1,0 +1,196 @@
+"""Decorators that describe a node on a plain function; the function itself stays unchanged.
+
+Each decorator records what it says on the function's `Draft` (in any stacking order); the
+registry later turns the draft into a NodeSpec. A function step receives its context (`ctx`,
+whose attributes are the parameters and which has `ctx.log`) first, unless it is a
+`@staticmethod`, which receives only the data, as in Graphbook's seed examples.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from graphbook.errors import NodeDefinitionError
+from graphbook.params import ParamSpec, normalize_type
+from graphbook.spec import RESOURCE_OUTPUT, NodeSpec, code_hash, parse_name, source_file
+
+F = TypeVar("F")
+Role = Literal["step", "source", "batch", "prompt", "resource"]
+DRAFT_ATTR = "__graphbook__"
+
+
+@dataclass
+class Draft:
+    """What the decorators on one function have said so far."""
+
+    name: str | None = None
+    is_node: bool = False
+    role: Role = "step"
+    is_resource: bool = False
+    main_event: str | None = None
+    params: dict[str, ParamSpec] = field(default_factory=dict)
+    outputs: list[str] = field(default_factory=list)
+    events: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    batch: dict[str, Any] = field(default_factory=dict)
+    casts: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
+
+
+def draft_of(fn: Any, create: bool = True) -> Draft | None:
+    draft: Draft | None = getattr(fn, DRAFT_ATTR, None)
+    if draft is None and create:
+        draft = Draft()
+        setattr(fn, DRAFT_ATTR, draft)
+    return draft
+
+
+def _updating(update: Callable[[Draft], None]) -> Callable[[F], F]:
+    def decorate(fn: F) -> F:
+        if not callable(fn):
+            raise NodeDefinitionError(f"graphbook decorators apply to functions, not {fn!r}")
+        draft = draft_of(fn)
+        assert draft is not None
+        update(draft)
+        return fn
+
+    return decorate
+
+
+def step(name: str | None = None, event: str | None = None) -> Callable[[F], F]:
+    """Make the function a step named `name` ("Category/Sub/Name"); `event` picks the hook."""
+
+    def update(draft: Draft) -> None:
+        draft.name = name
+        draft.is_node = True
+        draft.main_event = event
+
+    return _updating(update)
+
+
+def resource(name: str | None = None) -> Callable[[F], F]:
+    """Make the function a resource: its return value is given to the steps wired to it."""
+
+    def update(draft: Draft) -> None:
+        draft.name = name
+        draft.is_node = True
+        draft.is_resource = True
+        draft.role = "resource"
+
+    return _updating(update)
+
+
+def source(is_generator: bool = True) -> Callable[[F], F]:
+    """Make the step a source: no input; the function returns or yields dicts."""
+
+    def update(draft: Draft) -> None:
+        draft.role = "source"
+
+    return _updating(update)
+
+
+def batch(
+    batch_size: int = 8,
+    item_key: str = "",
+    *,
+    load_fn: Callable[..., Any] | None = None,
+    dump_fn: Callable[..., Any] | None = None,
+) -> Callable[[F], F]:
+    """Make the step a batch step; the function receives `(outputs, items, data)` lists."""
+
+    def update(draft: Draft) -> None:
+        draft.role = "batch"
+        draft.batch = {"load_fn": load_fn, "dump_fn": dump_fn}
+        draft.params.setdefault(
+            "batch_size", ParamSpec("batch_size", "int", batch_size, "items per batch", True)
+        )
+        draft.params.setdefault(
+            "item_key", ParamSpec("item_key", "string", item_key, "key holding the items", True)
+        )
+
+    return _updating(update)
+
+
+def prompt(get_prompt: Callable[..., Any] | None = None) -> Callable[[F], F]:
+    """Make the step ask the person; the function receives `(data, response)`."""
+
+    def update(draft: Draft) -> None:
+        draft.role = "prompt"
+        if get_prompt is not None:
+            draft.events["get_prompt"] = get_prompt
+
+    return _updating(update)
+
+
+def param(
+    name: str,
+    type: str = "string",
+    *,
+    default: Any = None,
+    required: bool = False,
+    description: str = "",
+    cast_as: Callable[[Any], Any] | None = None,
+) -> Callable[[F], F]:
+    """Declare a parameter; its value is `ctx.<name>` when the step runs."""
+
+    def update(draft: Draft) -> None:
+        draft.params[name] = ParamSpec(name, normalize_type(type), default, description, required)
+        if cast_as is not None:
+            draft.casts[name] = cast_as
+
+    return _updating(update)
+
+
+def output(*names: str) -> Callable[[F], F]:
+    """Declare the step's outputs (default `out`)."""
+
+    def update(draft: Draft) -> None:
+        draft.outputs.extend(n for n in names if n not in draft.outputs)
+
+    return _updating(update)
+
+
+def event(event: str, event_fn: Callable[..., Any]) -> Callable[[F], F]:
+    """Attach `event_fn` as the lifecycle hook `event` (route, on_start, load_fn, __init__...)."""
+
+    def update(draft: Draft) -> None:
+        draft.events[event] = event_fn
+
+    return _updating(update)
+
+
+def function_spec(fn: Any) -> NodeSpec:
+    """The NodeSpec described by the decorators on `fn`."""
+    from graphbook.functional import factory_for  # the adapters import this module's Draft
+
+    draft = draft_of(fn, create=False)
+    if draft is None:
+        raise NodeDefinitionError(f"{fn!r} carries no graphbook decorators")
+    plain = _plain(fn)
+    default_name = getattr(plain, "__name__", "node")
+    name, category = parse_name(draft.name or default_name)
+    if draft.role == "resource" and not draft.is_resource:
+        raise NodeDefinitionError(f"{name}: @resource cannot be combined with step decorators")
+    outputs = (RESOURCE_OUTPUT,) if draft.is_resource else tuple(draft.outputs or ["out"])
+    return NodeSpec(
+        name=name,
+        kind=draft.role,
+        factory=factory_for(fn, draft, outputs),
+        category=category,
+        params=tuple(draft.params.values()),
+        outputs=outputs,
+        requires_input=draft.role in ("step", "batch", "prompt"),
+        doc=inspect.getdoc(plain) or "",
+        origin=source_file(plain),
+        code_hash=code_hash(plain),
+    )
+
+
+def _plain(fn: Any) -> Any:
+    return inspect.unwrap(getattr(fn, "__func__", fn))
+
+
+def is_node_function(obj: Any) -> bool:
+    draft = draft_of(obj, create=False)
+    return isinstance(draft, Draft) and draft.is_node

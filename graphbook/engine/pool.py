@@ -1,0 +1,109 @@
+"""The worker pool seam: where load_fn and dump_fn run, and how their outcomes come back.
+
+A node opens a `Lane` for one function. Tasks go in with `submit`; outcomes come out of
+`take_ready` in submission order. At most `capacity` tasks are in flight per lane: that is
+the backpressure. `InlinePool` (zero workers) runs each task at once in this process; a
+process pool implements the same protocol.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from graphbook.engine.events import ErrorInfo
+
+
+@dataclass(frozen=True)
+class Done:
+    value: Any
+
+
+@dataclass(frozen=True)
+class Failed:
+    error: ErrorInfo
+
+
+Outcome = Done | Failed
+
+
+class Lane(Protocol):
+    """Tasks for one function of one node."""
+
+    capacity: int
+
+    def submit(self, *args: Any) -> None: ...
+
+    def take_ready(self) -> list[Outcome]: ...
+
+    @property
+    def in_flight(self) -> int:
+        """Tasks submitted and not yet taken back."""
+
+    @property
+    def has_ready(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+class Pool(Protocol):
+    """Opens lanes and lets the executor sleep until some outcome is ready."""
+
+    workers: int
+
+    def lane(self, fn: Callable[..., Any], capacity: int) -> Lane: ...
+
+    def wait(self, timeout: float) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def call(fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
+    """Run one task, turning an exception into a value that carries its traceback."""
+    try:
+        return Done(fn(*args))
+    except Exception as exc:
+        return Failed(ErrorInfo.from_exception(exc))
+
+
+class InlineLane:
+    def __init__(self, fn: Callable[..., Any], capacity: int) -> None:
+        self.fn = fn
+        self.capacity = capacity
+        self._ready: deque[Outcome] = deque()
+
+    def submit(self, *args: Any) -> None:
+        self._ready.append(call(self.fn, args))
+
+    def take_ready(self) -> list[Outcome]:
+        ready = list(self._ready)
+        self._ready.clear()
+        return ready
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._ready)
+
+    @property
+    def has_ready(self) -> bool:
+        return bool(self._ready)
+
+    def close(self) -> None:
+        self._ready.clear()
+
+
+class InlinePool:
+    """Zero workers: every task runs in the calling process, immediately, with the same API."""
+
+    workers = 0
+
+    def lane(self, fn: Callable[..., Any], capacity: int) -> InlineLane:
+        return InlineLane(fn, capacity)
+
+    def wait(self, timeout: float) -> None:
+        """Nothing is ever pending elsewhere."""
+
+    def close(self) -> None:
+        """Nothing to stop."""

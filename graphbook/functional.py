@@ -1,0 +1,152 @@
+"""The node classes that run decorated functions: one fixed adapter per kind, never generated.
+
+The adapter instance is the function's `ctx`: parameters are its attributes, `ctx.log` logs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from graphbook.decorators import Draft
+from graphbook.resources import Resource
+from graphbook.steps import (
+    BatchStep,
+    Data,
+    PromptStep,
+    Routed,
+    SourceStep,
+    Step,
+    items_of,
+    routed,
+    source_routed,
+)
+
+STATIC_EVENTS = ("load_fn", "dump_fn")
+
+
+class Bound:
+    """A decorated function and how to call it (with `ctx` first, or plain for staticmethods)."""
+
+    def __init__(self, fn: Any) -> None:
+        self.with_ctx = not isinstance(fn, staticmethod)
+        self.fn: Callable[..., Any] = fn.__func__ if isinstance(fn, staticmethod) else fn
+
+    def __call__(self, ctx: Any, *args: Any) -> Any:
+        return self.fn(ctx, *args) if self.with_ctx else self.fn(*args)
+
+
+def _apply(ctx: Any, draft: Draft, outputs: tuple[str, ...], params: dict[str, Any]) -> None:
+    """Set parameters as attributes, attach events as hooks, then run an `__init__` event."""
+    setattr(ctx, "Outputs", list(outputs))
+    for name, value in params.items():
+        cast = draft.casts.get(name)
+        setattr(ctx, name, cast(value) if cast is not None and value is not None else value)
+    for name, fn in draft.events.items():
+        if name == "__init__":
+            continue
+        plain = fn.__func__ if isinstance(fn, staticmethod) else fn
+        hook = plain if name in STATIC_EVENTS else _method(ctx, Bound(fn))
+        setattr(ctx, name, hook)
+    init = draft.events.get("__init__")
+    if init is not None:
+        init(ctx, **params)
+
+
+def _method(ctx: Any, bound: Bound) -> Callable[..., Any]:
+    return lambda *args: bound(ctx, *args)
+
+
+class FunctionStep(Step):
+    """A step whose lifecycle hook (`on_data` unless `@step(event=...)`) is the function."""
+
+    def __init__(self, fn: Any, draft: Draft, outputs: tuple[str, ...], params: dict[str, Any]):
+        super().__init__(item_key=params.get("item_key"))
+        self._main = Bound(fn)
+        self._event = draft.main_event or "on_data"
+        if self._event != "on_data":
+            setattr(self, self._event, _method(self, self._main))
+        _apply(self, draft, outputs, params)
+
+    def process(self, data: Data) -> Routed:
+        if self._event != "on_data":
+            return super().process(data)
+        choice = self._main(self, data)
+        if self.item_key is not None:
+            for item in items_of(data, self.item_key, self):
+                self.on_item(item, data)
+        self.on_after_item(data)
+        return routed(self, choice if choice is not None else self.route(data), data)
+
+
+class FunctionSource(SourceStep):
+    """A source whose function returns or yields dicts."""
+
+    def __init__(self, fn: Any, draft: Draft, outputs: tuple[str, ...], params: dict[str, Any]):
+        super().__init__()
+        self._main = Bound(fn)
+        _apply(self, draft, outputs, params)
+
+    def load(self) -> Any:
+        return self._main(self)
+
+    def produce(self) -> Iterator[Routed]:
+        result = self.load()
+        if isinstance(result, Iterator):
+            for value in result:
+                yield source_routed(self, value)
+        else:
+            yield source_routed(self, result)
+
+
+class FunctionBatch(BatchStep):
+    """A batch step whose function is `on_item_batch(outputs, items, data)`."""
+
+    def __init__(self, fn: Any, draft: Draft, outputs: tuple[str, ...], params: dict[str, Any]):
+        super().__init__(params.get("batch_size", 8), params.get("item_key", ""))
+        self._main = Bound(fn)
+        self.load_fn = draft.batch.get("load_fn")  # type: ignore[misc]
+        self.dump_fn = draft.batch.get("dump_fn")  # type: ignore[misc]
+        _apply(self, draft, outputs, params)
+        self.batch_size = int(self.batch_size)
+
+    def on_item_batch(self, outputs: list[Any], items: list[Any], data: list[Data]) -> Any:
+        return self._main(self, outputs, items, data)
+
+
+class FunctionPrompt(PromptStep):
+    """A prompt step whose function is `on_prompt_response(data, response)`."""
+
+    def __init__(self, fn: Any, draft: Draft, outputs: tuple[str, ...], params: dict[str, Any]):
+        super().__init__()
+        self._main = Bound(fn)
+        _apply(self, draft, outputs, params)
+
+    def on_prompt_response(self, data: Data, response: Any) -> None:
+        self._main(self, data, response)
+
+
+class FunctionResource(Resource):
+    """A resource whose function returns its value."""
+
+    def __init__(self, fn: Any, draft: Draft, outputs: tuple[str, ...], params: dict[str, Any]):
+        super().__init__()
+        self._main = Bound(fn)
+        _apply(self, draft, outputs, params)
+
+    def value(self) -> Any:
+        return self._main(self)
+
+
+_ADAPTERS: dict[str, type] = {
+    "step": FunctionStep,
+    "source": FunctionSource,
+    "batch": FunctionBatch,
+    "prompt": FunctionPrompt,
+    "resource": FunctionResource,
+}
+
+
+def factory_for(fn: Any, draft: Draft, outputs: tuple[str, ...]) -> Callable[[dict[str, Any]], Any]:
+    adapter = _ADAPTERS[draft.role]
+    return lambda params: adapter(fn, draft, outputs, params)

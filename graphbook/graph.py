@@ -1,0 +1,198 @@
+"""The validated graph: a workflow checked against the registry, ready for an executor.
+
+Every problem is collected before anything runs, each naming its node and how to fix it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphbook.errors import ParamError, Problem, WorkflowError
+from graphbook.params import coerce
+from graphbook.registry import Registry
+from graphbook.spec import DATA_INPUT, NodeSpec
+from graphbook.workflow import Edge, Node, Workflow
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    """A node whose kind is known and whose literal parameters are typed."""
+
+    id: str
+    spec: NodeSpec
+    params: dict[str, Any]
+    resources: dict[str, str] = field(default_factory=dict)
+    """Parameter name -> id of the resource node wired to it."""
+    label: str = ""
+
+    @property
+    def title(self) -> str:
+        return self.label or self.spec.name
+
+
+@dataclass(frozen=True)
+class Graph:
+    """Nodes in topological order, and the data edges between them."""
+
+    nodes: dict[str, GraphNode]
+    edges: tuple[Edge, ...]
+
+    def data_edges(self) -> list[Edge]:
+        return [e for e in self.edges if e.input == DATA_INPUT]
+
+    def consumers(self, node_id: str, output: str) -> list[str]:
+        return [e.target for e in self.data_edges() if (e.source, e.output) == (node_id, output)]
+
+    def upstream(self, node_id: str) -> list[str]:
+        """Nodes sending data or resources to `node_id` directly."""
+        return [e.source for e in self.edges if e.target == node_id]
+
+    def ancestors(self, node_id: str) -> set[str]:
+        """`node_id` and every node it depends on, data and resources alike."""
+        seen, todo = set(), [node_id]
+        while todo:
+            current = todo.pop()
+            if current not in seen:
+                seen.add(current)
+                todo.extend(self.upstream(current))
+        return seen
+
+    def subgraph(self, keep: Iterable[str]) -> Graph:
+        kept = set(keep)
+        nodes = {i: n for i, n in self.nodes.items() if i in kept}
+        return Graph(nodes, tuple(e for e in self.edges if {e.source, e.target} <= kept))
+
+
+def build_graph(workflow: Workflow, registry: Registry) -> Graph:
+    """Check `workflow` against `registry`; raise WorkflowError listing every problem."""
+    for code in workflow.code.values():
+        registry.add(code)
+    problems: list[Problem] = []
+    specs = _specs(workflow, registry, problems)
+    wired = _check_edges(workflow, specs, problems)
+    nodes = {
+        node.id: _graph_node(node, specs[node.id], wired.get(node.id, {}), problems)
+        for node in workflow.nodes.values()
+        if node.id in specs
+    }
+    order = _topological(workflow, problems)
+    if problems:
+        raise WorkflowError(problems)
+    return Graph({i: nodes[i] for i in order}, tuple(workflow.edges))
+
+
+def _specs(workflow: Workflow, registry: Registry, problems: list[Problem]) -> dict[str, NodeSpec]:
+    specs: dict[str, NodeSpec] = {}
+    for node in workflow.nodes.values():
+        if node.type in registry:
+            specs[node.id] = registry.get(node.type)
+        else:
+            problems.append(Problem(node.id, registry.unknown_message(node.type)))
+    return specs
+
+
+def _check_edges(
+    workflow: Workflow, specs: dict[str, NodeSpec], problems: list[Problem]
+) -> dict[str, dict[str, str]]:
+    """Check every edge; return, per node, the resources wired to its parameters."""
+    wired: dict[str, dict[str, str]] = defaultdict(dict)
+    for edge in workflow.edges:
+        problem = _edge_problem(edge, workflow, specs)
+        if problem is not None:
+            problems.append(problem)
+        elif edge.input != DATA_INPUT:
+            if edge.input in wired[edge.target]:
+                problems.append(Problem(edge.target, f"parameter {edge.input!r} is wired twice",
+                                        "remove one of the two resource edges"))
+            wired[edge.target][edge.input] = edge.source
+    return wired
+
+
+def _edge_problem(edge: Edge, workflow: Workflow, specs: dict[str, NodeSpec]) -> Problem | None:
+    for end in (edge.source, edge.target):
+        if end not in workflow.nodes:
+            other = edge.target if end == edge.source else edge.source
+            return Problem(other, f"an edge connects it to node {end!r}, which does not exist",
+                           "delete the edge or add the node")
+    source, target = specs.get(edge.source), specs.get(edge.target)
+    if source is None or target is None:
+        return None  # the unknown node type is already reported
+    if edge.output not in source.outputs:
+        return Problem(edge.source, f"has no output {edge.output!r} (edge to {edge.target!r})",
+                       f"its outputs are: {', '.join(source.outputs) or 'none'}")
+    if edge.input == DATA_INPUT:
+        return _data_edge_problem(edge, source, target)
+    return _param_edge_problem(edge, source, target)
+
+
+def _data_edge_problem(edge: Edge, source: NodeSpec, target: NodeSpec) -> Problem | None:
+    if source.is_resource:
+        return Problem(edge.target, f"resource {edge.source!r} is wired to its data input 'in'",
+                       "wire resources to a parameter, and step outputs to 'in'")
+    if not target.inputs:
+        return Problem(edge.target, f"takes no input, but {edge.source!r} is wired into it",
+                       "a source or resource has no data input; delete the edge")
+    return None
+
+
+def _param_edge_problem(edge: Edge, source: NodeSpec, target: NodeSpec) -> Problem | None:
+    if target.param(edge.input) is None:
+        names = ", ".join(p.name for p in target.params) or "none"
+        return Problem(edge.target, f"has no input or parameter {edge.input!r} "
+                       f"(edge from {edge.source!r})", f"its parameters are: {names}")
+    if not source.is_resource:
+        return Problem(edge.target, f"parameter {edge.input!r} is wired from the step output "
+                       f"{edge.source}.{edge.output}", "only resource nodes can feed parameters; "
+                       "wire the step into 'in' instead")
+    return None
+
+
+def _graph_node(node: Node, spec: NodeSpec, wired: dict[str, str], problems: list[Problem]) -> GraphNode:
+    values: dict[str, Any] = {}
+    for name in node.params:
+        if spec.param(name) is None:
+            known = ", ".join(p.name for p in spec.params) or "none"
+            problems.append(Problem(node.id, f"{spec.name} has no parameter {name!r}",
+                                    f"its parameters are: {known}"))
+    for param in spec.params:
+        if param.name in wired:
+            continue
+        raw = node.params.get(param.name)
+        value = param.default if raw is None else raw
+        if value is None and param.required:
+            how = "wire a resource to it" if param.is_resource else "set a value"
+            problems.append(Problem(node.id, f"required parameter {param.name!r} has no value", how))
+            continue
+        try:
+            values[param.name] = coerce(param, value) if not param.is_resource else value
+        except ParamError as exc:
+            problems.append(Problem(node.id, str(exc), f"give {param.name!r} a {param.type} value"))
+    return GraphNode(node.id, spec, values, dict(wired), node.label)
+
+
+def _topological(workflow: Workflow, problems: list[Problem]) -> list[str]:
+    """Node ids sources-first (Kahn's algorithm); a cycle is reported with its nodes."""
+    ids = list(workflow.nodes)
+    indegree = dict.fromkeys(ids, 0)
+    children: dict[str, list[str]] = defaultdict(list)
+    for edge in workflow.edges:
+        if edge.source in indegree and edge.target in indegree:
+            indegree[edge.target] += 1
+            children[edge.source].append(edge.target)
+    ready = [i for i in ids if indegree[i] == 0]
+    order: list[str] = []
+    while ready:
+        current = ready.pop(0)
+        order.append(current)
+        for child in children[current]:
+            indegree[child] -= 1
+            if indegree[child] == 0:
+                ready.append(child)
+    stuck = [i for i in ids if i not in order]
+    if stuck:
+        problems.append(Problem(stuck[0], "is part of a cycle: " + " -> ".join(stuck),
+                                "remove one of the edges so that data flows one way"))
+    return order

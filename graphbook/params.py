@@ -1,0 +1,210 @@
+"""Parameter specs: the declared types, their defaults, and turning raw values into typed ones."""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from graphbook.errors import NodeDefinitionError, ParamError
+
+SCALAR_TYPES = ("string", "number", "int", "float", "boolean", "function")
+ALIASES = {"str": "string", "text": "string", "bool": "boolean", "integer": "int"}
+_MISSING: Any = object()
+
+
+def normalize_type(raw: str) -> str:
+    """Return the canonical name of a declared type: `bool` -> `boolean`, `list[str]` -> ...
+
+    Any type name Graphbook does not know is a resource pin, as in Graphbook 0.13.
+    """
+    name = raw.strip().lower()
+    if name.startswith("list[") and name.endswith("]"):
+        inner = normalize_type(name[5:-1])
+        return f"list[{inner}]" if inner in SCALAR_TYPES or inner == "dict" else "list"
+    name = ALIASES.get(name, name)
+    if name in (*SCALAR_TYPES, "list", "dict", "resource"):
+        return name
+    return "resource"
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One declared parameter of a node."""
+
+    name: str
+    type: str = "string"
+    default: Any = None
+    description: str = ""
+    required: bool = False
+
+    @property
+    def is_resource(self) -> bool:
+        return self.type == "resource"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type,
+            "default": self.default if not callable(self.default) else None,
+            "description": self.description,
+            "required": self.required,
+        }
+
+
+def make_param(name: str, spec: Mapping[str, Any] | str) -> ParamSpec:
+    """Build a ParamSpec from a class `Parameters` entry (a dict) or a bare type name."""
+    if isinstance(spec, str):
+        spec = {"type": spec}
+    if not isinstance(spec, Mapping):
+        raise NodeDefinitionError(
+            f"parameter {name!r} must be declared as a dict like "
+            f'{{"type": "number", "default": 1}}, got {spec!r}'
+        )
+    type_ = normalize_type(str(spec.get("type", "string")))
+    return ParamSpec(
+        name=name,
+        type=type_,
+        default=spec.get("default"),
+        description=str(spec.get("description", "")),
+        required=bool(spec.get("required", False)),
+    )
+
+
+def coerce(spec: ParamSpec, value: Any) -> Any:
+    """Check `value` against the parameter's type and convert it (function source -> callable).
+
+    Raises ParamError with a message that says what was expected and what came instead.
+    """
+    if value is None:
+        return None
+    kind = spec.type
+    if kind.startswith("list"):
+        return _coerce_list(spec, value)
+    converter = _CONVERTERS.get(kind)
+    return value if converter is None else converter(spec, value)
+
+
+def _expected(spec: ParamSpec, what: str, value: Any) -> ParamError:
+    return ParamError(
+        f"parameter {spec.name!r} expects {what}, got {type(value).__name__} {value!r:.80}"
+    )
+
+
+def _to_string(spec: ParamSpec, value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    raise _expected(spec, "a string", value)
+
+
+def _to_number(spec: ParamSpec, value: Any) -> int | float:
+    if isinstance(value, bool):
+        raise _expected(spec, "a number", value)
+    if isinstance(value, int | float):
+        return value
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            raise _expected(spec, "a number", value) from None
+        return int(number) if number.is_integer() and "." not in value else number
+    raise _expected(spec, "a number", value)
+
+
+def _to_int(spec: ParamSpec, value: Any) -> int:
+    number = _to_number(spec, value)
+    if isinstance(number, float):
+        if not (math.isfinite(number) and number.is_integer()):
+            raise _expected(spec, "a whole number", value)
+        return int(number)
+    return number
+
+
+def _to_float(spec: ParamSpec, value: Any) -> float:
+    return float(_to_number(spec, value))
+
+
+def _to_bool(spec: ParamSpec, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise _expected(spec, "true or false", value)
+
+
+def _to_function(spec: ParamSpec, value: Any) -> Callable[..., Any]:
+    if callable(value):
+        return value  # type: ignore[no-any-return]
+    if not isinstance(value, str):
+        raise _expected(spec, "Python source of a function", value)
+    try:
+        return compile_function(value)
+    except (SyntaxError, ValueError) as exc:
+        raise ParamError(f"parameter {spec.name!r}: {exc}") from None
+
+
+def _to_dict(spec: ParamSpec, value: Any) -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, list) and all(_is_dict_row(row) for row in value):
+        return {row[1]: row[2] for row in value}  # Graphbook 0.13 stores [[type, key, value]]
+    raise _expected(spec, "a dict", value)
+
+
+def _is_dict_row(row: Any) -> bool:
+    return isinstance(row, list | tuple) and len(row) == 3 and isinstance(row[1], str)
+
+
+def _coerce_list(spec: ParamSpec, value: Any) -> list[Any]:
+    if not isinstance(value, list | tuple):
+        raise _expected(spec, "a list", value)
+    if spec.type == "list":
+        return list(value)
+    inner = ParamSpec(name=spec.name, type=spec.type[5:-1])
+    return [coerce(inner, v) for v in value]
+
+
+_CONVERTERS: dict[str, Callable[[ParamSpec, Any], Any]] = {
+    "string": _to_string,
+    "number": _to_number,
+    "int": _to_int,
+    "float": _to_float,
+    "boolean": _to_bool,
+    "function": _to_function,
+    "dict": _to_dict,
+}
+
+
+def compile_function(source: str) -> Callable[..., Any]:
+    """Turn Python source typed by a person into a callable.
+
+    Accepts an expression that evaluates to a callable (`lambda d: d["x"] > 0`) or one or more
+    statements defining functions, of which the last defined is returned.
+    """
+    text = source.strip()
+    if not text:
+        raise ValueError("the function source is empty; write a `def` or a `lambda`")
+    tree = ast.parse(text, mode="exec")
+    namespace: dict[str, Any] = {}
+    if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
+        result = eval(compile(ast.Expression(tree.body[0].value), "<function>", "eval"), namespace)
+    else:
+        exec(compile(tree, "<function>", "exec"), namespace)
+        defs = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        if not defs:
+            raise ValueError("the function source defines no function; write a `def` or a lambda")
+        result = namespace[defs[-1]]
+    if not callable(result):
+        raise ValueError(f"the function source evaluates to {type(result).__name__}, not a function")
+    return result  # type: ignore[no-any-return]
+
+
+def resolve(spec: ParamSpec, value: Any = _MISSING) -> Any:
+    """The value a node receives: the given one (0, False and "" kept) or else the default."""
+    if value is _MISSING or value is None:
+        value = spec.default
+    return coerce(spec, value)

@@ -1,0 +1,176 @@
+"""The registry: every node kind known to a session, loaded from code and from node folders."""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import logging
+import sys
+import traceback
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from graphbook.decorators import function_spec, is_node_function
+from graphbook.errors import GraphbookError, NodeDefinitionError
+from graphbook.resources import Resource
+from graphbook.spec import NodeSpec, class_spec
+from graphbook.steps import BatchStep, GeneratorSourceStep, PromptStep, SourceStep, Step
+
+_BASES = {Step, SourceStep, GeneratorSourceStep, BatchStep, PromptStep, Resource}
+logger = logging.getLogger(__name__)
+NODES_PACKAGE = "graphbook_nodes"
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    """A node file that could not be imported, with the traceback that says why."""
+
+    path: str
+    error: str
+    traceback: str
+
+
+class UnknownNodeError(GraphbookError):
+    """No node kind with this name is registered."""
+
+
+class Registry:
+    """Node kinds by name. Build one, fill it, and pass it to whatever needs it."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, NodeSpec] = {}
+        self.failures: dict[str, LoadFailure] = {}
+
+    @classmethod
+    def with_builtins(cls) -> Registry:
+        from graphbook import builtins
+
+        registry = cls()
+        for step_cls in builtins.STEPS:
+            registry.add(step_cls)
+        for name, res_cls in builtins.RESOURCES.items():
+            registry.add_spec(replace(class_spec(res_cls), name=name))
+        return registry
+
+    def add(self, node: Any) -> NodeSpec:
+        """Register a Step/Resource class or a decorated function; returns its spec."""
+        spec = spec_of(node)
+        return self.add_spec(spec)
+
+    def add_spec(self, spec: NodeSpec) -> NodeSpec:
+        self._specs[spec.name] = spec
+        return spec
+
+    def get(self, name: str) -> NodeSpec:
+        spec = self._specs.get(name)
+        if spec is None:
+            raise UnknownNodeError(self.unknown_message(name))
+        return spec
+
+    def unknown_message(self, name: str) -> str:
+        close = difflib.get_close_matches(name, list(self._specs), n=3)
+        hint = f"did you mean {', '.join(map(repr, close))}?" if close else (
+            "load the file that defines it with --nodes DIR"
+        )
+        return f"unknown node type {name!r}; {hint}"
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def __iter__(self) -> Iterator[NodeSpec]:
+        return iter(sorted(self._specs.values(), key=lambda s: (s.category, s.name)))
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def load_folder(self, folder: Path | str) -> list[NodeSpec]:
+        """Import every `.py` file under `folder`; a file that fails is recorded, not raised."""
+        root = Path(folder)
+        if not root.is_dir():
+            raise GraphbookError(f"node folder {str(root)!r} does not exist or is not a folder")
+        added: list[NodeSpec] = []
+        for path in sorted(root.rglob("*.py")):
+            if not any(part.startswith((".", "__")) for part in path.relative_to(root).parts):
+                added.extend(self.load_file(path, root))
+        return added
+
+    def load_file(self, path: Path, root: Path | None = None) -> list[NodeSpec]:
+        """Import one node file and register the nodes it defines."""
+        key = str(path.resolve())
+        try:
+            module = import_file(path, root or path.parent)
+            specs = [self.add(node) for node in nodes_in(module)]
+        except Exception as exc:  # a broken user file must not take the others down
+            self.failures[key] = LoadFailure(key, f"{type(exc).__name__}: {exc}", _trace(exc))
+            logger.warning("could not load node file %s: %s", path, exc)
+            return []
+        self.failures.pop(key, None)
+        return specs
+
+
+def spec_of(node: Any) -> NodeSpec:
+    if isinstance(node, NodeSpec):
+        return node
+    if isinstance(node, type):
+        return class_spec(node)
+    if is_node_function(node):
+        return function_spec(node)
+    raise NodeDefinitionError(
+        f"{node!r} is not a node: use a Step/Resource subclass or a function decorated with "
+        "@step(...) or @resource(...)"
+    )
+
+
+def nodes_in(module: ModuleType) -> Iterable[Any]:
+    """The node classes and functions a module defines itself (not ones it imported)."""
+    seen: set[int] = set()
+    for value in list(vars(module).values()):
+        if id(value) in seen or not _defined_in(value, module):
+            continue
+        seen.add(id(value))
+        if isinstance(value, type) and issubclass(value, Step | Resource) and value not in _BASES:
+            yield value
+        elif is_node_function(value):
+            yield value
+
+
+def _defined_in(value: Any, module: ModuleType) -> bool:
+    target = getattr(value, "__func__", value)
+    return getattr(target, "__module__", None) == module.__name__
+
+
+def import_file(path: Path, root: Path) -> ModuleType:
+    """Import a file as module `graphbook_nodes.<relative.dotted.path>`, replacing any older one."""
+    relative = path.resolve().relative_to(root.resolve()).with_suffix("")
+    name = f"{NODES_PACKAGE}." + ".".join(relative.parts)
+    _ensure_package(root)
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise GraphbookError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _ensure_package(root: Path) -> None:
+    """Make `graphbook_nodes` importable (workers unpickle node functions by module name) and
+    let node files import their sibling modules, as they could in Graphbook."""
+    if NODES_PACKAGE not in sys.modules:
+        package = ModuleType(NODES_PACKAGE)
+        package.__path__ = []
+        sys.modules[NODES_PACKAGE] = package
+    folder = str(root.resolve())
+    if folder not in sys.path:
+        sys.path.append(folder)
+
+
+def _trace(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(exc))

@@ -1,0 +1,112 @@
+"""NodeSpec: what one kind of node is, whether written as a class or as decorated functions."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from graphbook.errors import NodeDefinitionError
+from graphbook.params import ParamSpec, make_param
+from graphbook.resources import Resource
+from graphbook.steps import BatchStep, PromptStep, SourceStep, Step
+
+NodeKind = Literal["step", "source", "batch", "prompt", "resource"]
+RESOURCE_OUTPUT = "resource"
+DATA_INPUT = "in"
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """A node kind: its name, category, parameters, outputs, docs, and how to build one."""
+
+    name: str
+    kind: NodeKind
+    factory: Callable[[dict[str, Any]], Any] = field(compare=False, repr=False)
+    category: str = ""
+    params: tuple[ParamSpec, ...] = ()
+    outputs: tuple[str, ...] = ("out",)
+    requires_input: bool = True
+    doc: str = ""
+    origin: str = ""
+    code_hash: str = ""
+
+    @property
+    def is_resource(self) -> bool:
+        return self.kind == "resource"
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        return (DATA_INPUT,) if self.requires_input and not self.is_resource else ()
+
+    def param(self, name: str) -> ParamSpec | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def build(self, params: dict[str, Any]) -> Any:
+        """A fresh runtime instance given resolved parameter values."""
+        return self.factory(params)
+
+
+def parse_name(full: str) -> tuple[str, str]:
+    """`"Custom/Images/Load"` -> (`"Load"`, `"Custom/Images"`)."""
+    parts = [p for p in full.strip().split("/") if p]
+    if not parts:
+        raise NodeDefinitionError(f"node name {full!r} is empty; give it a name like 'Cat/Name'")
+    return parts[-1], "/".join(parts[:-1])
+
+
+def class_kind(cls: type) -> NodeKind:
+    if issubclass(cls, Resource):
+        return "resource"
+    if issubclass(cls, BatchStep):
+        return "batch"
+    if issubclass(cls, PromptStep):
+        return "prompt"
+    if issubclass(cls, SourceStep):
+        return "source"
+    return "step"
+
+
+def params_of(cls: type, declared: Mapping[str, Any]) -> tuple[ParamSpec, ...]:
+    if not isinstance(declared, Mapping):
+        raise NodeDefinitionError(f"{cls.__name__}.Parameters must be a dict of name -> spec")
+    return tuple(make_param(name, spec) for name, spec in declared.items())
+
+
+def class_spec(cls: type) -> NodeSpec:
+    """The spec of a Step or Resource subclass, from its class attributes and docstring."""
+    if not (issubclass(cls, Step) or issubclass(cls, Resource)):
+        raise NodeDefinitionError(f"{cls.__name__} is neither a Step nor a Resource subclass")
+    kind = class_kind(cls)
+    outputs = (RESOURCE_OUTPUT,) if kind == "resource" else tuple(getattr(cls, "Outputs", ["out"]))
+    requires_input = kind != "resource" and bool(getattr(cls, "RequiresInput", True))
+    return NodeSpec(
+        name=cls.__name__,
+        kind=kind,
+        factory=lambda params: cls(**params),
+        category=str(getattr(cls, "Category", "")),
+        params=params_of(cls, getattr(cls, "Parameters", {})),
+        outputs=outputs,
+        requires_input=requires_input and kind != "source",
+        doc=inspect.getdoc(cls) or "",
+        origin=source_file(cls),
+        code_hash=code_hash(cls),
+    )
+
+
+def source_file(obj: Any) -> str:
+    try:
+        return inspect.getsourcefile(obj) or ""
+    except TypeError:
+        return ""
+
+
+def code_hash(obj: Any) -> str:
+    """A hash of the code that defines `obj`, so a changed node is noticed."""
+    try:
+        text = inspect.getsource(obj)
+    except (OSError, TypeError):
+        text = getattr(obj, "__qualname__", repr(obj))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -1,0 +1,198 @@
+"""Step base classes: the lifecycle every data node follows, and how its results are routed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, ClassVar
+
+from graphbook.errors import GraphbookError
+from graphbook.logs import LogLevel, log
+
+Data = dict[str, Any]
+Routed = list[tuple[str, Data]]
+"""What a step hands on: (output name, dict) pairs, in order."""
+
+
+class RouteError(GraphbookError):
+    """A step routed a dict to an output it does not declare, or returned something unusable."""
+
+
+class Step:
+    """A node that receives dicts and routes each to one or more named outputs.
+
+    For every dict: `on_data(data)`, then `on_item(item, data)` for each value under
+    `item_key` (if set), then `on_after_item(data)`, then `route(data)` picks the outputs.
+    """
+
+    RequiresInput: ClassVar[bool] = True
+    Parameters: ClassVar[dict[str, Any]] = {}
+    Outputs: ClassVar[list[str]] = ["out"]
+    Category: ClassVar[str] = ""
+
+    id: str = ""
+    item_key: str | None = None
+
+    def __init__(self, item_key: str | None = None, **params: Any) -> None:
+        self.item_key = item_key or None
+        for name, value in params.items():
+            setattr(self, name, value)
+
+    def on_start(self) -> None:
+        """Called once when a run starts."""
+
+    def on_end(self) -> None:
+        """Called once when a run ends, whatever its outcome."""
+
+    def on_clear(self) -> None:
+        """Called when this node's cached outputs are cleared."""
+
+    def on_data(self, data: Data) -> None:
+        """Called for every dict that arrives."""
+
+    def on_item(self, item: Any, data: Data) -> None:
+        """Called for each value under `item_key` of a dict."""
+
+    def on_after_item(self, data: Data) -> None:
+        """Called after all of a dict's items."""
+
+    def route(self, data: Data) -> str | Mapping[str, Any] | None:
+        """The output a dict goes to: a name, a mapping of outputs to dicts, or None to drop it."""
+        return self.Outputs[0] if self.Outputs else None
+
+    def log(self, message: Any, level: LogLevel = "info") -> None:
+        log(message, level, node_id=self.id or None)
+
+    def process(self, data: Data) -> Routed:
+        """Run the whole lifecycle on one dict and return where it goes."""
+        self.on_data(data)
+        if self.item_key is not None:
+            for item in items_of(data, self.item_key, self):
+                self.on_item(item, data)
+        self.on_after_item(data)
+        return routed(self, self.route(data), data)
+
+    def __call__(self, data: Data) -> dict[str, list[Data]]:
+        """Process one dict by hand (handy in tests): `{output: [dicts]}`."""
+        result: dict[str, list[Data]] = {}
+        for output, item in self.process(data):
+            result.setdefault(output, []).append(item)
+        return result
+
+
+class SourceStep(Step):
+    """A step with no input; `load()` returns its outputs once per run."""
+
+    RequiresInput: ClassVar[bool] = False
+
+    def load(self) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define load()")
+
+    def produce(self) -> Iterator[Routed]:
+        """The source's outputs, in chunks as the engine pulls them."""
+        yield source_routed(self, self.load())
+
+
+class GeneratorSourceStep(SourceStep):
+    """A source whose `load()` is a generator; every yield is handed on as soon as it comes."""
+
+    def produce(self) -> Iterator[Routed]:
+        for value in self.load():
+            yield source_routed(self, value)
+
+
+class BatchStep(Step):
+    """Gathers the items under `item_key` of many dicts into batches of `batch_size`.
+
+    `load_fn(item)` runs in the worker pool on every item; `on_item_batch(outputs, items, data)`
+    gets three aligned lists; tuples it returns are passed to `dump_fn(*tuple)` in the pool. A
+    dict moves on only after all of its items (and the dumps of their batches) are done.
+    """
+
+    load_fn: ClassVar[Callable[..., Any] | None] = None
+    dump_fn: ClassVar[Callable[..., Any] | None] = None
+
+    def __init__(self, batch_size: int = 8, item_key: str = "", **params: Any) -> None:
+        super().__init__(item_key=item_key, **params)
+        self.batch_size = int(batch_size)
+
+    def on_item_batch(self, outputs: list[Any], items: list[Any], data: list[Data]) -> Any:
+        """Called with each batch; may return a list of tuples of arguments for `dump_fn`."""
+        return None
+
+    def process(self, data: Data) -> Routed:
+        raise GraphbookError("a BatchStep's dicts are processed by the engine in batches")
+
+
+class PromptStep(Step):
+    """A step that asks the person a question about each dict and waits for the answer."""
+
+    def get_prompt(self, data: Data) -> dict[str, Any] | None:
+        """The prompt to show for `data` (see graphbook.prompts), or None to let it pass."""
+        return {"type": "boolean", "msg": "Continue?", "def": False, "options": {}}
+
+    def on_prompt_response(self, data: Data, response: Any) -> None:
+        """Called with the answer before the dict is routed."""
+
+
+def items_of(data: Data, key: str, step: Step) -> list[Any]:
+    """The items under `key`: a list or tuple gives many, anything else one."""
+    try:
+        value = data[key]
+    except (KeyError, TypeError):
+        found = ", ".join(map(repr, data)) if isinstance(data, Mapping) else type(data).__name__
+        raise GraphbookError(
+            f"{type(step).__name__} reads items under item_key {key!r}, but the dict has no such "
+            f"key (keys: {found}); set item_key to one of its keys"
+        ) from None
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def routed(step: Step, choice: str | Mapping[str, Any] | None, data: Data) -> Routed:
+    """Turn what `route` returned into (output, dict) pairs, checking the output names."""
+    if choice is None:
+        return []
+    if isinstance(choice, str):
+        _check_output(step, choice)
+        return [(choice, data)]
+    if isinstance(choice, Mapping):
+        pairs: Routed = []
+        for output, value in choice.items():
+            _check_output(step, output)
+            pairs.extend((output, d) for d in _as_dicts(value))
+        return pairs
+    raise RouteError(
+        f"{type(step).__name__}.route returned {type(choice).__name__}; return an output name, "
+        "a mapping of output names to dicts, or None to drop the dict"
+    )
+
+
+def source_routed(step: Step, value: Any) -> Routed:
+    """Interpret what a source produced: a dict, a list of dicts, or `{output: dicts}`."""
+    if value is None:
+        return []
+    if _is_output_mapping(step, value):
+        return routed(step, value, {})
+    default = step.Outputs[0]
+    return [(default, d) for d in _as_dicts(value)]
+
+
+def _is_output_mapping(step: Step, value: Any) -> bool:
+    return (
+        isinstance(value, Mapping)
+        and len(value) > 0
+        and all(k in step.Outputs for k in value)
+        and all(isinstance(v, list | dict) for v in value.values())
+    )
+
+
+def _as_dicts(value: Any) -> Iterable[Data]:
+    return value if isinstance(value, list | tuple) else [value]
+
+
+def _check_output(step: Step, output: str) -> None:
+    if output not in step.Outputs:
+        declared = ", ".join(step.Outputs) or "none"
+        raise RouteError(
+            f"{type(step).__name__} routed a dict to output {output!r}, but it declares outputs: "
+            f"{declared}; add {output!r} to its Outputs (or @output)"
+        )
