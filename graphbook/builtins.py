@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,6 +30,7 @@ class Split(Step):
     }
     Outputs: ClassVar[list[str]] = ["A", "B"]
     Category: ClassVar[str] = "Filtering"
+    split_fn: Callable[[Data], Any]
 
     def route(self, data: Data) -> str:
         return "A" if self.split_fn(data) else "B"
@@ -53,6 +54,8 @@ class LoadJSONL(GeneratorSourceStep):
         "start_from": {"type": "int", "default": 0, "description": "first line to read"},
     }
     Category: ClassVar[str] = "IO"
+    jsonl_path: str
+    start_from: int = 0
 
     def load(self) -> Iterator[Data]:
         with Path(self.jsonl_path).open(encoding="utf-8") as lines:
@@ -73,6 +76,8 @@ class DumpJSONL(Step):
         },
     }
     Category: ClassVar[str] = "IO"
+    jsonl_path: str
+    overwrite: bool = True
     _file: Any = None
 
     def on_start(self) -> None:

@@ -9,7 +9,9 @@ whose attributes are the parameters and which has `ctx.log`) first, unless it is
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -31,19 +33,54 @@ class Draft:
     role: Role = "step"
     is_resource: bool = False
     main_event: str | None = None
+    roles: list[Role] = field(default_factory=list)
+    """Every kind-setting decorator applied (@source, @batch, @prompt, @resource)."""
     params: dict[str, ParamSpec] = field(default_factory=dict)
+    """Declared with @param, in the order they read top to bottom."""
+    batch_params: dict[str, ParamSpec] = field(default_factory=dict)
     outputs: list[str] = field(default_factory=list)
     events: dict[str, Callable[..., Any]] = field(default_factory=dict)
     batch: dict[str, Any] = field(default_factory=dict)
     casts: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
 
+    def set_role(self, role: Role) -> None:
+        self.role = role
+        self.roles.append(role)
+
+    def all_params(self) -> tuple[ParamSpec, ...]:
+        """`batch_size` and `item_key` first (an @param of that name replaces one), then the
+        @param declarations top to bottom, whatever order the decorators were stacked in."""
+        merged = {name: self.params.get(name, p) for name, p in self.batch_params.items()}
+        merged.update((name, p) for name, p in self.params.items() if name not in merged)
+        return tuple(merged.values())
+
 
 def draft_of(fn: Any, create: bool = True) -> Draft | None:
     draft: Draft | None = getattr(fn, DRAFT_ATTR, None)
+    if draft is None and isinstance(fn, staticmethod):  # `@staticmethod` above `@step`
+        draft = getattr(fn.__func__, DRAFT_ATTR, None)
     if draft is None and create:
         draft = Draft()
         setattr(fn, DRAFT_ATTR, draft)
     return draft
+
+
+_collected: ContextVar[list[Any] | None] = ContextVar("graphbook_collected", default=None)
+
+
+@contextmanager
+def collecting() -> Iterator[list[Any]]:
+    """Gather every node function decorated while the block runs (a node file being imported).
+
+    A file may define two steps with one Python name (Graphbook's guide does); the second
+    rebinds the name, so only decoration time sees both.
+    """
+    found: list[Any] = []
+    token = _collected.set(found)
+    try:
+        yield found
+    finally:
+        _collected.reset(token)
 
 
 def _updating(update: Callable[[Draft], None]) -> Callable[[F], F]:
@@ -53,6 +90,9 @@ def _updating(update: Callable[[Draft], None]) -> Callable[[F], F]:
         draft = draft_of(fn)
         assert draft is not None
         update(draft)
+        found = _collected.get()
+        if draft.is_node and found is not None:
+            found.append(fn)
         return fn
 
     return decorate
@@ -76,7 +116,7 @@ def resource(name: str | None = None) -> Callable[[F], F]:
         draft.name = name
         draft.is_node = True
         draft.is_resource = True
-        draft.role = "resource"
+        draft.set_role("resource")
 
     return _updating(update)
 
@@ -85,7 +125,7 @@ def source(is_generator: bool = True) -> Callable[[F], F]:
     """Make the step a source: no input; the function returns or yields dicts."""
 
     def update(draft: Draft) -> None:
-        draft.role = "source"
+        draft.set_role("source")
 
     return _updating(update)
 
@@ -100,14 +140,12 @@ def batch(
     """Make the step a batch step; the function receives `(outputs, items, data)` lists."""
 
     def update(draft: Draft) -> None:
-        draft.role = "batch"
-        draft.batch = {"load_fn": load_fn, "dump_fn": dump_fn}
-        draft.params.setdefault(
-            "batch_size", ParamSpec("batch_size", "int", batch_size, "items per batch", True)
-        )
-        draft.params.setdefault(
-            "item_key", ParamSpec("item_key", "string", item_key, "key holding the items", True)
-        )
+        draft.set_role("batch")
+        draft.batch = {"load_fn": _unwrap(load_fn), "dump_fn": _unwrap(dump_fn)}
+        draft.batch_params = {
+            "batch_size": ParamSpec("batch_size", "int", batch_size, "items per batch", True),
+            "item_key": ParamSpec("item_key", "string", item_key, "key holding the items", True),
+        }
 
     return _updating(update)
 
@@ -116,7 +154,7 @@ def prompt(get_prompt: Callable[..., Any] | None = None) -> Callable[[F], F]:
     """Make the step ask the person; the function receives `(data, response)`."""
 
     def update(draft: Draft) -> None:
-        draft.role = "prompt"
+        draft.set_role("prompt")
         if get_prompt is not None:
             draft.events["get_prompt"] = get_prompt
 
@@ -135,7 +173,9 @@ def param(
     """Declare a parameter; its value is `ctx.<name>` when the step runs."""
 
     def update(draft: Draft) -> None:
-        draft.params[name] = ParamSpec(name, normalize_type(type), default, description, required)
+        spec = ParamSpec(name, normalize_type(type), default, description, required)
+        # Decorators apply bottom-up; putting each new one first keeps the order they read in.
+        draft.params = {name: spec, **{k: v for k, v in draft.params.items() if k != name}}
         if cast_as is not None:
             draft.casts[name] = cast_as
 
@@ -146,7 +186,7 @@ def output(*names: str) -> Callable[[F], F]:
     """Declare the step's outputs (default `out`)."""
 
     def update(draft: Draft) -> None:
-        draft.outputs.extend(n for n in names if n not in draft.outputs)
+        draft.outputs = list(dict.fromkeys([*names, *draft.outputs]))
 
     return _updating(update)
 
@@ -155,14 +195,14 @@ def event(event: str, event_fn: Callable[..., Any]) -> Callable[[F], F]:
     """Attach `event_fn` as the lifecycle hook `event` (route, on_start, load_fn, __init__...)."""
 
     def update(draft: Draft) -> None:
-        draft.events[event] = event_fn
+        draft.events[event] = _unwrap(event_fn) if event in ("load_fn", "dump_fn") else event_fn
 
     return _updating(update)
 
 
 def function_spec(fn: Any) -> NodeSpec:
     """The NodeSpec described by the decorators on `fn`."""
-    from graphbook.functional import factory_for  # the adapters import this module's Draft
+    from graphbook.functional import factory_for, reserved_names  # they import Draft
 
     draft = draft_of(fn, create=False)
     if draft is None:
@@ -170,15 +210,23 @@ def function_spec(fn: Any) -> NodeSpec:
     plain = _plain(fn)
     default_name = getattr(plain, "__name__", "node")
     name, category = parse_name(draft.name or default_name)
-    if draft.role == "resource" and not draft.is_resource:
-        raise NodeDefinitionError(f"{name}: @resource cannot be combined with step decorators")
+    if len(set(draft.roles)) > 1:
+        used = " and ".join(f"@{r}" for r in sorted(set(draft.roles)))
+        raise NodeDefinitionError(f"{name}: {used} cannot be combined; a node is one kind")
+    params = draft.all_params()
+    clash = [p.name for p in params if p.name in reserved_names(draft.role)]
+    if clash:
+        raise NodeDefinitionError(
+            f"{name}: a parameter cannot be called {clash[0]!r}, because ctx.{clash[0]} is "
+            "part of every node; rename the parameter"
+        )
     outputs = (RESOURCE_OUTPUT,) if draft.is_resource else tuple(draft.outputs or ["out"])
     return NodeSpec(
         name=name,
         kind=draft.role,
-        factory=factory_for(fn, draft, outputs),
+        factory=factory_for(fn, draft, name, outputs),
         category=category,
-        params=tuple(draft.params.values()),
+        params=params,
         outputs=outputs,
         requires_input=draft.role in ("step", "batch", "prompt"),
         doc=inspect.getdoc(plain) or "",
@@ -189,6 +237,11 @@ def function_spec(fn: Any) -> NodeSpec:
 
 def _plain(fn: Any) -> Any:
     return inspect.unwrap(getattr(fn, "__func__", fn))
+
+
+def _unwrap(fn: Any) -> Any:
+    """`load_fn`/`dump_fn` run alone in workers; a `@staticmethod` is given as its function."""
+    return fn.__func__ if isinstance(fn, staticmethod) else fn
 
 
 def is_node_function(obj: Any) -> bool:

@@ -6,6 +6,7 @@ The adapter instance is the function's `ctx`: parameters are its attributes, `ct
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from graphbook.decorators import Draft
@@ -25,6 +26,15 @@ from graphbook.steps import (
 STATIC_EVENTS = ("load_fn", "dump_fn")
 
 
+@dataclass(frozen=True)
+class FunctionNode:
+    """What every adapter instance of one decorated function shares."""
+
+    draft: Draft
+    name: str
+    outputs: tuple[str, ...]
+
+
 class Bound:
     """A decorated function and how to call it (with `ctx` first, or plain for staticmethods)."""
 
@@ -36,9 +46,11 @@ class Bound:
         return self.fn(ctx, *args) if self.with_ctx else self.fn(*args)
 
 
-def _apply(ctx: Any, draft: Draft, outputs: tuple[str, ...], params: dict[str, Any]) -> None:
+def _apply(ctx: Any, node: FunctionNode, params: dict[str, Any]) -> None:
     """Set parameters as attributes, attach events as hooks, then run an `__init__` event."""
-    setattr(ctx, "Outputs", list(outputs))
+    draft = node.draft
+    ctx.Outputs = list(node.outputs)
+    ctx.__graphbook_name__ = node.name
     for name, value in params.items():
         cast = draft.casts.get(name)
         setattr(ctx, name, cast(value) if cast is not None and value is not None else value)
@@ -60,18 +72,20 @@ def _method(ctx: Any, bound: Bound) -> Callable[..., Any]:
 class FunctionStep(Step):
     """A step whose lifecycle hook (`on_data` unless `@step(event=...)`) is the function."""
 
-    def __init__(self, fn: Any, draft: Draft, outputs: tuple[str, ...], params: dict[str, Any]):
+    def __init__(self, fn: Any, node: FunctionNode, params: dict[str, Any]) -> None:
         super().__init__(item_key=params.get("item_key"))
         self._main = Bound(fn)
-        self._event = draft.main_event or "on_data"
+        self._event = node.draft.main_event or "on_data"
         if self._event != "on_data":
             setattr(self, self._event, _method(self, self._main))
-        _apply(self, draft, outputs, params)
+        _apply(self, node, params)
 
     def process(self, data: Data) -> Routed:
         if self._event != "on_data":
             return super().process(data)
         choice = self._main(self, data)
+        if choice is data:  # `return data` after editing it in place means "pass it on"
+            choice = None
         if self.item_key is not None:
             for item in items_of(data, self.item_key, self):
                 self.on_item(item, data)
@@ -82,10 +96,10 @@ class FunctionStep(Step):
 class FunctionSource(SourceStep):
     """A source whose function returns or yields dicts."""
 
-    def __init__(self, fn: Any, draft: Draft, outputs: tuple[str, ...], params: dict[str, Any]):
+    def __init__(self, fn: Any, node: FunctionNode, params: dict[str, Any]) -> None:
         super().__init__()
         self._main = Bound(fn)
-        _apply(self, draft, outputs, params)
+        _apply(self, node, params)
 
     def load(self) -> Any:
         return self._main(self)
@@ -102,12 +116,12 @@ class FunctionSource(SourceStep):
 class FunctionBatch(BatchStep):
     """A batch step whose function is `on_item_batch(outputs, items, data)`."""
 
-    def __init__(self, fn: Any, draft: Draft, outputs: tuple[str, ...], params: dict[str, Any]):
+    def __init__(self, fn: Any, node: FunctionNode, params: dict[str, Any]) -> None:
         super().__init__(params.get("batch_size", 8), params.get("item_key", ""))
         self._main = Bound(fn)
-        self.load_fn = draft.batch.get("load_fn")  # type: ignore[misc]
-        self.dump_fn = draft.batch.get("dump_fn")  # type: ignore[misc]
-        _apply(self, draft, outputs, params)
+        self.load_fn = node.draft.batch.get("load_fn")  # type: ignore[misc]
+        self.dump_fn = node.draft.batch.get("dump_fn")  # type: ignore[misc]
+        _apply(self, node, params)
         self.batch_size = int(self.batch_size)
 
     def on_item_batch(self, outputs: list[Any], items: list[Any], data: list[Data]) -> Any:
@@ -117,10 +131,10 @@ class FunctionBatch(BatchStep):
 class FunctionPrompt(PromptStep):
     """A prompt step whose function is `on_prompt_response(data, response)`."""
 
-    def __init__(self, fn: Any, draft: Draft, outputs: tuple[str, ...], params: dict[str, Any]):
+    def __init__(self, fn: Any, node: FunctionNode, params: dict[str, Any]) -> None:
         super().__init__()
         self._main = Bound(fn)
-        _apply(self, draft, outputs, params)
+        _apply(self, node, params)
 
     def on_prompt_response(self, data: Data, response: Any) -> None:
         self._main(self, data, response)
@@ -129,10 +143,10 @@ class FunctionPrompt(PromptStep):
 class FunctionResource(Resource):
     """A resource whose function returns its value."""
 
-    def __init__(self, fn: Any, draft: Draft, outputs: tuple[str, ...], params: dict[str, Any]):
+    def __init__(self, fn: Any, node: FunctionNode, params: dict[str, Any]) -> None:
         super().__init__()
         self._main = Bound(fn)
-        _apply(self, draft, outputs, params)
+        _apply(self, node, params)
 
     def value(self) -> Any:
         return self._main(self)
@@ -147,6 +161,16 @@ _ADAPTERS: dict[str, type] = {
 }
 
 
-def factory_for(fn: Any, draft: Draft, outputs: tuple[str, ...]) -> Callable[[dict[str, Any]], Any]:
+def reserved_names(role: str) -> set[str]:
+    """Names a parameter of a decorated function cannot have: they would hide `ctx`'s own
+    methods and attributes (`ctx.log`, `ctx.value`, `ctx.id`, ...)."""
+    adapter = _ADAPTERS[role]
+    return {n for n in dir(adapter) if not n.startswith("_")} - {"item_key", "batch_size"}
+
+
+def factory_for(
+    fn: Any, draft: Draft, name: str, outputs: tuple[str, ...]
+) -> Callable[[dict[str, Any]], Any]:
     adapter = _ADAPTERS[draft.role]
-    return lambda params: adapter(fn, draft, outputs, params)
+    node = FunctionNode(draft, name, outputs)
+    return lambda params: adapter(fn, node, params)

@@ -5,13 +5,14 @@ Every problem is collected before anything runs, each naming its node and how to
 
 from __future__ import annotations
 
+import difflib
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphbook.errors import ParamError, Problem, WorkflowError
-from graphbook.params import coerce
+from graphbook.params import ParamSpec, coerce, expected
 from graphbook.registry import Registry
 from graphbook.spec import DATA_INPUT, NodeSpec
 from graphbook.workflow import Edge, Node, Workflow
@@ -90,7 +91,8 @@ def _specs(workflow: Workflow, registry: Registry, problems: list[Problem]) -> d
         if node.type in registry:
             specs[node.id] = registry.get(node.type)
         else:
-            problems.append(Problem(node.id, registry.unknown_message(node.type)))
+            message = f"unknown node type {node.type!r}"
+            problems.append(Problem(node.id, message, registry.suggest(node.type)))
     return specs
 
 
@@ -105,8 +107,13 @@ def _check_edges(
             problems.append(problem)
         elif edge.input != DATA_INPUT:
             if edge.input in wired[edge.target]:
-                problems.append(Problem(edge.target, f"parameter {edge.input!r} is wired twice",
-                                        "remove one of the two resource edges"))
+                problems.append(
+                    Problem(
+                        edge.target,
+                        f"parameter {edge.input!r} is wired twice",
+                        "remove one of the two resource edges",
+                    )
+                )
             wired[edge.target][edge.input] = edge.source
     return wired
 
@@ -115,14 +122,20 @@ def _edge_problem(edge: Edge, workflow: Workflow, specs: dict[str, NodeSpec]) ->
     for end in (edge.source, edge.target):
         if end not in workflow.nodes:
             other = edge.target if end == edge.source else edge.source
-            return Problem(other, f"an edge connects it to node {end!r}, which does not exist",
-                           "delete the edge or add the node")
+            return Problem(
+                other,
+                f"an edge connects it to node {end!r}, which does not exist",
+                "delete the edge or add the node",
+            )
     source, target = specs.get(edge.source), specs.get(edge.target)
     if source is None or target is None:
         return None  # the unknown node type is already reported
     if edge.output not in source.outputs:
-        return Problem(edge.source, f"has no output {edge.output!r} (edge to {edge.target!r})",
-                       f"its outputs are: {', '.join(source.outputs) or 'none'}")
+        return Problem(
+            edge.source,
+            f"has no output {edge.output!r} (edge to {edge.target!r})",
+            f"its outputs are: {', '.join(source.outputs) or 'none'}",
+        )
     if edge.input == DATA_INPUT:
         return _data_edge_problem(edge, source, target)
     return _param_edge_problem(edge, source, target)
@@ -130,47 +143,77 @@ def _edge_problem(edge: Edge, workflow: Workflow, specs: dict[str, NodeSpec]) ->
 
 def _data_edge_problem(edge: Edge, source: NodeSpec, target: NodeSpec) -> Problem | None:
     if source.is_resource:
-        return Problem(edge.target, f"resource {edge.source!r} is wired to its data input 'in'",
-                       "wire resources to a parameter, and step outputs to 'in'")
+        return Problem(
+            edge.target,
+            f"resource {edge.source!r} is wired to its data input 'in'",
+            "wire resources to a parameter, and step outputs to 'in'",
+        )
     if not target.inputs:
-        return Problem(edge.target, f"takes no input, but {edge.source!r} is wired into it",
-                       "a source or resource has no data input; delete the edge")
+        return Problem(
+            edge.target,
+            f"takes no input, but {edge.source!r} is wired into it",
+            "a source or resource has no data input; delete the edge",
+        )
     return None
 
 
 def _param_edge_problem(edge: Edge, source: NodeSpec, target: NodeSpec) -> Problem | None:
     if target.param(edge.input) is None:
         names = ", ".join(p.name for p in target.params) or "none"
-        return Problem(edge.target, f"has no input or parameter {edge.input!r} "
-                       f"(edge from {edge.source!r})", f"its parameters are: {names}")
+        return Problem(
+            edge.target,
+            f"has no input or parameter {edge.input!r} (edge from {edge.source!r})",
+            f"its parameters are: {names}",
+        )
     if not source.is_resource:
-        return Problem(edge.target, f"parameter {edge.input!r} is wired from the step output "
-                       f"{edge.source}.{edge.output}", "only resource nodes can feed parameters; "
-                       "wire the step into 'in' instead")
+        return Problem(
+            edge.target,
+            f"parameter {edge.input!r} is wired from the step output {edge.source}.{edge.output}",
+            "only resource nodes can feed parameters; wire the step into 'in' instead",
+        )
     return None
 
 
-def _graph_node(node: Node, spec: NodeSpec, wired: dict[str, str], problems: list[Problem]) -> GraphNode:
+def _graph_node(
+    node: Node, spec: NodeSpec, wired: dict[str, str], problems: list[Problem]
+) -> GraphNode:
+    problems.extend(
+        _unknown_param(node, spec, name) for name in node.params if not spec.param(name)
+    )
     values: dict[str, Any] = {}
-    for name in node.params:
-        if spec.param(name) is None:
-            known = ", ".join(p.name for p in spec.params) or "none"
-            problems.append(Problem(node.id, f"{spec.name} has no parameter {name!r}",
-                                    f"its parameters are: {known}"))
     for param in spec.params:
         if param.name in wired:
             continue
         raw = node.params.get(param.name)
         value = param.default if raw is None else raw
         if value is None and param.required:
-            how = "wire a resource to it" if param.is_resource else "set a value"
-            problems.append(Problem(node.id, f"required parameter {param.name!r} has no value", how))
+            problems.append(_missing(node, param))
             continue
         try:
             values[param.name] = coerce(param, value) if not param.is_resource else value
         except ParamError as exc:
-            problems.append(Problem(node.id, str(exc), f"give {param.name!r} a {param.type} value"))
+            problems.append(
+                Problem(node.id, str(exc), f"give {param.name!r} {expected(param.type)}")
+            )
     return GraphNode(node.id, spec, values, dict(wired), node.label)
+
+
+def _unknown_param(node: Node, spec: NodeSpec, name: str) -> Problem:
+    names = [p.name for p in spec.params]
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    known = ", ".join(names) or "none"
+    return Problem(
+        node.id, f"{spec.name} has no parameter {name!r}", f"{hint}its parameters are: {known}"
+    )
+
+
+def _missing(node: Node, param: ParamSpec) -> Problem:
+    if param.is_resource:
+        how = f"wire a resource node to {param.name!r}"
+    else:
+        how = f"give {param.name!r} {expected(param.type)}, or wire a resource node to it"
+    return Problem(node.id, f"required parameter {param.name!r} has no value", how)
 
 
 def _topological(workflow: Workflow, problems: list[Problem]) -> list[str]:
@@ -191,8 +234,33 @@ def _topological(workflow: Workflow, problems: list[Problem]) -> list[str]:
             indegree[child] -= 1
             if indegree[child] == 0:
                 ready.append(child)
-    stuck = [i for i in ids if i not in order]
+    stuck = set(ids) - set(order)
     if stuck:
-        problems.append(Problem(stuck[0], "is part of a cycle: " + " -> ".join(stuck),
-                                "remove one of the edges so that data flows one way"))
+        cycle = _cycle(stuck, children)
+        problems.append(
+            Problem(
+                cycle[0],
+                "is part of a cycle: " + " -> ".join(cycle),
+                "remove one of these edges so that data flows one way",
+            )
+        )
     return order
+
+
+def _cycle(stuck: set[str], children: dict[str, list[str]]) -> list[str]:
+    """One cycle among the nodes Kahn's algorithm could not order, as `a, b, ..., a`.
+
+    Every stuck node is on a cycle or downstream of one; walking backwards from any of
+    them along stuck parents must come round to a node already seen.
+    """
+    parents: dict[str, list[str]] = defaultdict(list)
+    for parent in sorted(stuck):
+        for child in children[parent]:
+            if child in stuck:
+                parents[child].append(parent)
+    path, current = [], min(stuck)
+    while current not in path:
+        path.append(current)
+        current = parents[current][0]
+    cycle = path[path.index(current) :]
+    return [*reversed(cycle), cycle[-1]]

@@ -87,6 +87,30 @@ def coerce(spec: ParamSpec, value: Any) -> Any:
     return value if converter is None else converter(spec, value)
 
 
+_EXPECTED = {
+    "string": "a string",
+    "number": "a number",
+    "int": "a whole number",
+    "float": "a number",
+    "boolean": "true or false",
+    "function": "Python source of a function (a `def` or a `lambda`)",
+    "dict": "a dict",
+    "list": "a list",
+    "resource": "a resource node wired to it",
+}
+
+
+_PLURAL = {"boolean": "true/false values", "function": "function sources", "int": "whole numbers"}
+
+
+def expected(type_: str) -> str:
+    """What a value of the declared type looks like, in words: `int` -> "a whole number"."""
+    if type_.startswith("list["):
+        inner = type_[5:-1]
+        return f"a list of {_PLURAL.get(inner, inner + 's')}"
+    return _EXPECTED.get(type_, f"a {type_} value")
+
+
 def _expected(spec: ParamSpec, what: str, value: Any) -> ParamError:
     return ParamError(
         f"parameter {spec.name!r} expects {what}, got {type(value).__name__} {value!r:.80}"
@@ -101,22 +125,22 @@ def _to_string(spec: ParamSpec, value: Any) -> str:
     raise _expected(spec, "a string", value)
 
 
-def _to_number(spec: ParamSpec, value: Any) -> int | float:
+def _to_number(spec: ParamSpec, value: Any, what: str = "a number") -> int | float:
     if isinstance(value, bool):
-        raise _expected(spec, "a number", value)
+        raise _expected(spec, what, value)
     if isinstance(value, int | float):
         return value
     if isinstance(value, str):
         try:
             number = float(value)
         except ValueError:
-            raise _expected(spec, "a number", value) from None
+            raise _expected(spec, what, value) from None
         return int(number) if number.is_integer() and "." not in value else number
-    raise _expected(spec, "a number", value)
+    raise _expected(spec, what, value)
 
 
 def _to_int(spec: ParamSpec, value: Any) -> int:
-    number = _to_number(spec, value)
+    number = _to_number(spec, value, "a whole number")
     if isinstance(number, float):
         if not (math.isfinite(number) and number.is_integer()):
             raise _expected(spec, "a whole number", value)
@@ -143,7 +167,12 @@ def _to_function(spec: ParamSpec, value: Any) -> Callable[..., Any]:
         raise _expected(spec, "Python source of a function", value)
     try:
         return compile_function(value)
-    except (SyntaxError, ValueError) as exc:
+    except SyntaxError as exc:
+        raise ParamError(
+            f"parameter {spec.name!r}: the function source has a syntax error at line "
+            f"{exc.lineno}: {exc.msg}"
+        ) from None
+    except Exception as exc:  # the source ran and raised (NameError, ...): report it, typed
         raise ParamError(f"parameter {spec.name!r}: {exc}") from None
 
 
@@ -151,8 +180,15 @@ def _to_dict(spec: ParamSpec, value: Any) -> dict[str, Any]:
     if isinstance(value, Mapping):
         return dict(value)
     if isinstance(value, list) and all(_is_dict_row(row) for row in value):
-        return {row[1]: row[2] for row in value}  # Graphbook 0.13 stores [[type, key, value]]
+        return dict(_dict_row(spec, row) for row in value)
     raise _expected(spec, "a dict", value)
+
+
+def _dict_row(spec: ParamSpec, row: Any) -> tuple[str, Any]:
+    """Graphbook 0.13's dict widget stores `[[type, key, value], ...]`; the type types the value."""
+    type_, key, value = row
+    inner = ParamSpec(name=f"{spec.name}[{key}]", type=normalize_type(str(type_)))
+    return key, coerce(inner, value)
 
 
 def _is_dict_row(row: Any) -> bool:
@@ -161,11 +197,11 @@ def _is_dict_row(row: Any) -> bool:
 
 def _coerce_list(spec: ParamSpec, value: Any) -> list[Any]:
     if not isinstance(value, list | tuple):
-        raise _expected(spec, "a list", value)
+        raise _expected(spec, expected(spec.type), value)
     if spec.type == "list":
         return list(value)
-    inner = ParamSpec(name=spec.name, type=spec.type[5:-1])
-    return [coerce(inner, v) for v in value]
+    inner = spec.type[5:-1]
+    return [coerce(ParamSpec(f"{spec.name}[{i}]", inner), v) for i, v in enumerate(value)]
 
 
 _CONVERTERS: dict[str, Callable[[ParamSpec, Any], Any]] = {
@@ -188,7 +224,7 @@ def compile_function(source: str) -> Callable[..., Any]:
     text = source.strip()
     if not text:
         raise ValueError("the function source is empty; write a `def` or a `lambda`")
-    tree = ast.parse(text, mode="exec")
+    tree = ast.parse(text, filename="<function>", mode="exec")
     namespace: dict[str, Any] = {}
     if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
         result = eval(compile(ast.Expression(tree.body[0].value), "<function>", "eval"), namespace)
@@ -199,7 +235,9 @@ def compile_function(source: str) -> Callable[..., Any]:
             raise ValueError("the function source defines no function; write a `def` or a lambda")
         result = namespace[defs[-1]]
     if not callable(result):
-        raise ValueError(f"the function source evaluates to {type(result).__name__}, not a function")
+        raise ValueError(
+            f"the function source evaluates to {type(result).__name__}, not a function"
+        )
     return result  # type: ignore[no-any-return]
 
 

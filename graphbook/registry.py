@@ -13,7 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from graphbook.decorators import function_spec, is_node_function
+from graphbook.decorators import collecting, draft_of, function_spec, is_node_function
 from graphbook.errors import GraphbookError, NodeDefinitionError
 from graphbook.resources import Resource
 from graphbook.spec import NodeSpec, class_spec
@@ -42,6 +42,8 @@ class Registry:
 
     def __init__(self) -> None:
         self._specs: dict[str, NodeSpec] = {}
+        self._owners: dict[str, str] = {}
+        """Node name -> the file that defined it, so a reload drops nodes a file no longer has."""
         self.failures: dict[str, LoadFailure] = {}
 
     @classmethod
@@ -61,7 +63,13 @@ class Registry:
         return self.add_spec(spec)
 
     def add_spec(self, spec: NodeSpec) -> NodeSpec:
+        old = self._specs.get(spec.name)
+        if old is not None and old.origin and spec.origin and old.origin != spec.origin:
+            logger.warning(
+                "node %r from %s replaces the one from %s", spec.name, spec.origin, old.origin
+            )
         self._specs[spec.name] = spec
+        self._owners.pop(spec.name, None)
         return spec
 
     def get(self, name: str) -> NodeSpec:
@@ -71,11 +79,16 @@ class Registry:
         return spec
 
     def unknown_message(self, name: str) -> str:
-        close = difflib.get_close_matches(name, list(self._specs), n=3)
-        hint = f"did you mean {', '.join(map(repr, close))}?" if close else (
-            "load the file that defines it with --nodes DIR"
-        )
-        return f"unknown node type {name!r}; {hint}"
+        return f"unknown node type {name!r}; {self.suggest(name)}"
+
+    def suggest(self, name: str) -> str:
+        """How to fix an unknown node name: the closest known names, or where nodes come from."""
+        close = difflib.get_close_matches(name, list(self._specs), n=3, cutoff=0.6)
+        lowered = [n for n in self._specs if n.lower() == name.lower() and n not in close]
+        close = lowered + close
+        if close:
+            return f"did you mean {', '.join(map(repr, close))}?"
+        return "load the file that defines it with --nodes DIR"
 
     def __contains__(self, name: object) -> bool:
         return name in self._specs
@@ -101,14 +114,30 @@ class Registry:
         """Import one node file and register the nodes it defines."""
         key = str(path.resolve())
         try:
-            module = import_file(path, root or path.parent)
-            specs = [self.add(node) for node in nodes_in(module)]
+            with collecting() as decorated:
+                module = import_file(path, root or path.parent)
+            found = [spec_of(node) for node in nodes_in(module, decorated)]
         except Exception as exc:  # a broken user file must not take the others down
             self.failures[key] = LoadFailure(key, f"{type(exc).__name__}: {exc}", _trace(exc))
             logger.warning("could not load node file %s: %s", path, exc)
             return []
         self.failures.pop(key, None)
-        return specs
+        names = {spec.name for spec in found}
+        for stale in [n for n, owner in self._owners.items() if owner == key and n not in names]:
+            del self._specs[stale], self._owners[stale]
+        for spec in found:
+            self.add_spec(spec)
+            self._owners[spec.name] = key
+        return found
+
+    def unload_file(self, path: Path | str) -> list[str]:
+        """Forget a deleted node file: its nodes and its failure; returns the names dropped."""
+        key = str(Path(path).resolve())
+        self.failures.pop(key, None)
+        dropped = [name for name, owner in self._owners.items() if owner == key]
+        for name in dropped:
+            del self._specs[name], self._owners[name]
+        return dropped
 
 
 def spec_of(node: Any) -> NodeSpec:
@@ -124,17 +153,26 @@ def spec_of(node: Any) -> NodeSpec:
     )
 
 
-def nodes_in(module: ModuleType) -> Iterable[Any]:
-    """The node classes and functions a module defines itself (not ones it imported)."""
+def nodes_in(module: ModuleType, decorated: Iterable[Any] = ()) -> list[Any]:
+    """The node classes and functions a module defines itself (not ones it imported).
+
+    `decorated` adds node functions seen while the module ran whose name was later rebound;
+    a function and the `staticmethod` around it count once, as the module names it.
+    """
+    found: list[Any] = []
     seen: set[int] = set()
-    for value in list(vars(module).values()):
-        if id(value) in seen or not _defined_in(value, module):
+    for value in [*vars(module).values(), *decorated]:
+        key = id(draft_of(value, create=False) or value)
+        if key in seen or not _defined_in(value, module):
             continue
-        seen.add(id(value))
-        if isinstance(value, type) and issubclass(value, Step | Resource) and value not in _BASES:
-            yield value
-        elif is_node_function(value):
-            yield value
+        if _is_node_class(value) or is_node_function(value):
+            seen.add(key)
+            found.append(value)
+    return found
+
+
+def _is_node_class(value: Any) -> bool:
+    return isinstance(value, type) and issubclass(value, Step | Resource) and value not in _BASES
 
 
 def _defined_in(value: Any, module: ModuleType) -> bool:
@@ -153,7 +191,10 @@ def import_file(path: Path, root: Path) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        # Compiled from the text every time: a cached .pyc is keyed by the file's mtime in whole
+        # seconds, so two saves within one second would otherwise load the older code.
+        code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+        exec(code, module.__dict__)
     except BaseException:
         sys.modules.pop(name, None)
         raise

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from graphbook.errors import NodeDefinitionError
-from graphbook.params import ParamSpec, make_param
+from graphbook.params import ParamSpec, make_param, resolve
 from graphbook.resources import Resource
 from graphbook.steps import BatchStep, PromptStep, SourceStep, Step
 
@@ -44,9 +44,17 @@ class NodeSpec:
     def param(self, name: str) -> ParamSpec | None:
         return next((p for p in self.params if p.name == name), None)
 
-    def build(self, params: dict[str, Any]) -> Any:
-        """A fresh runtime instance given resolved parameter values."""
-        return self.factory(params)
+    def build(self, params: Mapping[str, Any] | None = None) -> Any:
+        """A fresh runtime instance given resolved parameter values.
+
+        A declared parameter left out gets its default; a value given is kept as it is, so
+        0, False and "" are never replaced by defaults.
+        """
+        given = dict(params or {})
+        for param in self.params:
+            if param.name not in given:
+                given[param.name] = param.default if param.is_resource else resolve(param)
+        return self.factory(given)
 
 
 def parse_name(full: str) -> tuple[str, str]:

@@ -85,7 +85,7 @@ class SourceStep(Step):
     RequiresInput: ClassVar[bool] = False
 
     def load(self) -> Any:
-        raise NotImplementedError(f"{type(self).__name__} must define load()")
+        raise NotImplementedError(f"{node_name(self)} must define load()")
 
     def produce(self) -> Iterator[Routed]:
         """The source's outputs, in chunks as the engine pulls them."""
@@ -134,6 +134,11 @@ class PromptStep(Step):
         """Called with the answer before the dict is routed."""
 
 
+def node_name(node: Any) -> str:
+    """The node's name as the person wrote it: the class name, or a decorated step's name."""
+    return str(getattr(node, "__graphbook_name__", None) or type(node).__name__)
+
+
 def items_of(data: Data, key: str, step: Step) -> list[Any]:
     """The items under `key`: a list or tuple gives many, anything else one."""
     try:
@@ -141,7 +146,7 @@ def items_of(data: Data, key: str, step: Step) -> list[Any]:
     except (KeyError, TypeError):
         found = ", ".join(map(repr, data)) if isinstance(data, Mapping) else type(data).__name__
         raise GraphbookError(
-            f"{type(step).__name__} reads items under item_key {key!r}, but the dict has no such "
+            f"{node_name(step)} reads items under item_key {key!r}, but the dict has no such "
             f"key (keys: {found}); set item_key to one of its keys"
         ) from None
     return list(value) if isinstance(value, list | tuple) else [value]
@@ -161,7 +166,7 @@ def routed(step: Step, choice: str | Mapping[str, Any] | None, data: Data) -> Ro
             pairs.extend((output, d) for d in _as_dicts(value))
         return pairs
     raise RouteError(
-        f"{type(step).__name__}.route returned {type(choice).__name__}; return an output name, "
+        f"{node_name(step)}.route returned {type(choice).__name__}; return an output name, "
         "a mapping of output names to dicts, or None to drop the dict"
     )
 
@@ -186,6 +191,8 @@ def _is_output_mapping(step: Step, value: Any) -> bool:
 
 
 def _as_dicts(value: Any) -> Iterable[Data]:
+    if value is None:
+        return []
     return value if isinstance(value, list | tuple) else [value]
 
 
@@ -193,6 +200,6 @@ def _check_output(step: Step, output: str) -> None:
     if output not in step.Outputs:
         declared = ", ".join(step.Outputs) or "none"
         raise RouteError(
-            f"{type(step).__name__} routed a dict to output {output!r}, but it declares outputs: "
+            f"{node_name(step)} routed a dict to output {output!r}, but it declares outputs: "
             f"{declared}; add {output!r} to its Outputs (or @output)"
         )

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from graphbook.errors import WorkflowFormatError
 
 if TYPE_CHECKING:
-    from graphbook.engine.executor import RunResult
+    from graphbook import RunResult
 
 FORMAT = "graphbook.workflow"
 VERSION = 1
@@ -46,7 +46,7 @@ class Edge:
     input: str = DATA_INPUT
 
     def sort_key(self) -> tuple[Any, ...]:
-        return (_natural(self.source), self.output, _natural(self.target), self.input)
+        return (natural(self.source), self.output, natural(self.target), self.input)
 
 
 class Workflow:
@@ -100,7 +100,7 @@ class Workflow:
     # -- files ----------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         """The canonical file content, in a stable order."""
-        nodes = sorted(self.nodes.values(), key=lambda n: _natural(n.id))
+        nodes = sorted(self.nodes.values(), key=lambda n: natural(n.id))
         data: dict[str, Any] = {"format": FORMAT, "version": VERSION}
         if self.doc:
             data["doc"] = self.doc
@@ -159,10 +159,12 @@ class Workflow:
 
     # -- running --------------------------------------------------------------------------
     def run(self, **options: Any) -> RunResult:
-        """Validate and run this workflow here and now; see `graphbook.engine.run_workflow`."""
-        from graphbook.engine.executor import run_workflow
+        """Validate and run this workflow here and now; see `graphbook.run_workflow`."""
+        # Through the package's public API, which joins the domain and the engine: this module
+        # never imports the engine (ARCHITECTURE.md), and `graphbook` is always loaded already.
+        import graphbook
 
-        return run_workflow(self, **options)
+        return graphbook.run_workflow(self, **options)
 
 
 @dataclass(frozen=True)
@@ -212,12 +214,13 @@ def _node_json(node: Node) -> dict[str, Any]:
 
 
 def _coordinate(value: float) -> float | int:
-    rounded = round(value, 1)
+    rounded = round(float(value), 1)
     return int(rounded) if rounded.is_integer() else rounded
 
 
 def _format(data: dict[str, Any]) -> str:
     """JSON with nested structure indented, but positions and edges each on one line."""
+
     def dump(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
 
@@ -249,14 +252,15 @@ def _format_node(node: dict[str, Any]) -> str:
 
 
 def _jsonable(node: Node, name: str, value: Any) -> Any:
+    """The value as it will read back from the file (tuples become lists, and so on)."""
     try:
-        json.dumps(value)
+        return json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError):
         raise WorkflowFormatError(
-            f"node {node.id!r}: parameter {name!r} holds a {type(value).__name__}, which cannot "
-            "be saved in a workflow file; give a JSON value or wire a resource node"
+            f"node {node.id!r}: parameter {name!r} holds {type(value).__name__} {value!r:.60}, "
+            "which cannot be saved in a workflow file; give a JSON value (NaN and infinity "
+            "are not JSON) or wire a resource node to it"
         ) from None
-    return value
 
 
 def _edge_json(edge: Edge) -> dict[str, str]:
@@ -298,7 +302,10 @@ def _parse_node(raw: Any, where: str) -> Node:
     params = raw.get("params", {})
     if not isinstance(params, Mapping):
         raise WorkflowFormatError(f"{where} (id {node_id!r}): 'params' must be an object")
-    return Node(node_id, type_, dict(params), _position(raw.get("position")), raw.get("label", ""))
+    label = raw.get("label", "")
+    if not isinstance(label, str):
+        raise WorkflowFormatError(f"{where} (id {node_id!r}): 'label' must be a string")
+    return Node(node_id, type_, dict(params), _position(raw.get("position")), label)
 
 
 def _position(raw: Any) -> tuple[float, float]:
@@ -320,8 +327,11 @@ def _parse_edge(raw: Any, where: str) -> Edge:
 
 
 def _kind(value: Any) -> str:
-    return {list: "a list", str: "a string", type(None): "null"}.get(type(value), type(value).__name__)
+    names = {list: "a list", dict: "an object", str: "a string", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 
 
-def _natural(text: str) -> tuple[Any, ...]:
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
+def natural(text: str) -> tuple[Any, ...]:
+    """Sort key that puts `n2` before `n10`; ties (`1` and `01`) are broken by the text."""
+    parts = tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
+    return (parts, text)

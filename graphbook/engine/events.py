@@ -100,7 +100,13 @@ class RunFinished:
 
 
 Event = (
-    RunStarted | NodeStarted | NodeProgress | NodeLog | NodeOutput | NodeFailed | NodeFinished
+    RunStarted
+    | NodeStarted
+    | NodeProgress
+    | NodeLog
+    | NodeOutput
+    | NodeFailed
+    | NodeFinished
     | RunFinished
 )
 Sink = Callable[[Event], None]

@@ -28,7 +28,7 @@ from graphbook.engine.events import (
     null_sink,
 )
 from graphbook.engine.pool import InlinePool, Pool
-from graphbook.engine.runners import Prompter, Runner, RunAborted, RunState, runner_for
+from graphbook.engine.runners import Prompter, RunAborted, Runner, RunState, runner_for
 from graphbook.graph import Graph, GraphNode, build_graph
 from graphbook.logs import node_context
 from graphbook.params import coerce
@@ -76,8 +76,9 @@ class RunControl:
 
 def default_prompter(node_id: str, question: dict[str, Any], data: Data) -> Any:
     """With no one to ask (a headless run), a prompt takes its default answer."""
-    logger.warning("node %s asked %r; no one to answer, using the default", node_id,
-                   question.get("msg"))
+    logger.warning(
+        "node %s asked %r; no one to answer, using the default", node_id, question.get("msg")
+    )
     return question.get("def")
 
 
@@ -173,7 +174,9 @@ class _Session:
         for name, source in node.resources.items():
             spec = node.spec.param(name)
             value = self.values[source]
-            params[name] = coerce(spec, value) if spec is not None and not spec.is_resource else value
+            params[name] = (
+                coerce(spec, value) if spec is not None and not spec.is_resource else value
+            )
         try:
             with node_context(node.id, self._log_to_sink):
                 instance = node.spec.build(params)

@@ -58,7 +58,11 @@ def tensor_summary(tensor: Any) -> dict[str, Any]:
 
 
 def array_summary(array: Any) -> dict[str, Any]:
-    summary: dict[str, Any] = {"type": "array", "shape": list(array.shape), "dtype": str(array.dtype)}
+    summary: dict[str, Any] = {
+        "type": "array",
+        "shape": list(array.shape),
+        "dtype": str(array.dtype),
+    }
     if array.size and array.dtype.kind in "biuf":
         summary.update(min=_num(array.min()), max=_num(array.max()), mean=_num(array.mean()))
     return summary

@@ -20,6 +20,7 @@ from graphbook.engine.events import (
     NodeLog,
     NodeOutput,
     NodeProgress,
+    NodeStatus,
     Sink,
 )
 from graphbook.engine.pool import Done, Failed, Lane, Pool
@@ -102,13 +103,13 @@ class Runner:
                 continue
             self.emit(pairs)
 
-    def close(self, status: str = "done") -> None:
+    def close(self, status: NodeStatus = "done") -> None:
         """No more work will come: tell the sink and the runners downstream."""
         self.closed = True
         self.report_progress(force=True)
-        finished = "failed" if self.errors and not self.run.continue_on_error else status
-        self.run.sink(NodeFinished(self.id, finished, dict(self.counts), self.errors,  # type: ignore[arg-type]
-                                   time.perf_counter() - self.started))
+        finished: NodeStatus = "failed" if self.errors else status
+        seconds = time.perf_counter() - self.started
+        self.run.sink(NodeFinished(self.id, finished, dict(self.counts), self.errors, seconds))
         for targets in self.targets.values():
             for target in targets:
                 target.open_upstream -= 1
@@ -271,9 +272,7 @@ class BatchRunner(Runner):
     def _batch_due(self) -> bool:
         if self.dumps is not None and self.dumps.in_flight >= self.dumps.capacity:
             return False
-        return len(self.loaded) >= self.batch_size or (
-            bool(self.loaded) and self._upstream_done()
-        )
+        return len(self.loaded) >= self.batch_size or (bool(self.loaded) and self._upstream_done())
 
     def _take_in(self) -> None:
         taken = 0

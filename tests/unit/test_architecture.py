@@ -1,0 +1,62 @@
+"""The import rules written in ARCHITECTURE.md hold for the code."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RULE = re.compile(r"^- `(graphbook[\w.]*)` never imports `(graphbook[\w.]*)`", re.MULTILINE)
+
+
+def rules() -> list[tuple[str, str]]:
+    return RULE.findall((ROOT / "ARCHITECTURE.md").read_text())
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def test_architecture_lists_rules() -> None:
+    assert len(rules()) >= 10
+
+
+def test_import_rules_hold() -> None:
+    modules = {module_name(p): p for p in (ROOT / "graphbook").rglob("*.py")}
+    broken = [
+        f"{name} imports {imported} (rule: {owner} never imports {forbidden})"
+        for owner, forbidden in rules()
+        for name, path in modules.items()
+        if within(name, owner)
+        for imported in imports_of(path)
+        if within(imported, forbidden)
+    ]
+    assert not broken, "\n".join(broken)
+
+
+def test_every_module_is_on_the_map() -> None:
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    missing = [
+        p.name
+        for p in (ROOT / "graphbook").rglob("*.py")
+        if p.name not in ("__init__.py", "__main__.py") and p.name not in text
+    ]
+    assert not missing, f"modules missing from ARCHITECTURE.md: {missing}"

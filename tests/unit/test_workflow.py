@@ -1,0 +1,237 @@
+"""Workflow files: the canonical format round-trips, saves atomically and stably, refuses bad
+files clearly; and the Python builder makes the expected edges."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphbook import Registry, Workflow, WorkflowFormatError, build_graph
+from graphbook.workflow import Edge
+
+
+def example() -> Workflow:
+    workflow = Workflow(doc="Split rows by score.")
+    rows = workflow.add("LoadJSONL", id="rows", jsonl_path="rows.jsonl", start_from=0)
+    keep = workflow.add("Function", id="keep", val="lambda d: d['score'] > 0.5")
+    split = workflow.add("Split", id="split", split_fn=keep)
+    workflow.connect(rows, split)
+    high = workflow.add("DumpJSONL", id="high", jsonl_path="high.jsonl", overwrite=False)
+    low = workflow.add("DumpJSONL", id="low", jsonl_path="low.jsonl")
+    workflow.connect(split["A"], high)
+    workflow.connect(split["B"], low)
+    return workflow
+
+
+def test_save_then_load_gives_the_same_workflow(tmp_path: Path) -> None:
+    workflow = example()
+    rows = workflow.nodes["rows"]
+    workflow.nodes["rows"] = replace(rows, position=(10.5, -20.0), label="Read rows")
+    path = workflow.save(tmp_path / "split.json")
+    loaded = Workflow.load(path)
+    assert loaded.to_json() == workflow.to_json()
+    assert loaded.doc == "Split rows by score."
+    assert loaded.nodes["rows"].position == (10.5, -20.0)
+    assert loaded.nodes["rows"].label == "Read rows"
+    assert loaded.nodes["high"].params == {"jsonl_path": "high.jsonl", "overwrite": False}
+
+
+def test_the_file_is_plain_readable_json(tmp_path: Path) -> None:
+    data = json.loads(example().save(tmp_path / "w.json").read_text(encoding="utf-8"))
+    assert list(data) == ["format", "version", "doc", "nodes", "edges"]
+    assert (data["format"], data["version"]) == ("graphbook.workflow", 1)
+    assert data["nodes"][0] == {
+        "id": "high",
+        "type": "DumpJSONL",
+        "params": {"jsonl_path": "high.jsonl", "overwrite": False},
+        "position": {"x": 0, "y": 0},
+    }
+    assert {"source": "keep", "output": "resource", "target": "split", "input": "split_fn"} in (
+        data["edges"]
+    )
+
+
+def test_saving_twice_gives_identical_bytes(tmp_path: Path) -> None:
+    first = example().save(tmp_path / "a.json").read_bytes()
+    workflow = Workflow.load(tmp_path / "a.json")
+    second = workflow.save(tmp_path / "b.json").read_bytes()
+    assert first == second
+    assert workflow.dumps() == workflow.dumps()
+
+
+def test_output_does_not_depend_on_the_order_nodes_and_edges_were_added() -> None:
+    ids = ["n10", "n2", "n1", "src", "01", "1"]
+    forward, backward = Workflow(), Workflow()
+    for node_id in ids:
+        forward.add("Copy", id=node_id)
+    for node_id in reversed(ids):
+        backward.add("Copy", id=node_id)
+    edges = [Edge("src", "A", "n1"), Edge("n1", "B", "n2"), Edge("n2", "A", "n10")]
+    forward.edges.extend(edges)
+    backward.edges.extend(reversed(edges))
+    assert forward.dumps() == backward.dumps()
+    assert [n["id"] for n in forward.to_json()["nodes"]] == ["01", "1", "n1", "n2", "n10", "src"]
+
+
+def test_params_are_saved_sorted_by_name() -> None:
+    workflow = Workflow()
+    workflow.add("DumpJSONL", id="d", overwrite=True, jsonl_path="x")
+    assert list(workflow.to_json()["nodes"][0]["params"]) == ["jsonl_path", "overwrite"]
+
+
+def test_saving_an_unsaveable_param_fails_clearly_and_keeps_the_old_file(tmp_path: Path) -> None:
+    path = example().save(tmp_path / "w.json")
+    before = path.read_bytes()
+    workflow = example()
+    workflow.set("rows", jsonl_path=object())
+    with pytest.raises(WorkflowFormatError, match=r"node 'rows': parameter 'jsonl_path' holds"):
+        workflow.save(path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["w.json"]  # no temporary file left behind
+
+
+def test_nan_is_refused_because_browsers_cannot_read_it(tmp_path: Path) -> None:
+    workflow = Workflow()
+    workflow.add("Number", id="n", val=float("nan"))
+    with pytest.raises(WorkflowFormatError, match=r"node 'n': parameter 'val'.*NaN"):
+        workflow.save(tmp_path / "w.json")
+    assert not (tmp_path / "w.json").exists()
+
+
+def test_tuples_are_saved_as_lists_and_read_back_equal(tmp_path: Path) -> None:
+    workflow = Workflow()
+    workflow.add("List", id="l", val=(1, 2))
+    loaded = Workflow.load(workflow.save(tmp_path / "w.json"))
+    assert loaded.to_json() == workflow.to_json()
+    assert loaded.nodes["l"].params == {"val": [1, 2]}
+
+
+def test_saving_creates_the_folder(tmp_path: Path) -> None:
+    path = example().save(tmp_path / "deep" / "er" / "w.json")
+    assert Workflow.load(path).to_json() == example().to_json()
+
+
+def canonical(**overrides: Any) -> str:
+    data: dict[str, Any] = {"format": "graphbook.workflow", "version": 1, "nodes": [], "edges": []}
+    data.update(overrides)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", r"w\.json is not valid JSON: .* at line 1, column 2"),
+        ("[1, 2]", "a workflow is a JSON object, not a list"),
+        ('{"format": "something.else"}', 'expected "format": "graphbook.workflow"'),
+        (canonical(version=2), "format version 2 is not supported; this Graphbook reads version 1"),
+        (canonical(version="1"), "format version '1' is not supported"),
+        (canonical(nodes={"a": {}}), "'nodes' must be a list, not an object"),
+        (canonical(edges="a->b"), "'edges' must be a list, not a string"),
+        (canonical(nodes=[{"id": "a"}]), r"nodes\[0\] \(id 'a'\) needs a string 'type'"),
+        (canonical(nodes=[{"type": "Copy"}]), r"nodes\[0\] needs a non-empty string 'id'"),
+        (canonical(nodes=["Copy"]), r"nodes\[0\] must be an object, not a string"),
+        (
+            canonical(nodes=[{"id": "a", "type": "Copy"}, {"id": "a", "type": "Split"}]),
+            "two nodes have id 'a'; ids must be unique",
+        ),
+        (canonical(edges=[{"source": "a", "target": "b"}]), r"edges\[0\] needs string field"),
+        (canonical(nodes=[{"id": "a", "type": "Copy", "params": [1]}]), "'params' must be an obj"),
+    ],
+)
+def test_bad_files_give_a_useful_error(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "w.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(WorkflowFormatError, match=message):
+        Workflow.load(path)
+
+
+def test_a_missing_file_is_a_format_error(tmp_path: Path) -> None:
+    with pytest.raises(WorkflowFormatError, match="cannot read workflow"):
+        Workflow.load(tmp_path / "nope.json")
+
+
+def test_builder_wires_data_edges_and_named_outputs() -> None:
+    edges = set(example().edges)
+    assert Edge("rows", "out", "split", "in") in edges
+    assert Edge("split", "A", "high", "in") in edges
+    assert Edge("split", "B", "low", "in") in edges
+
+
+def test_builder_wires_a_resource_passed_as_a_param() -> None:
+    workflow = example()
+    assert Edge("keep", "resource", "split", "split_fn") in workflow.edges
+    assert "split_fn" not in workflow.nodes["split"].params
+
+
+def test_builder_gives_fresh_ids_and_refuses_duplicates() -> None:
+    workflow = Workflow()
+    first, second = workflow.add("Copy"), workflow.add("Copy")
+    assert (first.id, second.id) == ("0", "1")
+    with pytest.raises(ValueError, match="already exists"):
+        workflow.add("Copy", id="0")
+
+
+def test_builder_connects_to_a_named_input_port() -> None:
+    workflow = Workflow()
+    a, b = workflow.add("Copy", id="a"), workflow.add("Copy", id="b")
+    workflow.connect(a["B"], b["in"])
+    assert workflow.edges == [Edge("a", "B", "b", "in")]
+
+
+def test_builder_accepts_node_code_and_registers_it_when_built() -> None:
+    from graphbook import step
+
+    @step("Custom/Double")
+    def double(ctx: Any, data: dict[str, Any]) -> None:
+        data["x"] *= 2
+
+    workflow = Workflow()
+    workflow.add(double, id="d")
+    assert workflow.nodes["d"].type == "Double"
+    registry = Registry.with_builtins()
+    graph = build_graph(workflow, registry)
+    assert "Double" in registry
+    assert graph.nodes["d"].spec.build({})({"x": 2}) == {"out": [{"x": 4}]}
+
+
+def test_the_built_workflow_validates() -> None:
+    graph = build_graph(example(), Registry.with_builtins())
+    order = list(graph.nodes)
+    assert order.index("rows") < order.index("split") < order.index("high")
+    assert order.index("keep") < order.index("split")
+    assert graph.nodes["split"].resources == {"split_fn": "keep"}
+
+
+DOC = Path(__file__).parents[2] / "docs" / "workflow-format.md"
+
+
+def doc_block(language: str, after: str = "## A complete example") -> str:
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index(after) :]
+    start = section.index(f"```{language}\n") + len(f"```{language}\n")
+    return section[start : section.index("```", start)]
+
+
+def test_the_documented_example_is_valid_and_canonical() -> None:
+    text = doc_block("json")
+    workflow = Workflow.loads(text, name="docs example")
+    graph = build_graph(workflow, Registry.with_builtins())
+    assert set(graph.nodes) == {"rows", "is_high", "split", "high", "low"}
+    assert graph.nodes["split"].resources == {"split_fn": "is_high"}
+    assert workflow.dumps() == text  # the doc shows exactly what Graphbook writes
+
+
+def test_the_documented_python_builds_the_documented_file(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {}
+    exec(doc_block("python"), namespace)
+    built = Workflow.load(tmp_path / "split.json").to_json()
+    documented = Workflow.loads(doc_block("json")).to_json()
+    for data in (built, documented):
+        for node in data["nodes"]:
+            node.pop("position"), node.pop("label", None)
+    assert built == documented
