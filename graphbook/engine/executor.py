@@ -133,6 +133,7 @@ class _Session:
         self.control = control
         self.run_id = uuid.uuid4().hex[:12]
         self.runners: list[Runner] = []
+        self.started: list[Runner] = []
         self.values: dict[str, Any] = {}
 
     def run(self) -> tuple[RunStatus, float]:
@@ -140,17 +141,16 @@ class _Session:
         titles = {i: n.title for i, n in self.graph.nodes.items()}
         self.state.sink(RunStarted(self.run_id, titles))
         status: RunStatus = "failed"
-        started: list[Runner] = []
         try:
             self._build()
-            started = self._start()
+            self._start()
             status = self._loop()
         except RunAborted:
             status = "failed"
         except KeyboardInterrupt:
             status = "stopped"
         finally:
-            self._end(started, status)
+            self._end()
         if status == "completed" and self.state.failed:
             status = "failed"
         return status, time.perf_counter() - start
@@ -202,18 +202,16 @@ class _Session:
 
         self.state.sink(NodeLog(node_id, level, message))
 
-    def _start(self) -> list[Runner]:
-        started: list[Runner] = []
+    def _start(self) -> None:
         for runner in self.runners:
             self.state.sink(NodeStarted(runner.id))
             try:
                 with node_context(runner.id, runner.on_log):
                     runner.instance.on_start()
             except Exception as exc:
-                self._end(started, "failed")
+                runner.errors += 1
                 self._fail(runner.id, exc)
-            started.append(runner)
-        return started
+            self.started.append(runner)
 
     # -- scheduling --------------------------------------------------------------------
     def _loop(self) -> RunStatus:
@@ -233,10 +231,12 @@ class _Session:
                 self.state.pool.wait(IDLE_WAIT)
         return "completed"
 
-    def _end(self, started: Iterable[Runner], status: RunStatus) -> None:
-        for runner in started:
+    def _end(self) -> None:
+        """Close what is still open (as stopped, unless it failed itself), then `on_end`."""
+        for runner in self.runners:
             if not runner.closed:
-                runner.close("stopped" if status == "stopped" else "failed")
+                runner.close("stopped")
+        for runner in self.started:
             try:
                 with node_context(runner.id, runner.on_log):
                     runner.instance.on_end()

@@ -34,6 +34,8 @@ CHUNK = 64
 """Dicts a runner handles per turn: large enough to amortise scheduling, small to stream."""
 INBOX_CAPACITY = 256
 """Dicts waiting before a node; a full inbox holds back whatever feeds it."""
+CHUNK_SECONDS = 0.05
+"""A turn also ends after this long, so slow nodes still stream and a stop is seen soon."""
 PROGRESS_EVERY = 0.25
 PREVIEW_EVERY = 1.0
 
@@ -93,7 +95,10 @@ class Runner:
         self.report_progress()
 
     def handle_chunk(self) -> None:
+        deadline = time.perf_counter() + CHUNK_SECONDS
         for _ in range(min(CHUNK, len(self.inbox))):
+            if time.perf_counter() > deadline:
+                return
             data = self.inbox.popleft()
             self.received += 1
             try:
@@ -172,7 +177,8 @@ class SourceRunner(Runner):
         if self._chunks is None:
             self._chunks = iter(self.instance.produce())
         emitted = 0
-        while emitted < CHUNK and self.has_room():
+        deadline = time.perf_counter() + CHUNK_SECONDS
+        while emitted < CHUNK and self.has_room() and time.perf_counter() < deadline:
             try:
                 pairs = next(self._chunks)
             except StopIteration:

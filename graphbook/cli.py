@@ -1,0 +1,292 @@
+"""The command line: `graphbook run`, `graphbook nodes`, `graphbook convert`.
+
+Exit codes: 0 the run completed without errors; 1 a node failed; 2 a usage, file or
+workflow error (nothing ran); 130 the run was stopped with Ctrl-C (143 with SIGTERM).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import closing
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from graphbook import __version__
+from graphbook.engine.executor import RunControl, RunResult, run_workflow
+from graphbook.errors import GraphbookError
+from graphbook.params import ParamSpec
+from graphbook.registry import Registry
+from graphbook.spec import NodeSpec
+from graphbook.terminal import JsonSink, TerminalSink
+from graphbook.workflow import Workflow
+
+OK = 0
+FAILED = 1
+USAGE = 2
+INTERRUPTED = 130
+NODES_FOLDER = "custom_nodes"
+
+Command = Callable[[argparse.Namespace], int]
+Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with `argv` (default: `sys.argv[1:]`); returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors end parsing this way
+        return exc.code if isinstance(exc.code, int) else USAGE
+    if args.command is None:  # `graphbook serve` will join the commands later
+        parser.print_help()
+        return OK
+    configure_logging(args.verbose)
+    return dispatch(args.command, args)
+
+
+def dispatch(command: Command, args: argparse.Namespace) -> int:
+    """Run one subcommand, turning the errors a person can fix into messages and exit code 2."""
+    err = error_console()
+    try:
+        return command(args)
+    except BrokenPipeError:  # whoever read stdout went away (`graphbook run --json | head`)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return FAILED
+    except (GraphbookError, OSError) as exc:  # WorkflowError lists every problem by node
+        err.print(Text(f"error: {exc}", style="red"))
+    except KeyboardInterrupt:
+        err.print(Text("interrupted", style="yellow"))
+        return INTERRUPTED
+    return USAGE
+
+
+# -- parser ------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="graphbook", description="Build, watch and run ML data pipelines."
+    )
+    parser.add_argument("--version", action="version", version=f"graphbook {__version__}")
+    parser.set_defaults(command=None, verbose=False)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    nodes = argparse.ArgumentParser(add_help=False)
+    nodes.add_argument(
+        "--nodes",
+        action="append",
+        metavar="DIR",
+        type=Path,
+        help=f"a folder of node files (repeatable); default: {NODES_FOLDER}/ folders nearby",
+    )
+    nodes.add_argument(
+        "-v", "--verbose", action="store_true", help="show tracebacks of node files that fail"
+    )
+    add_run_parser(commands, nodes)
+    listing = commands.add_parser("nodes", parents=[nodes], help="list the node catalog")
+    listing.set_defaults(command=cmd_nodes)
+    convert = commands.add_parser("convert", help="write a workflow in the canonical format")
+    convert.add_argument("input", type=Path, metavar="IN.json")
+    convert.add_argument("output", type=Path, metavar="OUT.json")
+    convert.set_defaults(command=cmd_convert)
+    return parser
+
+
+def add_run_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    run = commands.add_parser("run", parents=[parent], help="run a workflow headless")
+    run.add_argument("workflow", type=Path, metavar="WORKFLOW.json")
+    run.add_argument(
+        "--workers",
+        type=workers_count,
+        default=0,
+        metavar="N",
+        help="worker processes for load and dump functions (0: run them inline)",
+    )
+    run.add_argument(
+        "--continue-on-error",
+        action="store_true",
+        help="keep running after a node raises (the exit code is still 1)",
+    )
+    run.add_argument("--until", metavar="NODE_ID", help="run only what this node needs")
+    shown = run.add_mutually_exclusive_group()
+    shown.add_argument("--quiet", "-q", action="store_true", help="show only errors and summary")
+    shown.add_argument("--json", action="store_true", help="print every event as a JSON line")
+    run.set_defaults(command=cmd_run)
+
+
+def workers_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more workers, got {value}")
+    return value
+
+
+# -- output ------------------------------------------------------------------------------------
+def output_console() -> Console:
+    return Console(highlight=False, emoji=False, markup=False, soft_wrap=True)
+
+
+def error_console() -> Console:
+    return Console(stderr=True, highlight=False, emoji=False, markup=False, soft_wrap=True)
+
+
+def configure_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    # The CLI reports node files that fail to import itself, from `registry.failures`.
+    logging.getLogger("graphbook.registry").setLevel(logging.ERROR)
+
+
+# -- node folders ------------------------------------------------------------------------------
+def node_folders(given: Iterable[Path] | None, workflow: Path | None = None) -> list[Path]:
+    """The folders given, or else every existing `custom_nodes` in the current folder, the
+    workflow file's folder and that folder's parent (each once)."""
+    if given:
+        return list(given)
+    places = [Path.cwd()]
+    if workflow is not None:
+        here = workflow.resolve().parent
+        places += [here, here.parent]
+    folders: dict[Path, Path] = {}
+    for place in places:
+        folder = place / NODES_FOLDER
+        if folder.is_dir():
+            folders.setdefault(folder.resolve(), folder)
+    return list(folders.values())
+
+
+def load_registry(folders: Iterable[Path], err: Console, verbose: bool) -> Registry:
+    """Built-in nodes plus every folder's; a file that fails to import is a warning."""
+    registry = Registry.with_builtins()
+    for folder in folders:
+        registry.load_folder(folder)
+    for failure in registry.failures.values():
+        err.print(
+            Text(f"warning: could not load node file {failure.path}: {failure.error}", "yellow")
+        )
+        if verbose:
+            err.print(Text(failure.traceback.rstrip(), style="yellow"))
+    return registry
+
+
+# -- graphbook run -----------------------------------------------------------------------------
+def cmd_run(args: argparse.Namespace) -> int:
+    err = error_console()
+    workflow = Workflow.load(args.workflow)
+    registry = load_registry(node_folders(args.nodes, args.workflow), err, args.verbose)
+    if args.until is not None and args.until not in workflow.nodes:
+        known = ", ".join(workflow.nodes) or "none"
+        raise GraphbookError(f"--until {args.until!r}: no such node; the nodes are: {known}")
+    sink = make_sink(args, err)
+    control = RunControl()
+    with closing(sink), StopOnSignal(control) as stopper:
+        result = run_workflow(
+            workflow,
+            registry=registry,
+            workers=args.workers,
+            sink=sink,
+            continue_on_error=args.continue_on_error,
+            until=args.until,
+            control=control,
+        )
+    return exit_code(result, stopper)
+
+
+def make_sink(args: argparse.Namespace, err: Console) -> JsonSink | TerminalSink:
+    if args.json:
+        return JsonSink(sys.stdout)
+    return TerminalSink(output_console(), err, quiet=args.quiet)
+
+
+def exit_code(result: RunResult, stopper: StopOnSignal) -> int:
+    if result.status == "stopped":
+        return stopper.exit_code()
+    return OK if result.ok else FAILED
+
+
+class StopOnSignal:
+    """While active, Ctrl-C (SIGINT) or SIGTERM stops the run: it sets `control` and interrupts
+    whatever node code is running, which the executor turns into a stopped run that still calls
+    every node's `on_end`. A second signal interrupts that clean-up too."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self, control: RunControl) -> None:
+        self.control = control
+        self.signum: int | None = None
+        self._previous: dict[int, Handler] = {}
+
+    def __enter__(self) -> StopOnSignal:
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                previous = signal.getsignal(signum)
+                if previous is not signal.SIG_IGN:  # ignored (nohup, `&`): not ours to handle
+                    self._previous[signum] = signal.SIG_DFL if previous is None else previous
+                    signal.signal(signum, self._stop)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+
+    def _stop(self, signum: int, frame: FrameType | None) -> None:
+        if self.signum is None:
+            self.signum = signum
+            self.control.stop()
+        raise KeyboardInterrupt
+
+    def exit_code(self) -> int:
+        """128 + the signal's number, as shells report it: 130 for Ctrl-C, 143 for SIGTERM."""
+        return 128 + (self.signum or signal.SIGINT)
+
+
+# -- graphbook nodes ---------------------------------------------------------------------------
+def cmd_nodes(args: argparse.Namespace) -> int:
+    registry = load_registry(node_folders(args.nodes), error_console(), args.verbose)
+    out = output_console()
+    category: str | None = None
+    for spec in registry:
+        if spec.category != category:
+            category = spec.category
+            out.print(Text(category or "(no category)", style="bold"))
+        for line in spec_lines(spec):
+            out.print(Text(line))
+    return OK
+
+
+def spec_lines(spec: NodeSpec) -> list[str]:
+    outputs = ", ".join(spec.outputs) or "none"
+    return [f"  {spec.name} ({spec.kind}) -> {outputs}", *(param_line(p) for p in spec.params)]
+
+
+def param_line(param: ParamSpec) -> str:
+    line = f"      {param.name}: {param.type}"
+    if param.default is not None and not callable(param.default):
+        line += f" = {param.default!r}"
+    if param.required:
+        line += " (required)"
+    return line + (f"  {param.description}" if param.description else "")
+
+
+# -- graphbook convert -------------------------------------------------------------------------
+def cmd_convert(args: argparse.Namespace) -> int:
+    workflow = Workflow.load(args.input)
+    path = workflow.save(args.output)
+    nodes, edges = len(workflow.nodes), len(workflow.edges)
+    output_console().print(Text(f"wrote {path} ({nodes} node(s), {edges} edge(s))"))
+    return OK

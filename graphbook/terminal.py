@@ -1,0 +1,241 @@
+"""What `graphbook run` shows: a live table of nodes on a terminal, plain lines elsewhere.
+
+Part of the CLI layer: two sinks over the engine's event stream, one for people
+(`TerminalSink`) and one for programs (`JsonSink`, one JSON object per event and line).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, TextIO
+
+from rich import box
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from graphbook.engine.events import (
+    Event,
+    NodeFailed,
+    NodeFinished,
+    NodeLog,
+    NodeProgress,
+    NodeStarted,
+    RunFinished,
+    RunStarted,
+)
+from graphbook.engine.preview import preview
+
+STYLES = {
+    "waiting": "dim",
+    "running": "cyan",
+    "done": "green",
+    "completed": "green",
+    "failed": "red",
+    "stopped": "yellow",
+}
+REFRESH_PER_SECOND = 8
+
+
+@dataclass
+class NodeRow:
+    """One node as the terminal shows it."""
+
+    id: str
+    title: str
+    status: str = "waiting"
+    counts: dict[str, int] = field(default_factory=dict)
+    rate: float = 0.0
+    errors: int = 0
+
+    def counts_text(self) -> str:
+        return format_counts(self.counts)
+
+
+class RunView:
+    """Every node of a run as the events so far describe it."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, NodeRow] = {}
+
+    def update(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self.rows = {i: NodeRow(i, title) for i, title in event.nodes.items()}
+            return
+        row = self.rows.get(getattr(event, "node_id", ""))
+        if row is not None:
+            _update_row(row, event)
+
+    def title(self, node_id: str) -> str:
+        row = self.rows.get(node_id)
+        return row.title if row is not None else node_id
+
+    def table(self) -> Table:
+        table = Table(box=box.SIMPLE_HEAD)
+        for column in ("id", "node", "status", "outputs", "items/s", "errors"):
+            table.add_column(column, justify="right" if column in ("items/s", "errors") else "left")
+        for row in list(self.rows.values()):
+            table.add_row(
+                row.id,
+                row.title,
+                Text(row.status, style=STYLES.get(row.status, "")),
+                row.counts_text(),
+                f"{row.rate:.1f}",
+                Text(str(row.errors), style="red") if row.errors else "",
+            )
+        return table
+
+
+def _update_row(row: NodeRow, event: Event) -> None:
+    if isinstance(event, NodeStarted):
+        row.status = "running"
+    elif isinstance(event, NodeProgress):
+        row.counts, row.rate = dict(event.counts), event.rate
+    elif isinstance(event, NodeFailed):
+        row.errors += 1
+    elif isinstance(event, NodeFinished):
+        row.status, row.counts = event.status, dict(event.counts)
+        row.rate = sum(event.counts.values()) / event.seconds if event.seconds > 0 else 0.0
+
+
+class TerminalSink:
+    """Shows a run to a person: node logs and a table (live on a terminal, else finished lines),
+    errors in red with their traceback on `err`, and a summary when the run finishes.
+
+    `quiet` shows only errors and the summary. Call `close()` when the run is over.
+    """
+
+    def __init__(self, out: Console, err: Console, *, quiet: bool = False) -> None:
+        self.out = out
+        self.err = err
+        self.quiet = quiet
+        self.view = RunView()
+        self.live: Live | None = None
+        self._show: dict[type[Any], Callable[[Any], None]] = {
+            RunStarted: self._run_started,
+            NodeLog: self._log,
+            NodeFailed: self._failed,
+            NodeFinished: self._finished,
+            RunFinished: self._run_finished,
+        }
+
+    @property
+    def animated(self) -> bool:
+        return self.out.is_terminal and not self.quiet
+
+    def __call__(self, event: Event) -> None:
+        self.view.update(event)
+        show = self._show.get(type(event))
+        if show is not None:
+            show(event)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+    def _run_started(self, event: RunStarted) -> None:
+        if self.animated:
+            self.live = Live(
+                console=self.out,
+                get_renderable=self.view.table,
+                refresh_per_second=REFRESH_PER_SECOND,
+                transient=True,
+            )
+            self.live.start()
+        elif not self.quiet:
+            self.out.print(Text(f"run {event.run_id}: {len(event.nodes)} node(s)"))
+
+    def _log(self, event: NodeLog) -> None:
+        is_error = event.level == "error"
+        if self.quiet and not is_error:
+            return
+        line = Text(f"[{event.node_id}] ", style="bold")
+        line.append(message_text(event.message), style="red" if is_error else "")
+        (self.err if is_error else self.out).print(line)
+
+    def _failed(self, event: NodeFailed) -> None:
+        title = self.view.title(event.node_id)
+        self.err.print(Text(f"[{event.node_id}] {title} failed: {event.error}", style="bold red"))
+        if event.item is not None:
+            self.err.print(Text(f"  while handling: {message_text(event.item)}", style="red"))
+        self.err.print(Text(event.error.traceback.rstrip(), style="red"))
+
+    def _finished(self, event: NodeFinished) -> None:
+        if self.animated or self.quiet:
+            return
+        row = self.view.rows.get(event.node_id)
+        rate = f"  ({row.rate:.1f}/s)" if row is not None else ""
+        errors = f"  {event.errors} error(s)" if event.errors else ""
+        title = self.view.title(event.node_id)
+        counts = format_counts(event.counts)
+        self.out.print(Text(f"[{event.node_id}] {title}: {event.status}  {counts}{rate}{errors}"))
+
+    def _run_finished(self, event: RunFinished) -> None:
+        self.close()
+        for line in summary_lines(event, self.view):
+            self.out.print(line)
+
+
+def summary_lines(event: RunFinished, view: RunView) -> list[Text]:
+    """The run's status, time and error count, then every node's counts per output."""
+    head = Text(f"run {event.status}", style=f"bold {STYLES.get(event.status, '')}")
+    head.append(f" in {event.seconds:.2f}s, {event.errors} error(s)")
+    width = max((len(f"{i}  {view.title(i)}") for i in event.counts), default=0)
+    lines = [head]
+    for node_id, counts in event.counts.items():
+        name = f"{node_id}  {view.title(node_id)}".ljust(width)
+        row = view.rows.get(node_id)
+        errors = f"  ({row.errors} error(s))" if row is not None and row.errors else ""
+        lines.append(Text(f"  {name}  {format_counts(counts)}{errors}"))
+    return lines
+
+
+def format_counts(counts: Mapping[str, int]) -> str:
+    return "  ".join(f"{output}={count}" for output, count in counts.items()) or "-"
+
+
+def message_text(message: Any) -> str:
+    """A log message or a previewed item as one line of text."""
+    if isinstance(message, str):
+        return message
+    return json.dumps(json_safe(message), ensure_ascii=False)
+
+
+class JsonSink:
+    """Writes each event as one JSON object on its own line, flushed at once."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def __call__(self, event: Event) -> None:
+        self.stream.write(json.dumps(event_json(event), ensure_ascii=False) + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.flush()
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """An event as a JSON-safe dict: its fields, with `kind` saying which event it is."""
+    return {f.name: json_safe(getattr(event, f.name)) for f in fields(event)}
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with dataclasses as dicts, non-finite floats as text, and anything JSON cannot
+    hold (tensors, images, objects) replaced by its preview."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: json_safe(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return preview(value)
