@@ -13,12 +13,9 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graphbook.errors import WorkflowFormatError
-
-if TYPE_CHECKING:
-    from graphbook import RunResult
 
 FORMAT = "graphbook.workflow"
 VERSION = 1
@@ -156,15 +153,6 @@ class Workflow:
                 f"this Graphbook reads version {VERSION}"
             )
         return _parse(data, name)
-
-    # -- running --------------------------------------------------------------------------
-    def run(self, **options: Any) -> RunResult:
-        """Validate and run this workflow here and now; see `graphbook.run_workflow`."""
-        # Through the package's public API, which joins the domain and the engine: this module
-        # never imports the engine (ARCHITECTURE.md), and `graphbook` is always loaded already.
-        import graphbook
-
-        return graphbook.run_workflow(self, **options)
 
 
 @dataclass(frozen=True)

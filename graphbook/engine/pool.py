@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from graphbook.engine.events import ErrorInfo
+
+Kind = Literal["load", "dump"]
+"""Load and dump tasks go to separate workers, so writing never waits behind loading."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class Pool(Protocol):
 
     workers: int
 
-    def lane(self, fn: Callable[..., Any], capacity: int) -> Lane: ...
+    def lane(self, fn: Callable[..., Any], capacity: int, kind: Kind = "load") -> Lane: ...
 
     def wait(self, timeout: float) -> None: ...
 
@@ -99,7 +102,7 @@ class InlinePool:
 
     workers = 0
 
-    def lane(self, fn: Callable[..., Any], capacity: int) -> InlineLane:
+    def lane(self, fn: Callable[..., Any], capacity: int, kind: Kind = "load") -> InlineLane:
         return InlineLane(fn, capacity)
 
     def wait(self, timeout: float) -> None:

@@ -236,7 +236,7 @@ class BatchRunner(Runner):
         capacity = max(2 * self.batch_size, 2 * max(run.pool.workers, 1))
         load_fn, dump_fn = getattr(instance, "load_fn", None), getattr(instance, "dump_fn", None)
         self.loads: Lane | None = run.pool.lane(load_fn, capacity) if load_fn else None
-        self.dumps: Lane | None = run.pool.lane(dump_fn, capacity) if dump_fn else None
+        self.dumps: Lane | None = run.pool.lane(dump_fn, capacity, "dump") if dump_fn else None
         self.waiting: deque[tuple[Any, Holder]] = deque()
         self.loaded: deque[tuple[Any, Any, Holder]] = deque()
         self.holders: deque[Holder] = deque()
@@ -254,6 +254,11 @@ class BatchRunner(Runner):
 
     def exhausted(self) -> bool:
         return super().exhausted() and not self.holders and not self._in_flight()
+
+    def close(self, status: NodeStatus = "done") -> None:
+        for lane in self._lanes():
+            lane.close()
+        super().close(status)
 
     def handle_chunk(self) -> None:
         self._take_in()

@@ -1,0 +1,587 @@
+"""The process pool: load and dump functions run in worker processes, as DataLoader workers do.
+
+Each worker has its own task queue and its own result pipe, as in PyTorch's DataLoader (one
+index queue per worker): a worker killed with SIGKILL then holds no lock that others need and
+leaves no half-written message where others write. `wait()` sleeps on every result pipe and
+every worker's process sentinel at once, so a death is seen as soon as it happens. The pool
+hands each worker at most `PREFETCH` tasks; the rest wait here, per kind, and each kind has its
+own workers, so dump tasks never queue behind load tasks. A function is pickled once per lane
+and sent once to each worker that runs it. Arrays and tensors travel through shared memory
+(`graphbook.engine.shm`). A worker writes the ticket it is about to run in a shared slot; when
+it dies, that task is reported failed and its other tasks go to the other workers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import queue
+import random
+import secrets
+import signal
+import struct
+import sys
+import time
+import uuid
+import weakref
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import multiprocess
+from multiprocess.connection import wait as wait_for
+
+from graphbook.engine import shm
+from graphbook.engine.events import ErrorInfo
+from graphbook.engine.pool import Failed, Kind, Outcome, call
+
+logger = logging.getLogger(__name__)
+
+KINDS: tuple[Kind, ...] = ("load", "dump")
+PREFETCH = 2
+"""Tasks handed to one worker at a time: one running and one ready to start."""
+WATCHDOG_INTERVAL = 1.0
+"""How long an idle worker blocks on its queue before checking that its parent lives."""
+SHUTDOWN_GRACE = 2.0
+"""How long `close()` waits for workers to stop by themselves; see NOTE [ Shutdown protocol ]."""
+
+_HEADER = struct.Struct("<qq")
+"""A result message starts with its lane id and ticket; the pickled outcome follows."""
+Message = tuple[str, int, int, bytes]
+"""To a worker: ("fn", lane, 0, pickled fn), ("forget", lane, 0, b""), ("task", lane, ticket,
+pickled args); None stops it."""
+
+# NOTE [ Shutdown protocol ]
+#
+# `ProcessPool.close()`, also run by a finalizer when the pool is collected or Python exits:
+# 1. Set the shared stop flag: a worker checks it before each task, and leaves rather than run
+#    the tasks still queued for it.
+# 2. Put a poison pill (None) on every worker's task queue, to wake those blocked in `get`.
+# 3. Join the workers for up to SHUTDOWN_GRACE seconds, meanwhile reading and dropping their
+#    results, so that a worker blocked writing to a full pipe can finish and see the pill.
+# 4. Terminate (SIGTERM) the workers still alive, then kill (SIGKILL) those that outlive that.
+# 5. Close the pipes; cancel the task queues' feeder threads rather than join them (a dead
+#    worker's queue may never be read), then close the queues.
+# 6. Unlink every shared memory segment named with this pool's prefix: results dropped in step
+#    3, and segments of workers that died before their handle was read.
+# A worker whose parent dies sees it within WATCHDOG_INTERVAL (its `get` times out and it checks
+# `os.getppid()`), unlinks what it and the parent left in shared memory, and leaves.
+
+
+@dataclass(frozen=True)
+class KindStats:
+    waiting: int
+    """Tasks not yet handed to a worker."""
+    running: int
+    """Tasks handed to a worker whose outcome has not come back."""
+    workers: int
+    """Worker processes alive."""
+
+
+@dataclass(frozen=True)
+class PoolStats:
+    workers: int
+    """Workers per kind, as asked for."""
+    load: KindStats
+    dump: KindStats
+
+
+class ProcessPool:
+    """`workers` processes for load functions and as many for dump functions, each group
+    started on its first task and kept until `close()`."""
+
+    def __init__(self, workers: int) -> None:
+        if workers < 1:
+            raise ValueError(f"a process pool needs 1 worker or more, got {workers}")
+        self.workers = workers
+        self._scheduler = _Scheduler(workers, _context())
+        self._finalizer = weakref.finalize(self, self._scheduler.shutdown)
+
+    def lane(self, fn: Callable[..., Any], capacity: int, kind: Kind = "load") -> ProcessLane:
+        """A lane for `fn`, run by the workers of `kind` (dump work never waits behind load)."""
+        if kind not in KINDS:
+            raise ValueError(f"a lane's kind is one of {KINDS}, got {kind!r}")
+        return self._scheduler.open_lane(fn, capacity, kind)
+
+    def wait(self, timeout: float) -> None:
+        """Block until some outcome arrives (or `timeout` passes), then route every outcome
+        that has arrived to its lane."""
+        self._scheduler.collect(timeout)
+
+    def stats(self) -> PoolStats:
+        return self._scheduler.stats()
+
+    def close(self) -> None:
+        """Stop the workers and free what they hold; see NOTE [ Shutdown protocol ]."""
+        self._finalizer()
+
+    def __enter__(self) -> ProcessPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ProcessLane:
+    """Tasks for one function; outcomes come back out of order and leave in order."""
+
+    def __init__(self, scheduler: _Scheduler, id: int, kind: Kind, capacity: int) -> None:
+        self.id = id
+        self.kind = kind
+        self.capacity = capacity
+        self.closed = False
+        self._scheduler = scheduler
+        self._order: deque[int] = deque()
+        self._outcomes: dict[int, Outcome] = {}
+
+    def submit(self, *args: Any) -> None:
+        if self.closed:
+            raise RuntimeError(f"lane {self.id} is closed; open a new lane to submit tasks")
+        self._order.append(self._scheduler.submit(self, args))
+
+    def take_ready(self) -> list[Outcome]:
+        self._scheduler.collect(0)
+        ready = []
+        while self._order and self._order[0] in self._outcomes:
+            ready.append(self._outcomes.pop(self._order.popleft()))
+        return ready
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._order)
+
+    @property
+    def has_ready(self) -> bool:
+        """Whether the next outcome in order is here (after collecting what has arrived)."""
+        self._scheduler.collect(0)
+        return bool(self._order) and self._order[0] in self._outcomes
+
+    def close(self) -> None:
+        """Drop the tasks not yet taken; the workers forget the function."""
+        if not self.closed:
+            self.closed = True
+            self._order.clear()
+            self._outcomes.clear()
+            self._scheduler.forget(self.id)
+
+    def resolve(self, ticket: int, outcome: Outcome) -> None:
+        if not self.closed:
+            self._outcomes[ticket] = outcome
+
+
+@dataclass
+class _Task:
+    lane: int
+    kind: Kind
+    args: shm.Packed
+    worker: _Worker | None = None
+
+
+class _Scheduler:
+    """The pool's state: lanes, tasks and workers. Lanes hold it; it holds lanes weakly, so a
+    lane nobody holds is forgotten, and the pool's finalizer holds it but not the pool."""
+
+    def __init__(self, workers: int, context: Any) -> None:
+        self.prefix = f"{shm.NAME_PREFIX}{uuid.uuid4().hex[:8]}_"
+        self.forks = context.get_start_method() == "fork"
+        self.stop = context.RawValue("b", 0)
+        self.groups = {
+            kind: _Group(kind, workers, context, self.prefix, self.stop) for kind in KINDS
+        }
+        self.lanes: weakref.WeakValueDictionary[int, ProcessLane] = weakref.WeakValueDictionary()
+        self.fns: dict[int, bytes | ErrorInfo] = {}
+        self.tasks: dict[int, _Task] = {}
+        self.collected: list[int] = []
+        """Lanes garbage-collected without `close()`: appended by finalizers, forgotten later."""
+        self.closed = False
+        self._tickets = itertools.count()
+        self._lane_ids = itertools.count()
+
+    # -- lanes and tasks -------------------------------------------------------------------
+    def open_lane(self, fn: Callable[..., Any], capacity: int, kind: Kind) -> ProcessLane:
+        self._check_open()
+        lane = ProcessLane(self, next(self._lane_ids), kind, capacity)
+        self.lanes[lane.id] = lane
+        self.fns[lane.id] = _pickle_fn(fn, self.forks)
+        weakref.finalize(lane, self.collected.append, lane.id)
+        return lane
+
+    def submit(self, lane: ProcessLane, args: tuple[Any, ...]) -> int:
+        """Queue a task and return its ticket; a task that cannot be sent fails at once."""
+        self._check_open()
+        ticket = next(self._tickets)
+        fn = self.fns[lane.id]
+        if isinstance(fn, ErrorInfo):
+            lane.resolve(ticket, Failed(fn))
+            return ticket
+        try:
+            packed = shm.dumps(args, self.prefix)
+        except Exception as exc:
+            lane.resolve(ticket, Failed(_unsendable("the task's arguments", exc)))
+            return ticket
+        self.tasks[ticket] = _Task(lane.id, lane.kind, packed)
+        self.groups[lane.kind].backlog.append(ticket)
+        self.collect(0)
+        return ticket
+
+    def forget(self, lane_id: int) -> None:
+        """Drop a lane: its waiting tasks, its outcomes to come, its function in the workers."""
+        self.lanes.pop(lane_id, None)
+        if self.fns.pop(lane_id, None) is None or self.closed:
+            return
+        for ticket, task in list(self.tasks.items()):
+            if task.lane == lane_id and task.worker is None:
+                del self.tasks[ticket]
+                shm.unlink(task.args.segments)
+        for group in self.groups.values():
+            group.forget(lane_id)
+
+    # -- outcomes ---------------------------------------------------------------------------
+    def collect(self, timeout: float) -> None:
+        """Wait up to `timeout` for any worker to answer or die, then handle all that did,
+        and hand waiting tasks to workers with room."""
+        if self.closed:
+            return
+        while self.collected:
+            self.forget(self.collected.pop())
+        workers = {o: w for g in self.groups.values() for w in g.workers for o in w.waitables}
+        ready = wait_for(list(workers), timeout) if workers or timeout > 0 else []
+        for worker in {workers[obj]: None for obj in ready}:
+            self._route(worker.receive())
+            if worker.dead:
+                self._bury(worker)
+        for group in self.groups.values():
+            group.dispatch(self.tasks, self.fns)
+
+    def _route(self, messages: list[bytes]) -> None:
+        for message in messages:
+            lane_id, ticket = _HEADER.unpack_from(message)
+            try:
+                outcome = shm.loads(memoryview(message)[_HEADER.size :])
+            except Exception as exc:
+                outcome = Failed(_unsendable("the task's result", exc))
+            self._resolve(lane_id, ticket, outcome)
+
+    def _resolve(self, lane_id: int, ticket: int, outcome: Outcome) -> None:
+        task = self.tasks.pop(ticket, None)
+        if task is not None and task.worker is not None:
+            task.worker.assigned.remove(ticket)
+        lane = self.lanes.get(lane_id)
+        if lane is not None:
+            lane.resolve(ticket, outcome)
+
+    def _bury(self, worker: _Worker) -> None:
+        """A worker died: fail the task it was running, give its other tasks to others."""
+        self._route(worker.receive())
+        code = worker.process.exitcode
+        logger.warning(
+            "%s worker %d died (%s); starting another",
+            worker.kind,
+            worker.pid,
+            _describe_exit(code),
+        )
+        requeue = []
+        for ticket in list(worker.assigned):
+            task = self.tasks.get(ticket)
+            if task is None:
+                continue
+            if ticket == worker.slot.value:
+                self._resolve(task.lane, ticket, Failed(_died(worker.pid, code)))
+                shm.unlink(task.args.segments)
+            else:
+                task.worker = None
+                requeue.append(ticket)
+        worker.assigned.clear()
+        group = self.groups[worker.kind]
+        group.backlog.extendleft(reversed(requeue))
+        group.replace(worker)
+
+    # -- the rest ---------------------------------------------------------------------------
+    def stats(self) -> PoolStats:
+        load, dump = (self.groups[kind].stats(self.tasks) for kind in KINDS)
+        return PoolStats(self.groups["load"].size, load, dump)
+
+    def shutdown(self) -> None:
+        """See NOTE [ Shutdown protocol ]."""
+        self.closed = True
+        workers = [w for group in self.groups.values() for w in group.workers]
+        for group in self.groups.values():
+            group.workers = []
+        self.stop.value = 1
+        _stop_all(workers)
+        self.tasks.clear()
+        shm.sweep(self.prefix)
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuntimeError("the process pool is closed; make a new one")
+
+
+class _Group:
+    """The workers of one kind and the tasks waiting for them, started on the first task."""
+
+    def __init__(self, kind: Kind, size: int, context: Any, prefix: str, stop: Any) -> None:
+        self.kind = kind
+        self.size = size
+        self.context = context
+        self.prefix = prefix
+        self.stop = stop
+        self.workers: list[_Worker] = []
+        self.backlog: deque[int] = deque()
+        self._numbers = itertools.count()
+        self._seed = secrets.randbits(32)  # not `random`: the parent's stream stays as it was
+
+    def dispatch(self, tasks: dict[int, _Task], fns: dict[int, bytes | ErrorInfo]) -> None:
+        while self.backlog:
+            worker = self._least_busy()
+            if len(worker.assigned) >= PREFETCH:
+                return
+            ticket = self.backlog.popleft()
+            task = tasks.get(ticket)
+            if task is None:
+                continue
+            fn = fns.get(task.lane)
+            if isinstance(fn, bytes):
+                worker.give(ticket, task, fn)
+            else:  # its lane was closed while a dead worker held the task
+                del tasks[ticket]
+                shm.unlink(task.args.segments)
+
+    def forget(self, lane_id: int) -> None:
+        for worker in self.workers:
+            worker.forget(lane_id)
+
+    def replace(self, worker: _Worker) -> None:
+        worker.release()
+        shm.sweep(f"{self.prefix}{worker.pid}_")
+        self.workers[self.workers.index(worker)] = self._start()
+
+    def stats(self, tasks: dict[int, _Task]) -> KindStats:
+        running = sum(len(w.assigned) for w in self.workers)
+        alive = sum(1 for w in self.workers if not w.dead)
+        return KindStats(sum(1 for t in self.backlog if t in tasks), running, alive)
+
+    def _least_busy(self) -> _Worker:
+        if not self.workers:
+            self.workers = [self._start() for _ in range(self.size)]
+        return min(self.workers, key=lambda w: len(w.assigned))
+
+    def _start(self) -> _Worker:
+        number = next(self._numbers)
+        return _Worker(self, number, (self._seed + number) % 2**32)
+
+
+class _Worker:
+    """One worker process, its task queue, its result pipe and the slot where it writes the
+    ticket it is running (read after it dies, to know which task to report)."""
+
+    def __init__(self, group: _Group, number: int, seed: int) -> None:
+        context = group.context
+        self.kind = group.kind
+        self.tasks = context.Queue()
+        self.slot = context.RawValue("q", -1)
+        reader, writer = context.Pipe(duplex=False)
+        settings = _Settings(os.getpid(), group.prefix, seed)
+        self.process = context.Process(
+            target=_work,
+            args=(self.tasks, writer, self.slot, group.stop, settings),
+            name=f"graphbook-{group.kind}-{number}",
+            daemon=True,
+        )
+        self.process.start()
+        writer.close()  # Only the worker may hold the write end, so its death reads as EOF.
+        self.reader = reader
+        self.pid: int = self.process.pid
+        self.assigned: list[int] = []
+        self.lanes: set[int] = set()
+
+    @property
+    def waitables(self) -> tuple[Any, int]:
+        return self.reader, self.process.sentinel
+
+    @property
+    def dead(self) -> bool:
+        return self.process.exitcode is not None
+
+    def give(self, ticket: int, task: _Task, fn: bytes) -> None:
+        if task.lane not in self.lanes:
+            self.lanes.add(task.lane)
+            self.tasks.put(("fn", task.lane, 0, fn))
+        self.tasks.put(("task", task.lane, ticket, task.args.data))
+        self.assigned.append(ticket)
+        task.worker = self
+
+    def forget(self, lane_id: int) -> None:
+        if lane_id in self.lanes and not self.dead:
+            self.lanes.discard(lane_id)
+            self.tasks.put(("forget", lane_id, 0, b""))
+
+    def receive(self) -> list[bytes]:
+        """Every whole message in the pipe, without blocking."""
+        messages = []
+        try:
+            while self.reader.poll():
+                messages.append(self.reader.recv_bytes())
+        except (EOFError, OSError):
+            pass
+        return messages
+
+    def release(self) -> None:
+        self.reader.close()
+        self.tasks.cancel_join_thread()
+        self.tasks.close()
+
+
+def _stop_all(workers: list[_Worker]) -> None:
+    """Steps 2 to 5 of NOTE [ Shutdown protocol ]."""
+    for worker in workers:
+        if not worker.dead:
+            worker.tasks.put(None)
+    deadline = time.monotonic() + SHUTDOWN_GRACE
+    alive = [w for w in workers if not w.dead]
+    while alive and time.monotonic() < deadline:
+        for worker in alive:
+            worker.receive()
+        wait_for([o for w in alive for o in w.waitables], min(0.1, SHUTDOWN_GRACE))
+        alive = [w for w in alive if not w.dead]
+    for end in ("terminate", "kill"):
+        for worker in alive:
+            getattr(worker.process, end)()
+        for worker in alive:
+            worker.process.join(1.0)
+        alive = [w for w in alive if not w.dead]
+    for worker in alive:
+        logger.error("worker %d did not stop, even when killed", worker.pid)
+    for worker in workers:
+        worker.release()
+
+
+# -- in the worker process ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Settings:
+    parent: int
+    prefix: str
+    seed: int
+
+
+def _work(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -> None:
+    """A worker's life: take messages until the pill, the stop flag or the parent's death."""
+    _prepare(settings.seed)
+    _serve(tasks, results, slot, stop, settings)
+    if os.getppid() != settings.parent:
+        # Nobody will read what the parent and this worker left in shared memory.
+        shm.sweep(f"{settings.prefix}{settings.parent}_")
+        shm.sweep(f"{settings.prefix}{os.getpid()}_")
+
+
+def _serve(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -> None:
+    fns: dict[int, Callable[..., Any] | ErrorInfo] = {}
+    while not stop.value:
+        message = _receive(tasks, settings.parent)
+        if message is None:
+            return
+        tag, lane, ticket, data = message
+        if tag == "fn":
+            fns[lane] = _unpickle_fn(data)
+        elif tag == "forget":
+            fns.pop(lane, None)
+        elif not stop.value:
+            slot.value = ticket
+            outcome = _run(fns.get(lane), data)
+            if not _send(results, lane, ticket, outcome, settings.prefix):
+                return
+
+
+def _prepare(seed: int) -> None:
+    """Leave Ctrl-C to the parent; give each worker its own random streams, as DataLoader does,
+    since a forked worker would otherwise repeat its parent's; one thread for torch."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    random.seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(seed)
+        torch.set_num_threads(1)
+
+
+def _receive(tasks: Any, parent: int) -> Message | None:
+    while True:
+        try:
+            message: Message | None = tasks.get(timeout=WATCHDOG_INTERVAL)
+            return message
+        except queue.Empty:
+            if os.getppid() != parent:
+                return None
+
+
+def _run(fn: Callable[..., Any] | ErrorInfo | None, data: bytes) -> Outcome:
+    if isinstance(fn, ErrorInfo):
+        return Failed(fn)
+    if fn is None:
+        return Failed(ErrorInfo("LookupError", "the worker has no function for this lane", ""))
+    try:
+        args = shm.loads(data)
+    except Exception as exc:
+        return Failed(_unsendable("the task's arguments", exc))
+    return call(fn, args)
+
+
+def _send(results: Any, lane: int, ticket: int, outcome: Outcome, prefix: str) -> bool:
+    """Write the outcome to the parent; False if the parent is gone."""
+    try:
+        packed = shm.dumps(outcome, prefix)
+    except Exception as exc:
+        packed = shm.dumps(Failed(_unsendable("the task's result", exc)))
+    try:
+        results.send_bytes(_HEADER.pack(lane, ticket) + packed.data)
+    except OSError:
+        shm.unlink(packed.segments)
+        return False
+    return True
+
+
+# -- helpers --------------------------------------------------------------------------------
+def _context() -> Any:
+    """Fork on Linux, as DataLoader does: fast, and workers see what the parent imported."""
+    return multiprocess.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+
+
+def _pickle_fn(fn: Callable[..., Any], forks: bool) -> bytes | ErrorInfo:
+    try:
+        return shm.dumps(fn, recurse=not forks).data
+    except Exception as exc:
+        return _unsendable(f"function {getattr(fn, '__qualname__', fn)!r}", exc)
+
+
+def _unpickle_fn(data: bytes) -> Callable[..., Any] | ErrorInfo:
+    try:
+        fn: Callable[..., Any] = shm.loads(data)
+        return fn
+    except Exception as exc:
+        return _unsendable("the function", exc, "could not be loaded in the worker")
+
+
+def _unsendable(what: str, exc: Exception, problem: str = "could not be pickled") -> ErrorInfo:
+    error = ErrorInfo.from_exception(exc)
+    return ErrorInfo(error.type, f"{what} {problem}: {error.message}", error.traceback)
+
+
+def _died(pid: int, code: int | None) -> ErrorInfo:
+    message = (
+        f"the worker process ({pid}) running this task died ({_describe_exit(code)}); "
+        "a new worker took its place"
+    )
+    return ErrorInfo("WorkerDied", message, message)
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"

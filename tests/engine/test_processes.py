@@ -1,0 +1,309 @@
+"""The process pool: order, errors as values, dead workers, shared memory, shutdown."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import multiprocess
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from graphbook import Workflow, batch, run_workflow, source, step
+from graphbook.engine import shm
+from graphbook.engine.pool import Done, Failed, Lane, Outcome, Pool
+from graphbook.engine.processes import ProcessLane, ProcessPool
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX worker processes")
+
+
+@pytest.fixture
+def pool() -> Iterator[ProcessPool]:
+    pool = ProcessPool(2)
+    yield pool
+    pool.close()
+
+
+def drain(pool: ProcessPool, lane: ProcessLane, count: int, limit: float = 20) -> list[Outcome]:
+    outcomes: list[Outcome] = []
+    deadline = time.monotonic() + limit
+    while len(outcomes) < count:
+        assert time.monotonic() < deadline, f"only {len(outcomes)} of {count} outcomes came back"
+        pool.wait(0.1)
+        outcomes += lane.take_ready()
+    return outcomes
+
+
+def run(pool: ProcessPool, fn: Callable[..., Any], inputs: list[Any]) -> list[Outcome]:
+    lane = pool.lane(fn, len(inputs))
+    for value in inputs:
+        lane.submit(value)
+    return drain(pool, lane, len(inputs))
+
+
+def values(outcomes: list[Outcome]) -> list[Any]:
+    failures = [o.error for o in outcomes if isinstance(o, Failed)]
+    assert not failures, failures
+    return [o.value for o in outcomes if isinstance(o, Done)]
+
+
+def segments() -> set[str]:
+    if not os.path.isdir(shm.SHM_DIR):
+        return set()
+    return {name for name in os.listdir(shm.SHM_DIR) if name.startswith(shm.NAME_PREFIX)}
+
+
+def graphbook_children() -> list[Any]:
+    return [p for p in multiprocess.active_children() if p.name.startswith("graphbook-")]
+
+
+# -- functions the workers run ------------------------------------------------------------------
+def square_slowly(x: int) -> int:
+    time.sleep((x * 7 % 5) / 1000)
+    return x * x
+
+
+def sleep_then_echo(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def explode(x: int) -> int:
+    raise ValueError(f"cannot handle {x}")
+
+
+def die_on_13(x: int) -> int:
+    if x == 13:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return x * x
+
+
+def pid(_: Any) -> int:
+    return os.getpid()
+
+
+def tensor_and_array(x: int) -> tuple[torch.Tensor, np.ndarray[Any, Any]]:
+    return torch.full((3, 64, 64), float(x)), np.arange(10_000, dtype=np.float64) * x
+
+
+class KillWhenPickled:
+    def __reduce__(self) -> Any:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def big_tensor_then_death(_: Any) -> tuple[torch.Tensor, KillWhenPickled]:
+    """The tensor reaches a segment, then pickling the rest kills the worker."""
+    return torch.ones(100_000), KillWhenPickled()
+
+
+# -- tests ----------------------------------------------------------------------------------------
+def test_outcomes_leave_in_submission_order(pool: ProcessPool) -> None:
+    assert values(run(pool, square_slowly, list(range(200)))) == [x * x for x in range(200)]
+
+
+def test_take_ready_returns_only_the_outcomes_next_in_order(pool: ProcessPool) -> None:
+    lane = pool.lane(sleep_then_echo, 4)
+    lane.submit(0.5)
+    lane.submit(0.0)
+    deadline = time.monotonic() + 5
+    while pool.stats().load.running > 1 and time.monotonic() < deadline:
+        pool.wait(0.05)
+    assert pool.stats().load.running == 1
+    assert not lane.has_ready
+    assert lane.take_ready() == []
+    assert lane.in_flight == 2
+    assert values(drain(pool, lane, 2)) == [0.5, 0.0]
+    assert lane.in_flight == 0
+
+
+def test_the_pool_and_its_lanes_meet_the_protocols(pool: ProcessPool) -> None:
+    as_pool: Pool = pool
+    lane: Lane = as_pool.lane(square_slowly, 4)
+    assert lane.capacity == 4 and as_pool.workers == 2
+
+
+def test_a_closed_lane_drops_its_tasks_and_the_pool_goes_on(pool: ProcessPool) -> None:
+    lane = pool.lane(sleep_then_echo, 8)
+    for _ in range(8):
+        lane.submit(0.2)
+    lane.close()
+    assert lane.in_flight == 0 and lane.take_ready() == []
+    with pytest.raises(RuntimeError, match="closed"):
+        lane.submit(0.2)
+    assert pool.stats().load.waiting == 0
+    assert values(run(pool, square_slowly, [1, 2, 3])) == [1, 4, 9]
+
+
+def test_lambdas_and_closures_run_in_workers(pool: ProcessPool) -> None:
+    offset = 1000
+
+    def add_offset(x: int) -> int:
+        return x + offset
+
+    assert values(run(pool, add_offset, [1, 2, 3])) == [1001, 1002, 1003]
+    assert values(run(pool, lambda x: f"<{x}>", ["a", "b"])) == ["<a>", "<b>"]
+
+
+def test_an_exception_comes_back_with_its_traceback(pool: ProcessPool) -> None:
+    [outcome] = run(pool, explode, [7])
+    assert isinstance(outcome, Failed)
+    assert outcome.error.type == "ValueError"
+    assert outcome.error.message == "cannot handle 7"
+    assert "in explode" in outcome.error.traceback
+    assert 'raise ValueError(f"cannot handle {x}")' in outcome.error.traceback
+
+
+def test_a_worker_killed_mid_task_fails_that_task_only(pool: ProcessPool) -> None:
+    outcomes = run(pool, die_on_13, list(range(40)))
+    failed = [i for i, o in enumerate(outcomes) if isinstance(o, Failed)]
+    assert failed == [13]
+    error = outcomes[13]
+    assert isinstance(error, Failed) and error.error.type == "WorkerDied"
+    assert "SIGKILL" in error.error.message
+    assert [o.value for o in outcomes if isinstance(o, Done)] == [
+        x * x for x in range(40) if x != 13
+    ]
+    assert values(run(pool, square_slowly, list(range(10)))) == [x * x for x in range(10)]
+    assert pool.stats().load.workers == 2
+
+
+def test_an_idle_worker_killed_from_outside_is_replaced(pool: ProcessPool) -> None:
+    pids = set(values(run(pool, pid, list(range(8)))))
+    os.kill(pids.pop(), signal.SIGKILL)
+    assert values(run(pool, square_slowly, list(range(30)))) == [x * x for x in range(30)]
+
+
+def test_dump_tasks_do_not_wait_behind_load_tasks(pool: ProcessPool) -> None:
+    loads = pool.lane(sleep_then_echo, 8)
+    for _ in range(4):
+        loads.submit(1.0)
+    dumps = pool.lane(lambda x: x, 1, kind="dump")
+    start = time.monotonic()
+    dumps.submit("saved")
+    assert values(drain(pool, dumps, 1)) == ["saved"]
+    assert time.monotonic() - start < 0.9
+    assert pool.stats().load.waiting + pool.stats().load.running == 4
+
+
+def test_tensors_and_arrays_come_back_through_shared_memory(pool: ProcessPool) -> None:
+    [(tensor, array)] = values(run(pool, tensor_and_array, [3]))
+    assert torch.equal(tensor, torch.full((3, 64, 64), 3.0))
+    assert np.array_equal(array, np.arange(10_000, dtype=np.float64) * 3)
+    if sys.platform.startswith("linux"):
+        assert f"{shm.SHM_DIR}/{shm.NAME_PREFIX}" in mapped_file(tensor.data_ptr())
+        assert f"{shm.SHM_DIR}/{shm.NAME_PREFIX}" in mapped_file(array.ctypes.data)
+    tensor += 1  # a view on writable memory, like any tensor
+    assert float(tensor[0, 0, 0]) == 4.0
+
+
+def test_a_tensor_is_sent_as_a_small_handle() -> None:
+    tensor = torch.randn(3, 224, 224)
+    packed = shm.dumps({"image": tensor, "label": 1}, "graphbook_test_")
+    assert len(packed.data) < 512 and len(packed.segments) == 1
+    assert torch.equal(shm.loads(packed.data)["image"], tensor)
+    assert not {n for n in segments() if n.startswith("graphbook_test_")}
+
+
+def test_images_strings_and_nested_structures_come_back(pool: ProcessPool) -> None:
+    def nested(x: int) -> dict[str, Any]:
+        image = Image.new("RGB", (8, 8), (x, 0, 0))
+        return {"image": image, "text": "é" * x, "deep": [{"a": (np.arange(5000) + x, None)}]}
+
+    [result] = values(run(pool, nested, [9]))
+    assert result["image"].getpixel((0, 0)) == (9, 0, 0)
+    assert result["text"] == "é" * 9
+    assert np.array_equal(result["deep"][0]["a"][0], np.arange(5000) + 9)
+
+
+def test_what_cannot_be_pickled_fails_as_a_value(pool: ProcessPool) -> None:
+    generator = (i for i in range(3))
+    [result] = run(pool, lambda n: (i for i in range(n)), [1])
+    assert isinstance(result, Failed)
+    assert "the task's result could not be pickled" in result.error.message
+    [fn] = run(pool, lambda _: generator, [1])
+    assert isinstance(fn, Failed) and "could not be pickled" in fn.error.message
+    [args] = run(pool, str, [generator])
+    assert isinstance(args, Failed)
+    assert "the task's arguments could not be pickled" in args.error.message
+
+
+def test_no_segment_outlives_close_or_a_crash() -> None:
+    before = segments()
+    pool = ProcessPool(2)
+    [outcome] = run(pool, big_tensor_then_death, [0])
+    assert isinstance(outcome, Failed) and outcome.error.type == "WorkerDied"
+    assert segments() == before
+    lane = pool.lane(tensor_and_array, 8)
+    for x in range(6):
+        lane.submit(x)
+    time.sleep(1.0)  # the results wait, unread, in segments
+    pool.close()
+    assert segments() == before
+    assert graphbook_children() == []
+
+
+def test_close_ends_a_worker_stuck_in_a_task() -> None:
+    pool = ProcessPool(2)
+    lane = pool.lane(sleep_then_echo, 2)
+    lane.submit(1000)
+    time.sleep(0.3)
+    start = time.monotonic()
+    pool.close()
+    assert time.monotonic() - start < 5
+    assert graphbook_children() == []
+    pool.close()  # idempotent
+    with pytest.raises(RuntimeError, match="closed"):
+        pool.lane(square_slowly, 1)
+
+
+# -- end to end ---------------------------------------------------------------------------------
+def load_image(item: int) -> torch.Tensor:
+    return torch.full((3, 64, 64), float(item)) + torch.arange(64.0)
+
+
+@step("Tests/Numbers")
+@source()
+def numbers(ctx: Any) -> Iterator[dict[str, Any]]:
+    for i in range(30):
+        yield {"id": i, "items": [i, i + 100]}
+
+
+@step("Tests/Totals")
+@batch(4, "items", load_fn=load_image)
+def totals(ctx: Any, outputs: list[Any], items: list[Any], data: list[dict[str, Any]]) -> None:
+    for tensor, item, dict_ in zip(outputs, items, data, strict=True):
+        dict_.setdefault("totals", []).append((item, float(tensor.sum())))
+        dict_.setdefault("tensors", []).append(tensor)
+
+
+def test_a_batch_workflow_gives_the_same_results_with_and_without_workers() -> None:
+    workflow = Workflow()
+    source_ref = workflow.add(numbers)
+    totals_ref = workflow.add(totals, batch_size=4, item_key="items")
+    workflow.connect(source_ref, totals_ref)
+    inline = run_workflow(workflow, workers=0, collect=True)
+    pooled = run_workflow(workflow, workers=2, collect=True)
+    assert inline.ok and pooled.ok
+    expected, got = inline.output(totals_ref.id), pooled.output(totals_ref.id)
+    assert [d["id"] for d in got] == [d["id"] for d in expected] == list(range(30))
+    assert [d["totals"] for d in got] == [d["totals"] for d in expected]
+    for a, b in zip(got, expected, strict=True):
+        assert all(torch.equal(x, y) for x, y in zip(a["tensors"], b["tensors"], strict=True))
+    assert graphbook_children() == []
+
+
+def mapped_file(address: int) -> str:
+    """The file behind the memory mapping that holds `address` (Linux)."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split()
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            if start <= address < end:
+                return " ".join(fields[5:])
+    return ""
