@@ -1,0 +1,284 @@
+"""The local run store (SQLite): runs of workflows and batch jobs, metrics, checkpoints and
+model versions. One file under the data directory; safe to use from several threads and
+processes (WAL mode, one short transaction per call)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+RunKind = Literal["workflow", "batch", "train"]
+DEFAULT_HOME = ".graphbook"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, kind TEXT NOT NULL, name TEXT NOT NULL, status TEXT NOT NULL,
+    config TEXT NOT NULL DEFAULT '{}', counts TEXT NOT NULL DEFAULT '{}', error TEXT,
+    started REAL NOT NULL, ended REAL
+);
+CREATE TABLE IF NOT EXISTS metrics (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL REFERENCES runs(id),
+    grp TEXT NOT NULL, steps_completed INTEGER NOT NULL, metrics TEXT NOT NULL, time REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    uuid TEXT PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs(id), path TEXT NOT NULL,
+    steps_completed INTEGER NOT NULL, metadata TEXT NOT NULL DEFAULT '{}', time REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS model_versions (
+    model TEXT NOT NULL, version INTEGER NOT NULL,
+    checkpoint_uuid TEXT NOT NULL REFERENCES checkpoints(uuid), time REAL NOT NULL,
+    PRIMARY KEY (model, version)
+);
+CREATE TABLE IF NOT EXISTS run_links (
+    run_id TEXT NOT NULL REFERENCES runs(id), checkpoint_uuid TEXT, model TEXT, version INTEGER
+);
+CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run_id, grp);
+"""
+
+
+def data_home() -> Path:
+    """The data directory: $GRAPHBOOK_HOME, else `.graphbook` in the current directory."""
+    return Path(os.environ.get("GRAPHBOOK_HOME", DEFAULT_HOME))
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: str
+    kind: str
+    name: str
+    status: str
+    config: dict[str, Any]
+    counts: dict[str, Any]
+    error: str | None
+    started: float
+    ended: float | None
+
+
+@dataclass(frozen=True)
+class MetricRecord:
+    run_id: str
+    group: str
+    steps_completed: int
+    metrics: dict[str, Any]
+    time: float
+
+
+@dataclass(frozen=True)
+class CheckpointRecord:
+    uuid: str
+    run_id: str
+    path: str
+    steps_completed: int
+    metadata: dict[str, Any]
+    time: float
+
+
+class Store:
+    """Runs, metrics, checkpoints and model versions in one SQLite file."""
+
+    def __init__(self, path: Path | str | None = None) -> None:
+        self.path = Path(path) if path is not None else data_home() / "graphbook.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        with self._connect() as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(SCHEMA)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            db = sqlite3.connect(self.path, timeout=30)
+            try:
+                with db:
+                    yield db
+            finally:
+                db.close()
+
+    # -- runs --------------------------------------------------------------------------------
+    def start_run(
+        self, kind: RunKind, name: str, config: dict[str, Any] | None = None, run_id: str = ""
+    ) -> str:
+        run_id = run_id or uuid.uuid4().hex[:12]
+        with self._connect() as db:
+            db.execute(
+                "INSERT INTO runs (id, kind, name, status, config, started) VALUES (?,?,?,?,?,?)",
+                (run_id, kind, name, "running", _dump(config or {}), time.time()),
+            )
+        return run_id
+
+    def finish_run(
+        self,
+        run_id: str,
+        status: str,
+        counts: dict[str, Any] | None = None,
+        error: str | None = None,
+    ) -> None:
+        with self._connect() as db:
+            db.execute(
+                "UPDATE runs SET status=?, counts=?, error=?, ended=? WHERE id=?",
+                (status, _dump(counts or {}), error, time.time(), run_id),
+            )
+
+    def set_status(self, run_id: str, status: str) -> None:
+        with self._connect() as db:
+            db.execute("UPDATE runs SET status=? WHERE id=?", (status, run_id))
+
+    def get_run(self, run_id: str) -> RunRecord:
+        with self._connect() as db:
+            row = db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"no run with id {run_id!r}")
+        return _run(row)
+
+    def list_runs(self, kind: str | None = None, limit: int = 100) -> list[RunRecord]:
+        query, args = "SELECT * FROM runs", ()
+        if kind is not None:
+            query, args = query + " WHERE kind=?", (kind,)
+        with self._connect() as db:
+            rows = db.execute(query + " ORDER BY started DESC LIMIT ?", (*args, limit)).fetchall()
+        return [_run(r) for r in rows]
+
+    # -- metrics -----------------------------------------------------------------------------
+    def report_metrics(
+        self, run_id: str, group: str, steps_completed: int, metrics: dict[str, Any]
+    ) -> None:
+        with self._connect() as db:
+            db.execute(
+                "INSERT INTO metrics (run_id, grp, steps_completed, metrics, time) "
+                "VALUES (?,?,?,?,?)",
+                (run_id, group, steps_completed, _dump(metrics), time.time()),
+            )
+
+    def metrics(self, run_ids: list[str], group: str | None = None) -> list[MetricRecord]:
+        if not run_ids:
+            return []
+        marks = ",".join("?" * len(run_ids))
+        columns = "run_id, grp, steps_completed, metrics, time"
+        query = f"SELECT {columns} FROM metrics WHERE run_id IN ({marks})"
+        args: tuple[Any, ...] = tuple(run_ids)
+        if group is not None:
+            query, args = query + " AND grp=?", (*args, group)
+        with self._connect() as db:
+            rows = db.execute(query + " ORDER BY id", args).fetchall()
+        return [MetricRecord(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
+
+    # -- checkpoints and models ----------------------------------------------------------------
+    def add_checkpoint(
+        self,
+        run_id: str,
+        path: str,
+        steps_completed: int,
+        metadata: dict[str, Any] | None = None,
+        checkpoint_uuid: str = "",
+    ) -> str:
+        checkpoint_uuid = checkpoint_uuid or str(uuid.uuid4())
+        with self._connect() as db:
+            db.execute(
+                "INSERT INTO checkpoints VALUES (?,?,?,?,?,?)",
+                (
+                    checkpoint_uuid,
+                    run_id,
+                    path,
+                    steps_completed,
+                    _dump(metadata or {}),
+                    time.time(),
+                ),
+            )
+        return checkpoint_uuid
+
+    def get_checkpoint(self, checkpoint_uuid: str) -> CheckpointRecord:
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT * FROM checkpoints WHERE uuid=?", (checkpoint_uuid,)
+            ).fetchone()
+        if row is None:
+            raise KeyError(f"no checkpoint with uuid {checkpoint_uuid!r}")
+        return _checkpoint(row)
+
+    def checkpoints(self, run_id: str) -> list[CheckpointRecord]:
+        with self._connect() as db:
+            rows = db.execute(
+                "SELECT * FROM checkpoints WHERE run_id=? ORDER BY time", (run_id,)
+            ).fetchall()
+        return [_checkpoint(r) for r in rows]
+
+    def register_model_version(self, model: str, checkpoint_uuid: str) -> int:
+        """Add `checkpoint_uuid` as the next version of `model`; returns the version number."""
+        with self._connect() as db:
+            row = db.execute("SELECT MAX(version) FROM model_versions WHERE model=?", (model,))
+            version = int(row.fetchone()[0] or 0) + 1
+            db.execute(
+                "INSERT INTO model_versions VALUES (?,?,?,?)",
+                (model, version, checkpoint_uuid, time.time()),
+            )
+        return version
+
+    def model_version_checkpoint(self, model: str, version: int) -> str:
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT checkpoint_uuid FROM model_versions WHERE model=? AND version=?",
+                (model, version),
+            ).fetchone()
+        if row is None:
+            raise KeyError(f"model {model!r} has no version {version}")
+        return str(row[0])
+
+    def link_run(
+        self,
+        run_id: str,
+        checkpoint_uuid: str | None = None,
+        model: str | None = None,
+        version: int | None = None,
+    ) -> None:
+        """Record that a run used a checkpoint or a model version (for lineage queries)."""
+        with self._connect() as db:
+            db.execute(
+                "INSERT INTO run_links VALUES (?,?,?,?)", (run_id, checkpoint_uuid, model, version)
+            )
+
+    def runs_using(
+        self,
+        checkpoint_uuid: str | None = None,
+        model: str | None = None,
+        version: int | None = None,
+    ) -> list[str]:
+        args: tuple[Any, ...]
+        if checkpoint_uuid is not None:
+            query, args = "SELECT run_id FROM run_links WHERE checkpoint_uuid=?", (checkpoint_uuid,)
+        else:
+            query, args = (
+                "SELECT run_id FROM run_links WHERE model=? AND version=?",
+                (model, version),
+            )
+        with self._connect() as db:
+            return [r[0] for r in db.execute(query, args).fetchall()]
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, default=str, sort_keys=True)
+
+
+def _run(row: tuple[Any, ...]) -> RunRecord:
+    return RunRecord(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        json.loads(row[4]),
+        json.loads(row[5]),
+        row[6],
+        row[7],
+        row[8],
+    )
+
+
+def _checkpoint(row: tuple[Any, ...]) -> CheckpointRecord:
+    return CheckpointRecord(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5])
