@@ -139,7 +139,7 @@ class Store:
         return _run(row)
 
     def list_runs(self, kind: str | None = None, limit: int = 100) -> list[RunRecord]:
-        query, args = "SELECT * FROM runs", ()
+        query, args = "SELECT * FROM runs", tuple[str, ...]()
         if kind is not None:
             query, args = query + " WHERE kind=?", (kind,)
         with self._connect() as db:
