@@ -1,0 +1,1 @@
+"""Small self-contained example models and data generators used by example workflows."""
