@@ -1,4 +1,5 @@
-"""The command line: `graphbook run`, `graphbook nodes`, `graphbook convert`.
+"""The command line: `graphbook` / `graphbook serve` (the editor), `graphbook run` (headless),
+`graphbook nodes`, `graphbook convert`, and `graphbook runs` / `graphbook metrics` (the store).
 
 Exit codes: 0 the run completed without errors; 1 a node failed; 2 a usage, file or
 workflow error (nothing ran); 130 the run was stopped with Ctrl-C (143 with SIGTERM).
@@ -7,6 +8,7 @@ workflow error (nothing ran); 130 the run was stopped with Ctrl-C (143 with SIGT
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import signal
@@ -14,6 +16,8 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import closing
+from dataclasses import asdict
+from datetime import datetime
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -27,6 +31,7 @@ from graphbook.errors import GraphbookError
 from graphbook.params import ParamSpec
 from graphbook.registry import Registry
 from graphbook.spec import NodeSpec
+from graphbook.store import MetricRecord, RunRecord, Store, data_home
 from graphbook.terminal import JsonSink, TerminalSink
 from graphbook.workflow import Workflow
 
@@ -47,7 +52,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version and usage errors end parsing this way
         return exc.code if isinstance(exc.code, int) else USAGE
-    if args.command is None:  # `graphbook serve` will join the commands later
+    if args.command is None and argv is None:  # `graphbook` typed bare starts the server
+        args = parser.parse_args(["serve"])
+    if args.command is None:  # `main([])` from code: show the commands
         parser.print_help()
         return OK
     configure_logging(args.verbose)
@@ -90,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
         "-v", "--verbose", action="store_true", help="show tracebacks of node files that fail"
     )
     add_run_parser(commands, nodes)
+    add_serve_parser(commands)
+    add_store_parsers(commands)
     listing = commands.add_parser("nodes", parents=[nodes], help="list the node catalog")
     listing.set_defaults(command=cmd_nodes)
     convert = commands.add_parser("convert", help="write a workflow in the canonical format")
@@ -283,6 +292,61 @@ def param_line(param: ParamSpec) -> str:
     return line + (f"  {param.description}" if param.description else "")
 
 
+# -- graphbook serve ---------------------------------------------------------------------------
+def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = commands.add_parser("serve", help="start the server and web app (the default)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8005, help="port to listen on")
+    serve.add_argument("--workflows", type=Path, default=Path("workflows"), metavar="DIR")
+    serve.add_argument("--nodes", type=Path, default=Path(NODES_FOLDER), metavar="DIR")
+    serve.add_argument("--data", type=Path, default=None, metavar="DIR", help="run store folder")
+    serve.add_argument(
+        "--media",
+        type=Path,
+        action="append",
+        default=None,
+        metavar="DIR",
+        help="a folder whose images the browser may show (repeatable; default: ./data)",
+    )
+    serve.add_argument("--workers", type=workers_count, default=0, metavar="N")
+    serve.add_argument(
+        "--token",
+        default=os.environ.get("GRAPHBOOK_TOKEN"),
+        help="require this token (needed off 127.0.0.1; default: $GRAPHBOOK_TOKEN)",
+    )
+    serve.add_argument("--allow-origin", action="append", default=[], metavar="URL")
+    serve.add_argument("--cache-mb", type=int, default=1024, metavar="MB")
+    serve.add_argument("--no-watch", action="store_true", help="do not watch the nodes folder")
+    serve.add_argument("-v", "--verbose", action="store_true")
+    serve.set_defaults(command=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from aiohttp import web
+
+    from graphbook.server import ServerSettings, create_app
+
+    media = args.media if args.media is not None else [Path("data")]
+    settings = ServerSettings(
+        host=args.host,
+        port=args.port,
+        workflows=args.workflows,
+        nodes=args.nodes,
+        data=args.data or data_home(),
+        media=tuple(media),
+        workers=args.workers,
+        token=args.token,
+        allowed_origins=tuple(args.allow_origin),
+        cache_budget=args.cache_mb << 20,
+        watch=not args.no_watch,
+    )
+    app = create_app(settings)
+    url = f"http://{args.host}:{args.port}/"
+    output_console().print(Text(f"Graphbook at {url}  (Ctrl-C to stop)"))
+    web.run_app(app, host=args.host, port=args.port, print=None)
+    return OK
+
+
 # -- graphbook convert -------------------------------------------------------------------------
 def cmd_convert(args: argparse.Namespace) -> int:
     workflow = Workflow.load(args.input)
@@ -290,3 +354,94 @@ def cmd_convert(args: argparse.Namespace) -> int:
     nodes, edges = len(workflow.nodes), len(workflow.edges)
     output_console().print(Text(f"wrote {path} ({nodes} node(s), {edges} edge(s))"))
     return OK
+
+
+# -- graphbook runs / graphbook metrics ------------------------------------------------------
+def add_store_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    store = argparse.ArgumentParser(add_help=False)
+    store.add_argument(
+        "--home",
+        type=Path,
+        metavar="DIR",
+        help="the data directory (default: $GRAPHBOOK_HOME or ./.graphbook)",
+    )
+    store.add_argument("--json", action="store_true", help="print JSON lines")
+    runs = commands.add_parser("runs", parents=[store], help="list runs from the run store")
+    runs.add_argument("--kind", choices=["workflow", "batch", "train"], help="only this kind")
+    runs.add_argument("--limit", type=workers_count, default=50, metavar="N", help="at most N")
+    runs.set_defaults(command=cmd_runs)
+    metrics = commands.add_parser("metrics", parents=[store], help="show metrics of runs")
+    metrics.add_argument("run", nargs="?", metavar="RUN_ID", help="a run's metrics")
+    chosen = metrics.add_mutually_exclusive_group()
+    chosen.add_argument("--checkpoint", metavar="UUID", help="of the runs that used it")
+    chosen.add_argument("--model", metavar="NAME", help="of the runs that used its --version")
+    metrics.add_argument("--version", type=int, default=-1, help="model version (default: latest)")
+    metrics.add_argument("--group", help="only this metrics group")
+    metrics.set_defaults(command=cmd_metrics)
+
+
+def open_store(home: Path | None) -> Store | None:
+    """The run store under `home` (or the default data directory); None if there is none."""
+    path = (home if home is not None else data_home()) / "graphbook.sqlite"
+    return Store(path) if path.exists() else None
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    store = open_store(args.home)
+    out = output_console()
+    records = store.list_runs(args.kind, args.limit) if store is not None else []
+    for record in records:
+        out.print(Text(json.dumps(asdict(record)) if args.json else run_line(record)))
+    if not records and not args.json:
+        error_console().print(Text("no runs yet"))
+    return OK
+
+
+def run_line(run: RunRecord) -> str:
+    started = datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M:%S")
+    done, total = run.counts.get("batches_completed"), run.counts.get("total_batches")
+    progress = f"  {done}/{total if total is not None else '?'} batches" if done is not None else ""
+    return f"{run.id}  {run.kind:<8} {run.status:<9}  {started}  {run.name}{progress}"
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    store = open_store(args.home)
+    if store is None:
+        raise GraphbookError("no run store yet: nothing has run with this data directory")
+    try:
+        records = select_metrics(store, args)
+    except KeyError as exc:
+        raise GraphbookError(str(exc.args[0] if exc.args else exc)) from None
+    out = output_console()
+    for record in records:
+        out.print(Text(json.dumps(asdict(record)) if args.json else metric_line(record)))
+    return OK
+
+
+def select_metrics(store: Store, args: argparse.Namespace) -> list[MetricRecord]:
+    if args.checkpoint is not None:
+        store.get_checkpoint(args.checkpoint)
+        return store.checkpoint_metrics(args.checkpoint, args.group)
+    if args.model is not None:
+        versions = store.model_versions(args.model)
+        if not versions:
+            raise KeyError(f"no model named {args.model!r}")
+        version = versions[-1].version if args.version == -1 else args.version
+        store.model_version_checkpoint(args.model, version)
+        return store.model_version_metrics(args.model, version, args.group)
+    if args.run is None:
+        raise GraphbookError("give a RUN_ID, --checkpoint UUID or --model NAME")
+    store.get_run(args.run)
+    return store.metrics([args.run], args.group)
+
+
+def metric_line(record: MetricRecord) -> str:
+    values = " ".join(f"{k}={metric_value(v)}" for k, v in record.metrics.items())
+    return f"{record.run_id}  {record.group:<10} {record.steps_completed:>6}  {values}"
+
+
+def metric_value(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -261,6 +261,120 @@ class Store:
         with self._connect() as db:
             return [r[0] for r in db.execute(query, args).fetchall()]
 
+    # -- batch runs: lookup by name, atomic checkpoint commits, lineage queries ---------------
+    def latest_run(self, kind: RunKind, name: str) -> RunRecord | None:
+        """The most recently started run of `kind` called `name`, or None."""
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT * FROM runs WHERE kind=? AND name=? ORDER BY started DESC, rowid DESC",
+                (kind, name),
+            ).fetchone()
+        return None if row is None else _run(row)
+
+    def commit_checkpoint(self, commit: CheckpointCommit) -> None:
+        """Record a checkpoint, the metrics that belong to it and (optionally) the run's new
+        status and counts in one transaction: either all of it is stored or none of it."""
+        now = time.time()
+        with self._connect() as db:
+            db.execute(
+                "INSERT INTO checkpoints VALUES (?,?,?,?,?,?)",
+                (
+                    commit.uuid,
+                    commit.run_id,
+                    commit.path,
+                    commit.steps_completed,
+                    _dump(commit.metadata),
+                    now,
+                ),
+            )
+            db.executemany(
+                "INSERT INTO metrics (run_id, grp, steps_completed, metrics, time) "
+                "VALUES (?,?,?,?,?)",
+                [(commit.run_id, g, s, _dump(m), now) for g, s, m in commit.metrics],
+            )
+            if commit.counts is not None:
+                db.execute(
+                    "UPDATE runs SET counts=? WHERE id=?", (_dump(commit.counts), commit.run_id)
+                )
+            if commit.status is not None:
+                ended = None if commit.status == "running" else now
+                db.execute(
+                    "UPDATE runs SET status=?, ended=? WHERE id=?",
+                    (commit.status, ended, commit.run_id),
+                )
+
+    def set_counts(self, run_id: str, counts: dict[str, Any]) -> None:
+        with self._connect() as db:
+            db.execute("UPDATE runs SET counts=? WHERE id=?", (_dump(counts), run_id))
+
+    def model_versions(self, model: str) -> list[ModelVersionRecord]:
+        with self._connect() as db:
+            rows = db.execute(
+                "SELECT model, version, checkpoint_uuid, time FROM model_versions "
+                "WHERE model=? ORDER BY version",
+                (model,),
+            ).fetchall()
+        return [ModelVersionRecord(*row) for row in rows]
+
+    def links(self, run_id: str) -> list[LinkRecord]:
+        """The checkpoints and model versions `run_id` used, each once."""
+        with self._connect() as db:
+            rows = db.execute(
+                "SELECT DISTINCT run_id, checkpoint_uuid, model, version FROM run_links "
+                "WHERE run_id=?",
+                (run_id,),
+            ).fetchall()
+        return [LinkRecord(*row) for row in rows]
+
+    def checkpoint_metrics(
+        self, checkpoint_uuid: str, group: str | None = None
+    ) -> list[MetricRecord]:
+        """Metrics of every run that used this checkpoint, directly or through a model version."""
+        return self.metrics(_unique(self.runs_using(checkpoint_uuid=checkpoint_uuid)), group)
+
+    def model_version_metrics(
+        self, model: str, version: int, group: str | None = None
+    ) -> list[MetricRecord]:
+        """Metrics of every run that used this model version."""
+        return self.metrics(_unique(self.runs_using(model=model, version=version)), group)
+
+
+@dataclass(frozen=True)
+class CheckpointCommit:
+    """One checkpoint to store atomically with its metrics (see `Store.commit_checkpoint`).
+
+    `metrics` holds `(group, steps_completed, metrics)` rows; `status`, when given, becomes the
+    run's status (any status but "running" also sets its end time)."""
+
+    run_id: str
+    uuid: str
+    path: str
+    steps_completed: int
+    metadata: dict[str, Any]
+    metrics: tuple[tuple[str, int, dict[str, Any]], ...] = ()
+    status: str | None = None
+    counts: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ModelVersionRecord:
+    model: str
+    version: int
+    checkpoint_uuid: str
+    time: float
+
+
+@dataclass(frozen=True)
+class LinkRecord:
+    run_id: str
+    checkpoint_uuid: str | None
+    model: str | None
+    version: int | None
+
+
+def _unique(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
 
 def _dump(value: Any) -> str:
     return json.dumps(value, default=str, sort_keys=True)

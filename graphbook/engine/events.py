@@ -9,6 +9,21 @@ from typing import Any, Literal
 
 RunStatus = Literal["completed", "failed", "stopped"]
 NodeStatus = Literal["done", "failed", "stopped"]
+PlanAction = Literal["run", "reuse"]
+PlanCause = Literal[
+    "new",
+    "cleared",
+    "evicted",
+    "uncacheable",
+    "code",
+    "params",
+    "upstream",
+    "upstream_runs",
+    "incomplete",
+    "needed",
+    "unchanged",
+]
+"""Why a node runs again, or (`unchanged`) why its cached outputs are reused."""
 
 
 @dataclass(frozen=True)
@@ -99,8 +114,69 @@ class RunFinished:
     kind: Literal["run_finished"] = "run_finished"
 
 
+@dataclass(frozen=True)
+class NodePlanned:
+    """With a cache: whether the node runs or reuses its cached outputs, and why."""
+
+    node_id: str
+    action: PlanAction
+    cause: PlanCause
+    reason: str
+    kind: Literal["node_planned"] = "node_planned"
+
+
+@dataclass(frozen=True)
+class NodeCached:
+    """The node did not run: its cached outputs (these counts) were reused."""
+
+    node_id: str
+    counts: dict[str, int]
+    kind: Literal["node_cached"] = "node_cached"
+
+
+@dataclass(frozen=True)
+class RunPaused:
+    """`reason` is "pause" (asked to) or "step" (`node_id` finished one unit of work)."""
+
+    run_id: str
+    reason: Literal["pause", "step"]
+    node_id: str | None = None
+    kind: Literal["run_paused"] = "run_paused"
+
+
+@dataclass(frozen=True)
+class RunResumed:
+    run_id: str
+    kind: Literal["run_resumed"] = "run_resumed"
+
+
+@dataclass(frozen=True)
+class NodePrompted:
+    """A prompt node asks about a dict (previewed in `data`) and waits for the answer."""
+
+    node_id: str
+    prompt_id: str
+    prompt: dict[str, Any]
+    data: Any
+    kind: Literal["node_prompted"] = "node_prompted"
+
+
+@dataclass(frozen=True)
+class NodeAnswered:
+    node_id: str
+    prompt_id: str
+    answer: Any
+    kind: Literal["node_answered"] = "node_answered"
+
+
 Event = (
     RunStarted
+    | NodePlanned
+    | NodeCached
+    | RunPaused
+    | RunResumed
+    | NodePrompted
+    | NodeAnswered
     | NodeStarted
     | NodeProgress
     | NodeLog

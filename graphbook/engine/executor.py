@@ -8,7 +8,6 @@ produce and a full inbox holds back whatever feeds it. Load and dump work goes t
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import uuid
 from collections.abc import Iterable
@@ -16,19 +15,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graphbook.engine.cache import Plan, WorkflowCache
+from graphbook.engine.control import RunControl
 from graphbook.engine.devices import prepare
 from graphbook.engine.events import (
     ErrorInfo,
+    NodeCached,
     NodeFailed,
-    NodeStarted,
+    NodeLog,
+    NodeOutput,
+    NodePlanned,
     RunFinished,
+    RunPaused,
+    RunResumed,
     RunStarted,
     RunStatus,
     Sink,
     null_sink,
 )
 from graphbook.engine.pool import InlinePool, Pool
-from graphbook.engine.runners import Prompter, RunAborted, Runner, RunState, runner_for
+from graphbook.engine.preview import preview
+from graphbook.engine.runners import (
+    Previewer,
+    Prompter,
+    ReplayRunner,
+    RunAborted,
+    Runner,
+    RunState,
+    runner_for,
+)
 from graphbook.graph import Graph, GraphNode, build_graph
 from graphbook.logs import node_context
 from graphbook.params import coerce
@@ -60,18 +75,7 @@ class RunResult:
         return self.outputs.get(node_id, {}).get(output, [])
 
 
-class RunControl:
-    """Lets another thread stop a run; the executor checks it between chunks."""
-
-    def __init__(self) -> None:
-        self._stop = threading.Event()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    @property
-    def stopping(self) -> bool:
-        return self._stop.is_set()
+__all__ = ["Executor", "RunControl", "RunResult", "make_pool", "run_workflow"]
 
 
 def default_prompter(node_id: str, question: dict[str, Any], data: Data) -> Any:
@@ -92,11 +96,13 @@ class Executor:
         continue_on_error: bool = False,
         collect: bool = False,
         prompter: Prompter = default_prompter,
+        previewer: Previewer = preview,
     ) -> None:
         self.pool = pool or InlinePool()
         self.continue_on_error = continue_on_error
         self.collect = collect
         self.prompter = prompter
+        self.previewer = previewer
 
     def run(
         self,
@@ -105,8 +111,14 @@ class Executor:
         *,
         until: str | None = None,
         control: RunControl | None = None,
+        cache: WorkflowCache | None = None,
+        run_id: str | None = None,
     ) -> RunResult:
-        """Run `graph` (or only what `until` needs) to the end, streaming events to `sink`."""
+        """Run `graph` (or only what `until` needs) to the end, streaming events to `sink`.
+
+        With a `cache`, nodes whose outputs are cached and unchanged are not run again: their
+        cached dicts feed the nodes that do run, and complete outputs are kept for next time.
+        """
         if until is not None:
             graph = graph.subgraph(graph.ancestors(until))
         errors: list[NodeFailed] = []
@@ -116,22 +128,40 @@ class Executor:
                 errors.append(event)
             sink(event)
 
-        state = RunState(record, self.pool, self.prompter, self.continue_on_error, self.collect)
-        session = _Session(graph, state, control or RunControl())
+        control = control or RunControl()
+        state = RunState(
+            record,
+            self.pool,
+            self.prompter,
+            self.continue_on_error,
+            self.collect,
+            control=control,
+            preview=self.previewer,
+        )
+        session = _Session(graph, state, control, cache, run_id)
         status, seconds = session.run()
-        counts = {r.id: dict(r.counts) for r in session.runners}
+        counts = session.counts()
         record(RunFinished(session.run_id, status, seconds, counts, len(errors)))
         return RunResult(session.run_id, status, seconds, counts, errors, state.outputs)
 
 
 class _Session:
-    """One run of one graph: build resources and steps, schedule, and always clean up."""
+    """One run of one graph: plan, build resources and steps, schedule, and always clean up."""
 
-    def __init__(self, graph: Graph, state: RunState, control: RunControl) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        state: RunState,
+        control: RunControl,
+        cache: WorkflowCache | None = None,
+        run_id: str | None = None,
+    ) -> None:
         self.graph = graph
         self.state = state
         self.control = control
-        self.run_id = uuid.uuid4().hex[:12]
+        self.cache = cache
+        self.plan: Plan | None = None
+        self.run_id = run_id or uuid.uuid4().hex[:12]
         self.runners: list[Runner] = []
         self.started: list[Runner] = []
         self.values: dict[str, Any] = {}
@@ -142,6 +172,7 @@ class _Session:
         self.state.sink(RunStarted(self.run_id, titles))
         status: RunStatus = "failed"
         try:
+            self._plan()
             self._build()
             self._start()
             status = self._loop()
@@ -151,23 +182,74 @@ class _Session:
             status = "stopped"
         finally:
             self._end()
+            self._keep_outputs()
         if status == "completed" and self.state.failed:
             status = "failed"
         return status, time.perf_counter() - start
 
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Counts per node and output, in graph order; reused nodes count their cached outputs."""
+        counts = {r.id: dict(r.counts) for r in self.runners}
+        for node_id in self.graph.nodes:
+            entry = self.cache.entry(node_id) if self.cache is not None else None
+            if node_id not in counts and self._reused(node_id) and entry is not None:
+                counts[node_id] = dict(entry.counts)
+        return {i: counts[i] for i in self.graph.nodes if i in counts}
+
+    # -- planning ----------------------------------------------------------------------------
+    def _plan(self) -> None:
+        if self.cache is None:
+            return
+        self.plan = self.cache.plan(self.graph)
+        for decision in self.plan.decisions.values():
+            self.state.sink(
+                NodePlanned(decision.node_id, decision.action, decision.cause, decision.reason)
+            )
+        for node_id in self.graph.nodes:
+            if self._reused(node_id) and not self.graph.nodes[node_id].spec.is_resource:
+                self._show_cached(node_id)
+
+    def _reused(self, node_id: str) -> bool:
+        return self.plan is not None and not self.plan.runs(node_id)
+
+    def _show_cached(self, node_id: str) -> None:
+        entry = self.cache.entry(node_id) if self.cache is not None else None
+        if entry is None:
+            return
+        self.state.sink(NodeCached(node_id, dict(entry.counts)))
+        for output, items in entry.by_output.items():
+            if items:
+                shown = self.state.preview(items[-1])
+                self.state.sink(NodeOutput(node_id, output, len(items) - 1, shown))
+
     # -- building ----------------------------------------------------------------------
     def _build(self) -> None:
+        replays = self.plan.replays(self.graph) if self.plan is not None else set()
         for node in self.graph.nodes.values():
-            instance = self._instantiate(node)
-            if node.spec.is_resource:
-                self.values[node.id] = self._value(node, instance)
-            else:
-                self.runners.append(runner_for(node, instance, self.state))
+            if node.id in replays:
+                self.runners.append(self._replay(node))
+            elif not self._reused(node.id):
+                self._build_node(node)
         by_id = {r.id: r for r in self.runners}
         for edge in self.graph.data_edges():
-            target = by_id[edge.target]
-            by_id[edge.source].targets[edge.output].append(target)
-            target.open_upstream += 1
+            if edge.source in by_id and edge.target in by_id:
+                target = by_id[edge.target]
+                by_id[edge.source].targets[edge.output].append(target)
+                target.open_upstream += 1
+
+    def _build_node(self, node: GraphNode) -> None:
+        instance = self._instantiate(node)
+        if node.spec.is_resource:
+            self.values[node.id] = self._value(node, instance)
+            return
+        runner = runner_for(node, instance, self.state)
+        if self.cache is not None:
+            runner.recording = self.cache.recording(node.id)
+        self.runners.append(runner)
+
+    def _replay(self, node: GraphNode) -> Runner:
+        entry = self.cache.entry(node.id) if self.cache is not None else None
+        return ReplayRunner(node, entry.pairs if entry is not None else (), self.state)
 
     def _instantiate(self, node: GraphNode) -> Any:
         params = dict(node.params)
@@ -198,16 +280,12 @@ class _Session:
         raise RunAborted(node_id)
 
     def _log_to_sink(self, node_id: str, message: Any, level: str) -> None:
-        from graphbook.engine.events import NodeLog
-
         self.state.sink(NodeLog(node_id, level, message))
 
     def _start(self) -> None:
         for runner in self.runners:
-            self.state.sink(NodeStarted(runner.id))
             try:
-                with node_context(runner.id, runner.on_log):
-                    runner.instance.on_start()
+                runner.start()
             except Exception as exc:
                 runner.errors += 1
                 self._fail(runner.id, exc)
@@ -220,6 +298,9 @@ class _Session:
         while pending:
             if self.control.stopping:
                 return "stopped"
+            if self.control.paused is not None:
+                self._pause()
+                continue
             runner = next((r for r in downstream_first if not r.closed and r.ready()), None)
             if runner is not None:
                 runner.work()
@@ -228,8 +309,26 @@ class _Session:
             if closed:
                 pending = [r for r in pending if not r.closed]
             else:
-                self.state.pool.wait(IDLE_WAIT)
+                self._idle()
         return "completed"
+
+    def _pause(self) -> None:
+        """Block (without spinning) until resumed, stepped or stopped."""
+        pause = self.control.paused
+        if pause is None:
+            return
+        self.state.sink(RunPaused(self.run_id, pause.reason, pause.node_id))
+        self.control.wait_while_paused()
+        if not self.control.stopping:
+            self.state.sink(RunResumed(self.run_id))
+
+    def _idle(self) -> None:
+        """Nothing can progress: wait for the pool's outcomes, or for a wake-up (an answer)."""
+        busy = any(r.waiting_on_pool() for r in self.runners)
+        if busy:
+            self.state.pool.wait(IDLE_WAIT)
+        else:
+            self.control.idle(IDLE_WAIT)
 
     def _end(self) -> None:
         """Close what is still open (as stopped, unless it failed itself), then `on_end`."""
@@ -238,11 +337,27 @@ class _Session:
                 runner.close("stopped")
         for runner in self.started:
             try:
-                with node_context(runner.id, runner.on_log):
-                    runner.instance.on_end()
+                runner.end()
             except Exception as exc:
                 self.state.sink(NodeFailed(runner.id, ErrorInfo.from_exception(exc)))
                 self.state.failed = True
+
+    def _keep_outputs(self) -> None:
+        """Cache the outputs of nodes that ran to completion; forget those that did not."""
+        if self.cache is None or self.plan is None:
+            return
+        for runner in self.runners:
+            if runner.recording is None:
+                continue
+            if runner.status == "done":
+                self.cache.commit(runner.id, self.plan.keys[runner.id], runner.recording)
+            else:
+                self.cache.abandon(runner.id)
+        built = {r.id for r in self.runners}
+        for node_id, decision in self.plan.decisions.items():
+            node = self.graph.nodes[node_id]
+            if decision.action == "run" and node_id not in built and not node.spec.is_resource:
+                self.cache.abandon(node_id)  # the run failed before this node was built
 
 
 def _close_exhausted(pending: list[Runner]) -> bool:

@@ -40,8 +40,11 @@ from graphbook.engine.pool import Failed, Kind, Outcome, call
 logger = logging.getLogger(__name__)
 
 KINDS: tuple[Kind, ...] = ("load", "dump")
-PREFETCH = 2
-"""Tasks handed to one worker at a time: one running and one ready to start."""
+PREFETCH = 16
+"""Tasks handed to one worker at a time. The parent hands tasks out only between its own work,
+and a batch step's parent may be in a model's forward pass for a tenth of a second: a worker
+needs a batch's share of tasks queued to stay busy meanwhile. A lane's capacity still bounds
+the tasks in flight."""
 WATCHDOG_INTERVAL = 1.0
 """How long an idle worker blocks on its queue before checking that its parent lives."""
 SHUTDOWN_GRACE = 2.0
@@ -222,8 +225,9 @@ class _Scheduler:
             lane.resolve(ticket, Failed(_unsendable("the task's arguments", exc)))
             return ticket
         self.tasks[ticket] = _Task(lane.id, lane.kind, packed)
-        self.groups[lane.kind].backlog.append(ticket)
-        self.collect(0)
+        group = self.groups[lane.kind]
+        group.backlog.append(ticket)
+        group.dispatch(self.tasks, self.fns)
         return ticket
 
     def forget(self, lane_id: int) -> None:

@@ -7,19 +7,26 @@ and `exhausted()` to ask whether the node has nothing left to do.
 
 from __future__ import annotations
 
+import json
 import time
+import uuid
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from graphbook.engine.control import RunControl
 from graphbook.engine.events import (
     ErrorInfo,
+    NodeAnswered,
     NodeFailed,
     NodeFinished,
     NodeLog,
     NodeOutput,
     NodeProgress,
+    NodePrompted,
+    NodeStarted,
     NodeStatus,
     Sink,
 )
@@ -29,6 +36,9 @@ from graphbook.errors import GraphbookError
 from graphbook.graph import GraphNode
 from graphbook.logs import node_context
 from graphbook.steps import Data, Routed, items_of, routed
+
+if TYPE_CHECKING:
+    from graphbook.engine.cache import Recording
 
 CHUNK = 64
 """Dicts a runner handles per turn: large enough to amortise scheduling, small to stream."""
@@ -40,7 +50,9 @@ PROGRESS_EVERY = 0.25
 PREVIEW_EVERY = 1.0
 
 Prompter = Callable[[str, dict[str, Any], Data], Any]
-"""Asks the person (node id, prompt, dict) and returns the answer."""
+"""Asks the person (node id, prompt, dict) and returns the answer, or a `Future` of it: then
+the prompt node parks the dict and the rest of the graph runs on until the answer comes."""
+Previewer = Callable[[Any], Any]
 
 
 class RunAborted(Exception):
@@ -58,6 +70,8 @@ class RunState:
     collect: bool = False
     failed: bool = False
     outputs: dict[str, dict[str, list[Data]]] = field(default_factory=dict)
+    control: RunControl = field(default_factory=RunControl)
+    preview: Previewer = preview
 
 
 class Runner:
@@ -75,6 +89,9 @@ class Runner:
         self.received = 0
         self.errors = 0
         self.closed = False
+        self.status: NodeStatus | None = None
+        self.recording: Recording | None = None
+        """Where the node's outputs are kept for the next run, when the run has a cache."""
         self.started = time.perf_counter()
         self._last_progress = 0.0
         self._last_preview = dict.fromkeys(node.spec.outputs, -1.0)
@@ -89,10 +106,27 @@ class Runner:
     def exhausted(self) -> bool:
         return self.open_upstream == 0 and not self.inbox
 
+    def waiting_on_pool(self) -> bool:
+        """True while tasks of this node are in the worker pool."""
+        return False
+
+    def start(self) -> None:
+        self.run.sink(NodeStarted(self.id))
+        with node_context(self.id, self.on_log):
+            self.instance.on_start()
+
+    def end(self) -> None:
+        with node_context(self.id, self.on_log):
+            self.instance.on_end()
+
     def work(self) -> None:
         with node_context(self.id, self.on_log):
             self.handle_chunk()
         self.report_progress()
+
+    def unit_done(self) -> bool:
+        """One unit of work (a dict, a yield, a batch) ended; True if a step pauses here."""
+        return self.run.control.unit_done(self.id)
 
     def handle_chunk(self) -> None:
         deadline = time.perf_counter() + CHUNK_SECONDS
@@ -105,14 +139,17 @@ class Runner:
                 pairs = self.instance.process(data)
             except Exception as exc:
                 self.fail(exc, data)
-                continue
-            self.emit(pairs)
+            else:
+                self.emit(pairs)
+            if self.unit_done():
+                return
 
     def close(self, status: NodeStatus = "done") -> None:
         """No more work will come: tell the sink and the runners downstream."""
         self.closed = True
         self.report_progress(force=True)
         finished: NodeStatus = "failed" if self.errors else status
+        self.status = finished
         seconds = time.perf_counter() - self.started
         self.run.sink(NodeFinished(self.id, finished, dict(self.counts), self.errors, seconds))
         for targets in self.targets.values():
@@ -123,6 +160,8 @@ class Runner:
     def emit(self, pairs: Routed) -> None:
         for output, data in pairs:
             self.counts[output] += 1
+            if self.recording is not None:
+                self.recording.add(output, data)
             targets = self.targets[output]
             if targets:
                 targets[0].inbox.append(data)
@@ -136,7 +175,8 @@ class Runner:
         now = time.perf_counter()
         if now - self._last_preview[output] >= PREVIEW_EVERY:
             self._last_preview[output] = now
-            self.run.sink(NodeOutput(self.id, output, self.counts[output] - 1, preview(data)))
+            index = self.counts[output] - 1
+            self.run.sink(NodeOutput(self.id, output, index, self.run.preview(data)))
 
     def report_progress(self, force: bool = False) -> None:
         now = time.perf_counter()
@@ -150,7 +190,8 @@ class Runner:
         """Report an error on this node; stop the run unless errors are let through."""
         error = exc if isinstance(exc, ErrorInfo) else ErrorInfo.from_exception(exc)
         self.errors += 1
-        self.run.sink(NodeFailed(self.id, error, preview(item) if item is not None else None))
+        shown = self.run.preview(item) if item is not None else None
+        self.run.sink(NodeFailed(self.id, error, shown))
         if not self.run.continue_on_error:
             self.run.failed = True
             raise RunAborted(self.id)
@@ -190,27 +231,122 @@ class SourceRunner(Runner):
                 return
             self.emit(pairs)
             emitted += max(len(pairs), 1)
+            if self.unit_done():
+                return
+
+
+@dataclass(frozen=True)
+class Parked:
+    """A dict whose prompt waits for its answer."""
+
+    data: Data
+    prompt_id: str
+    answer: Future[Any]
 
 
 class PromptRunner(Runner):
-    """Asks the prompter about each dict before routing it."""
+    """Asks the prompter about each dict before routing it, one dict at a time.
+
+    When the answer is a `Future`, the dict is parked and the scheduler runs other nodes; the
+    future's completion wakes the scheduler, which then finishes the dict.
+    """
+
+    def __init__(self, node: GraphNode, instance: Any, run: RunState) -> None:
+        super().__init__(node, instance, run)
+        self.parked: Parked | None = None
+
+    def ready(self) -> bool:
+        if self.parked is not None:
+            return self.parked.answer.done() and self.has_room()
+        return super().ready()
+
+    def exhausted(self) -> bool:
+        return self.parked is None and super().exhausted()
 
     def handle_chunk(self) -> None:
+        if self.parked is not None:
+            self._answered(self.parked)
+            return
         data = self.inbox.popleft()
         self.received += 1
         try:
-            self.emit(self._answer(data))
+            self._ask(data)
         except Exception as exc:
             self.fail(exc, data)
 
-    def _answer(self, data: Data) -> Routed:
+    def _ask(self, data: Data) -> None:
+        self.instance.on_data(data)
+        question = self.instance.get_prompt(data)
+        if question is None or question.get("type", "") is None:  # prompts.none()
+            self._finish(data, None, answered=False)
+            return
+        answer = self.run.prompter(self.id, question, data)
+        if not isinstance(answer, Future):
+            self._finish(data, answer)
+            return
+        self.parked = Parked(data, uuid.uuid4().hex[:12], answer)
+        shown = self.run.preview(data)
+        self.run.sink(NodePrompted(self.id, self.parked.prompt_id, plain(question), shown))
+        answer.add_done_callback(lambda _: self.run.control.wake())
+
+    def _answered(self, parked: Parked) -> None:
+        self.parked = None
+        try:
+            answer = parked.answer.result()
+            self.run.sink(NodeAnswered(self.id, parked.prompt_id, plain(answer)))
+            self._finish(parked.data, answer)
+        except Exception as exc:
+            self.fail(exc, parked.data)
+
+    def _finish(self, data: Data, answer: Any, answered: bool = True) -> None:
         step = self.instance
-        step.on_data(data)
-        question = step.get_prompt(data)
-        if question is not None:
-            step.on_prompt_response(data, self.run.prompter(self.id, question, data))
+        if answered:
+            step.on_prompt_response(data, answer)
         step.on_after_item(data)
-        return routed(step, step.route(data), data)
+        self.emit(routed(step, step.route(data), data))
+        self.unit_done()
+
+
+def plain(value: Any) -> Any:
+    """`value` as JSON data; anything JSON cannot hold becomes its text."""
+    return json.loads(json.dumps(value, default=str))
+
+
+class ReplayRunner(SourceRunner):
+    """A node reused from the cache: it hands its cached dicts (copied) to the nodes that run
+    again, and neither starts, previews nor reports: its outputs are already known."""
+
+    def __init__(self, node: GraphNode, pairs: Iterable[tuple[str, Data]], run: RunState) -> None:
+        super().__init__(node, None, run)
+        self._pairs = deque(pairs)
+        self._done = not self._pairs
+
+    def start(self) -> None:
+        """Nothing runs."""
+
+    def end(self) -> None:
+        """Nothing ran."""
+
+    def handle_chunk(self) -> None:
+        emitted = 0
+        while emitted < CHUNK and self._pairs and self.has_room():
+            output, data = self._pairs.popleft()
+            self.emit([(output, fork(data))])
+            emitted += 1
+        self._done = not self._pairs
+
+    def close(self, status: NodeStatus = "done") -> None:
+        self.closed = True
+        self.status = status
+        for targets in self.targets.values():
+            for target in targets:
+                target.open_upstream -= 1
+
+    def maybe_preview(self, output: str, data: Data) -> None:
+        """The cached outputs were previewed when the run began."""
+
+    def report_progress(self, force: bool = False) -> None:
+        """A reused node reports its counts once, as cached."""
 
 
 @dataclass
@@ -255,6 +391,9 @@ class BatchRunner(Runner):
     def exhausted(self) -> bool:
         return super().exhausted() and not self.holders and not self._in_flight()
 
+    def waiting_on_pool(self) -> bool:
+        return self._in_flight() > 0
+
     def close(self, status: NodeStatus = "done") -> None:
         for lane in self._lanes():
             lane.close()
@@ -265,6 +404,8 @@ class BatchRunner(Runner):
         self._collect()
         while self._batch_due():
             self._run_batch()
+            if self.unit_done():
+                break
         self._collect_dumps()
         self._release()
 

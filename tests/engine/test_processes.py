@@ -53,10 +53,11 @@ def values(outcomes: list[Outcome]) -> list[Any]:
     return [o.value for o in outcomes if isinstance(o, Done)]
 
 
-def segments() -> set[str]:
+def segments(prefix: str = shm.NAME_PREFIX) -> set[str]:
+    """Segments in /dev/shm; give a pool's prefix to ignore other programs' pools."""
     if not os.path.isdir(shm.SHM_DIR):
         return set()
-    return {name for name in os.listdir(shm.SHM_DIR) if name.startswith(shm.NAME_PREFIX)}
+    return {name for name in os.listdir(shm.SHM_DIR) if name.startswith(prefix)}
 
 
 def graphbook_children() -> list[Any]:
@@ -234,17 +235,18 @@ def test_what_cannot_be_pickled_fails_as_a_value(pool: ProcessPool) -> None:
 
 
 def test_no_segment_outlives_close_or_a_crash() -> None:
-    before = segments()
     pool = ProcessPool(2)
+    mine = pool._scheduler.prefix
     [outcome] = run(pool, big_tensor_then_death, [0])
     assert isinstance(outcome, Failed) and outcome.error.type == "WorkerDied"
-    assert segments() == before
+    assert segments(mine) == set()
     lane = pool.lane(tensor_and_array, 8)
     for x in range(6):
         lane.submit(x)
     time.sleep(1.0)  # the results wait, unread, in segments
+    assert segments(mine), "the unread results should be waiting in this pool's segments"
     pool.close()
-    assert segments() == before
+    assert segments(mine) == set()
     assert graphbook_children() == []
 
 

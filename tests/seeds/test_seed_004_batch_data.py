@@ -16,6 +16,7 @@ import pytest
 import torch
 from PIL import Image
 
+import graphbook.batch  # noqa: F401  (then `from graphbook import batch` is the module: it must work)
 from graphbook import Registry, Workflow, run_workflow
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -202,7 +203,7 @@ def seed_workflow(images: Path) -> tuple[Workflow, str, str]:
 
 
 def check_results(result: Any, load_id: str, infer_id: str) -> None:
-    assert result.ok, result.errors
+    assert result.ok, [e.error.traceback for e in result.errors]
     loaded = result.output(load_id)
     assert [len(d["image_paths"]) for d in loaded] == [3, 3, 3, 1]
     for d in loaded:

@@ -1,0 +1,115 @@
+"""RunControl: how another thread stops, pauses, resumes and steps a running graph.
+
+The executor checks it between units of work; a paused run blocks on a condition (it never
+spins), and `wake()` lets the scheduler sleep until something it waits for (an answer to a
+prompt) arrives.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Literal
+
+PauseReason = Literal["pause", "step"]
+
+
+@dataclass(frozen=True)
+class Pause:
+    reason: PauseReason
+    node_id: str | None = None
+
+
+class RunControl:
+    """Stop, pause, resume and step one run; every method is safe from any thread."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._stop = False
+        self._pause: Pause | None = None
+        self._stepping = False
+        self._step_node: str | None = None
+        self._woken = False
+
+    # -- asked by other threads -------------------------------------------------------------
+    def stop(self) -> None:
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+
+    def pause(self) -> None:
+        with self._cond:
+            if self._pause is None:
+                self._pause = Pause("pause")
+            self._cond.notify_all()
+
+    def resume(self) -> None:
+        """Run on to the end (and leave step mode)."""
+        with self._cond:
+            self._pause = None
+            self._stepping = False
+            self._cond.notify_all()
+
+    def step(self, node_id: str | None = None) -> None:
+        """Run on until `node_id` (any node if None) finishes one unit of work, then pause."""
+        with self._cond:
+            self._pause = None
+            self._stepping = True
+            self._step_node = node_id
+            self._cond.notify_all()
+
+    def wake(self) -> None:
+        """Something the scheduler may be waiting for has happened."""
+        with self._cond:
+            self._woken = True
+            self._cond.notify_all()
+
+    # -- read by the executor ---------------------------------------------------------------
+    @property
+    def stopping(self) -> bool:
+        return self._stop
+
+    @property
+    def paused(self) -> Pause | None:
+        return self._pause
+
+    @property
+    def stepping(self) -> bool:
+        return self._stepping
+
+    def unit_done(self, node_id: str) -> bool:
+        """A node finished one unit of work; True if it must yield now because the step ended."""
+        if not self._stepping:  # the common case, read without the lock
+            return False
+        with self._cond:
+            if not self._stepping or self._step_node not in (None, node_id):
+                return False
+            self._stepping = False
+            self._pause = Pause("step", node_id)
+            return True
+
+    def wait_while_paused(self) -> None:
+        """Block until resumed, stepped or stopped."""
+        with self._cond:
+            while self._pause is not None and not self._stop:
+                self._cond.wait()
+
+    def idle(self, timeout: float) -> None:
+        """Sleep until `wake()`, a control request, or `timeout`."""
+        with self._cond:
+            if not self._woken and not self._stop and self._pause is None:
+                self._cond.wait(timeout)
+            self._woken = False
+
+
+def interrupt(thread: threading.Thread) -> bool:
+    """Raise KeyboardInterrupt in `thread` at its next Python instruction (a run stuck in node
+    code that ignores `stop`); the executor ends such a run as stopped. True if delivered."""
+    if thread.ident is None or not thread.is_alive():
+        return False
+    import ctypes
+
+    delivered = ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt)
+    )
+    return int(delivered) == 1

@@ -1,0 +1,738 @@
+"""The wire protocol between the server and its clients: every websocket message in both
+directions and every HTTP payload, as typed frozen dataclasses with one `encode` and one
+`decode`. `web/src/protocol.ts` mirrors this module; docs/protocol.md documents it.
+
+A message is a JSON object whose `type` names it. Fields are never renamed or removed within a
+protocol `VERSION`; new optional fields may be added.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import types
+import typing
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+
+VERSION = 1
+"""Bumped when a message or field changes incompatibly."""
+
+RunMode = Literal["all", "until", "step"]
+"""`all`: the whole graph; `until`: only what `node` needs; `step`: pause after each unit."""
+RunStatus = Literal["running", "paused", "completed", "failed", "stopped"]
+NodeState = Literal["waiting", "running", "cached", "done", "failed", "stopped"]
+NodeStatus = Literal["done", "failed", "stopped", "cached"]
+PlanAction = Literal["run", "reuse"]
+PlanCause = Literal[
+    "new",
+    "cleared",
+    "evicted",
+    "uncacheable",
+    "code",
+    "params",
+    "upstream",
+    "upstream_runs",
+    "incomplete",
+    "needed",
+    "unchanged",
+]
+"""Why a node runs (or, for `unchanged`, is reused); see docs/protocol.md."""
+PauseReason = Literal["pause", "step"]
+WorkflowAction = Literal["saved", "deleted", "renamed"]
+ErrorCode = Literal[
+    "bad_json",
+    "bad_message",
+    "unknown_type",
+    "too_large",
+    "not_found",
+    "bad_path",
+    "conflict",
+    "invalid_workflow",
+    "unauthorized",
+    "forbidden",
+    "no_run",
+    "run_active",
+    "internal",
+]
+
+
+class ProtocolError(ValueError):
+    """A message that is not valid JSON, has an unknown type or a missing or wrong field."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code: ErrorCode = code
+        self.message = message
+
+
+# -- shared parts ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ErrorInfo:
+    """An exception raised by node code, with its traceback."""
+
+    type: str
+    message: str
+    traceback: str
+
+
+@dataclass(frozen=True)
+class NodeError:
+    error: ErrorInfo
+    item: Any = None
+    """A preview of the dict or item the node was working on, if any."""
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    level: str
+    message: Any
+
+
+@dataclass(frozen=True)
+class OutputPreview:
+    index: int
+    preview: Any
+
+
+@dataclass(frozen=True)
+class NodeTitle:
+    node_id: str
+    title: str
+
+
+@dataclass(frozen=True)
+class PromptInfo:
+    """A question a prompt node asks; answer it with `answer` (ws) or POST /api/prompts/{id}."""
+
+    run_id: str
+    prompt_id: str
+    node_id: str
+    prompt: dict[str, Any]
+    """`{"type", "msg", "def", "options", "show_images"}` as graphbook.prompts builds it."""
+    data: Any
+    """A preview of the dict the question is about."""
+
+
+@dataclass(frozen=True)
+class NodeSnapshot:
+    node_id: str
+    title: str
+    state: NodeState
+    action: PlanAction | None = None
+    cause: PlanCause | None = None
+    reason: str = ""
+    received: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    rate: float = 0.0
+    seconds: float = 0.0
+    errors: list[NodeError] = field(default_factory=list)
+    """The most recent errors (at most 20)."""
+    logs: list[LogEntry] = field(default_factory=list)
+    """The most recent log entries (at most 200)."""
+    outputs: dict[str, OutputPreview] = field(default_factory=dict)
+    """The latest preview per output."""
+
+
+@dataclass(frozen=True)
+class RunSnapshot:
+    run_id: str
+    workflow: str
+    mode: RunMode
+    node: str | None
+    status: RunStatus
+    started: float
+    """Unix time."""
+    seconds: float
+    nodes: list[NodeSnapshot]
+    pause_reason: PauseReason | None = None
+    errors: int = 0
+
+
+@dataclass(frozen=True)
+class LoadFailureInfo:
+    """A node file that failed to import."""
+
+    path: str
+    error: str
+    traceback: str
+
+
+# -- server -> client --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Hello:
+    """The first message on every connection."""
+
+    version: int
+    server: str
+    client_id: str
+    catalog_version: int
+    type: Literal["hello"] = "hello"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Sent right after `hello`: the current (or last) run and the open prompts."""
+
+    run: RunSnapshot | None
+    prompts: list[PromptInfo]
+    catalog_version: int
+    type: Literal["snapshot"] = "snapshot"
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    run_id: str
+    workflow: str
+    mode: RunMode
+    node: str | None
+    nodes: list[NodeTitle]
+    """Every node of the run, sources first."""
+    started: float
+    type: Literal["run_started"] = "run_started"
+
+
+@dataclass(frozen=True)
+class NodePlan:
+    """Whether a node runs or reuses its cached outputs, and why."""
+
+    run_id: str
+    node_id: str
+    action: PlanAction
+    cause: PlanCause
+    reason: str
+    type: Literal["node_plan"] = "node_plan"
+
+
+@dataclass(frozen=True)
+class NodeStarted:
+    run_id: str
+    node_id: str
+    type: Literal["node_started"] = "node_started"
+
+
+@dataclass(frozen=True)
+class NodeProgress:
+    """At most ~10 per second per node."""
+
+    run_id: str
+    node_id: str
+    received: int
+    counts: dict[str, int]
+    rate: float
+    """Dicts handed on per second."""
+    type: Literal["node_progress"] = "node_progress"
+
+
+@dataclass(frozen=True)
+class NodeLog:
+    run_id: str
+    node_id: str
+    level: str
+    """info, warning, error, json or image."""
+    message: Any
+    type: Literal["node_log"] = "node_log"
+
+
+@dataclass(frozen=True)
+class NodeOutput:
+    """A preview of one dict a node handed on; fetch others with GET /api/outputs."""
+
+    run_id: str
+    node_id: str
+    output: str
+    index: int
+    preview: Any
+    type: Literal["node_output"] = "node_output"
+
+
+@dataclass(frozen=True)
+class NodeErrorMessage:
+    run_id: str
+    node_id: str
+    error: ErrorInfo
+    item: Any = None
+    type: Literal["node_error"] = "node_error"
+
+
+@dataclass(frozen=True)
+class NodeFinished:
+    run_id: str
+    node_id: str
+    status: NodeStatus
+    counts: dict[str, int]
+    errors: int
+    seconds: float
+    type: Literal["node_finished"] = "node_finished"
+
+
+@dataclass(frozen=True)
+class RunPaused:
+    run_id: str
+    reason: PauseReason
+    node_id: str | None = None
+    """With reason `step`: the node whose unit of work ended the step."""
+    type: Literal["run_paused"] = "run_paused"
+
+
+@dataclass(frozen=True)
+class RunResumed:
+    run_id: str
+    type: Literal["run_resumed"] = "run_resumed"
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    run_id: str
+    status: Literal["completed", "failed", "stopped"]
+    seconds: float
+    counts: dict[str, dict[str, int]]
+    errors: int
+    type: Literal["run_finished"] = "run_finished"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    run_id: str
+    prompt_id: str
+    node_id: str
+    prompt: dict[str, Any]
+    data: Any
+    type: Literal["prompt"] = "prompt"
+
+
+@dataclass(frozen=True)
+class PromptAnswered:
+    run_id: str
+    prompt_id: str
+    node_id: str
+    answer: Any
+    type: Literal["prompt_answered"] = "prompt_answered"
+
+
+@dataclass(frozen=True)
+class CatalogChanged:
+    """A node file changed; GET /api/catalog for the full catalog."""
+
+    version: int
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+    failures: list[LoadFailureInfo]
+    type: Literal["catalog_changed"] = "catalog_changed"
+
+
+@dataclass(frozen=True)
+class CacheCleared:
+    workflow: str
+    nodes: list[str]
+    type: Literal["cache_cleared"] = "cache_cleared"
+
+
+@dataclass(frozen=True)
+class WorkflowsChanged:
+    path: str
+    action: WorkflowAction
+    to: str | None = None
+    type: Literal["workflows_changed"] = "workflows_changed"
+
+
+@dataclass(frozen=True)
+class Error:
+    """The reply to a message that could not be handled; `ref` echoes the message's `ref`."""
+
+    code: ErrorCode
+    message: str
+    ref: str | None = None
+    type: Literal["error"] = "error"
+
+
+@dataclass(frozen=True)
+class Ack:
+    """The reply to a client message that carried a `ref`."""
+
+    ref: str | None
+    result: Any = None
+    type: Literal["ack"] = "ack"
+
+
+@dataclass(frozen=True)
+class Pong:
+    ref: str | None = None
+    type: Literal["pong"] = "pong"
+
+
+ServerMessage = Union[  # noqa: UP007 -- a runtime Union that `decode` can take apart
+    Hello,
+    Snapshot,
+    RunStarted,
+    NodePlan,
+    NodeStarted,
+    NodeProgress,
+    NodeLog,
+    NodeOutput,
+    NodeErrorMessage,
+    NodeFinished,
+    RunPaused,
+    RunResumed,
+    RunFinished,
+    Prompt,
+    PromptAnswered,
+    CatalogChanged,
+    CacheCleared,
+    WorkflowsChanged,
+    Error,
+    Ack,
+    Pong,
+]
+
+
+# -- client -> server --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Run:
+    """Start a run of `workflow` (a path under the workflows folder).
+
+    `graph` is the editor's unsaved workflow document, run instead of the file's content
+    (its cache is still the file's). `node` is required for `until` and optional for `step`.
+    """
+
+    workflow: str
+    mode: RunMode = "all"
+    node: str | None = None
+    graph: dict[str, Any] | None = None
+    ref: str | None = None
+    type: Literal["run"] = "run"
+
+
+@dataclass(frozen=True)
+class Pause:
+    ref: str | None = None
+    type: Literal["pause"] = "pause"
+
+
+@dataclass(frozen=True)
+class Resume:
+    ref: str | None = None
+    type: Literal["resume"] = "resume"
+
+
+@dataclass(frozen=True)
+class Step:
+    """Let the paused run go on until `node` (any node if null) finishes one unit of work."""
+
+    node: str | None = None
+    ref: str | None = None
+    type: Literal["step"] = "step"
+
+
+@dataclass(frozen=True)
+class Stop:
+    ref: str | None = None
+    type: Literal["stop"] = "stop"
+
+
+@dataclass(frozen=True)
+class Answer:
+    prompt_id: str
+    answer: Any
+    ref: str | None = None
+    type: Literal["answer"] = "answer"
+
+
+@dataclass(frozen=True)
+class Clear:
+    """Forget the cached outputs of `node` and everything downstream (all nodes if null)."""
+
+    workflow: str
+    node: str | None = None
+    ref: str | None = None
+    type: Literal["clear"] = "clear"
+
+
+@dataclass(frozen=True)
+class Ping:
+    ref: str | None = None
+    type: Literal["ping"] = "ping"
+
+
+ClientMessage = Union[Run, Pause, Resume, Step, Stop, Answer, Clear, Ping]  # noqa: UP007
+
+
+# -- HTTP payloads -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ParamInfo:
+    name: str
+    type: str
+    default: Any
+    description: str
+    required: bool
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    name: str
+    kind: Literal["step", "source", "batch", "prompt", "resource"]
+    category: str
+    inputs: list[str]
+    outputs: list[str]
+    params: list[ParamInfo]
+    doc: str
+    """The node's docstring (Markdown), its help page."""
+    code_hash: str
+
+
+@dataclass(frozen=True)
+class Catalog:
+    version: int
+    nodes: list[NodeInfo]
+    failures: list[LoadFailureInfo]
+
+
+@dataclass(frozen=True)
+class WorkflowFile:
+    path: str
+    size: int
+    modified: float
+
+
+@dataclass(frozen=True)
+class WorkflowList:
+    files: list[WorkflowFile]
+
+
+@dataclass(frozen=True)
+class ProblemInfo:
+    node_id: str | None
+    message: str
+    fix: str
+
+
+@dataclass(frozen=True)
+class WorkflowDocument:
+    """A workflow file: always in the canonical format, whatever format the file is in."""
+
+    path: str
+    hash: str
+    """sha256 of the file's bytes; send it back as `If-Match` to refuse overwriting changes."""
+    source_format: Literal["graphbook", "graphbook0"]
+    workflow: dict[str, Any]
+    problems: list[ProblemInfo]
+    """Validation problems against the current catalog; the file opens anyway."""
+
+
+@dataclass(frozen=True)
+class RunAccepted:
+    run_id: str
+
+
+@dataclass(frozen=True)
+class RunRecordInfo:
+    run_id: str
+    workflow: str
+    status: str
+    mode: str
+    node: str | None
+    started: float
+    ended: float | None
+    counts: dict[str, Any]
+    error: str | None
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunList:
+    runs: list[RunRecordInfo]
+
+
+@dataclass(frozen=True)
+class OutputItem:
+    workflow: str
+    node_id: str
+    output: str
+    index: int
+    total: int
+    item: Any
+
+
+@dataclass(frozen=True)
+class KindStatsInfo:
+    waiting: int
+    running: int
+    workers: int
+
+
+@dataclass(frozen=True)
+class PoolInfo:
+    workers: int
+    load: KindStatsInfo
+    dump: KindStatsInfo
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    index: int
+    name: str
+    memory_used: int
+    memory_total: int
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    used_bytes: int
+    budget_bytes: int
+    entries: int
+
+
+@dataclass(frozen=True)
+class SystemStats:
+    cpu_percent: float
+    memory_used: int
+    memory_total: int
+    gpus: list[GpuInfo]
+    pool: PoolInfo | None
+    cache: CacheInfo
+
+
+@dataclass(frozen=True)
+class ErrorBody:
+    code: ErrorCode
+    message: str
+    problems: list[ProblemInfo] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ErrorReply:
+    """Every HTTP error response: `{"error": {"code", "message", "problems"}}`."""
+
+    error: ErrorBody
+
+
+# -- encode and decode -------------------------------------------------------------------------
+T = TypeVar("T")
+
+
+def _message_types(union: Any) -> dict[str, type[Any]]:
+    return {cls.__dataclass_fields__["type"].default: cls for cls in get_args(union)}
+
+
+SERVER_TYPES: dict[str, type[Any]] = _message_types(ServerMessage)
+CLIENT_TYPES: dict[str, type[Any]] = _message_types(ClientMessage)
+
+
+def to_json(value: Any) -> Any:
+    """A dataclass (or anything holding them) as plain JSON data; non-finite floats as text."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_json(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_json(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def encode(message: Any) -> str:
+    """One message (or HTTP payload) as JSON text."""
+    return json.dumps(to_json(message), ensure_ascii=False, allow_nan=False)
+
+
+def decode_client(text: str | bytes) -> ClientMessage:
+    """A client message from JSON text; raises ProtocolError saying what is wrong."""
+    return typing.cast(ClientMessage, decode(text, CLIENT_TYPES))
+
+
+def decode_server(text: str | bytes) -> ServerMessage:
+    """A server message from JSON text (clients and tests use this)."""
+    return typing.cast(ServerMessage, decode(text, SERVER_TYPES))
+
+
+def decode(text: str | bytes, types_by_name: dict[str, type[Any]]) -> Any:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError("bad_json", f"a message must be JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ProtocolError("bad_message", f"a message is a JSON object, not {_kind(data)}")
+    name = data.get("type")
+    cls = types_by_name.get(name) if isinstance(name, str) else None
+    if cls is None:
+        known = ", ".join(sorted(types_by_name))
+        raise ProtocolError("unknown_type", f"unknown message type {name!r}; known: {known}")
+    return from_json(cls, data, str(name))
+
+
+def from_json(cls: type[T], data: Any, where: str = "") -> T:
+    """Build dataclass `cls` from JSON data, checking every field's type."""
+    if not isinstance(data, dict):
+        raise ProtocolError("bad_message", f"{where or cls.__name__}: expected an object")
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        if f.name in data:
+            values[f.name] = _check(hints[f.name], data[f.name], f"{where}.{f.name}")
+        elif f.default is MISSING and f.default_factory is MISSING:
+            raise ProtocolError("bad_message", f"{where}: missing field {f.name!r}")
+    return cls(**values)
+
+
+def _check(hint: Any, value: Any, where: str) -> Any:
+    origin = get_origin(hint)
+    if hint is Any:
+        return value
+    if origin in (Union, types.UnionType):
+        return _check_union(get_args(hint), value, where)
+    if origin is Literal:
+        if value not in get_args(hint):
+            allowed = ", ".join(map(repr, get_args(hint)))
+            raise ProtocolError("bad_message", f"{where}: expected one of {allowed}, got {value!r}")
+        return value
+    if origin is list:
+        items = _expect(value, list, "a list", where)
+        return [_check(get_args(hint)[0], v, f"{where}[{i}]") for i, v in enumerate(items)]
+    if origin is dict:
+        mapping = _expect(value, dict, "an object", where)
+        return {k: _check(get_args(hint)[1], v, f"{where}.{k}") for k, v in mapping.items()}
+    if is_dataclass(hint):
+        return from_json(typing.cast(type[Any], hint), value, where)
+    return _check_scalar(hint, value, where)
+
+
+def _check_union(options: tuple[Any, ...], value: Any, where: str) -> Any:
+    if value is None and type(None) in options:
+        return None
+    errors = []
+    for option in (o for o in options if o is not type(None)):
+        try:
+            return _check(option, value, where)
+        except ProtocolError as exc:
+            errors.append(exc.message)
+    raise ProtocolError("bad_message", errors[0] if errors else f"{where}: must not be null")
+
+
+_SCALARS: dict[Any, tuple[tuple[type, ...], str]] = {
+    str: ((str,), "a string"),
+    bool: ((bool,), "true or false"),
+    int: ((int,), "a whole number"),
+    float: ((int, float), "a number"),
+}
+
+
+def _check_scalar(hint: Any, value: Any, where: str) -> Any:
+    accepted, words = _SCALARS.get(hint, ((object,), "a value"))
+    if isinstance(value, bool) and hint is not bool:
+        accepted = ()
+    if not isinstance(value, accepted):
+        raise ProtocolError("bad_message", f"{where}: expected {words}, got {_kind(value)}")
+    return value
+
+
+def _expect(value: Any, kind: type[T], words: str, where: str) -> T:
+    if not isinstance(value, kind):
+        raise ProtocolError("bad_message", f"{where}: expected {words}, got {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    names = {list: "a list", dict: "an object", str: "a string", type(None): "null", bool: "a bool"}
+    return names.get(type(value), type(value).__name__)

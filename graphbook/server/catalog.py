@@ -1,0 +1,94 @@
+"""The node catalog: every node kind with its parameters and docs, and reloading node files."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from graphbook import protocol as p
+from graphbook.engine.runners import plain
+from graphbook.registry import Registry
+from graphbook.server.keys import CATALOG
+from graphbook.server.request import reply
+from graphbook.spec import NodeSpec
+
+logger = logging.getLogger(__name__)
+routes = web.RouteTableDef()
+
+
+class CatalogState:
+    """The registry as clients see it, with a version bumped on every change."""
+
+    def __init__(self, registry: Registry, folder: Path) -> None:
+        self.registry = registry
+        self.folder = folder
+        self.version = 1
+
+    def load(self) -> None:
+        if self.folder.is_dir():
+            self.registry.load_folder(self.folder)
+
+    def catalog(self) -> p.Catalog:
+        nodes = [node_info(spec) for spec in self.registry]
+        return p.Catalog(self.version, nodes, self.failures())
+
+    def failures(self) -> list[p.LoadFailureInfo]:
+        failures = self.registry.failures.values()
+        return [p.LoadFailureInfo(f.path, f.error, f.traceback) for f in failures]
+
+    def reload(self, changed: Iterable[Path]) -> p.CatalogChanged | None:
+        """Re-import changed node files (drop deleted ones); the change, if any."""
+        before = {spec.name: spec.code_hash for spec in self.registry}
+        failures_before = set(self.registry.failures)
+        for path in sorted(set(changed)):
+            if not _is_node_file(path, self.folder):
+                continue
+            if path.is_file():
+                self.registry.load_file(path, self.folder)
+            else:
+                self.registry.unload_file(path)
+        after = {spec.name: spec.code_hash for spec in self.registry}
+        added = sorted(set(after) - set(before))
+        removed = sorted(set(before) - set(after))
+        changed_names = sorted(n for n in set(before) & set(after) if before[n] != after[n])
+        same_failures = set(self.registry.failures) == failures_before
+        if not (added or removed or changed_names) and same_failures:
+            return None
+        self.version += 1
+        logger.info("catalog %d: +%s -%s ~%s", self.version, added, removed, changed_names)
+        return p.CatalogChanged(self.version, added, removed, changed_names, self.failures())
+
+
+def _is_node_file(path: Path, folder: Path) -> bool:
+    try:
+        parts = path.resolve().relative_to(folder.resolve()).parts
+    except ValueError:
+        return False
+    return path.suffix == ".py" and not any(part.startswith((".", "__")) for part in parts)
+
+
+def param_info(fields: dict[str, Any], default: Any) -> p.ParamInfo:
+    return p.ParamInfo(**{**fields, "default": plain(default)})
+
+
+def node_info(spec: NodeSpec) -> p.NodeInfo:
+    params = [param_info(param.to_json(), param.default) for param in spec.params]
+    return p.NodeInfo(
+        spec.name,
+        spec.kind,
+        spec.category,
+        list(spec.inputs),
+        list(spec.outputs),
+        params,
+        spec.doc,
+        spec.code_hash,
+    )
+
+
+@routes.get("/api/catalog")
+async def catalog(request: web.Request) -> web.Response:
+    return reply(request.app[CATALOG].catalog())

@@ -1,0 +1,42 @@
+"""ServerError: a request the server refuses, with its HTTP status and protocol error code."""
+
+from __future__ import annotations
+
+from graphbook import protocol as p
+from graphbook.errors import Problem
+
+
+class ServerError(Exception):
+    """Raised by handlers and the session; replied as `ErrorReply` (HTTP) or `error` (ws)."""
+
+    def __init__(
+        self,
+        status: int,
+        code: p.ErrorCode,
+        message: str,
+        problems: list[Problem] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code: p.ErrorCode = code
+        self.message = message
+        self.problems = list(problems or [])
+
+    def body(self) -> p.ErrorReply:
+        return p.ErrorReply(p.ErrorBody(self.code, self.message, problem_infos(self.problems)))
+
+
+def problem_infos(problems: list[Problem]) -> list[p.ProblemInfo]:
+    return [p.ProblemInfo(pr.node, pr.message, pr.fix) for pr in problems]
+
+
+def not_found(what: str) -> ServerError:
+    return ServerError(404, "not_found", what)
+
+
+def bad_message(message: str) -> ServerError:
+    return ServerError(400, "bad_message", message)
+
+
+def conflict(message: str, code: p.ErrorCode = "conflict") -> ServerError:
+    return ServerError(409, code, message)

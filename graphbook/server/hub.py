@@ -1,0 +1,130 @@
+"""Hub: every connected websocket client, and the one place messages are sent to them.
+
+Messages are folded into the RunView before they go out, so a client attached between two
+messages gets a snapshot that the next message continues exactly. `node_progress` is coalesced:
+at most one per node every PROGRESS_INTERVAL, flushed before any other message to keep order.
+Every method runs on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from graphbook import __version__
+from graphbook import protocol as p
+from graphbook.server.view import RunView
+
+logger = logging.getLogger(__name__)
+PROGRESS_INTERVAL = 0.1
+QUEUE_LIMIT = 20_000
+"""Messages waiting for one client; a client that falls this far behind is disconnected."""
+
+
+class Client:
+    """One websocket connection, written to by its own task in the order messages come."""
+
+    def __init__(self, ws: web.WebSocketResponse) -> None:
+        self.id = uuid.uuid4().hex[:8]
+        self.ws = ws
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.closed = False
+        self.task = asyncio.get_running_loop().create_task(self._write())
+
+    def send(self, message: Any) -> None:
+        self.send_text(p.encode(message))
+
+    def send_text(self, text: str) -> None:
+        if self.closed:
+            return
+        if self.queue.qsize() >= QUEUE_LIMIT:
+            logger.warning("client %s is too slow; disconnecting it", self.id)
+            self.close()
+            return
+        self.queue.put_nowait(text)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.queue.put_nowait(None)
+
+    async def _write(self) -> None:
+        try:
+            while (text := await self.queue.get()) is not None:
+                await self.ws.send_str(text)
+        except (ConnectionError, RuntimeError):
+            pass  # the client went away; its reader notices and detaches it
+        finally:
+            with contextlib.suppress(Exception):
+                await self.ws.close(code=1013 if not self.ws.closed else 1000)
+
+
+class Hub:
+    def __init__(self, catalog_version: Callable[[], int]) -> None:
+        self.clients: dict[str, Client] = {}
+        self.view = RunView()
+        self._catalog_version = catalog_version
+        self._progress: dict[tuple[str, str], p.NodeProgress] = {}
+        self._timer: asyncio.TimerHandle | None = None
+
+    def attach(self, ws: web.WebSocketResponse) -> Client:
+        client = Client(ws)
+        version = self._catalog_version()
+        client.send(p.Hello(p.VERSION, f"graphbook {__version__}", client.id, version))
+        client.send(self.snapshot())
+        self.clients[client.id] = client
+        return client
+
+    def snapshot(self) -> p.Snapshot:
+        self.flush()
+        version = self._catalog_version()
+        return p.Snapshot(self.view.snapshot(), list(self.view.prompts.values()), version)
+
+    async def detach(self, client: Client) -> None:
+        self.clients.pop(client.id, None)
+        client.close()
+        with contextlib.suppress(Exception):
+            await client.task
+
+    def publish(self, message: Any) -> None:
+        self.view.apply(message)
+        if isinstance(message, p.NodeProgress):
+            self._progress[(message.run_id, message.node_id)] = message
+            if self._timer is None:
+                loop = asyncio.get_running_loop()
+                self._timer = loop.call_later(PROGRESS_INTERVAL, self.flush)
+            return
+        self.flush()
+        try:
+            text = p.encode(message)
+        except (TypeError, ValueError):
+            logger.exception("cannot encode a %s message; dropped", message.type)
+            return
+        self._broadcast(text)
+
+    def publish_all(self, messages: list[Any]) -> None:
+        for message in messages:
+            self.publish(message)
+
+    def flush(self) -> None:
+        """Send the progress held back, now."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        pending, self._progress = self._progress, {}
+        for message in pending.values():
+            self._broadcast(p.encode(message))
+
+    def _broadcast(self, text: str) -> None:
+        for client in list(self.clients.values()):
+            client.send_text(text)
+
+    async def close(self) -> None:
+        for client in list(self.clients.values()):
+            await self.detach(client)

@@ -1,0 +1,26 @@
+"""The typed keys under which the app holds its parts (one of each per app)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+if TYPE_CHECKING:
+    from graphbook.registry import Registry
+    from graphbook.server.catalog import CatalogState
+    from graphbook.server.hub import Hub
+    from graphbook.server.media import MediaStore
+    from graphbook.server.session import Session
+    from graphbook.server.settings import ServerSettings
+    from graphbook.server.workflows import WorkflowFiles
+    from graphbook.store import Store
+
+SETTINGS: web.AppKey[ServerSettings] = web.AppKey("settings")
+REGISTRY: web.AppKey[Registry] = web.AppKey("registry")
+CATALOG: web.AppKey[CatalogState] = web.AppKey("catalog")
+STORE: web.AppKey[Store] = web.AppKey("store")
+MEDIA: web.AppKey[MediaStore] = web.AppKey("media")
+HUB: web.AppKey[Hub] = web.AppKey("hub")
+SESSION: web.AppKey[Session] = web.AppKey("session")
+WORKFLOWS: web.AppKey[WorkflowFiles] = web.AppKey("workflows")

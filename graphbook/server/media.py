@@ -1,0 +1,115 @@
+"""Media: images nodes produce (kept in memory, served as PNG) and image files under roots."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import threading
+import uuid
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from aiohttp import web
+
+from graphbook.server.errors import ServerError, not_found
+from graphbook.server.keys import MEDIA
+from graphbook.server.paths import Root
+
+IMAGE_SUFFIXES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".bmp": "image/bmp",
+}
+CAPACITY = 1024
+"""In-memory images kept for the browser; the oldest are dropped first."""
+
+routes = web.RouteTableDef()
+
+
+class MediaStore:
+    """Images by id for `/api/media/mem/{id}`, and URLs for image files under the roots."""
+
+    def __init__(self, roots: dict[str, Path], capacity: int = CAPACITY) -> None:
+        self.roots = {name: Root(folder) for name, folder in roots.items()}
+        self.capacity = capacity
+        self._images: OrderedDict[str, Any] = OrderedDict()
+        self._ids: dict[int, str] = {}
+        self._lock = threading.Lock()
+
+    def image_preview(self, image: Any) -> dict[str, Any]:
+        media_id = self.add(image)
+        return {
+            "type": "image",
+            "url": f"/api/media/mem/{media_id}",
+            "size": list(image.size),
+            "mode": str(getattr(image, "mode", "")),
+        }
+
+    def add(self, image: Any) -> str:
+        with self._lock:
+            known = self._ids.get(id(image))
+            if known is not None and self._images.get(known) is image:
+                self._images.move_to_end(known)
+                return known
+            media_id = uuid.uuid4().hex[:16]
+            self._images[media_id] = image
+            self._ids[id(image)] = media_id
+            while len(self._images) > self.capacity:
+                _, old = self._images.popitem(last=False)
+                self._ids.pop(id(old), None)
+            return media_id
+
+    def get(self, media_id: str) -> Any:
+        with self._lock:
+            return self._images.get(media_id)
+
+    def file_url(self, path: str) -> str | None:
+        """The URL of an image file, if it lies under one of the roots."""
+        try:
+            resolved = Path(path).resolve()
+        except (OSError, RuntimeError, ValueError):
+            return None
+        if resolved.suffix.lower() not in IMAGE_SUFFIXES:
+            return None
+        for name, root in self.roots.items():
+            if root.contains(resolved):
+                return f"/api/media/file/{name}/{quote(root.relative(resolved))}"
+        return None
+
+    def file(self, root_name: str, relative: str) -> Path:
+        root = self.roots.get(root_name)
+        if root is None:
+            raise not_found(f"no media root {root_name!r}; roots: {', '.join(self.roots)}")
+        path = root.resolve(relative)
+        if path.suffix.lower() not in IMAGE_SUFFIXES:
+            raise ServerError(400, "bad_path", f"{relative!r} is not an image file")
+        if not path.is_file():
+            raise not_found(f"no image {relative!r} under {root_name}")
+        return path
+
+
+def png_bytes(image: Any) -> bytes:
+    buffer = io.BytesIO()
+    shown = image if image.mode in ("RGB", "RGBA", "L", "LA", "P", "1") else image.convert("RGB")
+    shown.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+@routes.get("/api/media/mem/{media_id}")
+async def memory_image(request: web.Request) -> web.Response:
+    image = request.app[MEDIA].get(request.match_info["media_id"])
+    if image is None:
+        raise not_found("no such image (images are kept for the latest outputs only)")
+    data = await asyncio.to_thread(png_bytes, image)
+    return web.Response(body=data, content_type="image/png")
+
+
+@routes.get("/api/media/file/{root}/{path:.+}")
+async def file_image(request: web.Request) -> web.FileResponse:
+    path = request.app[MEDIA].file(request.match_info["root"], request.match_info["path"])
+    return web.FileResponse(path, headers={"Content-Type": IMAGE_SUFFIXES[path.suffix.lower()]})

@@ -1,0 +1,108 @@
+"""Runs: start, pause, resume, step, stop; run history; node outputs; prompts; the cache."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from graphbook import protocol as p
+from graphbook.server.errors import bad_message, not_found
+from graphbook.server.history import KIND, run_info
+from graphbook.server.keys import HUB, SESSION, STORE
+from graphbook.server.request import ok, read_object, reply
+
+routes = web.RouteTableDef()
+MAX_HISTORY = 1000
+
+
+@routes.post("/api/runs")
+async def start_run(request: web.Request) -> web.Response:
+    body = await read_object(request)
+    run = p.from_json(p.Run, {**body, "type": "run"}, "run")
+    run_id = request.app[SESSION].start(run)
+    return reply(p.RunAccepted(run_id), status=202)
+
+
+@routes.get("/api/runs")
+async def history(request: web.Request) -> web.Response:
+    limit = _int(request.query.get("limit", "100"), "limit")
+    records = request.app[STORE].list_runs(KIND, limit=max(1, min(limit, MAX_HISTORY)))
+    return reply(p.RunList([run_info(r) for r in records]))
+
+
+@routes.get("/api/runs/current")
+async def current(request: web.Request) -> web.Response:
+    return reply(request.app[HUB].snapshot())
+
+
+@routes.get("/api/runs/{run_id}")
+async def one_run(request: web.Request) -> web.Response:
+    run_id = request.match_info["run_id"]
+    try:
+        record = request.app[STORE].get_run(run_id)
+    except KeyError:
+        raise not_found(f"no run {run_id!r}") from None
+    return reply(run_info(record))
+
+
+@routes.post("/api/runs/current/{action}")
+async def control(request: web.Request) -> web.Response:
+    session, action = request.app[SESSION], request.match_info["action"]
+    if action == "pause":
+        session.pause()
+    elif action == "resume":
+        session.resume()
+    elif action == "stop":
+        session.stop()
+    elif action == "step":
+        body = await read_object(request) if request.can_read_body else {}
+        session.step(_optional_str(body.get("node"), "node"))
+    else:
+        raise not_found(f"no run action {action!r}; use pause, resume, step or stop")
+    return ok()
+
+
+@routes.post("/api/prompts/{prompt_id}")
+async def answer(request: web.Request) -> web.Response:
+    body = await read_object(request)
+    if "answer" not in body:
+        raise bad_message('give the answer as {"answer": VALUE}')
+    request.app[SESSION].answer(request.match_info["prompt_id"], body["answer"])
+    return ok()
+
+
+@routes.post("/api/cache/clear")
+async def clear(request: web.Request) -> web.Response:
+    body = await read_object(request)
+    workflow = body.get("workflow")
+    if not isinstance(workflow, str):
+        raise bad_message('give the workflow as {"workflow": "name.json", "node": ID or null}')
+    node = _optional_str(body.get("node"), "node")
+    return reply(request.app[SESSION].clear(workflow, node))
+
+
+@routes.get("/api/outputs")
+async def output(request: web.Request) -> web.Response:
+    query = request.query
+    missing = [k for k in ("workflow", "node") if k not in query]
+    if missing:
+        raise bad_message(f"missing query parameter(s): {', '.join(missing)}")
+    index = _int(query.get("index", "0"), "index")
+    item = request.app[SESSION].output(
+        query["workflow"], query["node"], query.get("output", "out"), index
+    )
+    return reply(item)
+
+
+def _int(text: str, name: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise bad_message(f"{name} must be a whole number, got {text!r:.40}") from None
+
+
+def _optional_str(value: Any, name: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise bad_message(f"{name} must be a string or null")
+    return value

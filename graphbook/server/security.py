@@ -1,0 +1,103 @@
+"""Who may talk to the server: the token, the Host (on loopback) and the Origin of writes and
+websockets; and the middleware that turns every error into a JSON error reply."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+
+from graphbook import protocol as p
+from graphbook.server.errors import ServerError
+from graphbook.server.request import error_reply
+from graphbook.server.settings import LOOPBACK_NAMES, ServerSettings
+
+logger = logging.getLogger(__name__)
+TOKEN_COOKIE = "graphbook_token"
+TOKEN_HEADER = "X-Graphbook-Token"
+WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+STATUS_CODES: dict[int, p.ErrorCode] = {
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    413: "too_large",
+}
+
+
+def token_matches(expected: str, given: str) -> bool:
+    return hmac.compare_digest(expected.encode(), given.encode())
+
+
+def request_token(request: web.Request) -> str | None:
+    auth = request.headers.get("Authorization", "")
+    if auth.startswith("Bearer "):
+        return auth.removeprefix("Bearer ").strip()
+    return (
+        request.headers.get(TOKEN_HEADER)
+        or request.query.get("token")
+        or request.cookies.get(TOKEN_COOKIE)
+    )
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every failure becomes `{"error": {...}}` with a 4xx/5xx status; the server goes on."""
+    try:
+        return await handler(request)
+    except ServerError as exc:
+        return error_reply(exc)
+    except p.ProtocolError as exc:
+        return error_reply(ServerError(400, exc.code, exc.message))
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        code = STATUS_CODES.get(exc.status, "bad_message")
+        return error_reply(ServerError(exc.status, code, exc.reason))
+    except Exception as exc:
+        logger.exception("%s %s failed", request.method, request.path)
+        return error_reply(ServerError(500, "internal", f"{type(exc).__name__}: {exc}"))
+
+
+def security_middleware(settings: ServerSettings) -> Middleware:
+    @web.middleware
+    async def security(request: web.Request, handler: Handler) -> web.StreamResponse:
+        check_host(settings, request)
+        check_token(settings, request)
+        check_origin(settings, request)
+        return await handler(request)
+
+    return security
+
+
+def check_host(settings: ServerSettings, request: web.Request) -> None:
+    """On loopback, a page from elsewhere must not reach us through DNS rebinding."""
+    host = (request.url.host or "").lower()
+    if settings.loopback and host not in LOOPBACK_NAMES:
+        raise ServerError(403, "forbidden", f"Host {host!r} refused; use localhost or 127.0.0.1")
+
+
+def check_token(settings: ServerSettings, request: web.Request) -> None:
+    if settings.token is None:
+        return
+    given = request_token(request)
+    if given is None or not token_matches(settings.token, given):
+        raise ServerError(
+            401,
+            "unauthorized",
+            f"this server needs its token: header 'Authorization: Bearer T' or {TOKEN_HEADER}, "
+            "or ?token=T",
+        )
+
+
+def check_origin(settings: ServerSettings, request: web.Request) -> None:
+    origin = request.headers.get("Origin")
+    upgrade = request.headers.get("Upgrade", "").lower() == "websocket"
+    if origin is None or not (upgrade or request.method in WRITES):
+        return
+    own = f"{request.scheme}://{request.host}"
+    if origin != own and origin not in settings.allowed_origins:
+        raise ServerError(
+            403, "forbidden", f"Origin {origin!r} refused; start the server with --allow-origin"
+        )

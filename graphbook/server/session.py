@@ -1,0 +1,252 @@
+"""Session: the server's interactive runs, one at a time, each in a background thread.
+
+Outputs are cached per workflow file between runs (graphbook.engine.cache); the run can be
+paused, stepped, resumed and stopped; prompts wait at the PromptDesk for any client's answer;
+every run is recorded in the run store. Events travel from the executor's thread to the event
+loop with `call_soon_threadsafe`, in order, and are published by the Hub.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from graphbook import protocol as p
+from graphbook.engine.cache import OutputCache
+from graphbook.engine.control import RunControl, interrupt
+from graphbook.engine.executor import Executor, make_pool
+from graphbook.engine.pool import InlinePool, Pool
+from graphbook.errors import WorkflowError
+from graphbook.graph import Graph, build_graph
+from graphbook.registry import Registry
+from graphbook.server.desk import PromptDesk, check_answer
+from graphbook.server.errors import ServerError, bad_message, conflict, not_found
+from graphbook.server.history import HistorySink, RunConfig
+from graphbook.server.hub import Hub
+from graphbook.server.media import MediaStore
+from graphbook.server.previews import FULL, LIVE, Previewer
+from graphbook.server.settings import ServerSettings
+from graphbook.server.translate import Translator
+from graphbook.server.workflows import WorkflowFiles, from_body
+from graphbook.store import Store
+from graphbook.workflow import Workflow
+
+logger = logging.getLogger(__name__)
+STOP_GRACE = 2.0
+"""Seconds a stopped run has to end by itself before its thread is interrupted."""
+
+
+@dataclass
+class ActiveRun:
+    started: p.RunStarted
+    control: RunControl
+    graph: Graph
+    workflow: Workflow
+    thread: threading.Thread | None = None
+    ended: bool = False
+    """The executor has returned (the thread may still be cleaning up the pool)."""
+
+    @property
+    def run_id(self) -> str:
+        return self.started.run_id
+
+
+class Session:
+    def __init__(
+        self,
+        settings: ServerSettings,
+        registry: Registry,
+        store: Store,
+        hub: Hub,
+        media: MediaStore,
+        files: WorkflowFiles,
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.store = store
+        self.hub = hub
+        self.files = files
+        self.cache = OutputCache(settings.cache_budget)
+        self.desk = PromptDesk()
+        self.previewer = Previewer(media, LIVE)
+        self.full_previewer = Previewer(media, FULL)
+        self.pool: Pool = InlinePool()
+        self.active: ActiveRun | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def open(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self.pool = make_pool(self.settings.workers)
+
+    async def close(self) -> None:
+        active = self.active
+        if active is not None:
+            active.control.stop()
+            self.desk.cancel_all()
+            if active.thread is not None:
+                await asyncio.to_thread(active.thread.join, STOP_GRACE * 2)
+        await asyncio.to_thread(self.pool.close)
+
+    # -- starting ----------------------------------------------------------------------------
+    def start(self, request: p.Run) -> str:
+        """Validate and start a run; raises ServerError when it cannot start."""
+        if self.active is not None:
+            raise conflict(f"run {self.active.run_id} is still going; stop it first", "run_active")
+        name = self.files.name(request.workflow)
+        workflow = self._workflow(request, name)
+        graph = self._graph(workflow)
+        node = _target(request, graph)
+        started = p.RunStarted(uuid.uuid4().hex[:12], name, request.mode, node, [], time.time())
+        control = RunControl()
+        if request.mode == "step":
+            control.step(node)
+        active = ActiveRun(started, control, graph, workflow)
+        active.thread = threading.Thread(
+            target=self._run, args=(active,), name=f"graphbook-run-{started.run_id}", daemon=True
+        )
+        self.active = active
+        active.thread.start()
+        return started.run_id
+
+    def _workflow(self, request: p.Run, name: str) -> Workflow:
+        if request.graph is not None:
+            return from_body(request.graph, name)
+        return self.files.load(name)
+
+    def _graph(self, workflow: Workflow) -> Graph:
+        try:
+            return build_graph(workflow, self.registry)
+        except WorkflowError as exc:
+            raise ServerError(422, "invalid_workflow", str(exc), exc.problems) from None
+
+    # -- the run's thread --------------------------------------------------------------------
+    def _run(self, active: ActiveRun) -> None:
+        started = active.started
+        params = {n.id: dict(n.params) for n in active.workflow.nodes.values()}
+        config = RunConfig(started.workflow, started.mode, started.node, params)
+        history = HistorySink(self.store, config)
+        translate = Translator(started, self.previewer)
+
+        def sink(event: Any) -> None:
+            history(event)
+            messages = translate(event)
+            if messages:
+                self._call_soon(self.hub.publish_all, messages)
+
+        executor = Executor(self.pool, prompter=self.desk.ask, previewer=self.previewer)
+        try:
+            executor.run(
+                active.graph,
+                sink,
+                until=started.node if started.mode != "all" else None,
+                control=active.control,
+                cache=self.cache.workflow(started.workflow),
+                run_id=started.run_id,
+            )
+        except BaseException:  # a bug, or an interrupt outside node code: the run still ends
+            logger.exception("run %s ended abnormally", started.run_id)
+            self._call_soon(self.hub.publish, p.RunFinished(started.run_id, "failed", 0.0, {}, 1))
+        finally:
+            active.ended = True
+            self._renew_pool_after_stop(active)
+            self._call_soon(self._finished, active)
+
+    def _renew_pool_after_stop(self, active: ActiveRun) -> None:
+        """Stop is real: workers still busy with a stopped run's tasks are ended."""
+        stats = getattr(self.pool, "stats", None)
+        if not active.control.stopping or stats is None:
+            return
+        current = stats()
+        if current.load.running or current.dump.running or current.load.waiting:
+            logger.info("ending worker processes still busy after a stop")
+            self.pool.close()
+            self.pool = make_pool(self.settings.workers)
+
+    def _call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
+        if self._loop is None:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop has closed: the server is gone
+            self._loop.call_soon_threadsafe(fn, *args)
+
+    def _finished(self, active: ActiveRun) -> None:
+        if self.active is active:
+            self.active = None
+        self.desk.cancel_all()
+
+    # -- control -----------------------------------------------------------------------------
+    def require_active(self) -> ActiveRun:
+        if self.active is None:
+            raise conflict("no run is going", "no_run")
+        return self.active
+
+    def pause(self) -> None:
+        self.require_active().control.pause()
+
+    def resume(self) -> None:
+        self.require_active().control.resume()
+
+    def step(self, node: str | None) -> None:
+        active = self.require_active()
+        if node is not None and node not in active.graph.nodes:
+            raise bad_message(f"the run has no node {node!r}")
+        active.control.step(node)
+
+    def stop(self) -> None:
+        active = self.require_active()
+        active.control.stop()
+        self.desk.cancel_all()
+        if self._loop is not None:
+            self._loop.call_later(STOP_GRACE, self._interrupt, active)
+
+    def _interrupt(self, active: ActiveRun) -> None:
+        """The run did not stop by itself (node code stuck in a loop): interrupt its thread."""
+        thread = active.thread
+        stuck = self.active is active and not active.ended
+        if stuck and thread is not None and thread.is_alive():
+            logger.warning("run %s did not stop in %.0fs; interrupting", active.run_id, STOP_GRACE)
+            interrupt(thread)
+
+    def refuse_while_running(self, workflow: str) -> None:
+        if self.active is not None and self.active.started.workflow == workflow:
+            raise conflict(f"{workflow} is running; stop the run first", "run_active")
+
+    # -- prompts, cache, outputs -------------------------------------------------------------
+    def answer(self, prompt_id: str, answer: Any) -> None:
+        info = self.hub.view.prompts.get(prompt_id)
+        if info is None:
+            raise not_found(f"no open prompt {prompt_id!r} (answered already, or the run ended)")
+        check_answer(info.prompt, answer)
+        if not self.desk.answer(info.node_id, answer):
+            raise not_found(f"prompt {prompt_id!r} was answered already")
+
+    def clear(self, workflow: str, node: str | None) -> p.CacheCleared:
+        name = self.files.name(workflow)
+        self.refuse_while_running(name)
+        cleared = p.CacheCleared(name, self.cache.workflow(name).clear(node))
+        self.hub.publish(cleared)
+        return cleared
+
+    def output(self, workflow: str, node: str, output: str, index: int) -> p.OutputItem:
+        name = self.files.name(workflow)
+        items = self.cache.workflow(name).items(node, output)
+        if items is None:
+            raise not_found(f"no outputs of node {node!r} are kept for {name}; run it first")
+        if not 0 <= index < len(items):
+            raise not_found(f"node {node!r} has {len(items)} dict(s) on {output!r}, not #{index}")
+        item = self.full_previewer(items[index])
+        return p.OutputItem(name, node, output, index, len(items), item)
+
+
+def _target(request: p.Run, graph: Graph) -> str | None:
+    if request.mode == "until" and request.node is None:
+        raise bad_message('mode "until" needs the node to run up to')
+    if request.node is not None and request.node not in graph.nodes:
+        raise bad_message(f"the workflow has no node {request.node!r}")
+    return request.node

@@ -1,0 +1,68 @@
+"""ServerSettings: where the server listens, which folders it may touch, and its limits."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graphbook.errors import GraphbookError
+from graphbook.store import data_home
+
+WEBAPP = Path(__file__).resolve().parent.parent / "webapp"
+"""Where the web app's Vite build is written (`graphbook/webapp/`)."""
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1", "[::1]")
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    host: str = "127.0.0.1"
+    port: int = 8005
+    workflows: Path = Path("workflows")
+    nodes: Path = Path("custom_nodes")
+    data: Path = field(default_factory=data_home)
+    """The run store (SQLite) lives here."""
+    media: tuple[Path, ...] = ()
+    """More folders whose images may be shown (read only)."""
+    workers: int = 0
+    token: str | None = None
+    allowed_origins: tuple[str, ...] = ()
+    cache_budget: int = 1 << 30
+    """Bytes of node outputs kept between runs, over all workflows."""
+    max_body: int = 8 << 20
+    max_message: int = 1 << 20
+    watch: bool = True
+    watch_polling: bool = False
+    webapp: Path = WEBAPP
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)
+
+    def check(self) -> None:
+        """Refuse settings that would be unsafe or cannot work."""
+        if not self.loopback and not self.token:
+            raise GraphbookError(
+                f"refusing to listen on {self.host} without a token: anyone who can reach it "
+                "could run code; pass --token T (clients then send it), or use 127.0.0.1"
+            )
+        if self.workers < 0:
+            raise GraphbookError(f"workers must be 0 or more, got {self.workers}")
+        if self.cache_budget < 0:
+            raise GraphbookError(f"the cache budget must be 0 or more, got {self.cache_budget}")
+
+    def roots(self) -> dict[str, Path]:
+        """Every folder the API may read from, by the name used in media URLs."""
+        roots = {"workflows": self.workflows, "nodes": self.nodes, "data": self.data}
+        for index, folder in enumerate(self.media):
+            roots["media" if index == 0 else f"media{index + 1}"] = folder
+        return roots
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

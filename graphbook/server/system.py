@@ -1,0 +1,119 @@
+"""System stats (CPU, memory, GPUs, worker pool, cache) and the server's settings."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+from typing import Any
+
+from aiohttp import web
+
+from graphbook import __version__
+from graphbook import protocol as p
+from graphbook.server.errors import bad_message
+from graphbook.server.keys import SESSION
+from graphbook.server.request import read_object, reply
+from graphbook.server.session import Session
+
+routes = web.RouteTableDef()
+
+
+def memory() -> tuple[int, int]:
+    """(used, total) bytes of memory."""
+    psutil = _psutil()
+    if psutil is not None:
+        vm = psutil.virtual_memory()
+        return int(vm.total - vm.available), int(vm.total)
+    return _proc_memory()
+
+
+def _proc_memory() -> tuple[int, int]:
+    fields: dict[str, int] = {}
+    with open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            name, value = line.split(":", 1)
+            fields[name] = int(value.split()[0]) * 1024
+    total = fields.get("MemTotal", 0)
+    return total - fields.get("MemAvailable", 0), total
+
+
+def cpu_percent() -> float:
+    psutil = _psutil()
+    return float(psutil.cpu_percent(interval=None)) if psutil is not None else 0.0
+
+
+def _psutil() -> Any:
+    """psutil if installed (it is optional)."""
+    try:
+        return importlib.import_module("psutil")
+    except ImportError:
+        return None
+
+
+def gpus() -> list[p.GpuInfo]:
+    """GPUs torch can see; torch is imported only if it is installed."""
+    if "torch" not in sys.modules and importlib.util.find_spec("torch") is None:
+        return []
+    import torch
+
+    if not torch.cuda.is_available():
+        return []
+    found = []
+    for index in range(torch.cuda.device_count()):
+        free, total = torch.cuda.mem_get_info(index)
+        found.append(p.GpuInfo(index, torch.cuda.get_device_name(index), total - free, total))
+    return found
+
+
+def pool_info(session: Session) -> p.PoolInfo | None:
+    stats = getattr(session.pool, "stats", None)
+    if stats is None:
+        return None
+    s = stats()
+    load, dump = (p.KindStatsInfo(k.waiting, k.running, k.workers) for k in (s.load, s.dump))
+    return p.PoolInfo(s.workers, load, dump)
+
+
+def system_stats(session: Session) -> p.SystemStats:
+    used, total = memory()
+    cache = p.CacheInfo(session.cache.used, session.cache.budget, session.cache.entries)
+    return p.SystemStats(cpu_percent(), used, total, gpus(), pool_info(session), cache)
+
+
+def settings_json(session: Session) -> dict[str, Any]:
+    return {"cache_budget_bytes": session.cache.budget, "workers": session.settings.workers}
+
+
+@routes.get("/api/system")
+async def system(request: web.Request) -> web.Response:
+    return reply(await asyncio.to_thread(system_stats, request.app[SESSION]))
+
+
+@routes.get("/api/settings")
+async def get_settings(request: web.Request) -> web.Response:
+    return reply(settings_json(request.app[SESSION]))
+
+
+@routes.put("/api/settings")
+async def put_settings(request: web.Request) -> web.Response:
+    body, session = await read_object(request), request.app[SESSION]
+    budget = body.get("cache_budget_bytes")
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise bad_message("cache_budget_bytes must be a whole number of bytes, 0 or more")
+    session.cache.set_budget(budget)
+    return reply(settings_json(session))
+
+
+@routes.get("/api/info")
+async def info(request: web.Request) -> web.Response:
+    settings = request.app[SESSION].settings
+    roots = {name: str(folder.resolve()) for name, folder in settings.roots().items()}
+    return reply(
+        {
+            "version": p.VERSION,
+            "server": f"graphbook {__version__}",
+            "token_required": settings.token is not None,
+            "roots": roots,
+        }
+    )

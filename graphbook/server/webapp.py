@@ -1,0 +1,56 @@
+"""The built web app at `/` (from graphbook/webapp/), or a page that says how to build it."""
+
+from __future__ import annotations
+
+import html
+import mimetypes
+
+from aiohttp import web
+
+from graphbook.server.errors import ServerError
+from graphbook.server.keys import SETTINGS
+from graphbook.server.paths import Root
+from graphbook.server.security import TOKEN_COOKIE, token_matches
+
+routes = web.RouteTableDef()
+MISSING = """<!doctype html>
+<html><head><meta charset="utf-8"><title>Graphbook</title></head>
+<body style="font-family: sans-serif; max-width: 40em; margin: 3em auto">
+<h1>Graphbook server is running</h1>
+<p>The web app has not been built into <code>{folder}</code>. Build it with:</p>
+<pre>cd web &amp;&amp; npm ci &amp;&amp; npm run build</pre>
+<p>The HTTP API is under <a href="/api/info">/api/</a> and events stream at <code>/ws</code>
+(see docs/protocol.md).</p>
+</body></html>
+"""
+
+
+@routes.get("/")
+async def index(request: web.Request) -> web.StreamResponse:
+    response = _page(request, "index.html")
+    token = request.app[SETTINGS].token
+    given = request.query.get("token")
+    if token is not None and given is not None and token_matches(token, given):
+        response.set_cookie(TOKEN_COOKIE, given, httponly=True, samesite="Strict")
+    return response
+
+
+@routes.get("/{path:(?!api/|ws$).+}")
+async def asset(request: web.Request) -> web.StreamResponse:
+    return _page(request, request.match_info["path"])
+
+
+def _page(request: web.Request, relative: str) -> web.StreamResponse:
+    folder = request.app[SETTINGS].webapp
+    index_file = folder / "index.html"
+    if not index_file.is_file():
+        text = MISSING.format(folder=html.escape(str(folder)))
+        return web.Response(text=text, content_type="text/html")
+    try:
+        path = Root(folder).resolve(relative)
+    except ServerError:
+        path = index_file
+    if not path.is_file():
+        path = index_file  # the app routes its own paths
+    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    return web.FileResponse(path, headers={"Content-Type": kind})

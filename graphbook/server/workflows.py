@@ -1,0 +1,186 @@
+"""Workflow files under the workflows folder: list, read, write (atomic), rename, delete."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from graphbook import protocol as p
+from graphbook.errors import WorkflowError, WorkflowFormatError
+from graphbook.graph import build_graph
+from graphbook.registry import Registry
+from graphbook.server.errors import ServerError, bad_message, conflict, not_found, problem_infos
+from graphbook.server.keys import HUB, SESSION, WORKFLOWS
+from graphbook.server.paths import Root
+from graphbook.server.request import ok, read_json, reply
+from graphbook.workflow import Workflow, atomic_write, is_graphbook_format
+
+SUFFIX = ".json"
+routes = web.RouteTableDef()
+
+
+class WorkflowFiles:
+    """The workflows folder, with every path checked to stay inside it."""
+
+    def __init__(self, folder: Path, registry: Registry) -> None:
+        self.root = Root(folder)
+        self.registry = registry
+        self.lock = asyncio.Lock()
+        """Held while writing, so that `If-Match` checks and renames do not interleave."""
+
+    def name(self, relative: str) -> str:
+        """The canonical name of a workflow file (its path relative to the folder)."""
+        path = self.root.resolve(relative)
+        if path.suffix != SUFFIX:
+            raise ServerError(400, "bad_path", f"{relative!r}: a workflow file ends in {SUFFIX}")
+        return self.root.relative(path)
+
+    def path(self, relative: str) -> Path:
+        return self.root.folder / self.name(relative)
+
+    def listing(self) -> p.WorkflowList:
+        files = []
+        for path in sorted(self.root.folder.rglob(f"*{SUFFIX}")):
+            parts = path.relative_to(self.root.folder).parts
+            if path.is_file() and not any(part.startswith(".") for part in parts):
+                stat = path.stat()
+                files.append(p.WorkflowFile(self.root.relative(path), stat.st_size, stat.st_mtime))
+        return p.WorkflowList(files)
+
+    def read_bytes(self, relative: str) -> bytes:
+        path = self.path(relative)
+        if not path.is_file():
+            raise not_found(f"no workflow file {relative!r}")
+        return path.read_bytes()
+
+    def load(self, relative: str) -> Workflow:
+        return parse(self.read_bytes(relative), relative)[0]
+
+    def document(self, relative: str, raw: bytes | None = None) -> p.WorkflowDocument:
+        raw = self.read_bytes(relative) if raw is None else raw
+        workflow, source = parse(raw, relative)
+        problems = self.problems(workflow)
+        name = self.name(relative)
+        return p.WorkflowDocument(name, digest(raw), source, workflow.to_json(), problems)
+
+    def problems(self, workflow: Workflow) -> list[p.ProblemInfo]:
+        try:
+            build_graph(workflow, self.registry)
+        except WorkflowError as exc:
+            return problem_infos(exc.problems)
+        return []
+
+    def write(self, relative: str, body: Any, if_match: str | None) -> p.WorkflowDocument:
+        path = self.path(relative)
+        workflow = from_body(body, relative)
+        text = dump(workflow, relative)
+        if if_match is not None:
+            current = digest(path.read_bytes()) if path.is_file() else ""
+            if current != if_match.strip('"'):
+                raise conflict(f"{relative!r} changed since it was read; reload it first")
+        atomic_write(path, text)
+        return self.document(relative, text.encode())
+
+    def rename(self, relative: str, new: str) -> p.WorkflowDocument:
+        source, target = self.path(relative), self.path(new)
+        if not source.is_file():
+            raise not_found(f"no workflow file {relative!r}")
+        if target.exists():
+            raise conflict(f"{new!r} already exists; delete it or choose another name")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(source, target)
+        return self.document(new)
+
+    def delete(self, relative: str) -> None:
+        path = self.path(relative)
+        if not path.is_file():
+            raise not_found(f"no workflow file {relative!r}")
+        path.unlink()
+
+
+def digest(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def parse(raw: bytes, name: str) -> tuple[Workflow, Any]:
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ServerError(422, "invalid_workflow", f"{name} is not valid JSON: {exc}") from None
+    return from_body(data, name, status=422), source_format(data)
+
+
+def source_format(data: Any) -> Any:
+    return "graphbook0" if isinstance(data, dict) and is_graphbook_format(data) else "graphbook"
+
+
+def from_body(data: Any, name: str, status: int = 400) -> Workflow:
+    try:
+        return Workflow.from_json(data, name)
+    except WorkflowFormatError as exc:
+        raise ServerError(status, "invalid_workflow", str(exc)) from None
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        message = f"{name}: not a workflow ({type(exc).__name__}: {exc})"
+        raise ServerError(status, "invalid_workflow", message) from None
+
+
+def dump(workflow: Workflow, name: str) -> str:
+    try:
+        return workflow.dumps()
+    except WorkflowFormatError as exc:
+        raise ServerError(400, "invalid_workflow", str(exc)) from None
+
+
+# -- routes ------------------------------------------------------------------------------------
+@routes.get("/api/workflows")
+async def list_workflows(request: web.Request) -> web.Response:
+    return reply(request.app[WORKFLOWS].listing())
+
+
+@routes.get("/api/workflows/{path:.+}")
+async def read_workflow(request: web.Request) -> web.Response:
+    return reply(request.app[WORKFLOWS].document(request.match_info["path"]))
+
+
+@routes.put("/api/workflows/{path:.+}")
+async def write_workflow(request: web.Request) -> web.Response:
+    files, relative = request.app[WORKFLOWS], request.match_info["path"]
+    body = await read_json(request)
+    async with files.lock:
+        document = files.write(relative, body, request.headers.get("If-Match"))
+    request.app[HUB].publish(p.WorkflowsChanged(document.path, "saved"))
+    return reply(document)
+
+
+@routes.patch("/api/workflows/{path:.+}")
+async def rename_workflow(request: web.Request) -> web.Response:
+    files, relative = request.app[WORKFLOWS], request.match_info["path"]
+    body = await read_json(request)
+    new = body.get("path") if isinstance(body, dict) else None
+    if not isinstance(new, str):
+        raise bad_message('give the new name as {"path": "new.json"}')
+    async with files.lock:
+        old = files.name(relative)
+        request.app[SESSION].refuse_while_running(old)
+        document = files.rename(relative, new)
+    request.app[SESSION].cache.rename(old, document.path)
+    request.app[HUB].publish(p.WorkflowsChanged(old, "renamed", document.path))
+    return reply(document)
+
+
+@routes.delete("/api/workflows/{path:.+}")
+async def delete_workflow(request: web.Request) -> web.Response:
+    files, relative = request.app[WORKFLOWS], request.match_info["path"]
+    async with files.lock:
+        name = files.name(relative)
+        request.app[SESSION].refuse_while_running(name)
+        files.delete(relative)
+    request.app[SESSION].cache.forget(name)
+    request.app[HUB].publish(p.WorkflowsChanged(name, "deleted"))
+    return ok(status=204)

@@ -1,0 +1,76 @@
+"""The websocket: a client gets `hello` and a snapshot, then every event; it sends commands."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from graphbook import protocol as p
+from graphbook.server.errors import ServerError
+from graphbook.server.hub import Client
+from graphbook.server.keys import HUB, SESSION, SETTINGS
+from graphbook.server.session import Session
+
+logger = logging.getLogger(__name__)
+routes = web.RouteTableDef()
+HARD_LIMIT_FACTOR = 4
+"""Messages over max_message get an `error` reply; over this many times it, the connection
+is closed by aiohttp (code 1009) before the message is read into memory."""
+
+Command = Callable[[Session, Any], Any]
+COMMANDS: dict[str, Command] = {
+    "run": lambda s, m: {"run_id": s.start(m)},
+    "pause": lambda s, m: s.pause(),
+    "resume": lambda s, m: s.resume(),
+    "step": lambda s, m: s.step(m.node),
+    "stop": lambda s, m: s.stop(),
+    "answer": lambda s, m: s.answer(m.prompt_id, m.answer),
+    "clear": lambda s, m: p.to_json(s.clear(m.workflow, m.node)),
+}
+
+
+@routes.get("/ws")
+async def websocket(request: web.Request) -> web.WebSocketResponse:
+    limit = request.app[SETTINGS].max_message
+    ws = web.WebSocketResponse(heartbeat=30, max_msg_size=limit * HARD_LIMIT_FACTOR)
+    await ws.prepare(request)
+    hub, session = request.app[HUB], request.app[SESSION]
+    client = hub.attach(ws)
+    try:
+        async for message in ws:
+            if message.type == WSMsgType.TEXT:
+                handle(session, client, message.data, limit)
+            elif message.type == WSMsgType.BINARY:
+                client.send(p.Error("bad_message", "send JSON text frames, not binary ones"))
+            elif message.type == WSMsgType.ERROR:
+                break
+    finally:
+        await hub.detach(client)
+    return ws
+
+
+def handle(session: Session, client: Client, text: str, limit: int) -> None:
+    """One client message: its reply (`ack`, `pong` or `error`) goes to that client only."""
+    if len(text) > limit:
+        client.send(p.Error("too_large", f"a message is at most {limit} bytes, got {len(text)}"))
+        return
+    try:
+        message = p.decode_client(text)
+    except p.ProtocolError as exc:
+        client.send(p.Error(exc.code, exc.message))
+        return
+    if isinstance(message, p.Ping):
+        client.send(p.Pong(message.ref))
+        return
+    try:
+        result = COMMANDS[message.type](session, message)
+    except ServerError as exc:
+        client.send(p.Error(exc.code, exc.message, message.ref))
+    except Exception as exc:  # a bug must not end the connection
+        logger.exception("handling a %s message failed", message.type)
+        client.send(p.Error("internal", f"{type(exc).__name__}: {exc}", message.ref))
+    else:
+        client.send(p.Ack(message.ref, result))

@@ -1,0 +1,29 @@
+"""Every batch test gets its own data directory and a clean environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .jobs import FAULT_ENV, FAULT_RANK_ENV
+
+CLEARED = (
+    FAULT_ENV,
+    FAULT_RANK_ENV,
+    "GRAPHBOOK_BATCH_RUN_NAME",
+    "GRAPHBOOK_BATCH_START_OVER",
+    "WORLD_SIZE",
+    "RANK",
+    "LOCAL_RANK",
+)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """GRAPHBOOK_HOME for this test (the store, checkpoints and uploads live under it)."""
+    folder = tmp_path / "graphbook-home"
+    monkeypatch.setenv("GRAPHBOOK_HOME", str(folder))
+    for name in CLEARED:
+        monkeypatch.delenv(name, raising=False)
+    return folder

@@ -1,0 +1,153 @@
+"""Cached outputs between runs: which nodes run again and why, replay, budget, clearing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphbook import Registry, Workflow, build_graph, param, source, step
+from graphbook.engine.cache import OutputCache, estimate_size, fingerprint
+from graphbook.engine.events import Event, NodeCached, NodePlanned, NodeStarted
+from graphbook.engine.executor import Executor, RunResult
+
+CALLS: dict[str, int] = {}
+
+
+@step("Cache/Numbers")
+@source()
+@param("n", "int", default=5)
+def numbers(ctx: Any) -> Any:
+    CALLS["numbers"] = CALLS.get("numbers", 0) + 1
+    for i in range(ctx.n):
+        yield {"x": i}
+
+
+@step("Cache/Add")
+@param("add", "int", default=1)
+def add(ctx: Any, data: dict[str, Any]) -> None:
+    CALLS[ctx.id] = CALLS.get(ctx.id, 0) + 1
+    data["x"] += ctx.add
+
+
+@step("Cache/Filter")
+@param("keep", "function", default="lambda d: True")
+def keep(ctx: Any, data: dict[str, Any]) -> Any:
+    return "out" if ctx.keep(data) else None
+
+
+def chain(n: int = 5, first: int = 1, second: int = 10) -> Workflow:
+    wf = Workflow()
+    src = wf.add(numbers, id="src", n=n)
+    a = wf.add(add, id="a", add=first)
+    b = wf.add(add, id="b", add=second)
+    wf.connect(src, a)
+    wf.connect(a, b)
+    return wf
+
+
+def run(wf: Workflow, cache: OutputCache, name: str = "w.json") -> tuple[RunResult, list[Event]]:
+    events: list[Event] = []
+    graph = build_graph(wf, Registry.with_builtins())
+    result = Executor(collect=True).run(graph, events.append, cache=cache.workflow(name))
+    return result, events
+
+
+def plan(events: list[Event]) -> dict[str, tuple[str, str]]:
+    return {e.node_id: (e.action, e.cause) for e in events if isinstance(e, NodePlanned)}
+
+
+def started(events: list[Event]) -> set[str]:
+    return {e.node_id for e in events if isinstance(e, NodeStarted)}
+
+
+def test_first_run_runs_everything_and_second_reuses_everything() -> None:
+    cache = OutputCache(1 << 20)
+    result, events = run(chain(), cache)
+    assert result.ok
+    assert plan(events) == {"src": ("run", "new"), "a": ("run", "new"), "b": ("run", "new")}
+    result, events = run(chain(), cache)
+    assert result.ok and not started(events)
+    assert {e.node_id for e in events if isinstance(e, NodeCached)} == {"src", "a", "b"}
+    assert result.counts["b"] == {"out": 5}
+
+
+def test_a_parameter_change_reruns_the_node_and_downstream_only() -> None:
+    cache = OutputCache(1 << 20)
+    run(chain(), cache)
+    CALLS.clear()
+    result, events = run(chain(second=20), cache)
+    assert plan(events)["src"] == ("reuse", "unchanged")
+    assert plan(events)["a"] == ("reuse", "unchanged")
+    assert plan(events)["b"] == ("run", "params")
+    assert started(events) == {"b"}
+    assert "numbers" not in CALLS and CALLS == {"b": 5}
+    assert [d["x"] for d in result.output("b")] == [21, 22, 23, 24, 25]
+
+    result, events = run(chain(first=2, second=20), cache)
+    assert plan(events)["a"] == ("run", "params")
+    assert plan(events)["b"] == ("run", "upstream")
+    assert [d["x"] for d in result.output("b")] == [22, 23, 24, 25, 26]
+
+
+def test_cached_dicts_are_not_changed_by_downstream_edits() -> None:
+    cache = OutputCache(1 << 20)
+    run(chain(), cache)
+    run(chain(second=5), cache)
+    result, _ = run(chain(second=7), cache)
+    assert [d["x"] for d in result.output("b")] == [8, 9, 10, 11, 12]
+
+
+def test_function_parameters_count_by_their_code() -> None:
+    assert fingerprint(lambda d: d["x"] > 1) == fingerprint(lambda d: d["x"] > 1)
+    assert fingerprint(lambda d: d["x"] > 1) != fingerprint(lambda d: d["x"] > 2)
+
+
+def test_clearing_a_node_clears_what_is_downstream() -> None:
+    cache = OutputCache(1 << 20)
+    run(chain(), cache)
+    assert cache.workflow("w.json").clear("a") == ["a", "b"]
+    _, events = run(chain(), cache)
+    assert plan(events) == {
+        "src": ("reuse", "unchanged"),
+        "a": ("run", "cleared"),
+        "b": ("run", "cleared"),
+    }
+
+
+def test_two_workflows_never_share_cached_outputs() -> None:
+    cache = OutputCache(1 << 20)
+    run(chain(), cache, "one.json")
+    _, events = run(chain(), cache, "two.json")
+    assert set(plan(events).values()) == {("run", "new")}
+
+
+def test_the_budget_evicts_least_recently_used_entries() -> None:
+    size = estimate_size({"x": 1}) * 50
+    cache = OutputCache(size * 2 + 10)
+    run(chain(n=50), cache, "one.json")  # three entries of `size` each: src is evicted
+    assert cache.used <= cache.budget
+    _, events = run(chain(n=50), cache, "one.json")
+    assert plan(events)["src"] == ("run", "evicted")
+    assert plan(events)["a"] == ("run", "upstream_runs")
+
+
+def test_outputs_larger_than_the_budget_are_not_cached() -> None:
+    cache = OutputCache(100)
+    run(chain(n=50), cache)
+    _, events = run(chain(n=50), cache)
+    assert plan(events)["src"] == ("run", "uncacheable")
+
+
+def test_a_node_that_failed_runs_again() -> None:
+    cache = OutputCache(1 << 20)
+
+    @step("Cache/Fails")
+    def fails(ctx: Any, data: dict[str, Any]) -> None:
+        raise ValueError("no")
+
+    broken = Workflow()
+    broken.connect(broken.add(numbers, id="src"), broken.add(fails, id="f"))
+    result, _ = run(broken, cache, "b.json")
+    assert not result.ok
+    _, events = run(broken, cache, "b.json")
+    assert plan(events)["f"] == ("run", "incomplete")
+    assert plan(events)["src"] == ("run", "incomplete"), "the failure cut the source short"

@@ -1,0 +1,98 @@
+"""Workflow files through the API: list, read (any format), write atomically, rename, delete."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from server_harness import Serve, Server, chain
+
+from graphbook import protocol as p
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def test_write_read_list_rename_delete(serving: Serve) -> None:
+    async def scenario(server: Server) -> None:
+        socket = await server.connect()
+        status, written = await server.put("/api/workflows/sub/one.json", chain())
+        assert status == 200 and written["problems"] == [] and written["path"] == "sub/one.json"
+        assert (await socket.until(p.WorkflowsChanged)).action == "saved"
+        on_disk = server.settings.workflows / "sub" / "one.json"
+        assert on_disk.read_text().startswith('{\n  "format": "graphbook.workflow"')
+        status, listing = await server.get("/api/workflows")
+        assert [f["path"] for f in listing["files"]] == ["sub/one.json"]
+
+        status, document = await server.get("/api/workflows/sub/one.json")
+        doc = p.from_json(p.WorkflowDocument, document)
+        assert doc.source_format == "graphbook" and doc.hash == written["hash"]
+        assert {n["id"] for n in doc.workflow["nodes"]} == {"src", "a", "b"}
+
+        status, reply = await server.put(
+            "/api/workflows/sub/one.json", chain(n=9), headers={"If-Match": "stale"}
+        )
+        assert status == 409 and reply["error"]["code"] == "conflict"
+        status, _ = await server.put(
+            "/api/workflows/sub/one.json", chain(n=9), headers={"If-Match": doc.hash}
+        )
+        assert status == 200 and '"n": 9' in on_disk.read_text()
+
+        status, renamed = await server.request(
+            "PATCH", "/api/workflows/sub/one.json", json={"path": "two.json"}
+        )
+        assert status == 200 and renamed["path"] == "two.json" and not on_disk.exists()
+        moved = await socket.until(p.WorkflowsChanged, lambda m: m.action == "renamed")
+        assert (moved.path, moved.to) == ("sub/one.json", "two.json")
+        server.save("three.json", chain())
+        status, _ = await server.request(
+            "PATCH", "/api/workflows/two.json", json={"path": "three.json"}
+        )
+        assert status == 409
+
+        status, _ = await server.request("DELETE", "/api/workflows/two.json")
+        assert status == 204 and not (server.settings.workflows / "two.json").exists()
+        status, _ = await server.get("/api/workflows/two.json")
+        assert status == 404
+        leftovers = [q.name for q in server.settings.workflows.rglob(".*")]
+        assert leftovers == [], "atomic writes leave no temporary files"
+
+    serving(scenario)
+
+
+def test_graphbook_files_and_invalid_workflows_still_open(serving: Serve) -> None:
+    async def scenario(server: Server) -> None:
+        source = (FIXTURES / "graphbook013_simple_workflow.json").read_text()
+        (server.settings.workflows / "old.json").write_text(source)
+        status, document = await server.get("/api/workflows/old.json")
+        assert status == 200 and document["source_format"] == "graphbook0"
+        assert document["workflow"]["format"] == "graphbook.workflow"
+        assert any("MyFirstStep" in pr["message"] for pr in document["problems"])
+
+        broken = chain()
+        broken["edges"].append({"source": "b", "output": "out", "target": "ghost", "input": "in"})
+        status, reply = await server.put("/api/workflows/broken.json", broken)
+        assert status == 200 and reply["problems"][0]["node_id"] == "b"
+
+    serving(scenario)
+
+
+def test_a_bad_write_leaves_the_saved_file_intact(serving: Serve) -> None:
+    async def scenario(server: Server) -> None:
+        server.save("keep.json", chain())
+        before = (server.settings.workflows / "keep.json").read_bytes()
+        for body in ([1, 2], {"format": "graphbook.workflow", "version": 99}, {"nodes": 3}):
+            status, reply = await server.put("/api/workflows/keep.json", body)
+            assert status == 400 and reply["error"]["code"] == "invalid_workflow", body
+        status, reply = await server.request(
+            "PUT",
+            "/api/workflows/keep.json",
+            data=b"{not json",
+            headers={"Content-Type": "application/json"},
+        )
+        assert status == 400 and reply["error"]["code"] == "bad_json"
+        status, reply = await server.put("/api/workflows/keep.txt", chain())
+        assert status == 400 and reply["error"]["code"] == "bad_path"
+        assert (server.settings.workflows / "keep.json").read_bytes() == before
+        assert json.loads(before)["nodes"]
+
+    serving(scenario)

@@ -1,0 +1,96 @@
+// What the browser tests do in the app: open it, find nodes, drag, wire, wait.
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Locator, Page } from 'playwright-core';
+import type { Server } from './server';
+
+export async function openApp(page: Page, server: Server, file?: string): Promise<void> {
+  await page.goto(`${server.url}${file ? `#${file}` : ''}`);
+  await page.locator('.gb-connection-open').waitFor();
+  if (file) await page.locator('.gb-file-title', { hasText: file }).waitFor();
+  await canvasReady(page);
+}
+
+/** The canvas has shown the open file and fitted the view to it. */
+export async function canvasReady(page: Page): Promise<void> {
+  await page.locator('.gb-canvas[data-ready="true"]').waitFor();
+  await page.waitForTimeout(100);
+}
+
+export const node = (page: Page, id: string): Locator => page.locator(`.react-flow__node[data-id="${id}"]`);
+
+export function handle(page: Page, id: string, kind: 'source' | 'target', name: string): Locator {
+  return node(page, id).locator(`.react-flow__handle.${kind}[data-handleid="${name}"]`);
+}
+
+async function center(locator: Locator): Promise<{ x: number; y: number }> {
+  const box = await locator.boundingBox();
+  if (!box) throw new Error('element is not visible');
+  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+}
+
+export async function dragFromPalette(page: Page, type: string, at: { x: number; y: number }): Promise<void> {
+  await page.getByRole('tab', { name: 'Nodes' }).click();
+  await page.locator(`[data-node-type="${type}"]`).dragTo(page.locator('.react-flow__pane'), { targetPosition: at });
+}
+
+export async function wire(page: Page, from: [string, string], to: [string, string]): Promise<void> {
+  const start = await center(handle(page, from[0], 'source', from[1]));
+  const end = await center(handle(page, to[0], 'target', to[1]));
+  await page.mouse.move(start.x, start.y);
+  await page.mouse.down();
+  await page.mouse.move((start.x + end.x) / 2, (start.y + end.y) / 2, { steps: 5 });
+  await page.mouse.move(end.x, end.y, { steps: 5 });
+  await page.mouse.up();
+}
+
+export async function edgeIds(page: Page): Promise<string[]> {
+  return page.locator('.react-flow__edge').evaluateAll((els) => els.map((e) => e.getAttribute('data-id') ?? '').sort());
+}
+
+export async function nodeIds(page: Page): Promise<string[]> {
+  return page.locator('.react-flow__node-graph').evaluateAll((els) => els.map((e) => e.getAttribute('data-id') ?? '').sort());
+}
+
+/** Polls `read` until `ok` holds; fails with the last value seen. */
+export async function until<T>(read: () => Promise<T> | T, ok: (value: T) => boolean, what: string, timeout = 20_000): Promise<T> {
+  const deadline = Date.now() + timeout;
+  let last: T = await read();
+  while (!ok(last)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 150));
+    last = await read();
+  }
+  return last;
+}
+
+export function readJson(server: Server, file: string): { nodes: { id: string; type: string; params: Record<string, unknown> }[]; edges: unknown[] } {
+  return JSON.parse(readFileSync(join(server.workflows, file), 'utf8')) as ReturnType<typeof readJson>;
+}
+
+export function writeWorkflow(server: Server, file: string, data: unknown): void {
+  writeFileSync(join(server.workflows, file), typeof data === 'string' ? data : `${JSON.stringify(data, null, 2)}\n`);
+}
+
+export async function runStatus(page: Page): Promise<string> {
+  return (await page.locator('[data-run-status]').getAttribute('data-run-status').catch(() => null)) ?? '';
+}
+
+export const mod = process.platform === 'darwin' ? 'Meta' : 'Control';
+
+/** A point on the canvas (client coordinates) right of or below every node, zooming out if needed. */
+export async function emptySpot(page: Page): Promise<{ x: number; y: number }> {
+  for (let attempt = 0; attempt < 4; attempt++) {
+    const pane = await page.locator('.react-flow__pane').boundingBox();
+    const boxes = await page.locator('.react-flow__node').evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON() as DOMRect));
+    if (!pane) throw new Error('no canvas');
+    const right = Math.max(pane.x, ...boxes.map((b) => b.right));
+    const bottom = Math.max(pane.y, ...boxes.map((b) => b.bottom));
+    if (right + 60 < pane.x + pane.width - 280) return { x: right + 40, y: pane.y + 40 };
+    if (bottom + 60 < pane.y + pane.height - 220) return { x: pane.x + 80, y: bottom + 40 };
+    await page.locator('.react-flow__controls-zoomout').click();
+    await page.waitForTimeout(250);
+  }
+  throw new Error('no empty place on the canvas');
+}

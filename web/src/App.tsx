@@ -1,0 +1,53 @@
+// The page: top bar, sidebar, canvas, inspector; and the app-wide hooks.
+
+import { useEffect } from 'react';
+import { ReactFlowProvider } from '@xyflow/react';
+import { openFile, openInitialFile, rememberedFile } from './actions/files';
+import { Canvas } from './canvas/Canvas';
+import { useAutosave } from './hooks/useAutosave';
+import { usePageTitle } from './hooks/usePageTitle';
+import { useProblemSync } from './hooks/useProblemSync';
+import { useServerEvents } from './hooks/useServerEvents';
+import { useTheme } from './hooks/useTheme';
+import { Inspector } from './panels/Inspector';
+import { Notices } from './panels/Notices';
+import { Sidebar } from './panels/Sidebar';
+import { TopBar } from './panels/TopBar';
+import { useCatalog } from './store/catalog';
+import { useEditor } from './store/editor';
+import { useFiles } from './store/files';
+
+function useStartup(): void {
+  useEffect(() => {
+    void useCatalog.getState().load();
+    void useFiles.getState().refresh().then(openInitialFile);
+    const onHash = (): void => {
+      const wanted = rememberedFile();
+      if (wanted && wanted !== useEditor.getState().file?.path) void openFile(wanted);
+    };
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+}
+
+export function App() {
+  useTheme();
+  useStartup();
+  useServerEvents();
+  useProblemSync();
+  useAutosave();
+  usePageTitle();
+  return (
+    <ReactFlowProvider>
+      <div className="gb-app">
+        <TopBar />
+        <Sidebar />
+        <main className="gb-main">
+          <Canvas />
+        </main>
+        <Inspector />
+        <Notices />
+      </div>
+    </ReactFlowProvider>
+  );
+}

@@ -1,0 +1,95 @@
+// The editor store: wiring rules, undo and redo, copy and paste, groups, the unsaved mark.
+
+import { beforeEach, describe, expect, it } from 'vitest';
+import { isGraphNode } from '../canvas/types';
+import { currentKey, currentWorkflow, useEditor } from '../store/editor';
+import { catalog } from './fixtures';
+
+const editor = () => useEditor.getState();
+const ids = () => editor().nodes.map((n) => n.id);
+const dirty = () => currentKey(editor()) !== editor().savedKey;
+
+beforeEach(() => {
+  editor().open({ path: 'a.json', format: 'canonical', hash: 'h' }, { doc: '', nodes: [], edges: [] }, []);
+});
+
+describe('editing', () => {
+  it('adds nodes with readable ids and marks the file unsaved', () => {
+    expect(dirty()).toBe(false);
+    editor().addNode('Greetings', { x: 0, y: 0 });
+    editor().addNode('Greetings', { x: 0, y: 100 });
+    expect(ids()).toEqual(['greetings', 'greetings_2']);
+    expect(dirty()).toBe(true);
+    editor().markSaved(currentKey(editor()), 'h2');
+    expect(dirty()).toBe(false);
+  });
+
+  it('accepts data into data and resources into parameters only', () => {
+    const g = editor().addNode('Greetings', { x: 0, y: 0 });
+    const s = editor().addNode('Split', { x: 200, y: 0 });
+    const f = editor().addNode('Function', { x: 0, y: 200 });
+    expect(editor().connect({ source: g, sourceHandle: 'out', target: s, targetHandle: 'split_fn' }, catalog)).toMatch(/only resources feed parameters/);
+    expect(editor().connect({ source: f, sourceHandle: 'resource', target: s, targetHandle: 'in' }, catalog)).toMatch(/not the data input/);
+    expect(editor().connect({ source: s, sourceHandle: 'A', target: g, targetHandle: 'in' }, catalog)).toMatch(/takes no input/);
+    expect(editor().connect({ source: g, sourceHandle: 'out', target: s, targetHandle: 'in' }, catalog)).toBeNull();
+    expect(editor().connect({ source: f, sourceHandle: 'resource', target: s, targetHandle: 'split_fn' }, catalog)).toBeNull();
+    expect(currentWorkflow(editor()).workflow.edges).toEqual([
+      { source: g, output: 'out', target: s, input: 'in' },
+      { source: f, output: 'resource', target: s, input: 'split_fn' },
+    ]);
+  });
+
+  it('refuses a wire that would make a cycle', () => {
+    const a = editor().addNode('Shout', { x: 0, y: 0 });
+    const b = editor().addNode('Shout', { x: 200, y: 0 });
+    expect(editor().connect({ source: a, sourceHandle: 'out', target: b, targetHandle: 'in' }, catalog)).toBeNull();
+    expect(editor().connect({ source: b, sourceHandle: 'out', target: a, targetHandle: 'in' }, catalog)).toMatch(/cycle/);
+  });
+
+  it('undoes and redoes adding, wiring, parameters and deleting', () => {
+    const g = editor().addNode('Greetings', { x: 0, y: 0 });
+    const s = editor().addNode('Shout', { x: 200, y: 0 });
+    editor().connect({ source: g, sourceHandle: 'out', target: s, targetHandle: 'in' }, catalog);
+    editor().setParam(g, 'count', 3);
+    editor().commit();
+    editor().select([s]);
+    editor().deleteSelection();
+    expect(ids()).toEqual([g]);
+    expect(editor().edges).toEqual([]);
+    editor().undo();
+    expect(ids()).toEqual([g, s]);
+    expect(editor().edges).toHaveLength(1);
+    editor().undo();
+    const node = editor().nodes.find((n) => n.id === g);
+    expect(node && isGraphNode(node) ? node.data.params : null).toEqual({});
+    editor().redo();
+    editor().redo();
+    expect(ids()).toEqual([g]);
+  });
+
+  it('pastes copies with fresh ids and the wires among them', () => {
+    const g = editor().addNode('Greetings', { x: 0, y: 0 });
+    const s = editor().addNode('Shout', { x: 200, y: 0 });
+    editor().connect({ source: g, sourceHandle: 'out', target: s, targetHandle: 'in' }, catalog);
+    editor().select([g, s]);
+    const clip = editor().copySelection();
+    expect(clip?.nodes).toHaveLength(2);
+    editor().paste(clip!, { x: 0, y: 300 });
+    expect(ids()).toEqual(['greetings', 'shout', 'greetings_2', 'shout_2']);
+    expect(editor().edges.map((e) => e.id)).toEqual(['greetings:out->shout:in', 'greetings_2:out->shout_2:in']);
+    expect(editor().nodes.filter((n) => n.selected).map((n) => n.id)).toEqual(['greetings_2', 'shout_2']);
+    editor().undo();
+    expect(ids()).toEqual(['greetings', 'shout']);
+  });
+
+  it('groups the selection and ungroups it, one undo step each', () => {
+    const g = editor().addNode('Greetings', { x: 0, y: 0 });
+    const s = editor().addNode('Shout', { x: 300, y: 0 });
+    editor().select([g, s]);
+    editor().groupSelection();
+    expect(editor().nodes[0]?.type).toBe('group');
+    expect(currentWorkflow(editor()).groups[0]?.nodes).toEqual([g, s]);
+    editor().undo();
+    expect(editor().nodes.some((n) => n.type === 'group')).toBe(false);
+  });
+});

@@ -1,0 +1,37 @@
+// Small pure helpers: ids, search, previews.
+
+import { describe, expect, it } from 'vitest';
+import { imagesIn, tensorText } from '../preview';
+import { byCategory, searchNodes } from '../search';
+import { freshId, snakeCase } from '../store/ids';
+import { catalog } from './fixtures';
+
+describe('ids', () => {
+  it('are readable and unique', () => {
+    expect(snakeCase('DumpJSONL')).toBe('dump_jsonl');
+    expect(snakeCase('ShapeImages')).toBe('shape_images');
+    expect(freshId('Split', new Set(['split', 'split_2']))).toBe('split_3');
+  });
+});
+
+describe('search', () => {
+  const specs = Object.values(catalog.nodes);
+  it('puts names that start with the query first', () => {
+    expect(searchNodes(specs, 'sh').map((s) => s.name)[0]).toBe('Shout');
+    expect(searchNodes(specs, 'hello').map((s) => s.name)).toEqual(['Greetings', 'Shout']);
+    expect(searchNodes(specs, 'zzz')).toEqual([]);
+  });
+  it('groups by category', () => {
+    expect(byCategory(specs).map(([c]) => c)).toEqual(['Filtering', 'Hello', 'Util']);
+  });
+});
+
+describe('previews', () => {
+  it('finds images and summarises tensors', () => {
+    const preview = { image_paths: [{ type: 'image', value: 'a.jpg', url: '/api/media/file/data/a.jpg' }, { type: 'image', value: 'b.jpg', url: null }] };
+    expect(imagesIn(preview).map((i) => i.url)).toEqual(['/api/media/file/data/a.jpg']);
+    expect(tensorText({ type: 'tensor', shape: [3, 32, 32], dtype: 'float32', device: 'cpu', min: 0, max: 1, mean: 0.4123 })).toBe(
+      'tensor float32[3×32×32] · cpu · min 0 · max 1 · mean 0.412',
+    );
+  });
+});

@@ -1,0 +1,152 @@
+// Opening, saving, creating, renaming and deleting workflow files: the API plus the stores.
+
+import { ApiError } from '../api/http';
+import { deleteWorkflowFile, readWorkflowFile, renameWorkflowFile, writeWorkflowFile } from '../api/workflows';
+import type { WorkflowDocument } from '../protocol';
+import { currentKey, currentWorkflow, useEditor } from '../store/editor';
+import { useFiles } from '../store/files';
+import { loadGroups, moveGroups, saveGroups } from '../store/layout';
+import { useUi } from '../store/ui';
+import { dumps } from '../workflow/format';
+import { readWorkflowData } from '../workflow/load';
+
+const LAST_FILE = 'graphbook.lastFile';
+
+export function rememberedFile(): string | null {
+  const fromHash = decodeURIComponent(location.hash.replace(/^#\/?/, ''));
+  if (fromHash) return fromHash;
+  try {
+    return localStorage.getItem(LAST_FILE);
+  } catch {
+    return null;
+  }
+}
+
+function remember(path: string | null): void {
+  try {
+    if (path) localStorage.setItem(LAST_FILE, path);
+    else localStorage.removeItem(LAST_FILE);
+  } catch {
+    /* not remembered across reloads, that is all */
+  }
+  const hash = path ? `#${encodeURI(path)}` : '';
+  if (location.hash !== hash) history.replaceState(null, '', `${location.pathname}${location.search}${hash}`);
+}
+
+export function failed(error: unknown): void {
+  useUi.getState().notify((error as Error).message, 'error');
+}
+
+function show(document: WorkflowDocument, keepView = false): void {
+  const { workflow } = readWorkflowData(document.workflow, document.path);
+  const format = document.source_format === 'graphbook0' ? 'graphbook013' : 'canonical';
+  useEditor.getState().open({ path: document.path, format, hash: document.hash }, workflow, loadGroups(document.path), keepView);
+  useUi.getState().setServerProblems(document.problems);
+  if (!keepView) useUi.getState().inspect(null);
+  remember(document.path);
+}
+
+/** With no file open: the one open before the page was loaded, else the first in the folder. */
+let opening: Promise<void> | null = null;
+
+export function openInitialFile(): Promise<void> {
+  opening ??= (async () => {
+    if (useEditor.getState().file) return;
+    const remembered = rememberedFile();
+    const files = useFiles.getState().files;
+    const first = remembered && files.some((f) => f.path === remembered) ? remembered : files[0]?.path;
+    if (first) await openFile(first);
+    else useUi.getState().setSide('files');
+  })().finally(() => {
+    opening = null;
+  });
+  return opening;
+}
+
+export async function openFile(path: string, keepView = false): Promise<boolean> {
+  try {
+    show(await readWorkflowFile(path), keepView);
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) remember(null);
+    failed(error);
+    return false;
+  }
+}
+
+/** Writes the open document; `auto` saves never overwrite a file changed by someone else. */
+export async function saveFile(auto = false): Promise<boolean> {
+  const editor = useEditor.getState();
+  const file = editor.file;
+  if (!file) return false;
+  const key = currentKey(editor);
+  const { workflow, groups } = currentWorkflow(editor);
+  try {
+    const body: unknown = JSON.parse(dumps(workflow));
+    let written: WorkflowDocument;
+    try {
+      written = await writeWorkflowFile(file.path, body, file.hash);
+    } catch (error) {
+      const conflict = error instanceof ApiError && error.status === 409;
+      if (!conflict || auto || !confirm(`${file.path} changed on disk since it was opened here. Overwrite it?`)) throw error;
+      written = await writeWorkflowFile(file.path, body);
+    }
+    saveGroups(file.path, groups);
+    useEditor.getState().markSaved(key, written.hash);
+    useUi.getState().setServerProblems(written.problems);
+    return true;
+  } catch (error) {
+    failed(error);
+    return false;
+  }
+}
+
+export function withJson(name: string): string {
+  const clean = name.trim().replace(/^\/+/, '');
+  return clean.endsWith('.json') ? clean : `${clean}.json`;
+}
+
+export async function createFile(name: string): Promise<void> {
+  const path = withJson(name);
+  if (useFiles.getState().files.some((f) => f.path === path)) {
+    useUi.getState().notify(`${path} exists already; choose another name`, 'error');
+    return;
+  }
+  try {
+    show(await writeWorkflowFile(path, JSON.parse(dumps({ doc: '', nodes: [], edges: [] }))));
+    await useFiles.getState().refresh();
+  } catch (error) {
+    failed(error);
+  }
+}
+
+export async function renameFile(path: string, to: string): Promise<void> {
+  const target = withJson(to);
+  if (target === path) return;
+  try {
+    const document = await renameWorkflowFile(path, target);
+    moveGroups(path, document.path);
+    const editor = useEditor.getState();
+    if (editor.file?.path === path) {
+      useEditor.setState({ file: { ...editor.file, path: document.path, hash: document.hash } });
+      remember(document.path);
+    }
+    await useFiles.getState().refresh();
+  } catch (error) {
+    failed(error);
+  }
+}
+
+export async function deleteFile(path: string): Promise<void> {
+  try {
+    await deleteWorkflowFile(path);
+    saveGroups(path, []);
+    if (useEditor.getState().file?.path === path) {
+      useEditor.getState().close();
+      remember(null);
+    }
+    await useFiles.getState().refresh();
+  } catch (error) {
+    failed(error);
+  }
+}

@@ -1,0 +1,44 @@
+// JSON over HTTP to the server's /api; every failure becomes an ApiError with the server's words.
+
+import { type ProblemInfo, errorBodyOf } from '../protocol';
+
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly problems: ProblemInfo[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export async function request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers: body === undefined ? headers : { 'Content-Type': 'application/json', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    });
+  } catch (error) {
+    throw new ApiError(0, 'offline', `the server cannot be reached (${(error as Error).message})`);
+  }
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  let data: unknown = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!response.ok) {
+    const error = errorBodyOf(data);
+    throw new ApiError(response.status, error?.code ?? 'internal', error?.message ?? `${method} ${path}: ${response.status} ${response.statusText}`, error?.problems ?? []);
+  }
+  return data as T;
+}
+
+export const encodePath = (path: string): string => path.split('/').map(encodeURIComponent).join('/');

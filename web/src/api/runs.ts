@@ -1,0 +1,30 @@
+// Starting and steering runs, answering prompts, clearing caches, fetching outputs.
+
+import type { Catalog, OutputItem, RunAccepted, RunMode } from '../protocol';
+import { encodePath, request } from './http';
+
+export interface RunRequest {
+  workflow: string;
+  mode: RunMode;
+  node: string | null;
+  graph: Record<string, unknown> | null;
+}
+
+export const fetchCatalog = (): Promise<Catalog> => request('GET', '/api/catalog');
+export const startRun = (body: RunRequest): Promise<RunAccepted> => request('POST', '/api/runs', body);
+
+export type RunCommand = 'pause' | 'resume' | 'step' | 'stop';
+export function steerRun(command: RunCommand, node: string | null = null): Promise<{ ok: boolean }> {
+  return request('POST', `/api/runs/current/${command}`, command === 'step' ? { node } : undefined);
+}
+
+export const answerPrompt = (promptId: string, answer: unknown): Promise<{ ok: boolean }> =>
+  request('POST', `/api/prompts/${encodePath(promptId)}`, { answer });
+
+export const clearCache = (workflow: string, node: string | null): Promise<unknown> =>
+  request('POST', '/api/cache/clear', { workflow, node });
+
+export function fetchOutput(workflow: string, node: string, output: string, index: number): Promise<OutputItem> {
+  const query = new URLSearchParams({ workflow, node, output, index: String(index) });
+  return request('GET', `/api/outputs?${query.toString()}`);
+}

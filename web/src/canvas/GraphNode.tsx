@@ -1,0 +1,95 @@
+// A workflow node on the canvas: header, ports, parameter widgets, live status, prompt, errors.
+
+import { memo, useMemo } from 'react';
+import type { NodeProps } from '@xyflow/react';
+import { run } from '../actions/run';
+import type { NodeSpec } from '../catalog';
+import { useNodeProblems } from '../hooks/useNodeProblems';
+import { useNodePrompt } from '../hooks/useNodePrompt';
+import { useNodeRun } from '../hooks/useNodeRun';
+import { useCatalog } from '../store/catalog';
+import { useEditor } from '../store/editor';
+import { useUi } from '../store/ui';
+import { Icon } from '../panels/Icon';
+import { NodeMedia } from './NodeMedia';
+import { NodeProblems } from './NodeProblems';
+import { NodeStatus } from './NodeStatus';
+import { ParamRow, UnknownParamRow } from './ParamRow';
+import { Ports } from './Ports';
+import { PromptForm } from './PromptForm';
+import type { GraphFlowNode } from './types';
+
+/** `"in|A"`-style keys keep the selectors' results primitive, so nodes re-render only on change. */
+function useWires(id: string): { into: Map<string, string>; handlesIn: string[]; handlesOut: string[] } {
+  const key = useEditor((s) =>
+    s.edges
+      .filter((e) => e.target === id || e.source === id)
+      .map((e) => (e.target === id ? `i\t${e.targetHandle ?? 'in'}\t${e.source}` : `o\t${e.sourceHandle ?? 'out'}\t`))
+      .join('\n'),
+  );
+  return useMemo(() => {
+    const into = new Map<string, string>();
+    const handlesIn: string[] = [];
+    const handlesOut: string[] = [];
+    for (const line of key ? key.split('\n') : []) {
+      const [side, handle = '', source = ''] = line.split('\t');
+      if (side === 'i') {
+        into.set(handle, source);
+        handlesIn.push(handle);
+      } else handlesOut.push(handle);
+    }
+    return { into, handlesIn, handlesOut };
+  }, [key]);
+}
+
+/** The node kind's ports, plus any that wires in the file use but the kind lacks (shown red). */
+function portsOf(spec: NodeSpec | undefined, handlesIn: string[], handlesOut: string[], params: string[]) {
+  const inputs = spec ? [...spec.inputs] : [];
+  const outputs = spec ? [...spec.outputs] : [];
+  const declared = new Set(spec ? spec.params.map((p) => p.name) : params);
+  const strayIn = [...new Set(handlesIn.filter((h) => !inputs.includes(h) && !declared.has(h)))];
+  const strayOut = [...new Set(handlesOut.filter((h) => !outputs.includes(h)))];
+  return { inputs: [...inputs, ...strayIn], outputs: [...outputs, ...strayOut], unknown: { in: new Set(strayIn), out: new Set(strayOut) } };
+}
+
+function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
+  const spec = useCatalog((s) => s.catalog.nodes[data.type]);
+  const loaded = useCatalog((s) => s.loaded);
+  const problems = useNodeProblems(id);
+  const nodeRun = useNodeRun(id);
+  const prompt = useNodePrompt(id);
+  const inspect = useUi((s) => s.inspect);
+  const { into, handlesIn, handlesOut } = useWires(id);
+  const names = Object.keys(data.params);
+  const { inputs, outputs, unknown } = portsOf(spec, handlesIn, handlesOut, names);
+  const extra = spec ? names.filter((n) => !spec.params.some((p) => p.name === n)) : names;
+  const kind = spec?.kind ?? 'unknown';
+  const failed = (nodeRun?.errors.length ?? 0) > 0 || nodeRun?.state === 'failed';
+  const classes = ['gb-node', `gb-kind-${kind}`, `gb-state-${nodeRun?.state ?? 'idle'}`, selected ? 'gb-selected' : '', problems.length ? 'gb-has-problems' : '', failed ? 'gb-failed' : '', prompt ? 'gb-asking' : ''];
+  return (
+    <div className={classes.filter(Boolean).join(' ')} data-node={id} data-type={data.type}>
+      <header className="gb-node-header">
+        <span className="gb-dot" />
+        <span className="gb-title" title={`${data.type} (id ${id})`}>{data.label || data.type}</span>
+        <span className="gb-kind">{spec ? spec.kind : loaded ? 'unknown type' : ''}</span>
+        {spec && spec.kind !== 'resource' ? (
+          <button className="gb-icon nodrag" title="run up to this node" aria-label={`run up to ${id}`} onClick={() => void run('until', id)}><Icon name="runTo" size={12} /></button>
+        ) : null}
+        <button className="gb-icon nodrag" title="docs, outputs and logs" aria-label={`about ${id}`} onClick={() => inspect(id, 'docs')}><Icon name="help" size={13} /></button>
+      </header>
+      <NodeProblems problems={problems} />
+      <Ports inputs={inputs} outputs={outputs} counts={nodeRun?.counts ?? {}} resource={kind === 'resource'} unknown={unknown} />
+      {spec?.params.length || extra.length ? (
+        <div className="gb-params">
+          {spec?.params.map((p) => <ParamRow key={p.name} nodeId={id} param={p} value={data.params[p.name]} wiredFrom={into.get(p.name)} />)}
+          {extra.map((name) => <UnknownParamRow key={name} nodeId={id} name={name} value={data.params[name]} undeclared={!!spec} />)}
+        </div>
+      ) : null}
+      {prompt ? <PromptForm prompt={prompt} /> : null}
+      <NodeMedia id={id} run={nodeRun} />
+      <NodeStatus id={id} run={nodeRun} resource={kind === 'resource'} />
+    </div>
+  );
+}
+
+export const GraphNode = memo(GraphNodeView);

@@ -1,0 +1,65 @@
+// One parameter inside a node: its handle (a resource may be wired to any parameter), its name,
+// and its widget; a wired parameter shows where its value comes from instead.
+
+import { Handle, Position } from '@xyflow/react';
+import type { ParamSpec } from '../catalog';
+import { useEditor } from '../store/editor';
+import type { Json } from '../workflow/format';
+import { Widget } from '../widgets/Widget';
+
+interface Props {
+  nodeId: string;
+  param: ParamSpec;
+  value: Json | undefined;
+  wiredFrom: string | undefined;
+}
+
+export function ParamRow({ nodeId, param, value, wiredFrom }: Props) {
+  const setParam = useEditor((s) => s.setParam);
+  const resource = param.type === 'resource';
+  const wide = !wiredFrom && (param.type === 'function' || param.type === 'dict' || param.type.startsWith('list['));
+  const isSet = value !== undefined;
+  const tip = [param.description, `${param.type}${param.required ? ', required' : ''}`, param.default !== null ? `default: ${JSON.stringify(param.default)}` : '']
+    .filter(Boolean)
+    .join('\n');
+  return (
+    <div className={`gb-param${resource ? ' gb-param-resource' : ''}${wide ? ' gb-param-wide' : ''}`} data-param={param.name}>
+      <Handle type="target" id={param.name} position={Position.Left} className={`gb-handle gb-handle-param${resource ? ' gb-handle-resource' : ''}`} />
+      <div className="gb-param-name" title={tip}>
+        {param.name}
+        {param.required && !isSet && !wiredFrom && param.default === null ? <span className="gb-required">*</span> : null}
+      </div>
+      <div className="gb-param-value">
+        {wiredFrom ? (
+          <span className="gb-wired">← {wiredFrom}</span>
+        ) : resource ? (
+          <span className="gb-hint">wire a resource</span>
+        ) : (
+          <Widget type={param.type} label={param.name} value={value} fallback={param.default} onChange={(v) => setParam(nodeId, param.name, v)} />
+        )}
+      </div>
+      {isSet && !wiredFrom && !resource ? (
+        <button className="gb-icon gb-reset nodrag" title={`reset to the default (${JSON.stringify(param.default)})`} aria-label={`reset ${param.name}`} onClick={() => setParam(nodeId, param.name, undefined)}>
+          ↺
+        </button>
+      ) : (
+        <span className="gb-reset-space" />
+      )}
+    </div>
+  );
+}
+
+/** A parameter the node kind does not declare: kept as it is, shown so it can be removed. */
+export function UnknownParamRow({ nodeId, name, value, undeclared }: { nodeId: string; name: string; value: Json | undefined; undeclared: boolean }) {
+  const setParam = useEditor((s) => s.setParam);
+  return (
+    <div className={`gb-param${undeclared ? ' gb-param-unknown' : ''}`} data-param={name}>
+      <Handle type="target" id={name} position={Position.Left} className="gb-handle gb-handle-param" />
+      <div className="gb-param-name" title={undeclared ? 'not a parameter of this node kind' : name}>{name}</div>
+      <div className="gb-param-value gb-mono gb-ellipsis">{JSON.stringify(value)}</div>
+      <button className="gb-icon nodrag" title="remove this value" aria-label={`remove ${name}`} onClick={() => setParam(nodeId, name, undefined)}>
+        ×
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,44 @@
+// The data input on the left and the outputs on the right, each output with its count.
+
+import { Handle, Position } from '@xyflow/react';
+
+interface Props {
+  inputs: string[];
+  outputs: string[];
+  counts: Record<string, number>;
+  resource: boolean;
+  unknown: { in: Set<string>; out: Set<string> };
+}
+
+export function Ports({ inputs, outputs, counts, resource, unknown }: Props) {
+  const rows = Math.max(inputs.length, outputs.length);
+  return (
+    <div className="gb-ports">
+      {Array.from({ length: rows }, (_, i) => {
+        const input = inputs[i];
+        const output = outputs[i];
+        return (
+          <div className="gb-port-row" key={i}>
+            <div className="gb-port gb-port-in">
+              {input !== undefined ? (
+                <>
+                  <Handle type="target" id={input} position={Position.Left} className={`gb-handle gb-handle-data${unknown.in.has(input) ? ' gb-handle-unknown' : ''}`} />
+                  <span>{input}</span>
+                </>
+              ) : null}
+            </div>
+            <div className="gb-port gb-port-out">
+              {output !== undefined ? (
+                <>
+                  {counts[output] !== undefined ? <span className="gb-count" data-output={output}>{counts[output]}</span> : null}
+                  <span>{output}</span>
+                  <Handle type="source" id={output} position={Position.Right} className={`gb-handle ${resource ? 'gb-handle-resource' : 'gb-handle-data'}${unknown.out.has(output) ? ' gb-handle-unknown' : ''}`} />
+                </>
+              ) : null}
+            </div>
+          </div>
+        );
+      })}
+    </div>
+  );
+}

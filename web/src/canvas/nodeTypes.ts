@@ -1,0 +1,7 @@
+// The canvas' node kinds, at module scope so React Flow sees one stable object.
+
+import type { NodeTypes } from '@xyflow/react';
+import { GraphNode } from './GraphNode';
+import { GroupNode } from './GroupNode';
+
+export const nodeTypes = { graph: GraphNode, group: GroupNode } satisfies NodeTypes;

@@ -1,0 +1,27 @@
+// The canvas' node and edge types: graph nodes (one per workflow node) and group frames.
+
+import type { Edge, Node } from '@xyflow/react';
+import type { Json } from '../workflow/format';
+
+export type GraphNodeData = {
+  /** The registered node type (`Split`, `DumpJSONL`, ...). */
+  type: string;
+  label: string;
+  /** Parameter values set on the node, by name; defaults are not copied in. */
+  params: Record<string, Json>;
+};
+
+export type GroupNodeData = { label: string };
+
+export type GraphFlowNode = Node<GraphNodeData, 'graph'>;
+export type GroupFlowNode = Node<GroupNodeData, 'group'>;
+export type FlowNode = GraphFlowNode | GroupFlowNode;
+export type FlowEdge = Edge;
+
+export function isGraphNode(node: FlowNode): node is GraphFlowNode {
+  return node.type === 'graph';
+}
+
+export function isGroupNode(node: FlowNode): node is GroupFlowNode {
+  return node.type === 'group';
+}

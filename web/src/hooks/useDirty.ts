@@ -1,0 +1,13 @@
+// Whether the open document differs from the file as last opened or saved.
+
+import { useMemo } from 'react';
+import { currentKey, useEditor } from '../store/editor';
+
+export function useDirty(): boolean {
+  const nodes = useEditor((s) => s.nodes);
+  const edges = useEditor((s) => s.edges);
+  const doc = useEditor((s) => s.doc);
+  const savedKey = useEditor((s) => s.savedKey);
+  const key = useMemo(() => currentKey({ nodes, edges, doc }), [nodes, edges, doc]);
+  return key !== savedKey;
+}

@@ -1,0 +1,42 @@
+// One websocket for the page: run events into the run store; catalog and folder changes refetch.
+
+import { useEffect } from 'react';
+import { openFile, openInitialFile } from '../actions/files';
+import { openSocket, socketUrl } from '../api/socket';
+import { readWorkflowFile } from '../api/workflows';
+import type { ServerMessage } from '../protocol';
+import { useCatalog } from '../store/catalog';
+import { currentKey, useEditor } from '../store/editor';
+import { useFiles } from '../store/files';
+import { useRun } from '../store/run';
+
+async function reloadIfChangedElsewhere(path: string): Promise<void> {
+  const editor = useEditor.getState();
+  if (editor.file?.path !== path || currentKey(editor) !== editor.savedKey) return;
+  const latest = await readWorkflowFile(path).catch(() => null);
+  if (latest && latest.hash !== useEditor.getState().file?.hash) await openFile(path, true);
+}
+
+function route(message: ServerMessage): void {
+  useRun.getState().receive(message);
+  if (message.type === 'hello' || message.type === 'catalog_changed') {
+    const version = message.type === 'hello' ? message.catalog_version : message.version;
+    if (version !== useCatalog.getState().catalog.version || !useCatalog.getState().loaded) void useCatalog.getState().load();
+  }
+  if (message.type === 'hello') void useFiles.getState().refresh().then(openInitialFile);
+  if (message.type === 'workflows_changed') {
+    void useFiles.getState().refresh();
+    if (message.action === 'saved') void reloadIfChangedElsewhere(message.path);
+  }
+}
+
+export function useServerEvents(): void {
+  useEffect(
+    () =>
+      openSocket(socketUrl(window.location), {
+        message: route,
+        state: (state) => useRun.getState().setConnection(state),
+      }),
+    [],
+  );
+}

@@ -1,0 +1,62 @@
+// A preview as a collapsible tree; images show as images and tensors as their summaries.
+
+import { useState } from 'react';
+import { isImage, isTensor, tensorText } from '../preview';
+
+function Leaf({ value }: { value: unknown }) {
+  if (value === null) return <span className="gb-json-null">null</span>;
+  if (typeof value === 'string') return <span className="gb-json-string">{JSON.stringify(value)}</span>;
+  if (typeof value === 'number') return <span className="gb-json-number">{value}</span>;
+  if (typeof value === 'boolean') return <span className="gb-json-bool">{String(value)}</span>;
+  return <span>{String(value)}</span>;
+}
+
+export function JsonTree({ value, name, depth = 0 }: { value: unknown; name?: string; depth?: number }) {
+  const [open, setOpen] = useState(depth < 2);
+  const label = name !== undefined ? <span className="gb-json-key">{name}: </span> : null;
+  if (isImage(value)) {
+    return (
+      <div className="gb-json-row">
+        {label}
+        <a href={value.url} target="_blank" rel="noreferrer">
+          <img className="gb-json-image" src={value.url} alt={value.label ?? 'image'} />
+        </a>
+        {value.label ? <span className="gb-json-meta">{value.label}</span> : null}
+      </div>
+    );
+  }
+  if (isTensor(value)) {
+    return (
+      <div className="gb-json-row">
+        {label}
+        <span className="gb-json-tensor">{tensorText(value)}</span>
+      </div>
+    );
+  }
+  if (typeof value !== 'object' || value === null) {
+    return (
+      <div className="gb-json-row">
+        {label}
+        <Leaf value={value} />
+      </div>
+    );
+  }
+  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
+  const summary = Array.isArray(value) ? `[${value.length}]` : `{${entries.length}}`;
+  return (
+    <div className="gb-json-node">
+      <button className="gb-json-toggle" onClick={() => setOpen(!open)} aria-expanded={open}>
+        <span className="gb-caret">{open ? '▾' : '▸'}</span>
+        {label}
+        <span className="gb-json-meta">{summary}</span>
+      </button>
+      {open ? (
+        <div className="gb-json-children">
+          {entries.map(([k, v]) => (
+            <JsonTree key={k} name={k} value={v} depth={depth + 1} />
+          ))}
+        </div>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,83 @@
+// The node palette: node kinds by category, a search box, and node files that failed to load.
+
+import { useMemo, useState } from 'react';
+import { DRAG_TYPE } from '../canvas/Canvas';
+import type { NodeSpec } from '../catalog';
+import { byCategory, firstLine, searchNodes } from '../search';
+import { useCatalog } from '../store/catalog';
+import { useEditor } from '../store/editor';
+import { useUi } from '../store/ui';
+
+function addAtCenter(name: string): void {
+  const pane = document.querySelector('.react-flow__viewport');
+  const transform = pane ? getComputedStyle(pane).transform : 'none';
+  const matrix = transform !== 'none' ? new DOMMatrixReadOnly(transform) : new DOMMatrixReadOnly();
+  const canvas = document.querySelector('.gb-canvas')?.getBoundingClientRect();
+  const cx = (canvas?.width ?? 800) / 2 - 120;
+  const cy = (canvas?.height ?? 600) / 2 - 60;
+  const jitter = (useEditor.getState().nodes.length % 5) * 24;
+  useEditor.getState().addNode(name, { x: (cx - matrix.e) / matrix.a + jitter, y: (cy - matrix.f) / matrix.d + jitter });
+}
+
+function PaletteItem({ spec }: { spec: NodeSpec }) {
+  return (
+    <li
+      className={`gb-palette-item gb-kind-${spec.kind}`}
+      draggable
+      data-node-type={spec.name}
+      title={`${firstLine(spec.doc) || spec.name}\n\nDrag onto the canvas, or double-click to add.`}
+      onDragStart={(e) => {
+        e.dataTransfer.setData(DRAG_TYPE, spec.name);
+        e.dataTransfer.effectAllowed = 'copy';
+      }}
+      onDoubleClick={() => addAtCenter(spec.name)}
+    >
+      <span className="gb-dot" />
+      <span className="gb-palette-name">{spec.name}</span>
+      <span className="gb-palette-kind">{spec.kind}</span>
+    </li>
+  );
+}
+
+export function Palette() {
+  const catalog = useCatalog((s) => s.catalog);
+  const error = useCatalog((s) => s.error);
+  const [query, setQuery] = useState('');
+  const [closed, setClosed] = useState<Set<string>>(new Set());
+  const notify = useUi((s) => s.notify);
+  const groups = useMemo(() => {
+    const specs = Object.values(catalog.nodes);
+    return query ? [['Results', searchNodes(specs, query)] as [string, NodeSpec[]]] : byCategory(specs);
+  }, [catalog, query]);
+  const toggle = (c: string): void => setClosed((s) => (s.has(c) ? new Set([...s].filter((x) => x !== c)) : new Set([...s, c])));
+  return (
+    <div className="gb-palette">
+      <input className="gb-input gb-filter" placeholder="Search nodes" aria-label="filter nodes" value={query} onChange={(e) => setQuery(e.target.value)} />
+      {error ? <div className="gb-banner gb-banner-error">{error}</div> : null}
+      {catalog.failures.map((f) => (
+        <button key={f.path} className="gb-banner gb-banner-error" title={f.traceback} onClick={() => notify(`${f.path}: ${f.error}`, 'error')}>
+          <strong>{f.path.split('/').pop()}</strong> failed to load: {f.error}
+        </button>
+      ))}
+      <div className="gb-scroll">
+        {groups.map(([category, specs]) => (
+          <section key={category} className="gb-category">
+            <button className="gb-category-title" onClick={() => toggle(category)} aria-expanded={!closed.has(category)}>
+              <span className="gb-caret">{closed.has(category) ? '▸' : '▾'}</span>
+              {category}
+              <span className="gb-muted">{specs.length}</span>
+            </button>
+            {closed.has(category) ? null : (
+              <ul>
+                {specs.map((spec) => (
+                  <PaletteItem key={spec.name} spec={spec} />
+                ))}
+              </ul>
+            )}
+          </section>
+        ))}
+        {query && !groups[0]?.[1].length ? <p className="gb-empty">No node matches “{query}”.</p> : null}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,69 @@
+// Reading previews the server sends: images to show, tensor summaries, short text.
+
+export interface ImagePreview {
+  type: 'image';
+  url: string;
+  label?: string;
+}
+
+export interface TensorPreview {
+  type: 'tensor' | 'array';
+  shape: number[];
+  dtype: string;
+  device?: string;
+  min?: number | string;
+  max?: number | string;
+  mean?: number | string;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export function isImage(value: unknown): value is ImagePreview {
+  return isRecord(value) && value.type === 'image' && typeof value.url === 'string';
+}
+
+export function isTensor(value: unknown): value is TensorPreview {
+  return isRecord(value) && (value.type === 'tensor' || value.type === 'array') && Array.isArray(value.shape);
+}
+
+/** Every image in a preview, depth first, at most `limit`. */
+export function imagesIn(value: unknown, limit = 8, found: ImagePreview[] = []): ImagePreview[] {
+  if (found.length >= limit) return found;
+  if (isImage(value)) {
+    found.push(value);
+    return found;
+  }
+  const children = Array.isArray(value) ? value : isRecord(value) ? Object.values(value) : [];
+  for (const child of children) imagesIn(child, limit, found);
+  return found;
+}
+
+export function tensorText(t: TensorPreview): string {
+  const stats = ['min', 'max', 'mean']
+    .filter((k) => t[k as keyof TensorPreview] !== undefined)
+    .map((k) => `${k} ${formatNumber(t[k as keyof TensorPreview] as number | string)}`);
+  return [`${t.type} ${t.dtype}[${t.shape.join('×')}]`, t.device, ...stats].filter(Boolean).join(' · ');
+}
+
+export function formatNumber(value: number | string): string {
+  if (typeof value === 'string') return value;
+  if (Number.isInteger(value)) return String(value);
+  return Math.abs(value) >= 100 ? value.toFixed(1) : value.toPrecision(3);
+}
+
+export function formatRate(rate: number): string {
+  if (rate <= 0) return '';
+  return rate >= 100 ? `${Math.round(rate)}/s` : `${rate.toFixed(1)}/s`;
+}
+
+export function formatSeconds(seconds: number): string {
+  if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  return `${Math.floor(seconds / 60)}m ${Math.round(seconds % 60)}s`;
+}
+
+export function shortText(value: unknown, max = 120): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

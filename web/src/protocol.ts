@@ -1,0 +1,536 @@
+// The wire protocol with the server, mirroring graphbook/protocol.py: every websocket message in
+// both directions and every HTTP payload. tests/web/test_protocol_sync.py keeps the two in step.
+
+// <generated from graphbook/protocol.py by tests/web/protocol_ts.py>
+export const VERSION = 1;
+
+export type RunMode = 'all' | 'until' | 'step';
+export type RunStatus = 'running' | 'paused' | 'completed' | 'failed' | 'stopped';
+export type NodeState = 'waiting' | 'running' | 'cached' | 'done' | 'failed' | 'stopped';
+export type NodeStatus = 'done' | 'failed' | 'stopped' | 'cached';
+export type PlanAction = 'run' | 'reuse';
+export type PlanCause = 'new' | 'cleared' | 'evicted' | 'uncacheable' | 'code' | 'params' | 'upstream' | 'upstream_runs' | 'incomplete' | 'needed' | 'unchanged';
+export type PauseReason = 'pause' | 'step';
+export type WorkflowAction = 'saved' | 'deleted' | 'renamed';
+export type ErrorCode = 'bad_json' | 'bad_message' | 'unknown_type' | 'too_large' | 'not_found' | 'bad_path' | 'conflict' | 'invalid_workflow' | 'unauthorized' | 'forbidden' | 'no_run' | 'run_active' | 'internal';
+
+export interface ErrorInfo {
+  type: string;
+  message: string;
+  traceback: string;
+}
+
+export interface NodeError {
+  error: ErrorInfo;
+  item: unknown;
+}
+
+export interface LogEntry {
+  level: string;
+  message: unknown;
+}
+
+export interface OutputPreview {
+  index: number;
+  preview: unknown;
+}
+
+export interface NodeTitle {
+  node_id: string;
+  title: string;
+}
+
+export interface PromptInfo {
+  run_id: string;
+  prompt_id: string;
+  node_id: string;
+  prompt: Record<string, unknown>;
+  data: unknown;
+}
+
+export interface NodeSnapshot {
+  node_id: string;
+  title: string;
+  state: NodeState;
+  action: PlanAction | null;
+  cause: PlanCause | null;
+  reason: string;
+  received: number;
+  counts: Record<string, number>;
+  rate: number;
+  seconds: number;
+  errors: NodeError[];
+  logs: LogEntry[];
+  outputs: Record<string, OutputPreview>;
+}
+
+export interface RunSnapshot {
+  run_id: string;
+  workflow: string;
+  mode: RunMode;
+  node: string | null;
+  status: RunStatus;
+  started: number;
+  seconds: number;
+  nodes: NodeSnapshot[];
+  pause_reason: PauseReason | null;
+  errors: number;
+}
+
+export interface LoadFailureInfo {
+  path: string;
+  error: string;
+  traceback: string;
+}
+
+export interface Hello {
+  version: number;
+  server: string;
+  client_id: string;
+  catalog_version: number;
+  type: 'hello';
+}
+
+export interface Snapshot {
+  run: RunSnapshot | null;
+  prompts: PromptInfo[];
+  catalog_version: number;
+  type: 'snapshot';
+}
+
+export interface RunStarted {
+  run_id: string;
+  workflow: string;
+  mode: RunMode;
+  node: string | null;
+  nodes: NodeTitle[];
+  started: number;
+  type: 'run_started';
+}
+
+export interface NodePlan {
+  run_id: string;
+  node_id: string;
+  action: PlanAction;
+  cause: PlanCause;
+  reason: string;
+  type: 'node_plan';
+}
+
+export interface NodeStarted {
+  run_id: string;
+  node_id: string;
+  type: 'node_started';
+}
+
+export interface NodeProgress {
+  run_id: string;
+  node_id: string;
+  received: number;
+  counts: Record<string, number>;
+  rate: number;
+  type: 'node_progress';
+}
+
+export interface NodeLog {
+  run_id: string;
+  node_id: string;
+  level: string;
+  message: unknown;
+  type: 'node_log';
+}
+
+export interface NodeOutput {
+  run_id: string;
+  node_id: string;
+  output: string;
+  index: number;
+  preview: unknown;
+  type: 'node_output';
+}
+
+export interface NodeErrorMessage {
+  run_id: string;
+  node_id: string;
+  error: ErrorInfo;
+  item: unknown;
+  type: 'node_error';
+}
+
+export interface NodeFinished {
+  run_id: string;
+  node_id: string;
+  status: NodeStatus;
+  counts: Record<string, number>;
+  errors: number;
+  seconds: number;
+  type: 'node_finished';
+}
+
+export interface RunPaused {
+  run_id: string;
+  reason: PauseReason;
+  node_id: string | null;
+  type: 'run_paused';
+}
+
+export interface RunResumed {
+  run_id: string;
+  type: 'run_resumed';
+}
+
+export interface RunFinished {
+  run_id: string;
+  status: 'completed' | 'failed' | 'stopped';
+  seconds: number;
+  counts: Record<string, Record<string, number>>;
+  errors: number;
+  type: 'run_finished';
+}
+
+export interface Prompt {
+  run_id: string;
+  prompt_id: string;
+  node_id: string;
+  prompt: Record<string, unknown>;
+  data: unknown;
+  type: 'prompt';
+}
+
+export interface PromptAnswered {
+  run_id: string;
+  prompt_id: string;
+  node_id: string;
+  answer: unknown;
+  type: 'prompt_answered';
+}
+
+export interface CatalogChanged {
+  version: number;
+  added: string[];
+  removed: string[];
+  changed: string[];
+  failures: LoadFailureInfo[];
+  type: 'catalog_changed';
+}
+
+export interface CacheCleared {
+  workflow: string;
+  nodes: string[];
+  type: 'cache_cleared';
+}
+
+export interface WorkflowsChanged {
+  path: string;
+  action: WorkflowAction;
+  to: string | null;
+  type: 'workflows_changed';
+}
+
+export interface Error {
+  code: ErrorCode;
+  message: string;
+  ref: string | null;
+  type: 'error';
+}
+
+export interface Ack {
+  ref: string | null;
+  result: unknown;
+  type: 'ack';
+}
+
+export interface Pong {
+  ref: string | null;
+  type: 'pong';
+}
+
+export interface Run {
+  workflow: string;
+  mode: RunMode;
+  node: string | null;
+  graph: Record<string, unknown> | null;
+  ref: string | null;
+  type: 'run';
+}
+
+export interface Pause {
+  ref: string | null;
+  type: 'pause';
+}
+
+export interface Resume {
+  ref: string | null;
+  type: 'resume';
+}
+
+export interface Step {
+  node: string | null;
+  ref: string | null;
+  type: 'step';
+}
+
+export interface Stop {
+  ref: string | null;
+  type: 'stop';
+}
+
+export interface Answer {
+  prompt_id: string;
+  answer: unknown;
+  ref: string | null;
+  type: 'answer';
+}
+
+export interface Clear {
+  workflow: string;
+  node: string | null;
+  ref: string | null;
+  type: 'clear';
+}
+
+export interface Ping {
+  ref: string | null;
+  type: 'ping';
+}
+
+export interface ParamInfo {
+  name: string;
+  type: string;
+  default: unknown;
+  description: string;
+  required: boolean;
+}
+
+export interface NodeInfo {
+  name: string;
+  kind: 'step' | 'source' | 'batch' | 'prompt' | 'resource';
+  category: string;
+  inputs: string[];
+  outputs: string[];
+  params: ParamInfo[];
+  doc: string;
+  code_hash: string;
+}
+
+export interface Catalog {
+  version: number;
+  nodes: NodeInfo[];
+  failures: LoadFailureInfo[];
+}
+
+export interface WorkflowFile {
+  path: string;
+  size: number;
+  modified: number;
+}
+
+export interface WorkflowList {
+  files: WorkflowFile[];
+}
+
+export interface ProblemInfo {
+  node_id: string | null;
+  message: string;
+  fix: string;
+}
+
+export interface WorkflowDocument {
+  path: string;
+  hash: string;
+  source_format: 'graphbook' | 'graphbook0';
+  workflow: Record<string, unknown>;
+  problems: ProblemInfo[];
+}
+
+export interface RunAccepted {
+  run_id: string;
+}
+
+export interface RunRecordInfo {
+  run_id: string;
+  workflow: string;
+  status: string;
+  mode: string;
+  node: string | null;
+  started: number;
+  ended: number | null;
+  counts: Record<string, unknown>;
+  error: string | null;
+  params: Record<string, unknown>;
+}
+
+export interface RunList {
+  runs: RunRecordInfo[];
+}
+
+export interface OutputItem {
+  workflow: string;
+  node_id: string;
+  output: string;
+  index: number;
+  total: number;
+  item: unknown;
+}
+
+export interface KindStatsInfo {
+  waiting: number;
+  running: number;
+  workers: number;
+}
+
+export interface PoolInfo {
+  workers: number;
+  load: KindStatsInfo;
+  dump: KindStatsInfo;
+}
+
+export interface GpuInfo {
+  index: number;
+  name: string;
+  memory_used: number;
+  memory_total: number;
+}
+
+export interface CacheInfo {
+  used_bytes: number;
+  budget_bytes: number;
+  entries: number;
+}
+
+export interface SystemStats {
+  cpu_percent: number;
+  memory_used: number;
+  memory_total: number;
+  gpus: GpuInfo[];
+  pool: PoolInfo | null;
+  cache: CacheInfo;
+}
+
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  problems: ProblemInfo[];
+}
+
+export interface ErrorReply {
+  error: ErrorBody;
+}
+
+export type ServerMessage =
+  | Hello
+  | Snapshot
+  | RunStarted
+  | NodePlan
+  | NodeStarted
+  | NodeProgress
+  | NodeLog
+  | NodeOutput
+  | NodeErrorMessage
+  | NodeFinished
+  | RunPaused
+  | RunResumed
+  | RunFinished
+  | Prompt
+  | PromptAnswered
+  | CatalogChanged
+  | CacheCleared
+  | WorkflowsChanged
+  | Error
+  | Ack
+  | Pong;
+
+export type ClientMessage =
+  | Run
+  | Pause
+  | Resume
+  | Step
+  | Stop
+  | Answer
+  | Clear
+  | Ping;
+
+export const SERVER_MESSAGE_TYPES = [
+  'hello',
+  'snapshot',
+  'run_started',
+  'node_plan',
+  'node_started',
+  'node_progress',
+  'node_log',
+  'node_output',
+  'node_error',
+  'node_finished',
+  'run_paused',
+  'run_resumed',
+  'run_finished',
+  'prompt',
+  'prompt_answered',
+  'catalog_changed',
+  'cache_cleared',
+  'workflows_changed',
+  'error',
+  'ack',
+  'pong',
+] as const;
+
+export const CLIENT_MESSAGE_TYPES = [
+  'run',
+  'pause',
+  'resume',
+  'step',
+  'stop',
+  'answer',
+  'clear',
+  'ping',
+] as const;
+// </generated>
+
+export type ServerMessageType = (typeof SERVER_MESSAGE_TYPES)[number];
+export type ClientMessageType = (typeof CLIENT_MESSAGE_TYPES)[number];
+
+/** A client message before it is sent: `type` names it and fields with defaults may be left out. */
+export type Outgoing = ClientMessage;
+
+export class ProtocolError extends globalThis.Error {
+  override name = 'ProtocolError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const SERVER_TYPES: ReadonlySet<string> = new Set(SERVER_MESSAGE_TYPES);
+
+/** A server message from JSON text; throws ProtocolError for bad JSON or an unknown type. */
+export function decodeServer(text: string): ServerMessage {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new ProtocolError('bad_json', `a message must be JSON: ${(error as globalThis.Error).message}`);
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    throw new ProtocolError('bad_message', 'a message is a JSON object');
+  }
+  const type = (data as { type?: unknown }).type;
+  if (typeof type !== 'string' || !SERVER_TYPES.has(type)) {
+    throw new ProtocolError('unknown_type', `unknown message type ${JSON.stringify(type)}`);
+  }
+  return data as ServerMessage;
+}
+
+export function encodeClient(message: ClientMessage): string {
+  return JSON.stringify(message);
+}
+
+/** Every HTTP error body is an ErrorReply; this reads one out of anything. */
+export function errorBodyOf(data: unknown): ErrorBody | null {
+  if (typeof data !== 'object' || data === null) return null;
+  const error = (data as { error?: unknown }).error;
+  if (typeof error !== 'object' || error === null) return null;
+  const body = error as Partial<ErrorBody>;
+  return typeof body.message === 'string' ? (body as ErrorBody) : null;
+}

@@ -1,0 +1,45 @@
+// Finding node kinds by name, category or docs; names that start with the query come first.
+
+import type { NodeSpec } from './catalog';
+
+export function searchNodes(specs: NodeSpec[], query: string): NodeSpec[] {
+  const q = query.trim().toLowerCase();
+  const scored = specs
+    .map((spec) => ({ spec, score: score(spec, q) }))
+    .filter((s) => s.score > 0)
+    .sort((a, b) => b.score - a.score || a.spec.name.localeCompare(b.spec.name));
+  return scored.map((s) => s.spec);
+}
+
+function score(spec: NodeSpec, q: string): number {
+  if (!q) return 1;
+  const name = spec.name.toLowerCase();
+  if (name === q) return 100;
+  if (name.startsWith(q)) return 50;
+  if (name.includes(q)) return 30;
+  if (spec.category.toLowerCase().includes(q)) return 20;
+  if (subsequence(q, name)) return 10;
+  return spec.doc.toLowerCase().includes(q) ? 5 : 0;
+}
+
+function subsequence(q: string, text: string): boolean {
+  let i = 0;
+  for (const ch of text) if (ch === q[i]) i++;
+  return i === q.length;
+}
+
+/** Categories in order, each with its node kinds by name; uncategorised ones under "Other". */
+export function byCategory(specs: NodeSpec[]): [string, NodeSpec[]][] {
+  const groups = new Map<string, NodeSpec[]>();
+  for (const spec of specs) {
+    const category = spec.category || 'Other';
+    groups.set(category, [...(groups.get(category) ?? []), spec]);
+  }
+  return [...groups.entries()]
+    .sort(([a], [b]) => (a === 'Other' ? 1 : b === 'Other' ? -1 : a.localeCompare(b)))
+    .map(([c, list]) => [c, list.sort((a, b) => a.name.localeCompare(b.name))]);
+}
+
+export function firstLine(doc: string): string {
+  return doc.split(/\n\s*\n/)[0]?.replace(/\s+/g, ' ').trim() ?? '';
+}

@@ -1,0 +1,60 @@
+// Copy and paste as data: a clip holds nodes (absolute positions) and the wires among them;
+// pasting gives every node a fresh id and keeps the wires between the copies.
+
+import type { FlowEdge, FlowNode } from '../canvas/types';
+import { isGraphNode } from '../canvas/types';
+import { absolutePosition } from '../workflow/canvas';
+import type { WorkflowEdge, WorkflowNode } from '../workflow/format';
+import { fromFlowEdge } from '../workflow/canvas';
+import { freshId } from './ids';
+
+export interface Clip {
+  kind: 'graphbook.clip';
+  nodes: WorkflowNode[];
+  edges: WorkflowEdge[];
+}
+
+export function isClip(value: unknown): value is Clip {
+  return typeof value === 'object' && value !== null && (value as Clip).kind === 'graphbook.clip';
+}
+
+/** The selected nodes (and the nodes inside selected groups), with the wires among them. */
+export function makeClip(nodes: FlowNode[], edges: FlowEdge[]): Clip | null {
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const groups = new Set(nodes.filter((n) => n.selected && n.type === 'group').map((n) => n.id));
+  const picked = nodes.filter(isGraphNode).filter((n) => n.selected || (n.parentId && groups.has(n.parentId)));
+  if (!picked.length) return null;
+  const ids = new Set(picked.map((n) => n.id));
+  return {
+    kind: 'graphbook.clip',
+    nodes: picked.map((n) => ({
+      id: n.id,
+      type: n.data.type,
+      label: n.data.label,
+      params: structuredClone(n.data.params),
+      position: absolutePosition(n, byId),
+    })),
+    edges: edges.filter((e) => ids.has(e.source) && ids.has(e.target)).map(fromFlowEdge),
+  };
+}
+
+/** The clip's nodes and wires with fresh ids, moved so that their top-left corner is at `at`. */
+export function pasteClip(clip: Clip, taken: ReadonlySet<string>, at: { x: number; y: number }): Clip {
+  const left = Math.min(...clip.nodes.map((n) => n.position.x));
+  const top = Math.min(...clip.nodes.map((n) => n.position.y));
+  const used = new Set(taken);
+  const rename = new Map<string, string>();
+  for (const node of clip.nodes) {
+    const id = freshId(node.id.replace(/_\d+$/, ''), used);
+    used.add(id);
+    rename.set(node.id, id);
+  }
+  const nodes = clip.nodes.map((n) => ({
+    ...n,
+    id: rename.get(n.id) as string,
+    params: structuredClone(n.params),
+    position: { x: n.position.x - left + at.x, y: n.position.y - top + at.y },
+  }));
+  const edges = clip.edges.map((e) => ({ ...e, source: rename.get(e.source) as string, target: rename.get(e.target) as string }));
+  return { kind: 'graphbook.clip', nodes, edges };
+}

@@ -1,0 +1,241 @@
+// The editor's store: the open workflow on the canvas, its undo history and what is unsaved.
+
+import {
+  type Connection,
+  type EdgeChange,
+  type NodeChange,
+  type XYPosition,
+  applyEdgeChanges,
+  applyNodeChanges,
+} from '@xyflow/react';
+import { create } from 'zustand';
+import { connectionProblem, replacedEdges } from '../canvas/connections';
+import type { FlowEdge, FlowNode, GraphFlowNode } from '../canvas/types';
+import { isGraphNode } from '../canvas/types';
+import type { Catalog } from '../catalog';
+import { type Group, canvasGroups, canvasToWorkflow, toFlowEdge, workflowToCanvas } from '../workflow/canvas';
+import type { Json, Workflow, WorkflowNode } from '../workflow/format';
+import { type FileFormat } from '../workflow/load';
+import { type Clip, makeClip, pasteClip } from './clipboard';
+import { type Snapshot, documentKey, sameDocument, snapshot } from './document';
+import { groupNodes, ungroup } from './groups';
+import { type History, canRedo, canUndo, record, redo, startHistory, undo } from './history';
+import { freshId } from './ids';
+
+export interface OpenFile {
+  path: string;
+  format: FileFormat;
+  /** sha256 of the file as last read or written, sent back as If-Match. */
+  hash: string;
+}
+
+export interface EditorState {
+  file: OpenFile | null;
+  doc: string;
+  nodes: FlowNode[];
+  edges: FlowEdge[];
+  /** The document key when the file was last opened or saved: unsaved when it differs. */
+  savedKey: string;
+  history: History<Snapshot>;
+  /** Bumped by loads, undo and redo so the canvas can refit or refresh. */
+  revision: number;
+
+  /** Shows a file; `keepView` leaves the viewport where it is (a reload of the same file). */
+  open(file: OpenFile, workflow: Workflow, groups: Group[], keepView?: boolean): void;
+  close(): void;
+  markSaved(key: string, hash: string, path?: string): void;
+  onNodesChange(changes: NodeChange<FlowNode>[]): void;
+  onEdgesChange(changes: EdgeChange<FlowEdge>[]): void;
+  connect(connection: Connection, catalog: Catalog): string | null;
+  addNode(type: string, position: XYPosition, params?: Record<string, Json>): string;
+  setParam(id: string, name: string, value: Json | undefined): void;
+  setLabel(id: string, label: string): void;
+  setGroupLabel(id: string, label: string): void;
+  setDoc(doc: string): void;
+  select(ids: string[]): void;
+  deleteSelection(): void;
+  deleteNode(id: string): void;
+  copySelection(): Clip | null;
+  paste(clip: Clip, at: XYPosition): void;
+  groupSelection(): void;
+  ungroupSelection(): void;
+  commit(): void;
+  undo(): void;
+  redo(): void;
+}
+
+const EMPTY = snapshot([], [], '');
+let commitTimer: ReturnType<typeof setTimeout> | undefined;
+
+export const useEditor = create<EditorState>()((set, get) => {
+  const commitNow = (): void => {
+    clearTimeout(commitTimer);
+    const { nodes, edges, doc, history } = get();
+    set({ history: record(history, snapshot(nodes, edges, doc), sameDocument) });
+  };
+  /** Typing in a widget commits once it pauses, so one word is one undo step. */
+  const commitSoon = (): void => {
+    clearTimeout(commitTimer);
+    commitTimer = setTimeout(commitNow, 500);
+  };
+  const updateGraphNode = (id: string, update: (node: GraphFlowNode) => GraphFlowNode): void => {
+    set({ nodes: get().nodes.map((n) => (n.id === id && isGraphNode(n) ? update(n) : n)) });
+  };
+  const restore = (history: History<Snapshot>): void => {
+    clearTimeout(commitTimer);
+    const { nodes, edges } = history.present;
+    set({ history, nodes, edges, revision: get().revision + 1 });
+  };
+
+  return {
+    file: null,
+    doc: '',
+    nodes: [],
+    edges: [],
+    savedKey: EMPTY.key,
+    history: startHistory(EMPTY),
+    revision: 0,
+
+    open(file, workflow, groups, keepView = false) {
+      clearTimeout(commitTimer);
+      const { nodes, edges } = workflowToCanvas(workflow, groups);
+      const first = snapshot(nodes, edges, workflow.doc);
+      const revision = get().revision + (keepView ? 0 : 1);
+      set({ file, doc: workflow.doc, nodes, edges, savedKey: first.key, history: startHistory(first), revision });
+    },
+    close() {
+      clearTimeout(commitTimer);
+      set({ file: null, doc: '', nodes: [], edges: [], savedKey: EMPTY.key, history: startHistory(EMPTY), revision: get().revision + 1 });
+    },
+    markSaved(key, hash, path) {
+      const file = get().file;
+      if (file) set({ savedKey: key, file: { path: path ?? file.path, hash, format: 'canonical' } });
+    },
+    onNodesChange(changes) {
+      const structural = changes.some((c) => c.type === 'remove' || c.type === 'add');
+      set({ nodes: applyNodeChanges(changes, get().nodes) });
+      if (structural) commitNow();
+    },
+    onEdgesChange(changes) {
+      const structural = changes.some((c) => c.type === 'remove' || c.type === 'add');
+      set({ edges: applyEdgeChanges(changes, get().edges) });
+      if (structural) commitNow();
+    },
+    connect(connection, catalog) {
+      const { nodes, edges } = get();
+      const problem = connectionProblem(connection, nodes, edges, catalog);
+      if (problem) return problem;
+      const source = nodes.find((n) => n.id === connection.source);
+      const spec = source && isGraphNode(source) ? catalog.nodes[source.data.type] : undefined;
+      const edge = toFlowEdge({
+        source: connection.source,
+        output: connection.sourceHandle ?? spec?.outputs[0] ?? 'out',
+        target: connection.target,
+        input: connection.targetHandle ?? 'in',
+      });
+      set({ edges: [...replacedEdges(connection, edges), edge] });
+      commitNow();
+      return null;
+    },
+    addNode(type, position, params = {}) {
+      const { nodes } = get();
+      const id = freshId(type, new Set(nodes.map((n) => n.id)));
+      const node: GraphFlowNode = { id, type: 'graph', position, data: { type, label: '', params }, selected: true };
+      set({ nodes: [...nodes.map((n) => ({ ...n, selected: false })), node] });
+      commitNow();
+      return id;
+    },
+    setParam(id, name, value) {
+      updateGraphNode(id, (n) => {
+        const params = { ...n.data.params };
+        if (value === undefined) delete params[name];
+        else params[name] = value;
+        return { ...n, data: { ...n.data, params } };
+      });
+      commitSoon();
+    },
+    setLabel(id, label) {
+      updateGraphNode(id, (n) => ({ ...n, data: { ...n.data, label } }));
+      commitSoon();
+    },
+    setGroupLabel(id, label) {
+      set({ nodes: get().nodes.map((n) => (n.id === id && n.type === 'group' ? { ...n, data: { label } } : n)) });
+      commitSoon();
+    },
+    setDoc(doc) {
+      set({ doc });
+      commitSoon();
+    },
+    select(ids) {
+      const wanted = new Set(ids);
+      set({ nodes: get().nodes.map((n) => ({ ...n, selected: wanted.has(n.id) })), edges: get().edges.map((e) => ({ ...e, selected: false })) });
+    },
+    deleteSelection() {
+      const { nodes, edges } = get();
+      const groups = new Set(nodes.filter((n) => n.selected && n.type === 'group').map((n) => n.id));
+      const gone = new Set(nodes.filter((n) => n.selected && isGraphNode(n)).map((n) => n.id));
+      if (!groups.size && !gone.size && !edges.some((e) => e.selected)) return;
+      const kept = ungroup(nodes, groups).filter((n) => !gone.has(n.id));
+      const keptEdges = edges.filter((e) => !e.selected && !gone.has(e.source) && !gone.has(e.target));
+      set({ nodes: kept, edges: keptEdges });
+      commitNow();
+    },
+    deleteNode(id) {
+      get().select([id]);
+      get().deleteSelection();
+    },
+    copySelection() {
+      return makeClip(get().nodes, get().edges);
+    },
+    paste(clip, at) {
+      const { nodes, edges } = get();
+      if (!clip.nodes.length) return;
+      const pasted = pasteClip(clip, new Set(nodes.map((n) => n.id)), at);
+      const added: FlowNode[] = pasted.nodes.map((n: WorkflowNode) => ({
+        id: n.id,
+        type: 'graph',
+        position: n.position,
+        data: { type: n.type, label: n.label, params: n.params },
+        selected: true,
+      }));
+      set({
+        nodes: [...nodes.map((n) => ({ ...n, selected: false })), ...added],
+        edges: [...edges.map((e) => ({ ...e, selected: false })), ...pasted.edges.map(toFlowEdge)],
+      });
+      commitNow();
+    },
+    groupSelection() {
+      const { nodes } = get();
+      const ids = new Set(nodes.filter((n) => n.selected && isGraphNode(n)).map((n) => n.id));
+      if (!ids.size) return;
+      set({ nodes: groupNodes(nodes, ids) });
+      commitNow();
+    },
+    ungroupSelection() {
+      const { nodes } = get();
+      const selected = nodes.filter((n) => n.selected);
+      const groups = new Set(selected.map((n) => (n.type === 'group' ? n.id : n.parentId)).filter((id): id is string => !!id));
+      if (!groups.size) return;
+      set({ nodes: ungroup(nodes, groups) });
+      commitNow();
+    },
+    commit: commitNow,
+    undo() {
+      commitNow();
+      if (canUndo(get().history)) restore(undo(get().history));
+    },
+    redo() {
+      if (canRedo(get().history)) restore(redo(get().history));
+    },
+  };
+});
+
+/** The open document as a workflow file and its groups. */
+export function currentWorkflow(state: Pick<EditorState, 'nodes' | 'edges' | 'doc'>): { workflow: Workflow; groups: Group[] } {
+  const canvas = { nodes: state.nodes, edges: state.edges };
+  return { workflow: canvasToWorkflow(canvas, state.doc), groups: canvasGroups(canvas) };
+}
+
+export function currentKey(state: Pick<EditorState, 'nodes' | 'edges' | 'doc'>): string {
+  return documentKey(state.nodes, state.edges, state.doc);
+}

@@ -1,0 +1,24 @@
+// The workflows folder as the file panel shows it.
+
+import { create } from 'zustand';
+import { listWorkflows } from '../api/workflows';
+import type { WorkflowFile } from '../protocol';
+
+export interface FilesState {
+  files: WorkflowFile[];
+  error: string | null;
+  refresh(): Promise<void>;
+}
+
+export const useFiles = create<FilesState>()((set) => ({
+  files: [],
+  error: null,
+  async refresh() {
+    try {
+      const { files } = await listWorkflows();
+      set({ files: [...files].sort((a, b) => a.path.localeCompare(b.path)), error: null });
+    } catch (error) {
+      set({ error: (error as Error).message });
+    }
+  },
+}));

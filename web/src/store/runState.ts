@@ -1,0 +1,174 @@
+// The live view of a run as data: a snapshot replaced on (re)connect, then each event folded
+// in by `applyMessage`, a pure function the unit tests drive with protocol messages.
+
+import type {
+  LogEntry,
+  NodeError,
+  NodeSnapshot,
+  OutputPreview,
+  PromptInfo,
+  RunMode,
+  RunSnapshot,
+  RunStatus,
+  ServerMessage,
+} from '../protocol';
+
+export const MAX_LOGS = 200;
+export const MAX_ERRORS = 20;
+
+export type NodeRun = Required<Omit<NodeSnapshot, 'action' | 'cause'>> & Pick<NodeSnapshot, 'action' | 'cause'>;
+
+export interface RunView {
+  run_id: string;
+  workflow: string;
+  mode: RunMode;
+  node: string | null;
+  status: RunStatus;
+  started: number;
+  seconds: number;
+  pause_reason: RunSnapshot['pause_reason'];
+  /** With a `step` pause: the node whose unit of work ended the step. */
+  paused_node: string | null;
+  errors: number;
+  order: string[];
+  nodes: Record<string, NodeRun>;
+}
+
+export interface RunState {
+  run: RunView | null;
+  prompts: Record<string, PromptInfo>;
+  catalogVersion: number;
+}
+
+export const EMPTY_RUN_STATE: RunState = { run: null, prompts: {}, catalogVersion: 0 };
+
+export function emptyNode(node_id: string, title = node_id): NodeRun {
+  return {
+    node_id, title, state: 'waiting', action: null, cause: null, reason: '', received: 0,
+    counts: {}, rate: 0, seconds: 0, errors: [], logs: [], outputs: {},
+  };
+}
+
+function fromSnapshot(node: NodeSnapshot): NodeRun {
+  return { ...emptyNode(node.node_id, node.title), ...node } as NodeRun;
+}
+
+export function runFromSnapshot(run: RunSnapshot): RunView {
+  return {
+    run_id: run.run_id, workflow: run.workflow, mode: run.mode, node: run.node, status: run.status,
+    started: run.started, seconds: run.seconds, pause_reason: run.pause_reason ?? null, paused_node: null,
+    errors: run.errors ?? 0, order: run.nodes.map((n) => n.node_id),
+    nodes: Object.fromEntries(run.nodes.map((n) => [n.node_id, fromSnapshot(n)])),
+  };
+}
+
+function updateNode(state: RunState, runId: string, nodeId: string, update: (node: NodeRun) => NodeRun): RunState {
+  const run = state.run;
+  if (!run || run.run_id !== runId) return state;
+  const node = run.nodes[nodeId] ?? emptyNode(nodeId);
+  const order = run.order.includes(nodeId) ? run.order : [...run.order, nodeId];
+  return { ...state, run: { ...run, order, nodes: { ...run.nodes, [nodeId]: update(node) } } };
+}
+
+function updateRun(state: RunState, runId: string, update: (run: RunView) => RunView): RunState {
+  return state.run && state.run.run_id === runId ? { ...state, run: update(state.run) } : state;
+}
+
+const appendBounded = <T>(list: T[], item: T, limit: number): T[] => [...list, item].slice(-limit);
+
+function withoutPrompt(prompts: Record<string, PromptInfo>, id: string): Record<string, PromptInfo> {
+  const { [id]: _gone, ...rest } = prompts;
+  return rest;
+}
+
+/** The state after one server message; messages about another run are ignored. */
+export function applyMessage(state: RunState, message: ServerMessage): RunState {
+  switch (message.type) {
+    case 'snapshot':
+      return {
+        run: message.run ? runFromSnapshot(message.run) : null,
+        prompts: Object.fromEntries(message.prompts.map((p) => [p.prompt_id, p])),
+        catalogVersion: message.catalog_version,
+      };
+    case 'run_started':
+      return {
+        ...state,
+        prompts: {},
+        run: {
+          run_id: message.run_id, workflow: message.workflow, mode: message.mode, node: message.node,
+          status: 'running', started: message.started, seconds: 0, pause_reason: null, paused_node: null, errors: 0,
+          order: message.nodes.map((n) => n.node_id),
+          nodes: Object.fromEntries(message.nodes.map((n) => [n.node_id, emptyNode(n.node_id, n.title)])),
+        },
+      };
+    case 'node_plan':
+      return updateNode(state, message.run_id, message.node_id, (n) => ({ ...n, action: message.action, cause: message.cause, reason: message.reason }));
+    case 'node_started':
+      return updateNode(state, message.run_id, message.node_id, (n) => ({ ...n, state: 'running' }));
+    case 'node_progress':
+      return updateNode(state, message.run_id, message.node_id, (n) => ({
+        ...n, state: n.state === 'waiting' ? 'running' : n.state, received: message.received, counts: message.counts, rate: message.rate,
+      }));
+    case 'node_log': {
+      const entry: LogEntry = { level: message.level, message: message.message };
+      return updateNode(state, message.run_id, message.node_id, (n) => ({ ...n, logs: appendBounded(n.logs, entry, MAX_LOGS) }));
+    }
+    case 'node_output': {
+      const preview: OutputPreview = { index: message.index, preview: message.preview };
+      return updateNode(state, message.run_id, message.node_id, (n) => ({ ...n, outputs: { ...n.outputs, [message.output]: preview } }));
+    }
+    case 'node_error': {
+      const error: NodeError = { error: message.error, item: message.item };
+      const next = updateNode(state, message.run_id, message.node_id, (n) => ({ ...n, errors: appendBounded(n.errors, error, MAX_ERRORS) }));
+      return updateRun(next, message.run_id, (r) => ({ ...r, errors: r.errors + 1 }));
+    }
+    case 'node_finished':
+      return updateNode(state, message.run_id, message.node_id, (n) => ({
+        ...n, state: message.status, counts: message.counts, seconds: message.seconds,
+      }));
+    case 'run_paused':
+      return updateRun(state, message.run_id, (r) => ({ ...r, status: 'paused', pause_reason: message.reason, paused_node: message.node_id ?? null }));
+    case 'run_resumed':
+      return updateRun(state, message.run_id, (r) => ({ ...r, status: 'running', pause_reason: null, paused_node: null }));
+    case 'run_finished':
+      return updateRun({ ...state, prompts: {} }, message.run_id, (r) => ({
+        ...r,
+        status: message.status,
+        seconds: message.seconds,
+        errors: message.errors,
+        pause_reason: null,
+        paused_node: null,
+        nodes: finishNodes(r.nodes, message.status),
+      }));
+    case 'prompt':
+      return { ...state, prompts: { ...state.prompts, [message.prompt_id]: { ...message } } };
+    case 'prompt_answered':
+      return { ...state, prompts: withoutPrompt(state.prompts, message.prompt_id) };
+    case 'catalog_changed':
+      return { ...state, catalogVersion: message.version };
+    case 'cache_cleared':
+      return clearNodes(state, message.workflow, message.nodes);
+    default:
+      return state;
+  }
+}
+
+/** Nodes still marked running when the run ends did not get to finish. */
+function finishNodes(nodes: Record<string, NodeRun>, status: RunStatus): Record<string, NodeRun> {
+  const ended = status === 'completed' ? 'done' : 'stopped';
+  return Object.fromEntries(
+    Object.entries(nodes).map(([id, n]) => [id, n.state === 'running' ? { ...n, state: ended, rate: 0 } : n]),
+  );
+}
+
+function clearNodes(state: RunState, workflow: string, ids: string[]): RunState {
+  const run = state.run;
+  if (!run || run.workflow !== workflow || run.status === 'running' || run.status === 'paused') return state;
+  const nodes = { ...run.nodes };
+  for (const id of ids) if (nodes[id]) nodes[id] = emptyNode(id, nodes[id].title);
+  return { ...state, run: { ...run, nodes } };
+}
+
+export function isActive(run: RunView | null): boolean {
+  return !!run && (run.status === 'running' || run.status === 'paused');
+}

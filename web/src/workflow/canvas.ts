@@ -1,0 +1,116 @@
+// Workflow file <-> canvas: graph nodes with absolute positions in the file, relative to their
+// group on the canvas; edges keyed by their four ends so the same wire always has the same id.
+
+import type { FlowEdge, FlowNode, GraphFlowNode, GroupFlowNode } from '../canvas/types';
+import { isGraphNode, isGroupNode } from '../canvas/types';
+import { RESOURCE_OUTPUT, type Workflow, type WorkflowEdge, coordinate, edgeKey } from './format';
+
+/** A group frame: not part of the canonical format, kept on the canvas. */
+export interface Group {
+  id: string;
+  label: string;
+  position: { x: number; y: number };
+  size: { width: number; height: number };
+  nodes: string[];
+}
+
+export interface CanvasState {
+  nodes: FlowNode[];
+  edges: FlowEdge[];
+}
+
+export function edgeId(edge: WorkflowEdge): string {
+  return `${edge.source}:${edge.output}->${edge.target}:${edge.input}`;
+}
+
+export function toFlowEdge(edge: WorkflowEdge): FlowEdge {
+  return {
+    id: edgeId(edge),
+    source: edge.source,
+    sourceHandle: edge.output,
+    target: edge.target,
+    targetHandle: edge.input,
+    className: edge.output === RESOURCE_OUTPUT ? 'gb-edge-resource' : 'gb-edge-data',
+  };
+}
+
+export function fromFlowEdge(edge: FlowEdge): WorkflowEdge {
+  return {
+    source: edge.source,
+    output: edge.sourceHandle ?? 'out',
+    target: edge.target,
+    input: edge.targetHandle ?? 'in',
+  };
+}
+
+export function workflowToCanvas(workflow: Workflow, groups: Group[] = []): CanvasState {
+  const parentOf = new Map<string, Group>();
+  const ids = new Set(workflow.nodes.map((n) => n.id));
+  for (const group of groups) for (const id of group.nodes) if (ids.has(id)) parentOf.set(id, group);
+  const groupNodes: GroupFlowNode[] = groups.map((g) => ({
+    id: g.id,
+    type: 'group',
+    position: { ...g.position },
+    style: { width: g.size.width, height: g.size.height },
+    width: g.size.width,
+    height: g.size.height,
+    data: { label: g.label },
+    zIndex: -1,
+  }));
+  const graphNodes: GraphFlowNode[] = workflow.nodes.map((n) => {
+    const group = parentOf.get(n.id);
+    const position = group ? { x: n.position.x - group.position.x, y: n.position.y - group.position.y } : n.position;
+    const node: GraphFlowNode = {
+      id: n.id,
+      type: 'graph',
+      position: { ...position },
+      data: { type: n.type, label: n.label, params: structuredClone(n.params) },
+    };
+    if (group) node.parentId = group.id;
+    return node;
+  });
+  const seen = new Set<string>();
+  const edges = workflow.edges.filter((e) => !seen.has(edgeKey(e)) && seen.add(edgeKey(e))).map(toFlowEdge);
+  return { nodes: [...groupNodes, ...graphNodes], edges };
+}
+
+/** A node's position on the canvas, adding the positions of the groups around it. */
+export function absolutePosition(node: FlowNode, byId: Map<string, FlowNode>): { x: number; y: number } {
+  let { x, y } = node.position;
+  let parent = node.parentId ? byId.get(node.parentId) : undefined;
+  for (let depth = 0; parent && depth < 32; depth++) {
+    x += parent.position.x;
+    y += parent.position.y;
+    parent = parent.parentId ? byId.get(parent.parentId) : undefined;
+  }
+  return { x, y };
+}
+
+function groupSize(node: GroupFlowNode): { width: number; height: number } {
+  const width = node.width ?? node.measured?.width ?? Number(node.style?.width ?? 300);
+  const height = node.height ?? node.measured?.height ?? Number(node.style?.height ?? 200);
+  return { width: coordinate(width), height: coordinate(height) };
+}
+
+export function canvasToWorkflow(state: CanvasState, doc: string): Workflow {
+  const byId = new Map(state.nodes.map((n) => [n.id, n]));
+  const nodes = state.nodes.filter(isGraphNode).map((n) => ({
+    id: n.id,
+    type: n.data.type,
+    label: n.data.label,
+    params: structuredClone(n.data.params),
+    position: absolutePosition(n, byId),
+  }));
+  return { doc, nodes, edges: state.edges.map(fromFlowEdge) };
+}
+
+export function canvasGroups(state: CanvasState): Group[] {
+  const groups = state.nodes.filter(isGroupNode);
+  return groups.map((g) => ({
+    id: g.id,
+    label: g.data.label,
+    position: { x: coordinate(g.position.x), y: coordinate(g.position.y) },
+    size: groupSize(g),
+    nodes: state.nodes.filter((n) => n.parentId === g.id).map((n) => n.id).sort(),
+  }));
+}

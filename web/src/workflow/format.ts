@@ -1,0 +1,220 @@
+// The canonical workflow file (docs/workflow-format.md): its types, reading, and writing it
+// byte for byte as graphbook/workflow.py does, so a save from the browser diffs like one from Python.
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export const FORMAT = 'graphbook.workflow';
+export const VERSION = 1;
+export const DATA_INPUT = 'in';
+export const RESOURCE_OUTPUT = 'resource';
+
+export interface WorkflowNode {
+  id: string;
+  type: string;
+  label: string;
+  params: Record<string, Json>;
+  position: { x: number; y: number };
+}
+
+export interface WorkflowEdge {
+  source: string;
+  output: string;
+  target: string;
+  input: string;
+}
+
+export interface Workflow {
+  doc: string;
+  nodes: WorkflowNode[];
+  edges: WorkflowEdge[];
+}
+
+export class WorkflowFormatError extends Error {
+  override name = 'WorkflowFormatError';
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  if (value === null) return 'null';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return 'a string';
+  return typeof value;
+}
+
+/** Reads canonical data (already JSON-parsed); `name` prefixes error messages. */
+export function parseCanonical(data: unknown, name: string): Workflow {
+  if (!isObject(data)) throw new WorkflowFormatError(`${name}: a workflow is a JSON object, not ${kindOf(data)}`);
+  if (data.format !== FORMAT) {
+    throw new WorkflowFormatError(
+      `${name}: not a workflow file; expected "format": "${FORMAT}" (or a Graphbook file with "type": "workflow")`,
+    );
+  }
+  if (data.version !== VERSION) {
+    throw new WorkflowFormatError(
+      `${name}: workflow format version ${JSON.stringify(data.version)} is not supported; this Graphbook reads version ${VERSION}`,
+    );
+  }
+  const nodes = listOf(data, 'nodes', name).map((raw, i) => parseNode(raw, `${name}: nodes[${i}]`));
+  const seen = new Set<string>();
+  for (const node of nodes) {
+    if (seen.has(node.id)) throw new WorkflowFormatError(`${name}: two nodes have id '${node.id}'; ids must be unique`);
+    seen.add(node.id);
+  }
+  const edges = listOf(data, 'edges', name).map((raw, i) => parseEdge(raw, `${name}: edges[${i}]`));
+  return { doc: typeof data.doc === 'string' ? data.doc : '', nodes, edges };
+}
+
+function listOf(data: Record<string, unknown>, key: string, name: string): unknown[] {
+  const value = data[key] ?? [];
+  if (!Array.isArray(value)) throw new WorkflowFormatError(`${name}: '${key}' must be a list, not ${kindOf(value)}`);
+  return value;
+}
+
+function parseNode(raw: unknown, where: string): WorkflowNode {
+  if (!isObject(raw)) throw new WorkflowFormatError(`${where} must be an object, not ${kindOf(raw)}`);
+  const { id, type } = raw;
+  if (typeof id !== 'string' || id === '') throw new WorkflowFormatError(`${where} needs a non-empty string 'id'`);
+  if (typeof type !== 'string' || type === '') {
+    throw new WorkflowFormatError(`${where} (id '${id}') needs a string 'type' (a node name)`);
+  }
+  const params = raw.params ?? {};
+  if (!isObject(params)) throw new WorkflowFormatError(`${where} (id '${id}'): 'params' must be an object`);
+  const label = raw.label ?? '';
+  if (typeof label !== 'string') throw new WorkflowFormatError(`${where} (id '${id}'): 'label' must be a string`);
+  return { id, type, label, params: params as Record<string, Json>, position: parsePosition(raw.position) };
+}
+
+export function parsePosition(raw: unknown): { x: number; y: number } {
+  if (isObject(raw) && typeof raw.x === 'number' && typeof raw.y === 'number') return { x: raw.x, y: raw.y };
+  if (isObject(raw)) {
+    const x = typeof raw.x === 'number' ? raw.x : 0;
+    const y = typeof raw.y === 'number' ? raw.y : 0;
+    return { x, y };
+  }
+  return { x: 0, y: 0 };
+}
+
+function parseEdge(raw: unknown, where: string): WorkflowEdge {
+  if (!isObject(raw)) throw new WorkflowFormatError(`${where} must be an object, not ${kindOf(raw)}`);
+  const missing = ['source', 'output', 'target'].filter((k) => typeof raw[k] !== 'string' || raw[k] === '');
+  if (missing.length) throw new WorkflowFormatError(`${where} needs string field(s): ${missing.join(', ')}`);
+  const input = raw.input === undefined ? DATA_INPUT : String(raw.input);
+  return { source: String(raw.source), output: String(raw.output), target: String(raw.target), input };
+}
+
+// -- writing ---------------------------------------------------------------------------------
+
+/** Python's `natural()` sort: `n2` before `n10`, ties broken by the text. */
+export function naturalCompare(a: string, b: string): number {
+  const pa = a.split(/(\d+)/);
+  const pb = b.split(/(\d+)/);
+  for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
+    const x = pa[i] ?? '';
+    const y = pb[i] ?? '';
+    const cmp = i % 2 === 1 ? Number(x) - Number(y) : plainCompare(x, y);
+    if (cmp !== 0) return Math.sign(cmp);
+  }
+  if (pa.length !== pb.length) return pa.length < pb.length ? -1 : 1;
+  return plainCompare(a, b);
+}
+
+function plainCompare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function edgeCompare(a: WorkflowEdge, b: WorkflowEdge): number {
+  return (
+    naturalCompare(a.source, b.source) ||
+    plainCompare(a.output, b.output) ||
+    naturalCompare(a.target, b.target) ||
+    plainCompare(a.input, b.input)
+  );
+}
+
+/** Python's round(value, 1): the exact decimal value rounded, and exact ties to even. */
+export function coordinate(value: number): number {
+  const quarters = value * 4;
+  if (Number.isInteger(quarters) && quarters % 2 !== 0) {
+    const tenths = Math.floor(value * 10);
+    return (tenths % 2 === 0 ? tenths : tenths + 1) / 10;
+  }
+  return Number(value.toFixed(1)) + 0;
+}
+
+/** Nodes sorted by id, edges sorted and without duplicates: the canonical order. */
+export function canonicalOrder(workflow: Workflow): Workflow {
+  const nodes = [...workflow.nodes].sort((a, b) => naturalCompare(a.id, b.id));
+  const unique = new Map(workflow.edges.map((e) => [edgeKey(e), e]));
+  const edges = [...unique.values()].sort(edgeCompare);
+  return { doc: workflow.doc, nodes, edges };
+}
+
+export function edgeKey(edge: WorkflowEdge): string {
+  return JSON.stringify([edge.source, edge.output, edge.target, edge.input]);
+}
+
+/** Python's json.dumps(value) (separators ", " and ": ", no indent). */
+export function pyDumps(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(pyDumps).join(', ')}]`;
+  if (isObject(value)) {
+    return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${pyDumps(v)}`).join(', ')}}`;
+  }
+  return jsonScalar(value);
+}
+
+function jsonScalar(value: unknown): string {
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    throw new WorkflowFormatError(`${String(value)} is not JSON and cannot be saved in a workflow file`);
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/** Python's json.dumps(value, indent=2), then indented by `pad` after each newline. */
+function pyIndented(value: unknown, pad: string): string {
+  const inner = (v: unknown, depth: string): string => {
+    const next = depth + '  ';
+    if (Array.isArray(v)) {
+      if (v.length === 0) return '[]';
+      return `[\n${v.map((x) => next + inner(x, next)).join(',\n')}\n${depth}]`;
+    }
+    if (isObject(v)) {
+      const entries = Object.entries(v);
+      if (entries.length === 0) return '{}';
+      return `{\n${entries.map(([k, x]) => `${next}${JSON.stringify(k)}: ${inner(x, next)}`).join(',\n')}\n${depth}}`;
+    }
+    return jsonScalar(v);
+  };
+  return inner(value, pad);
+}
+
+function sortedParams(params: Record<string, Json>): Record<string, Json> {
+  const keys = Object.keys(params).filter((k) => params[k] !== undefined);
+  keys.sort(plainCompare);
+  return Object.fromEntries(keys.map((k) => [k, params[k] as Json]));
+}
+
+function nodeText(node: WorkflowNode): string {
+  const parts = [`      "id": ${JSON.stringify(node.id)}`, `      "type": ${JSON.stringify(node.type)}`];
+  if (node.label) parts.push(`      "label": ${JSON.stringify(node.label)}`);
+  const params = sortedParams(node.params);
+  parts.push(`      "params": ${Object.keys(params).length ? pyIndented(params, '      ') : '{}'}`);
+  const position = { x: coordinate(node.position.x), y: coordinate(node.position.y) };
+  parts.push(`      "position": ${pyDumps(position)}`);
+  return `    {\n${parts.join(',\n')}\n    }`;
+}
+
+/** The file text, exactly as `Workflow.dumps()` writes it. */
+export function dumps(workflow: Workflow): string {
+  const ordered = canonicalOrder(workflow);
+  const entries = [`  "format": ${JSON.stringify(FORMAT)}`, `  "version": ${VERSION}`];
+  if (ordered.doc) entries.push(`  "doc": ${JSON.stringify(ordered.doc)}`);
+  const nodes = ordered.nodes.map(nodeText).join(',\n');
+  entries.push(ordered.nodes.length ? `  "nodes": [\n${nodes}\n  ]` : '  "nodes": []');
+  const edges = ordered.edges.map((e) => `    ${pyDumps({ source: e.source, output: e.output, target: e.target, input: e.input })}`);
+  entries.push(edges.length ? `  "edges": [\n${edges.join(',\n')}\n  ]` : '  "edges": []');
+  return `{\n${entries.join(',\n')}\n}\n`;
+}
