@@ -78,7 +78,8 @@ describe('the editor', () => {
     await page.locator('.gb-file-title', { hasText: 'built.json' }).waitFor();
     await canvasReady(page);
     expect(await node(page, 'greetings').getByLabel('count', { exact: true }).inputValue()).toBe('3');
-    expect(await edgeIds(page)).toEqual(['greetings:out->shout:in']);
+    const wires = await until(() => edgeIds(page), (ids) => ids.length === 1, 'the saved wire');
+    expect(wires).toEqual(['greetings:out->shout:in']);
   });
 
   it('refuses wires between incompatible handles', async () => {
@@ -99,10 +100,12 @@ describe('the editor', () => {
     await node(page, 'shout').locator('.gb-node-header').click();
     await page.keyboard.press('Delete');
     await until(() => nodeIds(page), (ids) => !ids.includes('shout'), 'the deletion');
-    expect(await edgeIds(page)).toEqual([]);
+    expect(await until(() => edgeIds(page), (ids) => ids.length === 0, 'the wires to go')).toEqual([]);
     await page.keyboard.press(`${mod}+z`);
     await until(() => nodeIds(page), (ids) => ids.includes('shout'), 'undo');
-    expect(await edgeIds(page)).toEqual(['function:resource->shout:loud', 'greetings:out->shout:in']);
+    // Edges render a frame after their nodes: wait for them rather than read them at once.
+    const restored = await until(() => edgeIds(page), (ids) => ids.length === 2, 'the restored wires');
+    expect(restored).toEqual(['function:resource->shout:loud', 'greetings:out->shout:in']);
     await page.keyboard.press(`${mod}+Shift+z`);
     await until(() => nodeIds(page), (ids) => !ids.includes('shout'), 'redo');
     await page.keyboard.press(`${mod}+z`);
@@ -115,7 +118,8 @@ describe('the editor', () => {
     await page.keyboard.press(`${mod}+v`);
     await until(() => nodeIds(page), (ids) => ids.length === 5, 'the pasted nodes');
     expect(await nodeIds(page)).toEqual(['function', 'greetings', 'greetings_2', 'shout', 'shout_2']);
-    expect(await edgeIds(page)).toContain('greetings_2:out->shout_2:in');
+    const pasted = await until(() => edgeIds(page), (ids) => ids.includes('greetings_2:out->shout_2:in'), 'the pasted wire');
+    expect(pasted).toContain('greetings_2:out->shout_2:in');
     expect(await node(page, 'greetings_2').getByLabel('count', { exact: true }).inputValue()).toBe('3');
     await page.keyboard.press(`${mod}+z`);
     await until(() => nodeIds(page), (ids) => ids.length === 3, 'undoing the paste');
