@@ -18,7 +18,7 @@ MISSING = """<!doctype html>
 <body style="font-family: sans-serif; max-width: 40em; margin: 3em auto">
 <h1>Graphbook server is running</h1>
 <p>The web app has not been built into <code>{folder}</code>. Build it with:</p>
-<pre>cd web &amp;&amp; npm ci &amp;&amp; npm run build</pre>
+<pre>npm ci &amp;&amp; npm run build   # at the repository root (or: bash scripts/install)</pre>
 <p>The HTTP API is under <a href="/api/info">/api/</a> and events stream at <code>/ws</code>
 (see docs/protocol.md).</p>
 </body></html>
