@@ -5,6 +5,7 @@ The adapter instance is the function's `ctx`: parameters are its attributes, `ct
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -79,6 +80,11 @@ class FunctionStep(Step):
         if self._event != "on_data":
             setattr(self, self._event, _method(self, self._main))
         _apply(self, node, params)
+        events = node.draft.events
+        plain = self._event == "on_data" and self.item_key is None and self.Outputs
+        if plain and "on_after_item" not in events and "route" not in events:
+            main = self._main
+            self.direct = functools.partial(main.fn, self) if main.with_ctx else main.fn
 
     def process(self, data: Data) -> Routed:
         if self._event != "on_data":

@@ -31,6 +31,10 @@ class Step:
 
     id: str = ""
     item_key: str | None = None
+    direct: Callable[[Data], Any] | None = None
+    """Set when the whole lifecycle of a dict is one call, `direct(data)`, after which the
+    dict goes to the first output unless the call returned a route (what `route` returns)
+    other than None or the dict itself. The engine then skips the per-dict lifecycle."""
 
     def __init__(self, item_key: str | None = None, **params: Any) -> None:
         self.item_key = item_key or None
@@ -173,6 +177,8 @@ def routed(step: Step, choice: str | Mapping[str, Any] | None, data: Data) -> Ro
 
 def source_routed(step: Step, value: Any) -> Routed:
     """Interpret what a source produced: a dict, a list of dicts, or `{output: dicts}`."""
+    if type(value) is dict and not value.keys() <= set(step.Outputs):
+        return [(step.Outputs[0], value)]  # the common case, told quickly: a dict of data
     if value is None:
         return []
     if _is_output_mapping(step, value):

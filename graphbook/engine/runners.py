@@ -40,12 +40,14 @@ from graphbook.steps import Data, Routed, items_of, routed
 if TYPE_CHECKING:
     from graphbook.engine.cache import Recording
 
-CHUNK = 64
+CHUNK = 256
 """Dicts a runner handles per turn: large enough to amortise scheduling, small to stream."""
 INBOX_CAPACITY = 256
 """Dicts waiting before a node; a full inbox holds back whatever feeds it."""
 CHUNK_SECONDS = 0.05
 """A turn also ends after this long, so slow nodes still stream and a stop is seen soon."""
+CLOCK_EVERY = 8
+"""A turn reads the clock every this many dicts: often enough for CHUNK_SECONDS to hold."""
 PROGRESS_EVERY = 0.25
 PREVIEW_EVERY = 1.0
 
@@ -95,6 +97,8 @@ class Runner:
         self.started = time.perf_counter()
         self._last_progress = 0.0
         self._last_preview = dict.fromkeys(node.spec.outputs, -1.0)
+        self._firsts: dict[str, tuple[int, Data]] = {}
+        """The first dict handed on to each output in this turn, and its index."""
 
     # -- scheduling -------------------------------------------------------------------
     def ready(self) -> bool:
@@ -102,6 +106,11 @@ class Runner:
 
     def has_room(self) -> bool:
         return all(len(t.inbox) < INBOX_CAPACITY for ts in self.targets.values() for t in ts)
+
+    def room(self) -> int:
+        """Dicts that can be handed on before some inbox downstream is full."""
+        free = [INBOX_CAPACITY - len(t.inbox) for ts in self.targets.values() for t in ts]
+        return min(free, default=INBOX_CAPACITY)
 
     def exhausted(self) -> bool:
         return self.open_upstream == 0 and not self.inbox
@@ -121,7 +130,10 @@ class Runner:
 
     def work(self) -> None:
         with node_context(self.id, self.on_log):
-            self.handle_chunk()
+            try:
+                self.handle_chunk()
+            finally:
+                self.preview_firsts()
         self.report_progress()
 
     def unit_done(self) -> bool:
@@ -129,20 +141,73 @@ class Runner:
         return self.run.control.unit_done(self.id)
 
     def handle_chunk(self) -> None:
+        direct = self.instance.direct
+        if direct is not None and not self.run.control.stepping:
+            self._handle_direct(direct)
+            return
+        inbox, process, emit = self.inbox, self.instance.process, self.emit
+        control = self.run.control
         deadline = time.perf_counter() + CHUNK_SECONDS
-        for _ in range(min(CHUNK, len(self.inbox))):
-            if time.perf_counter() > deadline:
+        for n in range(min(CHUNK, len(inbox))):
+            if n % CLOCK_EVERY == CLOCK_EVERY - 1 and time.perf_counter() > deadline:
                 return
-            data = self.inbox.popleft()
+            data = inbox.popleft()
             self.received += 1
             try:
-                pairs = self.instance.process(data)
+                pairs = process(data)
             except Exception as exc:
                 self.fail(exc, data)
             else:
-                self.emit(pairs)
-            if self.unit_done():
+                emit(pairs)
+            if control.stepping and self.unit_done():
                 return
+
+    def _handle_direct(self, direct: Callable[[Data], Any]) -> None:
+        """The chunk through a step that is one call per dict: dicts that go to the first
+        output are handed on together."""
+        inbox, output = self.inbox, self.instance.Outputs[0]
+        passed: list[Data] = []
+        deadline = time.perf_counter() + CHUNK_SECONDS
+        taken = 0
+        try:
+            for taken in range(1, min(CHUNK, len(inbox)) + 1):
+                if not taken % CLOCK_EVERY and time.perf_counter() > deadline:
+                    taken -= 1
+                    return
+                data = inbox.popleft()
+                try:
+                    choice = direct(data)
+                except Exception as exc:
+                    self.emit_many(output, passed)
+                    self.fail(exc, data)
+                    continue
+                if choice is None or choice is data:
+                    passed.append(data)
+                else:
+                    self.emit_many(output, passed)
+                    self.emit(routed(self.instance, choice, data))
+        finally:
+            self.received += taken
+            self.emit_many(output, passed)
+
+    def emit_many(self, output: str, dicts: list[Data]) -> None:
+        """Hand on `dicts`, all to `output`, in order; `dicts` is emptied."""
+        if not dicts:
+            return
+        self.counts[output] += len(dicts)
+        if output not in self._firsts:
+            self._firsts[output] = (self.counts[output] - len(dicts), dicts[0])
+        if self.recording is not None:
+            for data in dicts:
+                self.recording.add(output, data)
+        targets = self.targets[output]
+        if targets:
+            targets[0].inbox.extend(dicts)
+            for target in targets[1:]:
+                target.inbox.extend(fork(data) for data in dicts)
+        if self.run.collect:
+            self.run.outputs.setdefault(self.id, {}).setdefault(output, []).extend(dicts)
+        dicts.clear()
 
     def close(self, status: NodeStatus = "done") -> None:
         """No more work will come: tell the sink and the runners downstream."""
@@ -169,14 +234,18 @@ class Runner:
                     target.inbox.append(fork(data))
             if self.run.collect:
                 self.run.outputs.setdefault(self.id, {}).setdefault(output, []).append(data)
-            self.maybe_preview(output, data)
+            if output not in self._firsts:
+                self._firsts[output] = (self.counts[output] - 1, data)
 
-    def maybe_preview(self, output: str, data: Data) -> None:
+    def preview_firsts(self) -> None:
+        """Preview the first dict of each output handed on in this turn, if one is due: once
+        a turn, not once a dict, as reading the clock costs more than a trivial step."""
         now = time.perf_counter()
-        if now - self._last_preview[output] >= PREVIEW_EVERY:
-            self._last_preview[output] = now
-            index = self.counts[output] - 1
-            self.run.sink(NodeOutput(self.id, output, index, self.run.preview(data)))
+        for output, (index, data) in self._firsts.items():
+            if now - self._last_preview[output] >= PREVIEW_EVERY:
+                self._last_preview[output] = now
+                self.run.sink(NodeOutput(self.id, output, index, self.run.preview(data)))
+        self._firsts.clear()
 
     def report_progress(self, force: bool = False) -> None:
         now = time.perf_counter()
@@ -217,22 +286,39 @@ class SourceRunner(Runner):
     def handle_chunk(self) -> None:
         if self._chunks is None:
             self._chunks = iter(self.instance.produce())
-        emitted = 0
+        if self.run.control.stepping:
+            self._pull(1)
+            self.unit_done()
+        else:
+            self._pull(min(CHUNK, self.room()))
+
+    def _pull(self, limit: int) -> None:
+        """Pull from the source until `limit` dicts came (or the turn's time is up), and hand
+        them on together, output by output."""
+        chunks, emitted, pulls = self._chunks, 0, 0
+        assert chunks is not None
+        pending: dict[str, list[Data]] = {}
         deadline = time.perf_counter() + CHUNK_SECONDS
-        while emitted < CHUNK and self.has_room() and time.perf_counter() < deadline:
-            try:
-                pairs = next(self._chunks)
-            except StopIteration:
-                self._done = True
-                return
-            except Exception as exc:
-                self._done = True
-                self.fail(exc)
-                return
-            self.emit(pairs)
-            emitted += max(len(pairs), 1)
-            if self.unit_done():
-                return
+        try:
+            while emitted < limit:
+                pulls += 1
+                if pulls % CLOCK_EVERY == 0 and time.perf_counter() > deadline:
+                    return
+                try:
+                    pairs = next(chunks)
+                except StopIteration:
+                    self._done = True
+                    return
+                except Exception as exc:
+                    self._done = True
+                    self.fail(exc)
+                    return
+                for output, data in pairs:
+                    pending.setdefault(output, []).append(data)
+                emitted += len(pairs) or 1
+        finally:
+            for output, dicts in pending.items():
+                self.emit_many(output, dicts)
 
 
 @dataclass(frozen=True)
@@ -342,8 +428,9 @@ class ReplayRunner(SourceRunner):
             for target in targets:
                 target.open_upstream -= 1
 
-    def maybe_preview(self, output: str, data: Data) -> None:
+    def preview_firsts(self) -> None:
         """The cached outputs were previewed when the run began."""
+        self._firsts.clear()
 
     def report_progress(self, force: bool = False) -> None:
         """A reused node reports its counts once, as cached."""
