@@ -1,0 +1,1 @@
+"""Benchmarks that print figures: `python -m bench [--quick]`; see bench/README.md."""

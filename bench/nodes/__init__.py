@@ -1,0 +1,1 @@
+"""The benchmarks' node files, loaded with `--nodes bench/nodes`."""
