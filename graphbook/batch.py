@@ -12,32 +12,11 @@ import sys
 import types
 from typing import Any
 
-from graphbook.batch_process import (
-    EXIT_PREEMPTED,
-    BatchError,
-    BatchPreempted,
-    BatchProfiler,
-    MetricReducer,
-    ResumeError,
-    TorchBatchProcessor,
-    TorchBatchProcessorContext,
-    client,
-    torch_batch_process,
-)
+from graphbook import batch_process as _api
+from graphbook.batch_process import *  # noqa: F403  (the API, under the seeds' path)
 from graphbook.decorators import batch as _batch_decorator
 
-__all__ = [
-    "EXIT_PREEMPTED",
-    "BatchError",
-    "BatchPreempted",
-    "BatchProfiler",
-    "MetricReducer",
-    "ResumeError",
-    "TorchBatchProcessor",
-    "TorchBatchProcessorContext",
-    "client",
-    "torch_batch_process",
-]
+__all__ = _api.__all__
 
 
 class _DecoratingModule(types.ModuleType):
