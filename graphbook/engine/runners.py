@@ -286,39 +286,38 @@ class SourceRunner(Runner):
     def handle_chunk(self) -> None:
         if self._chunks is None:
             self._chunks = iter(self.instance.produce())
-        if self.run.control.stepping:
-            self._pull(1)
+        if not self.run.control.stepping:
+            self._pull(self._chunks, min(CHUNK, self.room()))
+        elif self._pull(self._chunks, 1):
             self.unit_done()
-        else:
-            self._pull(min(CHUNK, self.room()))
 
-    def _pull(self, limit: int) -> None:
-        """Pull from the source until `limit` dicts came (or the turn's time is up), and hand
-        them on together, output by output."""
-        chunks, emitted, pulls = self._chunks, 0, 0
-        assert chunks is not None
+    def _pull(self, chunks: Iterator[Routed], limit: int) -> int:
+        """Pull from the source until `limit` dicts came, it ends, or the turn's time is up;
+        hand the dicts on together, output by output. Returns how many values it pulled."""
         pending: dict[str, list[Data]] = {}
+        emitted = pulled = 0
         deadline = time.perf_counter() + CHUNK_SECONDS
         try:
             while emitted < limit:
-                pulls += 1
-                if pulls % CLOCK_EVERY == 0 and time.perf_counter() > deadline:
-                    return
+                if pulled % CLOCK_EVERY == CLOCK_EVERY - 1 and time.perf_counter() > deadline:
+                    break
                 try:
                     pairs = next(chunks)
                 except StopIteration:
                     self._done = True
-                    return
+                    break
                 except Exception as exc:
                     self._done = True
                     self.fail(exc)
-                    return
+                    break
+                pulled += 1
                 for output, data in pairs:
                     pending.setdefault(output, []).append(data)
                 emitted += len(pairs) or 1
         finally:
             for output, dicts in pending.items():
                 self.emit_many(output, dicts)
+        return pulled
 
 
 @dataclass(frozen=True)
