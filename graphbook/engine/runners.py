@@ -223,19 +223,9 @@ class Runner:
 
     # -- hand-off -----------------------------------------------------------------------
     def emit(self, pairs: Routed) -> None:
+        """Hand on (output, dict) pairs in order; see `emit_many` for what handing on means."""
         for output, data in pairs:
-            self.counts[output] += 1
-            if self.recording is not None:
-                self.recording.add(output, data)
-            targets = self.targets[output]
-            if targets:
-                targets[0].inbox.append(data)
-                for target in targets[1:]:
-                    target.inbox.append(fork(data))
-            if self.run.collect:
-                self.run.outputs.setdefault(self.id, {}).setdefault(output, []).append(data)
-            if output not in self._firsts:
-                self._firsts[output] = (self.counts[output] - 1, data)
+            self.emit_many(output, [data])
 
     def preview_firsts(self) -> None:
         """Preview the first dict of each output handed on in this turn, if one is due: once
