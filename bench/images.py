@@ -93,18 +93,21 @@ def dataloader(model_name: str, folder: Path, out: Path) -> dict[str, float]:
     return {"seconds": seconds, "ips": len(paths) / seconds, "lines": _lines(out)}
 
 
-def graphbook(model_name: str, folder: Path, out: Path, parts: int = 0) -> Measured:
+def graphbook(model_name: str, folder: Path, out: Path, slices: int = 0) -> Measured:
     """`graphbook run` on the benchmark's workflow, timed whole (start-up included); the
-    run's own time comes from its event stream. `parts=1` runs the plain model."""
-    workflow = _workflow(model_name, folder, out, parts)
+    run's own time comes from its event stream. `slices=1` runs the plain model."""
+    workflow = _workflow(model_name, folder, out, slices)
     command = ["--workers", str(WORKERS), "--nodes", str(NODES), "--json"]
     measured = run_measured(python("graphbook", "run", str(workflow), *command))
     return measured
 
 
-def _workflow(model_name: str, folder: Path, out: Path, parts: int) -> Path:
+def _workflow(model_name: str, folder: Path, out: Path, slices: int) -> Path:
     doc = json.loads(WORKFLOW.read_text())
-    params = {"files": {"folder": str(folder)}, "model": {"model": model_name, "parts": parts}}
+    params = {
+        "files": {"folder": str(folder)},
+        "model": {"model": model_name, "cpu_slices": slices},
+    }
     params["classify"] = {"out": str(out)}
     for node in doc["nodes"]:
         node["params"].update(params.get(node["id"], {}))
@@ -196,7 +199,7 @@ def repetition(model: str, folder: Path, images: int, plain: bool) -> Rep:
     }
     others = {DATALOADER: loader.others, GRAPHBOOK: run.others, GRAPHBOOK_CLI: run.others}
     if plain:
-        run = graphbook(model, folder, out, parts=1)
+        run = graphbook(model, folder, out, slices=1)
         _check(_lines(out), images, "Graphbook")
         rates[PLAIN], others[PLAIN] = images / _run_seconds(run), run.others
     return Rep(limits["ips"], limits["decode_ms"], limits["model_ms"], rates, others)
@@ -274,7 +277,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--reps", type=int, help="repetitions (default 3, quick 1)")
     parser.add_argument("--images", type=int, help="images per run (default: by model)")
     parser.add_argument(
-        "--plain", action="store_true", help="also run Graphbook with the plain model (parts=1)"
+        "--plain",
+        action="store_true",
+        help="also run Graphbook with the plain model (cpu_slices=1)",
     )
     parser.add_argument("--contender", choices=CONTENDERS, help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)

@@ -7,8 +7,6 @@ only in how the work is scheduled.
 from __future__ import annotations
 
 import json
-import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -113,44 +111,19 @@ def image_files(ctx: Any) -> Any:
         yield {"images": paths[start : start + ctx.per_dict]}
 
 
-class Parallel(torch.nn.Module):
-    """Runs a model on `parts` slices of each batch at once, in threads, each with one torch
-    thread: on a CPU, that keeps every core busy at the cost per image of one thread (torch's
-    own threads split each operation, pay for it in synchronisation, and stall whenever
-    another process, such as a decoding worker, holds a core)."""
-
-    def __init__(self, model: torch.nn.Module, parts: int) -> None:
-        super().__init__()
-        self.model = model
-        self.parts = parts
-        self._threads = ThreadPoolExecutor(parts, thread_name_prefix="inference")
-
-    def forward(self, batch: torch.Tensor) -> torch.Tensor:
-        modes = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
-        slices = batch.tensor_split(self.parts)
-        return torch.cat(list(self._threads.map(lambda x: self._run(x, *modes), slices)))
-
-    def _run(self, batch: torch.Tensor, grad: bool, inference: bool) -> torch.Tensor:
-        """Grad and inference modes belong to a thread: take on the caller's."""
-        with torch.inference_mode(inference), torch.set_grad_enabled(grad):
-            output: torch.Tensor = self.model(batch)
-            return output
-
-
 @resource("Bench/Classifier")
 @param("model", "string", default="mobilenet_v3_small", description=" or ".join(MODELS))
-@param("parts", "int", default=0, description="slices of a batch run at once (0: one per core)")
+@param(
+    "cpu_slices",
+    "int",
+    default=0,
+    description="slices of a batch run at once on the CPU (0: one per core, 1: the plain model)",
+)
 @param("device", "string", default="cpu", description="cpu, cuda ...")
 def classifier(ctx: Any) -> torch.nn.Module:
-    """A torchvision classifier with random weights; on the CPU, each batch is cut into
-    `parts` slices that run at once, one torch thread each."""
-    model = build_model(ctx.model)
-    affinity = getattr(os, "sched_getaffinity", None)  # the cores this process may use
-    parts = ctx.parts or (len(affinity(0)) if affinity else os.cpu_count() or 1)
-    if ctx.device != "cpu" or parts < 2:
-        return model
-    torch.set_num_threads(1)
-    return Parallel(model, parts)
+    """A torchvision classifier with random weights. On the CPU, Graphbook runs each batch as
+    `cpu_slices` slices at once, one torch thread each (graphbook/engine/slices.py)."""
+    return build_model(ctx.model)
 
 
 def _reset_output(ctx: Any) -> None:

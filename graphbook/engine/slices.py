@@ -1,0 +1,104 @@
+"""A model on the CPU runs on per-core slices of each batch at once, one torch thread each.
+
+torch's own intra-op threads split every operation across the cores and wait for each other at
+the end of it: they cost more CPU per image than one thread does, and the whole model stalls
+whenever another process (a decoding worker) holds one of the cores. Independent slices only
+share the cores. A model resource asks for this with its `cpu_slices` parameter.
+
+The model stays the same object (its attributes, parameters and `isinstance` are untouched):
+only its `forward` is replaced on the instance, and it falls back to one call on the whole
+input for anything it cannot cut and put back together.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import torch
+
+LOGGER = logging.getLogger(__name__)
+MARK = "_graphbook_slices"
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity else os.cpu_count() or 1
+
+
+def slice_on_cores(model: torch.nn.Module, parts: int = 0) -> torch.nn.Module:
+    """Make `model(batch)` run on `parts` slices of the batch at once (0: one per core).
+
+    Only the first positional argument is cut, along its first dimension; the outputs (a tensor,
+    or tuples, lists and dicts of tensors) are joined back along theirs. Sets torch's intra-op
+    threads to one, since each slice has a core of its own. Returns the same model.
+    """
+    parts = parts or cores()
+    if parts < 2 or MARK in model.__dict__:
+        return model
+    torch.set_num_threads(1)
+    sliced = Sliced(model.forward, parts)
+    model.__dict__[MARK] = sliced
+    model.forward = sliced
+    return model
+
+
+class Sliced:
+    """The replacement `forward`: cuts, runs the slices in threads, joins."""
+
+    def __init__(self, forward: Callable[..., Any], parts: int) -> None:
+        self.forward = forward
+        self.parts = parts
+        self.whole = False  # set once an output could not be joined: from then on, no slicing
+        self._threads = ThreadPoolExecutor(parts, thread_name_prefix="graphbook-slice")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        first = args[0] if args else None
+        if self.whole or not isinstance(first, torch.Tensor) or not _cuttable(first, self.parts):
+            return self.forward(*args, **kwargs)
+        modes = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
+        rest = args[1:]
+
+        def run(piece: torch.Tensor) -> Any:
+            # grad and inference mode belong to a thread: take on the caller's
+            with torch.inference_mode(modes[1]), torch.set_grad_enabled(modes[0]):
+                return self.forward(piece, *rest, **kwargs)
+
+        outputs = list(self._threads.map(run, first.tensor_split(self.parts)))
+        try:
+            return join(outputs)
+        except TypeError as exc:
+            LOGGER.warning("cpu_slices: %s; running the model on whole batches instead", exc)
+            self.whole = True
+            return self.forward(*args, **kwargs)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"forward": self.forward, "parts": self.parts, "whole": self.whole}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["forward"], state["parts"])  # type: ignore[misc]
+        self.whole = state["whole"]
+
+
+def _cuttable(value: torch.Tensor, parts: int) -> bool:
+    return value.dim() > 0 and value.shape[0] >= parts
+
+
+def join(outputs: list[Any]) -> Any:
+    """Put the slices' outputs back together, keeping their structure."""
+    first = outputs[0]
+    if isinstance(first, torch.Tensor) and first.dim() > 0:
+        return torch.cat(outputs)
+    if isinstance(first, tuple | list) and all(len(o) == len(first) for o in outputs):
+        joined = [join(list(group)) for group in zip(*outputs, strict=True)]
+        if hasattr(first, "_fields"):  # a named tuple
+            return type(first)(*joined)
+        return type(first)(joined)
+    if isinstance(first, Mapping):
+        parts = {key: join([o[key] for o in outputs]) for key in first}
+        return parts if type(first) is dict else type(first)(parts)  # type: ignore[call-arg]
+    raise TypeError(f"cannot join outputs of type {type(first).__name__} from slices of a batch")

@@ -1,0 +1,154 @@
+"""A CPU model resource with `cpu_slices` runs on slices of each batch at once, same results."""
+
+from __future__ import annotations
+
+import threading
+from collections import namedtuple
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import torch
+
+from graphbook import Workflow, batch, param, resource, run_workflow, source, step
+from graphbook.engine.slices import MARK, cores, join, slice_on_cores
+
+Pair = namedtuple("Pair", "logits features")
+
+
+class Recorder(torch.nn.Module):
+    """A small model that notes the batch sizes and threads its forward ran with."""
+
+    def __init__(self, shape: str = "tensor") -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.linear = torch.nn.Linear(4, 3)
+        self.shape = shape
+        self.calls: list[tuple[int, str]] = []
+
+    def forward(self, x: torch.Tensor, scale: float = 1.0) -> Any:
+        self.calls.append((x.shape[0], threading.current_thread().name))
+        y = self.linear(x) * scale
+        if self.shape == "pair":
+            return Pair(y, x)
+        if self.shape == "dict":
+            return {"logits": y, "rows": [y[:, 0], y[:, 1]]}
+        if self.shape == "loss":
+            return y.sum()
+        return y
+
+
+@pytest.fixture(autouse=True)
+def _keep_torch_threads() -> Iterator[None]:
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("shape", ["tensor", "pair", "dict"])
+def test_slices_give_the_whole_batch_result(shape: str) -> None:
+    x = torch.randn(10, 4)
+    expected = Recorder(shape)(x, scale=2.0)
+    model = slice_on_cores(Recorder(shape), 3)
+    got = model(x, scale=2.0)
+    assert sorted(size for size, _ in model.calls) == [3, 3, 4]
+    assert all(name.startswith("graphbook-slice") for _, name in model.calls)
+    assert isinstance(model, Recorder) and model.linear.out_features == 3
+    assert torch.get_num_threads() == 1
+    if shape == "tensor":
+        assert torch.allclose(got, expected)
+    elif shape == "pair":
+        assert isinstance(got, Pair)
+        assert torch.allclose(got.logits, expected.logits) and torch.equal(got.features, x)
+    else:
+        assert torch.allclose(got["logits"], expected["logits"])
+        assert all(torch.allclose(a, b) for a, b in zip(got["rows"], expected["rows"], strict=True))
+
+
+def test_an_output_that_cannot_be_joined_falls_back_to_whole_batches() -> None:
+    x = torch.randn(8, 4)
+    model = slice_on_cores(Recorder("loss"), 2)
+    assert torch.allclose(model(x), Recorder("loss")(x))
+    model.calls.clear()
+    model(x)
+    assert [size for size, _ in model.calls] == [8]  # no slicing any more
+
+
+def test_small_batches_and_non_tensor_inputs_run_whole() -> None:
+    model = slice_on_cores(Recorder(), 4)
+    model(torch.randn(3, 4))
+    assert [size for size, _ in model.calls] == [3]
+
+
+def test_grad_and_inference_modes_follow_the_caller_into_the_threads() -> None:
+    model = slice_on_cores(Recorder(), 2)
+    x = torch.randn(6, 4)
+    assert model(x).requires_grad
+    with torch.no_grad():
+        assert not model(x).requires_grad
+    with torch.inference_mode():
+        assert model(x).is_inference()
+
+
+def test_zero_slices_means_one_per_core() -> None:
+    model = slice_on_cores(Recorder(), 0)
+    expected = cores() if cores() > 1 else None
+    assert getattr(model.__dict__.get(MARK), "parts", None) == expected
+
+
+def test_join_refuses_what_it_cannot_put_together() -> None:
+    with pytest.raises(TypeError, match="str"):
+        join(["a", "b"])
+
+
+# -- through a workflow -----------------------------------------------------------------------
+@step("Slices/Rows")
+@source()
+def rows(ctx: Any) -> Any:
+    torch.manual_seed(1)
+    for _ in range(3):
+        yield {"x": list(torch.randn(4, 4))}
+
+
+@resource("Slices/Model")
+@param("cpu_slices", "int", default=1)
+@param("device", "string", default="cpu")
+def recorder_model(ctx: Any) -> torch.nn.Module:
+    return Recorder()
+
+
+@step("Slices/Apply")
+@batch(8, "x")
+@param("model", "resource", required=True)
+def apply(ctx: Any, xs: list[torch.Tensor], items: list[Any], data: list[Any]) -> None:
+    with torch.no_grad():
+        ys = ctx.model(torch.stack(xs))
+    for d in data:
+        d["y"] = []
+    for d, y in zip(data, ys, strict=True):  # one entry per item, items in order
+        d["y"].append(y)
+    for d in data:
+        d["sizes"] = [size for size, _ in ctx.model.calls]
+
+
+def run_apply(slices: int) -> tuple[list[torch.Tensor], list[int]]:
+    wf = Workflow()
+    model = wf.add(recorder_model, cpu_slices=slices)
+    apply_node = wf.add(apply, model=model)
+    wf.connect(wf.add(rows), apply_node)
+    result = run_workflow(wf, collect=True)
+    assert result.ok, result.errors
+    out = result.output(apply_node.id)
+    return [y for d in out for y in d["y"]], out[-1]["sizes"]
+
+
+@pytest.mark.parametrize(("slices", "sizes"), [(2, [2, 2, 4, 4]), (3, [1, 1, 2, 2, 3, 3])])
+def test_a_model_resource_with_cpu_slices_gives_the_same_outputs(
+    slices: int, sizes: list[int]
+) -> None:
+    whole, whole_sizes = run_apply(1)
+    sliced, sliced_sizes = run_apply(slices)
+    assert whole_sizes == [8, 4]  # batches of 8 items, then the last 4
+    assert sorted(sliced_sizes) == sizes
+    assert len(whole) == len(sliced) == 12
+    assert all(torch.allclose(a, b) for a, b in zip(whole, sliced, strict=True))
