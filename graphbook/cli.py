@@ -8,6 +8,8 @@ workflow error (nothing ran); 130 the run was stopped with Ctrl-C (143 with SIGT
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -20,13 +22,13 @@ from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
 
 from graphbook import __version__
-from graphbook.engine.executor import RunControl, RunResult, run_workflow
+from graphbook.engine.executor import RunControl, RunResult, make_pool, run_workflow
 from graphbook.errors import GraphbookError
 from graphbook.params import ParamSpec
 from graphbook.registry import Registry
@@ -34,6 +36,9 @@ from graphbook.spec import NodeSpec
 from graphbook.store import MetricRecord, RunRecord, Store, data_home
 from graphbook.terminal import JsonSink, TerminalSink
 from graphbook.workflow import Workflow
+
+if TYPE_CHECKING:
+    from aiohttp import web
 
 OK = 0
 FAILED = 1
@@ -201,25 +206,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.until is not None and args.until not in workflow.nodes:
         known = ", ".join(workflow.nodes) or "none"
         raise GraphbookError(f"--until {args.until!r}: no such node; the nodes are: {known}")
-    sink = make_sink(args, err)
+    pool = make_pool(args.workers)
+    sink = make_sink(args, err, getattr(pool, "stats", None))
     control = RunControl()
-    with closing(sink), StopOnSignal(control) as stopper:
+    with closing(pool), closing(sink), StopOnSignal(control) as stopper:
         result = run_workflow(
             workflow,
             registry=registry,
-            workers=args.workers,
             sink=sink,
             continue_on_error=args.continue_on_error,
             until=args.until,
             control=control,
+            pool=pool,
         )
     return exit_code(result, stopper)
 
 
-def make_sink(args: argparse.Namespace, err: Console) -> JsonSink | TerminalSink:
+def make_sink(
+    args: argparse.Namespace, err: Console, pool_stats: Callable[[], Any] | None = None
+) -> JsonSink | TerminalSink:
     if args.json:
         return JsonSink(sys.stdout)
-    return TerminalSink(output_console(), err, quiet=args.quiet)
+    return TerminalSink(output_console(), err, quiet=args.quiet, pool_stats=pool_stats)
 
 
 def exit_code(result: RunResult, stopper: StopOnSignal) -> int:
@@ -296,7 +304,7 @@ def param_line(param: ParamSpec) -> str:
 def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = commands.add_parser("serve", help="start the server and web app (the default)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    serve.add_argument("--port", type=int, default=8005, help="port to listen on")
+    serve.add_argument("--port", type=int, default=8005, help="port to listen on (0: any free one)")
     serve.add_argument("--workflows", type=Path, default=Path("workflows"), metavar="DIR")
     serve.add_argument("--nodes", type=Path, default=Path(NODES_FOLDER), metavar="DIR")
     serve.add_argument("--data", type=Path, default=None, metavar="DIR", help="run store folder")
@@ -322,8 +330,6 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from aiohttp import web
-
     from graphbook.server import ServerSettings, create_app
 
     media = args.media if args.media is not None else [Path("data")]
@@ -341,10 +347,46 @@ def cmd_serve(args: argparse.Namespace) -> int:
         watch=not args.no_watch,
     )
     app = create_app(settings)
-    url = f"http://{args.host}:{args.port}/"
-    output_console().print(Text(f"Graphbook at {url}  (Ctrl-C to stop)"))
-    web.run_app(app, host=args.host, port=args.port, print=None)
+    out = output_console()
+
+    def ready(urls: list[str]) -> None:
+        out.print(Text(f"Graphbook is serving on {' and '.join(urls)}  (Ctrl-C to stop)"))
+
+    asyncio.run(serve(app, args.host, args.port, ready))
     return OK
+
+
+async def serve(
+    app: web.Application, host: str, port: int, ready: Callable[[list[str]], None]
+) -> None:
+    """Serve `app` until SIGINT or SIGTERM; `ready` gets the URLs it listens on (the port the
+    system chose for port 0) once it listens."""
+    from aiohttp import web
+
+    runner = web.AppRunner(app, handle_signals=False)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+        ready([bound_url(address) for address in runner.addresses])
+        await _signalled()
+    finally:
+        await runner.cleanup()
+
+
+def bound_url(address: Any) -> str:
+    """`http://HOST:PORT/` for a socket address (an IPv6 host in brackets)."""
+    host, port = address[0], address[1]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+async def _signalled() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        # Where the loop cannot take signals (Windows), Ctrl-C raises KeyboardInterrupt instead.
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signum, stop.set)
+    await stop.wait()
 
 
 # -- graphbook convert -------------------------------------------------------------------------

@@ -339,11 +339,13 @@ class WorkflowsChanged:
 
 @dataclass(frozen=True)
 class Error:
-    """The reply to a message that could not be handled; `ref` echoes the message's `ref`."""
+    """The reply to a message that could not be handled; `ref` echoes the message's `ref`.
+    `problems` lists what is wrong with a workflow that a `run` could not start."""
 
     code: ErrorCode
     message: str
     ref: str | None = None
+    problems: list[ProblemInfo] = field(default_factory=list)
     type: Literal["error"] = "error"
 
 

@@ -99,6 +99,18 @@ class Registry:
     def __len__(self) -> int:
         return len(self._specs)
 
+    def copy(self) -> Registry:
+        """A registry with the same nodes and failures, to change without touching this one."""
+        other = Registry()
+        other._specs, other._owners = dict(self._specs), dict(self._owners)
+        other.failures = dict(self.failures)
+        return other
+
+    def take(self, other: Registry) -> None:
+        """Hold `other`'s nodes and failures from now on, in one step: whoever holds this
+        registry sees all of a reload done on a copy, or none of it."""
+        self._specs, self._owners, self.failures = other._specs, other._owners, other.failures
+
     def load_folder(self, folder: Path | str) -> list[NodeSpec]:
         """Import every `.py` file under `folder`; a file that fails is recorded, not raised."""
         root = Path(folder)

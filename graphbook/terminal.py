@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, TextIO
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
@@ -109,10 +109,19 @@ class TerminalSink:
     `quiet` shows only errors and the summary. Call `close()` when the run is over.
     """
 
-    def __init__(self, out: Console, err: Console, *, quiet: bool = False) -> None:
+    def __init__(
+        self,
+        out: Console,
+        err: Console,
+        *,
+        quiet: bool = False,
+        pool_stats: Callable[[], Any] | None = None,
+    ) -> None:
         self.out = out
         self.err = err
         self.quiet = quiet
+        self.pool_stats = pool_stats
+        """The worker pool's `stats()`, shown under the live table."""
         self.view = RunView()
         self.live: Live | None = None
         self._show: dict[type[Any], Callable[[Any], None]] = {
@@ -142,13 +151,18 @@ class TerminalSink:
         if self.animated:
             self.live = Live(
                 console=self.out,
-                get_renderable=self.view.table,
+                get_renderable=self._render,
                 refresh_per_second=REFRESH_PER_SECOND,
                 transient=True,
             )
             self.live.start()
         elif not self.quiet:
             self.out.print(Text(f"run {event.run_id}: {len(event.nodes)} node(s)"))
+
+    def _render(self) -> RenderableType:
+        if self.pool_stats is None:
+            return self.view.table()
+        return Group(self.view.table(), Text(pool_line(self.pool_stats()), style="dim"))
 
     def _log(self, event: NodeLog) -> None:
         is_error = event.level == "error"
@@ -169,7 +183,7 @@ class TerminalSink:
         if self.animated or self.quiet:
             return
         row = self.view.rows.get(event.node_id)
-        rate = f"  ({row.rate:.1f}/s)" if row is not None else ""
+        rate = f"  ({row.rate:.1f}/s)" if row is not None and event.counts else ""
         errors = f"  {event.errors} error(s)" if event.errors else ""
         title = self.view.title(event.node_id)
         counts = format_counts(event.counts)
@@ -193,6 +207,16 @@ def summary_lines(event: RunFinished, view: RunView) -> list[Text]:
         errors = f"  ({row.errors} error(s))" if row is not None and row.errors else ""
         lines.append(Text(f"  {name}  {format_counts(counts)}{errors}"))
     return lines
+
+
+def pool_line(stats: Any) -> str:
+    """The worker pool in one line: its size and, per kind, the tasks queued here and those
+    handed to workers (running or prefetched) whose outcome has not come back."""
+    kinds = [
+        f"{name} {kind.waiting} queued, {kind.running} in workers ({kind.workers} alive)"
+        for name, kind in (("load", stats.load), ("dump", stats.dump))
+    ]
+    return f"worker pool: {stats.workers} per kind · " + " · ".join(kinds)
 
 
 def format_counts(counts: Mapping[str, int]) -> str:

@@ -22,9 +22,12 @@ from graphbook.engine.events import (
     ErrorInfo,
     NodeCached,
     NodeFailed,
+    NodeFinished,
     NodeLog,
     NodeOutput,
     NodePlanned,
+    NodeStarted,
+    NodeStatus,
     RunFinished,
     RunPaused,
     RunResumed,
@@ -206,7 +209,11 @@ class _Session:
                 NodePlanned(decision.node_id, decision.action, decision.cause, decision.reason)
             )
         for node_id in self.graph.nodes:
-            if self._reused(node_id) and not self.graph.nodes[node_id].spec.is_resource:
+            if not self._reused(node_id):
+                continue
+            if self.graph.nodes[node_id].spec.is_resource:  # not needed: it is not built
+                self.state.sink(NodeCached(node_id, {}))
+            else:
                 self._show_cached(node_id)
 
     def _reused(self, node_id: str) -> bool:
@@ -238,14 +245,31 @@ class _Session:
                 target.open_upstream += 1
 
     def _build_node(self, node: GraphNode) -> None:
-        instance = self._instantiate(node)
         if node.spec.is_resource:
-            self.values[node.id] = self._value(node, instance)
+            self._build_resource(node)
             return
+        instance = self._instantiate(node)
         runner = runner_for(node, instance, self.state)
         if self.cache is not None:
             runner.recording = self.cache.recording(node.id)
         self.runners.append(runner)
+
+    def _build_resource(self, node: GraphNode) -> None:
+        """Build a resource's value, once, shown as a node that starts and finishes (no
+        counts): `failed` after its NodeFailed if building raised, `stopped` if interrupted."""
+        self.state.sink(NodeStarted(node.id))
+        start = time.perf_counter()
+        status: NodeStatus = "failed"
+        try:
+            self.values[node.id] = self._value(node, self._instantiate(node))
+            status = "done"
+        except KeyboardInterrupt:
+            status = "stopped"
+            raise
+        finally:
+            errors = 1 if status == "failed" else 0
+            seconds = time.perf_counter() - start
+            self.state.sink(NodeFinished(node.id, status, {}, errors, seconds))
 
     def _replay(self, node: GraphNode) -> Runner:
         entry = self.cache.entry(node.id) if self.cache is not None else None
@@ -392,17 +416,23 @@ def run_workflow(
     collect: bool = False,
     until: str | None = None,
     control: RunControl | None = None,
+    pool: Pool | None = None,
 ) -> RunResult:
-    """Validate and run a workflow (object or file) with its node folders, here and now."""
+    """Validate and run a workflow (object or file) with its node folders, here and now.
+
+    The run has a pool of `workers` processes of its own, closed at the end, unless `pool` is
+    given: then it runs on that one, which stays open (its owner closes it)."""
     if not isinstance(workflow, Workflow):
         workflow = Workflow.load(workflow)
     registry = registry or Registry.with_builtins()
     for folder in nodes:
         registry.load_folder(folder)
     graph = build_graph(workflow, registry)
-    pool = make_pool(workers)
+    own = pool is None
+    pool = make_pool(workers) if pool is None else pool
     try:
         executor = Executor(pool, continue_on_error=continue_on_error, collect=collect)
         return executor.run(graph, sink, until=until, control=control)
     finally:
-        pool.close()
+        if own:
+            pool.close()

@@ -29,7 +29,8 @@ def create_app(
     settings: ServerSettings | None = None, *, registry: Registry | None = None
 ) -> web.Application:
     """The server for `settings`; raises GraphbookError for unsafe settings (no token off
-    loopback). Node files are loaded now; workers and the folder watcher start with the app."""
+    loopback). Node files load (in a thread) as the app starts, before it listens; workers and
+    the folder watcher start with the app."""
     settings = settings or ServerSettings()
     settings.check()
     for folder in (settings.workflows, settings.nodes, settings.data):
@@ -48,7 +49,6 @@ def create_app(
 
 def _build(app: web.Application, settings: ServerSettings, registry: Registry) -> None:
     state = CatalogState(registry, settings.nodes)
-    state.load()
     store = Store(settings.data / STORE_FILE)
     mark_interrupted(store)
     hub = Hub(lambda: state.version)

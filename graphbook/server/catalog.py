@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +22,24 @@ routes = web.RouteTableDef()
 
 
 class CatalogState:
-    """The registry as clients see it, with a version bumped on every change."""
+    """The registry as clients see it, with a version bumped on every change.
+
+    Node files may import torch (seconds), so they are imported in a thread, into a copy of the
+    registry that replaces its contents on the event loop when done: the loop keeps serving, a
+    request sees the catalog before a load or after it, and one load runs at a time.
+    """
 
     def __init__(self, registry: Registry, folder: Path) -> None:
         self.registry = registry
         self.folder = folder
         self.version = 1
+        self._lock = asyncio.Lock()
 
-    def load(self) -> None:
+    async def load(self) -> None:
+        """Import every node file in the folder (at start)."""
         if self.folder.is_dir():
-            self.registry.load_folder(self.folder)
+            async with self._lock:
+                await self._in_thread(lambda fresh: fresh.load_folder(self.folder))
 
     def catalog(self) -> p.Catalog:
         nodes = [node_info(spec) for spec in self.registry]
@@ -40,17 +49,25 @@ class CatalogState:
         failures = self.registry.failures.values()
         return [p.LoadFailureInfo(f.path, f.error, f.traceback) for f in failures]
 
-    def reload(self, changed: Iterable[Path]) -> p.CatalogChanged | None:
+    async def reload(self, changed: Iterable[Path]) -> p.CatalogChanged | None:
         """Re-import changed node files (drop deleted ones); the change, if any."""
-        before = {spec.name: spec.code_hash for spec in self.registry}
-        failures_before = set(self.registry.failures)
-        for path in sorted(set(changed)):
-            if not _is_node_file(path, self.folder):
-                continue
-            if path.is_file():
-                self.registry.load_file(path, self.folder)
-            else:
-                self.registry.unload_file(path)
+        paths = sorted(path for path in set(changed) if _is_node_file(path, self.folder))
+        if not paths:
+            return None
+        async with self._lock:
+            before = {spec.name: spec.code_hash for spec in self.registry}
+            failures_before = set(self.registry.failures)
+            await self._in_thread(lambda fresh: _reimport(fresh, paths, self.folder))
+            return self._changed(before, failures_before)
+
+    async def _in_thread(self, load: Callable[[Registry], object]) -> None:
+        fresh = self.registry.copy()
+        await asyncio.to_thread(load, fresh)
+        self.registry.take(fresh)
+
+    def _changed(
+        self, before: dict[str, str], failures_before: set[str]
+    ) -> p.CatalogChanged | None:
         after = {spec.name: spec.code_hash for spec in self.registry}
         added = sorted(set(after) - set(before))
         removed = sorted(set(before) - set(after))
@@ -61,6 +78,14 @@ class CatalogState:
         self.version += 1
         logger.info("catalog %d: +%s -%s ~%s", self.version, added, removed, changed_names)
         return p.CatalogChanged(self.version, added, removed, changed_names, self.failures())
+
+
+def _reimport(registry: Registry, paths: list[Path], folder: Path) -> None:
+    for path in paths:
+        if path.is_file():
+            registry.load_file(path, folder)
+        else:
+            registry.unload_file(path)
 
 
 def _is_node_file(path: Path, folder: Path) -> bool:

@@ -1,4 +1,5 @@
-"""Watching the nodes folder: a saved node file reloads, and every client hears of it."""
+"""The nodes folder: loaded as the app starts, then watched: a saved node file reloads, and
+every client hears of it."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ async def watch(app: web.Application, stop: asyncio.Event) -> None:
     ):
         paths = [Path(path) for _, path in changes]
         try:
-            message = catalog.reload(paths)
+            message = await catalog.reload(paths)
         except Exception:  # reloading must never take the server down
             logger.exception("reloading node files failed")
             continue
@@ -38,7 +39,9 @@ async def watch(app: web.Application, stop: asyncio.Event) -> None:
 
 
 async def watcher_ctx(app: web.Application) -> AsyncIterator[None]:
-    """cleanup_ctx: watch the nodes folder for the app's lifetime (if watching is on)."""
+    """cleanup_ctx: load the nodes folder, then watch it for the app's lifetime (if watching
+    is on)."""
+    await app[CATALOG].load()
     if not app[SETTINGS].watch:
         yield
         return

@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from graphbook import protocol as p
-from graphbook.server.errors import ServerError
+from graphbook.server.errors import ServerError, problem_infos
 from graphbook.server.hub import Client
 from graphbook.server.keys import HUB, SESSION, SETTINGS
 from graphbook.server.session import Session
@@ -68,7 +68,7 @@ def handle(session: Session, client: Client, text: str, limit: int) -> None:
     try:
         result = COMMANDS[message.type](session, message)
     except ServerError as exc:
-        client.send(p.Error(exc.code, exc.message, message.ref))
+        client.send(p.Error(exc.code, exc.message, message.ref, problem_infos(exc.problems)))
     except Exception as exc:  # a bug must not end the connection
         logger.exception("handling a %s message failed", message.type)
         client.send(p.Error("internal", f"{type(exc).__name__}: {exc}", message.ref))

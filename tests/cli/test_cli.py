@@ -20,6 +20,7 @@ from rich.console import Console
 from graphbook import __version__
 from graphbook.cli import main
 from graphbook.engine.events import NodeFinished, NodeLog, NodeStarted, RunFinished, RunStarted
+from graphbook.engine.processes import ProcessPool
 from graphbook.terminal import TerminalSink, json_safe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -408,3 +409,20 @@ def test_on_a_terminal_the_sink_draws_a_live_table_and_then_the_summary() -> Non
     assert "[0] hello [from] the node" in text
     assert "items/s" in text
     assert "run completed" in text
+
+
+def test_the_live_view_shows_the_worker_pools_queues() -> None:
+    out = Console(file=io.StringIO(), force_terminal=True, width=120)
+    pool = ProcessPool(2)
+    try:
+        lane = pool.lane(time.sleep, capacity=8)
+        for _ in range(3):
+            lane.submit(2.0)
+        sink = TerminalSink(out, Console(file=io.StringIO()), pool_stats=pool.stats)
+        out.print(sink._render())
+    finally:
+        pool.close()
+    text = out.file.getvalue()
+    assert "worker pool: 2 per kind" in text
+    assert re.search(r"load \d queued, 3 in workers \(2 alive\)", text), text
+    assert "dump 0 queued, 0 in workers" in text

@@ -396,7 +396,7 @@ def test_a_resource_that_fails_fails_the_run_before_any_step() -> None:
     result = run_workflow(wf, sink=events.append)
     assert result.status == "failed"
     assert [e.node_id for e in events if isinstance(e, NodeFailed)] == [r.id]
-    assert not any(isinstance(e, NodeStarted) for e in events)
+    assert [e.node_id for e in events if isinstance(e, NodeStarted)] == [r.id], "no step started"
 
 
 def test_until_runs_only_what_the_node_needs() -> None:

@@ -231,6 +231,7 @@ export interface Error {
   code: ErrorCode;
   message: string;
   ref: string | null;
+  problems: ProblemInfo[];
   type: 'error';
 }
 

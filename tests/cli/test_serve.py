@@ -1,0 +1,83 @@
+"""`graphbook serve`, run for real: it says where it listens, and stops cleanly on a signal."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVING = re.compile(r"Graphbook is serving on (http://127\.0\.0\.1:(\d+)/)")
+
+
+def serve(folder: Path, *args: str) -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    command = [sys.executable, "-m", "graphbook", "serve", "--no-watch", *args]
+    command += ["--data", str(folder / "data"), "--media", str(folder / "media")]
+    return subprocess.Popen(
+        command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def first_line(process: subprocess.Popen[str], timeout: float = 60) -> str:
+    """The first line the server prints, or a failure showing what it printed on stderr."""
+    lines: queue.Queue[str] = queue.Queue()
+    assert process.stdout is not None
+    stdout = process.stdout
+    threading.Thread(target=lambda: lines.put(stdout.readline()), daemon=True).start()
+    try:
+        return lines.get(timeout=timeout)
+    except queue.Empty:
+        process.kill()
+        _out, err = process.communicate()
+        pytest.fail(f"graphbook serve printed no line in {timeout} s; stderr:\n{err}")
+
+
+def get_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_port_0_prints_the_port_it_listens_on_and_that_url_answers(tmp_path: Path) -> None:
+    process = serve(tmp_path, "--port", "0")
+    try:
+        line = first_line(process)
+        found = SERVING.search(line)
+        assert found, f"expected 'Graphbook is serving on http://127.0.0.1:PORT/', got {line!r}"
+        url, port = found.group(1), int(found.group(2))
+        assert port != 0
+        info = get_json(url + "api/info")
+        assert info["version"] == 1 and info["token_required"] is False
+        assert "Split" in {n["name"] for n in get_json(url + "api/catalog")["nodes"]}
+    finally:
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+
+
+def test_a_port_in_use_is_an_error_not_a_silent_start(tmp_path: Path) -> None:
+    first = serve(tmp_path, "--port", "0")
+    try:
+        found = SERVING.search(first_line(first))
+        assert found
+        second = serve(tmp_path, "--port", found.group(2))
+        out, err = second.communicate(timeout=60)
+        assert second.returncode == 2 and "serving" not in out
+        assert "error" in err and found.group(2) in err
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.communicate(timeout=30)
+    assert first.returncode == 0

@@ -1,0 +1,118 @@
+"""Resources show in the event stream as nodes that start and finish (or fail), so a view of
+the run (the browser, the terminal) can mark them done."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rich.console import Console
+
+from graphbook import Registry, Workflow, build_graph, param, resource, run_workflow, source, step
+from graphbook.engine.cache import OutputCache
+from graphbook.engine.events import (
+    Event,
+    NodeCached,
+    NodeFailed,
+    NodeFinished,
+    NodeLog,
+    NodeStarted,
+)
+from graphbook.engine.executor import Executor
+from graphbook.terminal import TerminalSink
+
+
+@resource("Res/Scale")
+@param("factor", "int", default=3)
+def scale(ctx: Any) -> int:
+    ctx.log("building the scale")
+    return int(ctx.factor)
+
+
+@resource("Res/Broken")
+def broken(ctx: Any) -> int:
+    raise OSError("weights not found")
+
+
+@step("Res/Numbers")
+@source()
+@param("n", "int", default=4)
+def numbers(ctx: Any) -> Any:
+    for i in range(ctx.n):
+        yield {"x": i}
+
+
+@step("Res/Times")
+@param("by", "resource")
+@param("add", "int", default=0)
+def times(ctx: Any, data: dict[str, Any]) -> None:
+    data["x"] = data["x"] * ctx.by + ctx.add
+
+
+def scaled(factor: Any = None, add: int = 0) -> tuple[Workflow, str, str]:
+    wf = Workflow()
+    res = wf.add(factor or scale, id="res")
+    use = wf.add(times, id="use", by=res, add=add)
+    wf.connect(wf.add(numbers, id="src"), use)
+    return wf, res.id, use.id
+
+
+def where(events: list[Event], kind: type[Any], node_id: str) -> int:
+    return next(i for i, e in enumerate(events) if isinstance(e, kind) and e.node_id == node_id)
+
+
+def test_a_resource_starts_and_finishes_before_the_steps_that_use_it(workers: int) -> None:
+    events: list[Event] = []
+    wf, res, use = scaled()
+    result = run_workflow(wf, workers=workers, sink=events.append, collect=True)
+    assert result.ok and [d["x"] for d in result.output(use)] == [0, 3, 6, 9]
+    finished = [e for e in events if isinstance(e, NodeFinished) and e.node_id == res]
+    assert len(finished) == 1
+    assert (finished[0].status, finished[0].counts, finished[0].errors) == ("done", {}, 0)
+    assert finished[0].seconds >= 0
+    started_at, log_at = where(events, NodeStarted, res), where(events, NodeLog, res)
+    assert started_at < log_at < where(events, NodeFinished, res) < where(events, NodeStarted, use)
+
+
+def test_a_resource_that_raises_fails_as_a_node(workers: int) -> None:
+    events: list[Event] = []
+    wf, res, use = scaled(broken)
+    result = run_workflow(wf, workers=workers, sink=events.append)
+    assert result.status == "failed"
+    failed = events[where(events, NodeFinished, res)]
+    assert isinstance(failed, NodeFinished) and (failed.status, failed.errors) == ("failed", 1)
+    error = events[where(events, NodeFailed, res)]
+    assert isinstance(error, NodeFailed) and "weights not found" in error.error.message
+    assert where(events, NodeStarted, res) < where(events, NodeFailed, res)
+    assert where(events, NodeFailed, res) < where(events, NodeFinished, res)
+    assert not any(isinstance(e, NodeStarted) and e.node_id == use for e in events)
+
+
+def test_with_a_cache_a_resource_no_running_node_needs_shows_as_cached() -> None:
+    cache = OutputCache(1 << 20)
+    registry = Registry.with_builtins()
+
+    def run(add: int) -> list[Event]:
+        events: list[Event] = []
+        graph = build_graph(scaled(add=add)[0], registry)
+        Executor().run(graph, events.append, cache=cache.workflow("w.json"))
+        return events
+
+    first, again, changed = run(0), run(0), run(1)
+    assert any(isinstance(e, NodeFinished) and e.node_id == "res" for e in first)
+    assert [e for e in again if isinstance(e, NodeCached) and e.node_id == "res"] == [
+        NodeCached("res", {})
+    ]
+    assert not any(isinstance(e, NodeStarted | NodeFinished) for e in again)
+    done = [e.status for e in changed if isinstance(e, NodeFinished) and e.node_id == "res"]
+    assert done == ["done"], "a node that runs again needs the resource built again"
+
+
+def test_the_terminal_lists_a_built_resource_as_done() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    sink = TerminalSink(Console(file=out, width=200), Console(file=err, width=200))
+    wf, res, _use = scaled()
+    run_workflow(wf, sink=sink)
+    sink.close()
+    assert f"[{res}] Scale: done  -" in out.getvalue().splitlines()
+    assert sink.view.rows[res].status == "done"
