@@ -1,6 +1,7 @@
-// Starting and steering runs, answering prompts, clearing caches, fetching outputs.
+// Starting and steering runs, answering prompts, clearing caches, fetching outputs; run history
+// and system stats.
 
-import type { Catalog, OutputItem, RunAccepted, RunMode } from '../protocol';
+import type { Catalog, OutputItem, RunAccepted, RunList, RunMode, SystemStats } from '../protocol';
 import { encodePath, request } from './http';
 
 export interface RunRequest {
@@ -28,3 +29,7 @@ export function fetchOutput(workflow: string, node: string, output: string, inde
   const query = new URLSearchParams({ workflow, node, output, index: String(index) });
   return request('GET', `/api/outputs?${query.toString()}`);
 }
+
+/** Past runs, newest first (the server keeps them in its run store). */
+export const fetchRuns = (limit = 100): Promise<RunList> => request('GET', `/api/runs?limit=${limit}`);
+export const fetchSystem = (): Promise<SystemStats> => request('GET', '/api/system');

@@ -1,8 +1,16 @@
-// The left-hand panel: the node palette and the workflows folder, one tab each.
+// The left-hand panel: the node palette, the workflows folder and past runs, one tab each.
 
 import { useUi } from '../store/ui';
+import type { SideTab } from '../store/ui';
 import { FilesPanel } from './FilesPanel';
+import { HistoryPanel } from './HistoryPanel';
 import { Palette } from './Palette';
+
+const TABS: [tab: SideTab, name: string][] = [
+  ['nodes', 'Nodes'],
+  ['files', 'Workflows'],
+  ['runs', 'Runs'],
+];
 
 export function Sidebar() {
   const side = useUi((s) => s.side);
@@ -10,10 +18,13 @@ export function Sidebar() {
   return (
     <aside className="gb-sidebar">
       <nav className="gb-tabs" role="tablist">
-        <button role="tab" aria-selected={side === 'nodes'} className={side === 'nodes' ? 'gb-active' : ''} onClick={() => setSide('nodes')}>Nodes</button>
-        <button role="tab" aria-selected={side === 'files'} className={side === 'files' ? 'gb-active' : ''} onClick={() => setSide('files')}>Workflows</button>
+        {TABS.map(([tab, name]) => (
+          <button key={tab} role="tab" aria-selected={side === tab} className={side === tab ? 'gb-active' : ''} onClick={() => setSide(tab)}>
+            {name}
+          </button>
+        ))}
       </nav>
-      {side === 'nodes' ? <Palette /> : <FilesPanel />}
+      {side === 'nodes' ? <Palette /> : side === 'files' ? <FilesPanel /> : <HistoryPanel />}
     </aside>
   );
 }

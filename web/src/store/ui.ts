@@ -5,7 +5,7 @@ import type { ProblemInfo } from '../protocol';
 
 export type Theme = 'light' | 'dark';
 export type InspectorTab = 'output' | 'logs' | 'errors' | 'docs';
-export type SideTab = 'files' | 'nodes';
+export type SideTab = 'files' | 'nodes' | 'runs';
 
 export interface Notice {
   id: number;
