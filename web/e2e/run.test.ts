@@ -69,6 +69,8 @@ describe('running', () => {
     await image.waitFor();
     await until(() => image.evaluate((img: HTMLImageElement) => (img.complete ? img.naturalWidth : 0)), (w) => w > 0, 'the image to load');
     expect(await node(page, 'images').locator('.gb-status').innerText()).toContain('done');
+    const model = await node(page, 'model').locator('.gb-status').innerText();
+    expect(model, 'a resource is built, not counted').toMatch(/^ready\s+\d+(\.\d+)? (ms|s)$/);
     await screenshot(page, 'run-image-example');
 
     await node(page, 'accuracy').locator('.gb-node-header').click();

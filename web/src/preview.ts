@@ -54,6 +54,8 @@ export function formatNumber(value: number | string): string {
 
 export function formatRate(rate: number): string {
   if (rate <= 0) return '';
+  if (rate >= 1e6) return `${Math.round(rate / 1e6)}M/s`;
+  if (rate >= 1e4) return `${Math.round(rate / 1e3)}k/s`;
   return rate >= 100 ? `${Math.round(rate)}/s` : `${rate.toFixed(1)}/s`;
 }
 

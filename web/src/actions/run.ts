@@ -4,13 +4,24 @@ import { ApiError } from '../api/http';
 import { type RunCommand, answerPrompt, clearCache, startRun, steerRun } from '../api/runs';
 import type { RunMode } from '../protocol';
 import { currentKey, currentWorkflow, useEditor } from '../store/editor';
+import { isOffline, useRun } from '../store/run';
 import { useUi } from '../store/ui';
 import { dumps } from '../workflow/format';
 import { failed } from './files';
 
+/** Why the run controls are off while the websocket is down (and the server likely out of reach). */
+export const OFFLINE = 'Not connected to the server: reconnecting…';
+
+/** Runs are started and steered only while connected, so that what follows is seen. */
+function connected(): boolean {
+  if (!isOffline(useRun.getState())) return true;
+  useUi.getState().notify(`${OFFLINE} Try again once it is back.`);
+  return false;
+}
+
 export async function run(mode: RunMode, node: string | null = null): Promise<void> {
   const editor = useEditor.getState();
-  if (!editor.file) return;
+  if (!editor.file || !connected()) return;
   const unsaved = currentKey(editor) !== editor.savedKey;
   const graph = unsaved ? (JSON.parse(dumps(currentWorkflow(editor).workflow)) as Record<string, unknown>) : null;
   try {
@@ -25,6 +36,7 @@ export async function run(mode: RunMode, node: string | null = null): Promise<vo
 }
 
 export async function steer(command: RunCommand, node: string | null = null): Promise<void> {
+  if (!connected()) return;
   try {
     await steerRun(command, node);
   } catch (error) {
@@ -33,6 +45,7 @@ export async function steer(command: RunCommand, node: string | null = null): Pr
 }
 
 export async function answer(promptId: string, value: unknown): Promise<void> {
+  if (!connected()) return;
   try {
     await answerPrompt(promptId, value);
   } catch (error) {

@@ -2,13 +2,14 @@
 
 import { memo, useMemo } from 'react';
 import type { NodeProps } from '@xyflow/react';
-import { run } from '../actions/run';
+import { OFFLINE, run } from '../actions/run';
 import type { NodeSpec } from '../catalog';
 import { useNodeProblems } from '../hooks/useNodeProblems';
 import { useNodePrompt } from '../hooks/useNodePrompt';
 import { useNodeRun } from '../hooks/useNodeRun';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
+import { isOffline, useRun } from '../store/run';
 import { useUi } from '../store/ui';
 import { Icon } from '../panels/Icon';
 import { NodeMedia } from './NodeMedia';
@@ -59,13 +60,15 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
   const nodeRun = useNodeRun(id);
   const prompt = useNodePrompt(id);
   const inspect = useUi((s) => s.inspect);
+  const offline = useRun(isOffline);
+  const stale = offline && !!nodeRun;
   const { into, handlesIn, handlesOut } = useWires(id);
   const names = Object.keys(data.params);
   const { inputs, outputs, unknown } = portsOf(spec, handlesIn, handlesOut, names);
   const extra = spec ? names.filter((n) => !spec.params.some((p) => p.name === n)) : names;
   const kind = spec?.kind ?? 'unknown';
   const failed = (nodeRun?.errors.length ?? 0) > 0 || nodeRun?.state === 'failed';
-  const classes = ['gb-node', `gb-kind-${kind}`, `gb-state-${nodeRun?.state ?? 'idle'}`, selected ? 'gb-selected' : '', problems.length ? 'gb-has-problems' : '', failed ? 'gb-failed' : '', prompt ? 'gb-asking' : ''];
+  const classes = ['gb-node', `gb-kind-${kind}`, `gb-state-${nodeRun?.state ?? 'idle'}`, selected ? 'gb-selected' : '', problems.length ? 'gb-has-problems' : '', failed ? 'gb-failed' : '', prompt ? 'gb-asking' : '', stale ? 'gb-stale' : ''];
   return (
     <div className={classes.filter(Boolean).join(' ')} data-node={id} data-type={data.type}>
       <header className="gb-node-header">
@@ -73,7 +76,7 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
         <span className="gb-title" title={`${data.type} (id ${id})`}>{data.label || data.type}</span>
         <span className="gb-kind">{spec ? spec.kind : loaded ? 'unknown type' : ''}</span>
         {spec && spec.kind !== 'resource' ? (
-          <button className="gb-icon nodrag" title="run up to this node" aria-label={`run up to ${id}`} onClick={() => void run('until', id)}><Icon name="runTo" size={12} /></button>
+          <button className="gb-icon nodrag" disabled={offline} title={offline ? OFFLINE : 'run up to this node'} aria-label={`run up to ${id}`} onClick={() => void run('until', id)}><Icon name="runTo" size={12} /></button>
         ) : null}
         <button className="gb-icon nodrag" title="docs, outputs and logs" aria-label={`about ${id}`} onClick={() => inspect(id, 'docs')}><Icon name="help" size={13} /></button>
       </header>
@@ -87,7 +90,7 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
       ) : null}
       {prompt ? <PromptForm prompt={prompt} /> : null}
       <NodeMedia id={id} run={nodeRun} />
-      <NodeStatus id={id} run={nodeRun} resource={kind === 'resource'} />
+      <NodeStatus id={id} run={nodeRun} resource={kind === 'resource'} stale={stale} />
     </div>
   );
 }

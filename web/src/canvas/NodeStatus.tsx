@@ -1,45 +1,35 @@
 // The node's footer: state, counts and speed while it runs, its first error once it fails.
 // One line of fixed height, so the node never changes size while it runs.
 
-import { formatRate, formatSeconds } from '../preview';
 import type { NodeRun } from '../store/runState';
 import { useRun } from '../store/run';
 import { isActive } from '../store/runState';
 import { useUi } from '../store/ui';
+import { statusLine } from './statusLine';
 
-const WORDS: Record<string, string> = {
-  waiting: 'waiting', running: 'running', paused: 'paused', cached: 'cached', done: 'done', failed: 'failed', stopped: 'stopped',
-};
+const STALE = 'As it was when the connection to the server was lost; reconnecting…';
 
-/** What a node that has not reported anything yet is doing: resources only get built. */
-function quietWord(resource: boolean, active: boolean): string {
-  if (resource) return active ? 'in use' : 'idle';
-  return active ? 'waiting' : 'not run';
+interface Props {
+  id: string;
+  run: NodeRun | undefined;
+  resource: boolean;
+  /** Offline: what it shows may be out of date. */
+  stale: boolean;
 }
 
-export function NodeStatus({ id, run, resource }: { id: string; run: NodeRun | undefined; resource: boolean }) {
+export function NodeStatus({ id, run, resource, stale }: Props) {
   const inspect = useUi((s) => s.inspect);
   const active = useRun((s) => isActive(s.run));
   const paused = useRun((s) => s.run?.status === 'paused');
-  if (!run) return <div className="gb-status gb-status-idle">idle</div>;
-  if (run.state === 'waiting' && !run.errors.length && !run.received) {
-    return <div className="gb-status gb-status-waiting"><span className="gb-status-word">{quietWord(resource, active)}</span></div>;
-  }
-  const error = run.errors[run.errors.length - 1];
-  const out = Object.values(run.counts).reduce((a, b) => a + b, 0);
-  const parts = [
-    run.received ? `${run.received} in` : '',
-    out || run.state !== 'waiting' ? `${out} out` : '',
-    run.state === 'running' ? formatRate(run.rate) : '',
-    run.seconds && run.state !== 'running' ? formatSeconds(run.seconds) : '',
-  ].filter(Boolean);
-  const state = paused && run.state === 'running' ? 'paused' : run.state;
+  const line = statusLine(run, { resource, active, paused });
+  const error = run?.errors[run.errors.length - 1];
+  const title = stale && run ? STALE : run?.reason || undefined;
   return (
-    <div className={`gb-status gb-status-${state}`} title={run.reason || undefined}>
+    <div className={`gb-status gb-status-${line.state}${stale && run ? ' gb-status-stale' : ''}`} title={title}>
       <div className="gb-progress" />
-      <span className="gb-status-word">{WORDS[state] ?? state}</span>
-      <span className="gb-status-figures">{parts.join(' · ')}</span>
-      {error ? (
+      <span className="gb-status-word">{line.word}</span>
+      <span className="gb-status-figures">{line.figures}</span>
+      {run && error ? (
         <button className="gb-error-link nodrag" title="show the traceback" onClick={() => inspect(id, 'errors')}>
           ⚠ {run.errors.length > 1 ? `${run.errors.length} errors` : error.error.type}
         </button>

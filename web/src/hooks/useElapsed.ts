@@ -6,6 +6,7 @@ export function useElapsed(started: number, live: boolean, fixed: number): numbe
   const [now, setNow] = useState(() => Date.now() / 1000);
   useEffect(() => {
     if (!live) return;
+    setNow(Date.now() / 1000);
     const timer = setInterval(() => setNow(Date.now() / 1000), 500);
     return () => clearInterval(timer);
   }, [live]);

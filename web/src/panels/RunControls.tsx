@@ -1,11 +1,12 @@
-// Run, step, pause or resume, stop; and how the current run is doing.
+// Run, step, pause or resume, stop; how the current run is doing; and whether that is live.
 
-import { run, steer } from '../actions/run';
+import { OFFLINE, run, steer } from '../actions/run';
 import { Icon } from './Icon';
 import { useElapsed } from '../hooks/useElapsed';
+import { useNow } from '../hooks/useNow';
 import { formatSeconds } from '../preview';
 import { useEditor } from '../store/editor';
-import { useRun } from '../store/run';
+import { isOffline, useRun } from '../store/run';
 import { isActive } from '../store/runState';
 
 function selectedNode(): string | null {
@@ -16,49 +17,91 @@ function selectedNode(): string | null {
 function RunStatus() {
   const current = useRun((s) => s.run);
   const path = useEditor((s) => s.file?.path);
+  const lostAt = useRun((s) => (isOffline(s) ? s.lostAt : null));
   const live = current?.status === 'running' || current?.status === 'paused';
-  const seconds = useElapsed(current?.started ?? 0, live, current?.seconds ?? 0);
+  const frozen = live && lostAt !== null ? Math.max(0, lostAt - current.started) : current?.seconds ?? 0;
+  const seconds = useElapsed(current?.started ?? 0, live && lostAt === null, frozen);
   if (!current) return <span className="gb-run-status gb-muted">not run yet</span>;
+  const stale = lostAt !== null;
   const where = current.workflow !== path ? ` (${current.workflow})` : '';
   const paused = current.status === 'paused' ? (current.pause_reason === 'step' && current.paused_node ? `paused after a step of ${current.paused_node}` : 'paused') : current.status;
   return (
-    <span className={`gb-run-status gb-run-${current.status}`} data-run-status={current.status}>
+    <span
+      className={`gb-run-status gb-run-${current.status}${stale ? ' gb-run-stale' : ''}`}
+      data-run-status={current.status}
+      data-stale={stale || undefined}
+      title={stale ? `Last known state, as of ${new Date(lostAt * 1000).toLocaleTimeString()}` : undefined}
+    >
       <span className="gb-dot" />
-      {paused}
-      {where} · {formatSeconds(seconds)}
-      {current.errors ? ` · ${current.errors} error${current.errors === 1 ? '' : 's'}` : ''}
+      <span className="gb-run-text">
+        {paused}
+        {where} · {formatSeconds(seconds)}
+        {current.errors ? ` · ${current.errors} error${current.errors === 1 ? '' : 's'}` : ''}
+      </span>
+    </span>
+  );
+}
+
+/** A green dot while connected; while not, says so plainly, with how long and how many tries. */
+function Connection() {
+  const offline = useRun(isOffline);
+  const lostAt = useRun((s) => s.lostAt);
+  const retries = useRun((s) => s.retries);
+  const opened = useRun((s) => s.opened);
+  if (!offline) return <span className="gb-connection gb-connection-open" title="connected to the server" />;
+  // The first try, as the page loads, is a moment: no need to flash a banner for it.
+  if (!opened && lostAt === null) return <span className="gb-connection gb-connection-first" title="connecting to the server…" />;
+  return <Offline lostAt={lostAt} retries={retries} opened={opened} />;
+}
+
+function Offline({ lostAt, retries, opened }: { lostAt: number | null; retries: number; opened: boolean }) {
+  const now = useNow(1000);
+  const away = lostAt === null ? 0 : Math.max(0, Math.floor(now - lostAt));
+  const word = opened ? 'Reconnecting…' : 'Connecting…';
+  const tries = retries ? `; attempt ${retries + 1}` : '';
+  const title = opened
+    ? `The connection to the server was lost ${away} s ago; reconnecting${tries}. The run may have gone on: what the page shows is as it was then, and is brought up to date once connected.`
+    : `connecting to the server${tries}`;
+  return (
+    <span className="gb-connection gb-connection-closed" role="status" title={title} data-retries={retries}>
+      <span className="gb-spinner" aria-hidden="true" />
+      {word}
+      {away ? <span className="gb-connection-away">{away} s</span> : null}
     </span>
   );
 }
 
 export function RunControls() {
   const current = useRun((s) => s.run);
-  const connected = useRun((s) => s.connection === 'open');
+  const offline = useRun(isOffline);
   const hasFile = useEditor((s) => !!s.file);
   const active = isActive(current);
   const paused = current?.status === 'paused';
+  const why = (title: string): string => (offline ? OFFLINE : title);
   return (
     <div className="gb-run-controls">
-      <button className="gb-button gb-primary" disabled={!hasFile || active} onClick={() => void run('all')} title="Run the workflow (Ctrl+Enter)" aria-label="run">
+      <button className="gb-button gb-primary" disabled={offline || !hasFile || active} onClick={() => void run('all')} title={why('Run the workflow (Ctrl+Enter)')} aria-label="run">
         <Icon name="play" /> Run
       </button>
       <button
         className="gb-button"
-        disabled={!hasFile || (active && !paused)}
+        disabled={offline || !hasFile || (active && !paused)}
         onClick={() => void (paused ? steer('step', selectedNode()) : run('step', selectedNode()))}
-        title="Run one unit of work (of the selected node, or any), then pause"
+        title={why('Run one unit of work (of the selected node, or any), then pause')}
         aria-label="step"
       >
         <Icon name="step" /> Step
       </button>
-      <button className="gb-button" disabled={!active} onClick={() => void steer(paused ? 'resume' : 'pause')} aria-label={paused ? 'resume' : 'pause'}>
+      <button className="gb-button" disabled={offline || !active} onClick={() => void steer(paused ? 'resume' : 'pause')} title={why(paused ? 'Resume the run' : 'Pause the run')} aria-label={paused ? 'resume' : 'pause'}>
         <Icon name={paused ? 'resume' : 'pause'} /> {paused ? 'Resume' : 'Pause'}
       </button>
-      <button className="gb-button gb-danger" disabled={!active} onClick={() => void steer('stop')} aria-label="stop">
+      <button className="gb-button gb-danger" disabled={offline || !active} onClick={() => void steer('stop')} title={why('Stop the run')} aria-label="stop">
         <Icon name="stop" /> Stop
       </button>
-      <RunStatus />
-      <span className={`gb-connection gb-connection-${connected ? 'open' : 'closed'}`} title={connected ? 'connected to the server' : 'reconnecting to the server…'} />
+      <span className="gb-run-state">
+        <RunStatus />
+        <Connection />
+      </span>
     </div>
   );
 }

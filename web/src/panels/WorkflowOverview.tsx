@@ -5,7 +5,7 @@ import { SHORTCUTS } from '../hooks/useShortcuts';
 import { formatSeconds } from '../preview';
 import { useEditor } from '../store/editor';
 import { useProblems } from '../store/problems';
-import { useRun } from '../store/run';
+import { isOffline, useRun } from '../store/run';
 import { useUi } from '../store/ui';
 
 export function WorkflowOverview() {
@@ -14,6 +14,7 @@ export function WorkflowOverview() {
   const setDoc = useEditor((s) => s.setDoc);
   const byNode = useProblems((s) => s.byNode);
   const run = useRun((s) => s.run);
+  const offline = useRun(isOffline);
   const inspect = useUi((s) => s.inspect);
   const problems = Object.entries(byNode).flatMap(([node, list]) => list.map((p) => ({ ...p, node })));
   return (
@@ -45,8 +46,10 @@ export function WorkflowOverview() {
         <section>
           <h3>Last run</h3>
           <p className="gb-run-line">
-            {run.status}
-            {run.status === 'running' || run.status === 'paused' ? '' : ` · ${formatSeconds(run.seconds)}`} · {run.errors} error{run.errors === 1 ? '' : 's'}
+            <span className={offline ? 'gb-run-stale' : undefined} title={offline ? 'as it was when the connection to the server was lost' : undefined}>
+              {run.status}
+              {run.status === 'running' || run.status === 'paused' ? '' : ` · ${formatSeconds(run.seconds)}`} · {run.errors} error{run.errors === 1 ? '' : 's'}
+            </span>
             <button className="gb-link" onClick={() => void clear(null)} title="forget every cached output of this workflow, so the next run starts afresh">
               clear cache
             </button>
