@@ -117,7 +117,7 @@ def image_files(ctx: Any) -> Any:
     "cpu_slices",
     "int",
     default=0,
-    description="slices of a batch run at once on the CPU (0: one per core, 1: the plain model)",
+    description="slices of a batch run at once on the CPU (0: cores + 1, 1: the plain model)",
 )
 @param("device", "string", default="cpu", description="cpu, cuda ...")
 def classifier(ctx: Any) -> torch.nn.Module:

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from graphbook import Workflow, batch, param, resource, run_workflow, source, step
-from graphbook.engine.slices import MARK, cores, join, slice_on_cores
+from graphbook.engine.slices import MARK, MIN_SLICE, cores, join, slice_on_cores
 
 Pair = namedtuple("Pair", "logits features")
 
@@ -47,11 +47,11 @@ def _keep_torch_threads() -> Iterator[None]:
 
 @pytest.mark.parametrize("shape", ["tensor", "pair", "dict"])
 def test_slices_give_the_whole_batch_result(shape: str) -> None:
-    x = torch.randn(10, 4)
+    x = torch.randn(13, 4)
     expected = Recorder(shape)(x, scale=2.0)
     model = slice_on_cores(Recorder(shape), 3)
     got = model(x, scale=2.0)
-    assert sorted(size for size, _ in model.calls) == [3, 3, 4]
+    assert sorted(size for size, _ in model.calls) == [4, 4, 5]
     assert all(name.startswith("graphbook-slice") for _, name in model.calls)
     assert isinstance(model, Recorder) and model.linear.out_features == 3
     assert torch.get_num_threads() == 1
@@ -74,10 +74,12 @@ def test_an_output_that_cannot_be_joined_falls_back_to_whole_batches() -> None:
     assert [size for size, _ in model.calls] == [8]  # no slicing any more
 
 
-def test_small_batches_and_non_tensor_inputs_run_whole() -> None:
+def test_slices_keep_at_least_min_slice_items() -> None:
     model = slice_on_cores(Recorder(), 4)
-    model(torch.randn(3, 4))
-    assert [size for size, _ in model.calls] == [3]
+    model(torch.randn(MIN_SLICE * 2 + 1, 4))  # room for two slices, not four
+    model(torch.randn(MIN_SLICE + 1, 4))  # too small to cut
+    assert [size for size, _ in model.calls][-1] == MIN_SLICE + 1
+    assert sorted(size for size, _ in model.calls[:2]) == [MIN_SLICE, MIN_SLICE + 1]
 
 
 def test_grad_and_inference_modes_follow_the_caller_into_the_threads() -> None:
@@ -90,9 +92,9 @@ def test_grad_and_inference_modes_follow_the_caller_into_the_threads() -> None:
         assert model(x).is_inference()
 
 
-def test_zero_slices_means_one_per_core() -> None:
+def test_zero_slices_means_one_per_core_and_one_more() -> None:
     model = slice_on_cores(Recorder(), 0)
-    expected = cores() if cores() > 1 else None
+    expected = cores() + 1 if cores() > 1 else None
     assert getattr(model.__dict__.get(MARK), "parts", None) == expected
 
 
@@ -107,7 +109,7 @@ def test_join_refuses_what_it_cannot_put_together() -> None:
 def rows(ctx: Any) -> Any:
     torch.manual_seed(1)
     for _ in range(3):
-        yield {"x": list(torch.randn(4, 4))}
+        yield {"x": list(torch.randn(8, 4))}
 
 
 @resource("Slices/Model")
@@ -118,7 +120,7 @@ def recorder_model(ctx: Any) -> torch.nn.Module:
 
 
 @step("Slices/Apply")
-@batch(8, "x")
+@batch(16, "x")
 @param("model", "resource", required=True)
 def apply(ctx: Any, xs: list[torch.Tensor], items: list[Any], data: list[Any]) -> None:
     with torch.no_grad():
@@ -142,13 +144,13 @@ def run_apply(slices: int) -> tuple[list[torch.Tensor], list[int]]:
     return [y for d in out for y in d["y"]], out[-1]["sizes"]
 
 
-@pytest.mark.parametrize(("slices", "sizes"), [(2, [2, 2, 4, 4]), (3, [1, 1, 2, 2, 3, 3])])
+@pytest.mark.parametrize(("slices", "sizes"), [(2, [4, 4, 8, 8]), (3, [4, 4, 5, 5, 6])])
 def test_a_model_resource_with_cpu_slices_gives_the_same_outputs(
     slices: int, sizes: list[int]
 ) -> None:
     whole, whole_sizes = run_apply(1)
     sliced, sliced_sizes = run_apply(slices)
-    assert whole_sizes == [8, 4]  # batches of 8 items, then the last 4
+    assert whole_sizes == [16, 8]  # batches of 16 items, then the last 8
     assert sorted(sliced_sizes) == sizes
-    assert len(whole) == len(sliced) == 12
+    assert len(whole) == len(sliced) == 24
     assert all(torch.allclose(a, b) for a, b in zip(whole, sliced, strict=True))
