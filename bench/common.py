@@ -3,6 +3,7 @@ tree, medians and tables."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -48,6 +49,8 @@ class TreeMemory:
         self.pid = pid
         self.interval = interval
         self.peak = 0
+        self.cpu_seconds = 0.0
+        """CPU time the sampling itself took (not the measured process's: not others')."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -64,9 +67,11 @@ class TreeMemory:
         return self.peak / 2**20
 
     def _sample(self) -> None:
+        start = time.thread_time()
         while not self._stop.is_set():
             self.peak = max(self.peak, tree_bytes(self.pid))
             self._stop.wait(self.interval)
+        self.cpu_seconds = time.thread_time() - start
 
 
 def tree_bytes(pid: int) -> int:
@@ -86,23 +91,29 @@ def _process_bytes(process: psutil.Process) -> int:
         return 0
 
 
-def run_measured(command: Sequence[str], timeout: float = 900) -> Measured:
-    """Run `command` from the repository root, sampling its tree's memory; return the figures
-    it printed after `RESULT` (or `{}`), its wall time, its peak memory, and how busy the
-    other processes of the machine kept it meanwhile."""
+def run_measured(command: Sequence[str], timeout: float = 900, memory: bool = False) -> Measured:
+    """Run `command` from the repository root; return the figures it printed after `RESULT`
+    (or `{}`), its wall time, how busy the other processes of the machine kept it meanwhile,
+    and with `memory`, the peak memory of its process tree (else NaN).
+
+    Sampling memory is not free (reading every process's smaps 20 times a second took about a
+    quarter of a core here), so only the memory benchmark does it: elsewhere it would compete
+    with the contender it measures, and count as others' load."""
     start, busy, own = time.perf_counter(), busy_seconds(), children_seconds()
-    with (
-        subprocess.Popen(
-            list(command), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        ) as process,
-        TreeMemory(process.pid) as memory,
-    ):
-        stdout, stderr = process.communicate(timeout=timeout)
+    with subprocess.Popen(
+        list(command), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        sampler = TreeMemory(process.pid) if memory else contextlib.nullcontext()
+        with sampler:
+            stdout, stderr = process.communicate(timeout=timeout)
     wall = time.perf_counter() - start
-    others = max(0.0, (busy_seconds() - busy) - (children_seconds() - own)) / wall
+    sampling = sampler.cpu_seconds if isinstance(sampler, TreeMemory) else 0.0
+    own_busy = children_seconds() - own + sampling
+    others = max(0.0, (busy_seconds() - busy) - own_busy) / wall
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {process.returncode}:\n{stderr[-3000:]}")
-    return Measured(result_of(stdout), wall, memory.peak_mb, stdout, others)
+    peak = sampler.peak_mb if isinstance(sampler, TreeMemory) else float("nan")
+    return Measured(result_of(stdout), wall, peak, stdout, others)
 
 
 def busy_seconds() -> float:

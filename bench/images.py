@@ -93,12 +93,14 @@ def dataloader(model_name: str, folder: Path, out: Path) -> dict[str, float]:
     return {"seconds": seconds, "ips": len(paths) / seconds, "lines": _lines(out)}
 
 
-def graphbook(model_name: str, folder: Path, out: Path, slices: int = 0) -> Measured:
+def graphbook(
+    model_name: str, folder: Path, out: Path, slices: int = 0, memory: bool = False
+) -> Measured:
     """`graphbook run` on the benchmark's workflow, timed whole (start-up included); the
     run's own time comes from its event stream. `slices=1` runs the plain model."""
     workflow = _workflow(model_name, folder, out, slices)
     command = ["--workers", str(WORKERS), "--nodes", str(NODES), "--json"]
-    measured = run_measured(python("graphbook", "run", str(workflow), *command))
+    measured = run_measured(python("graphbook", "run", str(workflow), *command), memory=memory)
     return measured
 
 

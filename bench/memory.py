@@ -32,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows = []
     peaks = []
     for count in counts:
-        measured = graphbook(MODEL, image_folder(count), OUT / "top5-memory.jsonl")
+        measured = graphbook(MODEL, image_folder(count), OUT / "top5-memory.jsonl", memory=True)
         peaks.append(measured.peak_mb)
         rows.append([count, f"{measured.peak_mb:,.0f}", f"{count / measured.wall:,.1f}"])
         print(f"  {count} images: peak {measured.peak_mb:,.0f} MB", flush=True)
