@@ -1,16 +1,19 @@
 """Workflow files: the canonical JSON format, Graphbook's own format, and building in Python.
 
 A workflow is data: nodes (id, type, parameter values by name, position) and edges from
-(node, output) to (node, input). The file is written with a stable order so it diffs well.
+(node, output) to (node, input), plus the groups drawn around nodes on the canvas, which do not
+change how it runs. The file is written with a stable order so it diffs well.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import math
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,10 @@ from graphbook.errors import WorkflowFormatError
 FORMAT = "graphbook.workflow"
 VERSION = 1
 DATA_INPUT = "in"
+GROUP_SIZE = (300.0, 200.0)
+"""A group's size when the file gives none, as the browser draws it."""
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,17 @@ class Edge:
         return (natural(self.source), self.output, natural(self.target), self.input)
 
 
+@dataclass(frozen=True)
+class Group:
+    """A labelled box around nodes on the canvas; it only arranges them, never changes a run."""
+
+    id: str
+    label: str = ""
+    nodes: tuple[str, ...] = ()
+    position: tuple[float, float] = (0.0, 0.0)
+    size: tuple[float, float] = GROUP_SIZE
+
+
 class Workflow:
     """A graph of nodes to run; build it in code, or load it from a file."""
 
@@ -53,6 +71,7 @@ class Workflow:
         self.doc = doc
         self.nodes: dict[str, Node] = {}
         self.edges: list[Edge] = []
+        self.groups: dict[str, Group] = {}
         self.code: dict[str, Any] = {}
         """Node classes/functions added by object, registered when the workflow runs."""
 
@@ -63,7 +82,7 @@ class Workflow:
         A parameter given another node (`model=model_ref`) is wired from that resource.
         """
         node_id = id or self._new_id()
-        if node_id in self.nodes:
+        if node_id in self.nodes or node_id in self.groups:
             raise ValueError(f"a node with id {node_id!r} already exists; choose another id")
         type_name = kind if isinstance(kind, str) else self._remember(kind)
         values = {k: v for k, v in params.items() if not isinstance(v, NodeRef)}
@@ -82,6 +101,39 @@ class Workflow:
     def set(self, node_id: str, **params: Any) -> None:
         node = self.nodes[node_id]
         self.nodes[node_id] = replace(node, params={**node.params, **params})
+
+    def group(
+        self,
+        label: str,
+        nodes: Iterable[NodeRef | str],
+        id: str | None = None,
+        position: tuple[float, float] | None = None,
+        size: tuple[float, float] | None = None,
+    ) -> Group:
+        """Draw a group labelled `label` around `nodes`; by default a box around their positions.
+
+        A group only arranges the canvas: running the workflow ignores it.
+        """
+        members = tuple(dict.fromkeys(n if isinstance(n, str) else n.id for n in nodes))
+        for node_id in members:
+            self._check_groupable(node_id)
+        group_id = id or fresh_id("group", {*self.nodes, *self.groups})
+        if group_id in self.nodes or group_id in self.groups:
+            raise ValueError(f"a node or group with id {group_id!r} already exists; choose another")
+        box = _box_around([self.nodes[m].position for m in members])
+        group = Group(group_id, label, members, position or box[0], size or box[1])
+        self.groups[group_id] = group
+        return group
+
+    def _check_groupable(self, node_id: str) -> None:
+        if node_id not in self.nodes:
+            raise ValueError(f"cannot group node {node_id!r}: the workflow has no such node")
+        for other in self.groups.values():
+            if node_id in other.nodes:
+                raise ValueError(
+                    f"node {node_id!r} is in group {other.id!r} already; a node can be in one "
+                    "group only"
+                )
 
     def _remember(self, kind: Any) -> str:
         from graphbook.registry import spec_of
@@ -103,6 +155,9 @@ class Workflow:
             data["doc"] = self.doc
         data["nodes"] = [_node_json(n) for n in nodes]
         data["edges"] = [_edge_json(e) for e in sorted(set(self.edges), key=Edge.sort_key)]
+        if self.groups:
+            groups = sorted(self.groups.values(), key=lambda g: natural(g.id))
+            data["groups"] = [_group_json(g, self.nodes) for g in groups]
         return data
 
     def dumps(self) -> str:
@@ -201,6 +256,43 @@ def _node_json(node: Node) -> dict[str, Any]:
     return data
 
 
+def _group_json(group: Group, nodes: Mapping[str, Node]) -> dict[str, Any]:
+    (x, y), (width, height) = group.position, group.size
+    return {
+        "id": group.id,
+        "label": group.label,
+        "position": {"x": _coordinate(x), "y": _coordinate(y)},
+        "size": {"width": _coordinate(width), "height": _coordinate(height)},
+        "nodes": sorted((n for n in set(group.nodes) if n in nodes), key=natural),
+    }
+
+
+# The browser's default node box and the margins it leaves around a group's nodes.
+_NODE_SIZE, _PAD, _HEADER = (240.0, 120.0), 32.0, 28.0
+
+
+def _box_around(
+    positions: list[tuple[float, float]],
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    if not positions:
+        return (0.0, 0.0), GROUP_SIZE
+    x = min(p[0] for p in positions) - _PAD
+    y = min(p[1] for p in positions) - _PAD - _HEADER
+    right = max(p[0] for p in positions) + _NODE_SIZE[0] + _PAD
+    bottom = max(p[1] for p in positions) + _NODE_SIZE[1] + _PAD
+    return (x, y), (right - x, bottom - y)
+
+
+def fresh_id(stem: str, taken: set[str]) -> str:
+    """`stem`, else `stem_2`, `stem_3`, ...: the browser's readable ids."""
+    if stem not in taken:
+        return stem
+    n = 2
+    while f"{stem}_{n}" in taken:
+        n += 1
+    return f"{stem}_{n}"
+
+
 def _coordinate(value: float) -> float | int:
     rounded = round(float(value), 1)
     return int(rounded) if rounded.is_integer() else rounded
@@ -221,6 +313,9 @@ def _format(data: dict[str, Any]) -> str:
         elif key == "edges":
             body = ",\n".join(f"    {dump(e)}" for e in value)
             entries.append(f'  "edges": [\n{body}\n  ]' if value else '  "edges": []')
+        elif key == "groups":
+            body = ",\n".join(_format_node(g) for g in value)
+            entries.append(f'  "groups": [\n{body}\n  ]')
         else:
             entries.append(f"  {dump(key)}: {dump(value)}")
     lines.append(",\n".join(entries))
@@ -269,7 +364,73 @@ def _parse(data: Mapping[str, Any], name: str) -> Workflow:
         workflow.nodes[node.id] = node
     for index, raw in enumerate(_list(data, "edges", name)):
         workflow.edges.append(_parse_edge(raw, f"{name}: edges[{index}]"))
+    for index, raw in enumerate(_list(data, "groups", name)):
+        _add_group(workflow, _parse_group(raw, f"{name}: groups[{index}]"), name)
     return workflow
+
+
+def _add_group(workflow: Workflow, group: Group, name: str) -> None:
+    """Adds a group read from a file; ids naming no node are dropped, as the canvas drops them."""
+    if group.id in workflow.groups:
+        raise WorkflowFormatError(f"{name}: two groups have id {group.id!r}; ids must be unique")
+    if group.id in workflow.nodes:
+        raise WorkflowFormatError(
+            f"{name}: group {group.id!r} has the id of a node; give the group another id"
+        )
+    members = tuple(dict.fromkeys(group.nodes))
+    for node_id in members:
+        if node_id not in workflow.nodes:
+            _log.warning(
+                "%s: group %r names node %r, which does not exist; it is left out of the group "
+                "(the next save removes it from the file)",
+                name,
+                group.id,
+                node_id,
+            )
+        owner = next((g.id for g in workflow.groups.values() if node_id in g.nodes), None)
+        if owner is not None:
+            raise WorkflowFormatError(
+                f"{name}: node {node_id!r} is in groups {owner!r} and {group.id!r}; a node can "
+                "be in one group only, so remove it from one of them"
+            )
+    kept = tuple(n for n in members if n in workflow.nodes)
+    workflow.groups[group.id] = replace(group, nodes=kept)
+
+
+def _parse_group(raw: Any, where: str) -> Group:
+    if not isinstance(raw, Mapping):
+        raise WorkflowFormatError(f"{where} must be an object, not {_kind(raw)}")
+    group_id, label, nodes = raw.get("id"), raw.get("label", ""), raw.get("nodes")
+    if not isinstance(group_id, str) or not group_id:
+        raise WorkflowFormatError(f"{where} needs a non-empty string 'id'")
+    where = f"{where} (id {group_id!r})"
+    if not isinstance(label, str):
+        raise WorkflowFormatError(f"{where}: 'label' must be a string")
+    if not isinstance(nodes, list) or not all(isinstance(n, str) and n for n in nodes):
+        raise WorkflowFormatError(f"{where}: 'nodes' must be a list of node ids (strings)")
+    position = _pair(raw, "position", ("x", "y"), where) or (0.0, 0.0)
+    size = _pair(raw, "size", ("width", "height"), where) or GROUP_SIZE
+    if min(size) <= 0:
+        raise WorkflowFormatError(f"{where}: 'size' must have a positive width and height")
+    return Group(group_id, label, tuple(nodes), position, size)
+
+
+def _pair(
+    raw: Mapping[str, Any], key: str, names: tuple[str, str], where: str
+) -> tuple[float, float] | None:
+    """`raw[key]` as two numbers named `names`; None when the key is absent."""
+    value = raw.get(key)
+    if value is None:
+        return None
+    numbers: list[Any] = [value.get(n) for n in names] if isinstance(value, Mapping) else []
+    if len(numbers) != 2 or not all(_is_number(v) for v in numbers):
+        shape = ", ".join(f'"{n}": number' for n in names)
+        raise WorkflowFormatError(f"{where}: {key!r} must be {{{shape}}}, not {value!r:.60}")
+    return (float(numbers[0]), float(numbers[1]))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _list(data: Mapping[str, Any], key: str, name: str) -> list[Any]:

@@ -96,3 +96,31 @@ def test_a_bad_write_leaves_the_saved_file_intact(serving: Serve) -> None:
         assert json.loads(before)["nodes"]
 
     serving(scenario)
+
+
+def test_groups_are_saved_in_the_file_and_read_back(serving: Serve) -> None:
+    group = {
+        "id": "adders",
+        "label": "Adding",
+        "position": {"x": -20, "y": 10.5},
+        "size": {"width": 400, "height": 220},
+        "nodes": ["b", "a"],
+    }
+
+    async def scenario(server: Server) -> None:
+        body = {**chain(), "groups": [{**group, "nodes": ["b", "a", "ghost"]}]}
+        status, written = await server.put("/api/workflows/grouped.json", body)
+        assert status == 200 and written["problems"] == []
+        saved = {**group, "nodes": ["a", "b"]}
+        assert written["workflow"]["groups"] == [saved]
+        text = (server.settings.workflows / "grouped.json").read_text()
+        assert json.loads(text)["groups"] == [saved] and "ghost" not in text
+        status, document = await server.get("/api/workflows/grouped.json")
+        assert status == 200 and document["workflow"]["groups"] == [saved]
+
+        status, reply = await server.put("/api/workflows/bad.json", {**chain(), "groups": {}})
+        assert status == 400 and "'groups' must be a list" in reply["error"]["message"]
+        status, plain = await server.put("/api/workflows/plain.json", chain())
+        assert "groups" not in plain["workflow"]
+
+    serving(scenario)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from graphbook import Registry, Workflow, WorkflowFormatError, build_graph
-from graphbook.workflow import Edge
+from graphbook.workflow import Edge, Group
 
 
 def example() -> Workflow:
@@ -235,3 +235,143 @@ def test_the_documented_python_builds_the_documented_file(tmp_path: Path, monkey
         for node in data["nodes"]:
             node.pop("position"), node.pop("label", None)
     assert built == documented
+
+
+# -- groups -----------------------------------------------------------------------------------
+def grouped() -> Workflow:
+    workflow = example()
+    workflow.group("Outputs", ["low", "high"], id="out", position=(480, -40.04), size=(320, 300))
+    return workflow
+
+
+def test_groups_are_saved_after_the_edges_and_read_back(tmp_path: Path) -> None:
+    path = grouped().save(tmp_path / "w.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert list(data) == ["format", "version", "doc", "nodes", "edges", "groups"]
+    assert data["groups"] == [
+        {
+            "id": "out",
+            "label": "Outputs",
+            "position": {"x": 480, "y": -40},
+            "size": {"width": 320, "height": 300},
+            "nodes": ["high", "low"],
+        }
+    ]
+    loaded = Workflow.load(path)
+    assert loaded.to_json() == grouped().to_json()
+    assert loaded.groups["out"].nodes == ("high", "low")
+    assert loaded.dumps() == path.read_text(encoding="utf-8")
+
+
+def test_a_group_is_one_block_with_each_field_on_one_line() -> None:
+    text = grouped().dumps()
+    assert text.endswith(
+        '  "groups": [\n'
+        "    {\n"
+        '      "id": "out",\n'
+        '      "label": "Outputs",\n'
+        '      "position": {"x": 480, "y": -40},\n'
+        '      "size": {"width": 320, "height": 300},\n'
+        '      "nodes": ["high", "low"]\n'
+        "    }\n"
+        "  ]\n"
+        "}\n"
+    )
+
+
+def test_a_workflow_without_groups_has_no_groups_key() -> None:
+    assert "groups" not in example().to_json()
+    assert '"groups"' not in example().dumps()
+
+
+def test_groups_are_sorted_by_id_whatever_order_they_were_drawn_in() -> None:
+    workflow = example()
+    workflow.group("B", ["low"], id="g10")
+    workflow.group("A", ["high"], id="g2")
+    assert [g["id"] for g in workflow.to_json()["groups"]] == ["g2", "g10"]
+
+
+def test_builder_draws_a_box_around_the_nodes_and_gives_readable_ids() -> None:
+    workflow = example()
+    workflow.nodes["high"] = replace(workflow.nodes["high"], position=(500.0, 0.0))
+    workflow.nodes["low"] = replace(workflow.nodes["low"], position=(500.0, 200.0))
+    first = workflow.group("Outputs", [workflow.nodes["high"].id, "low"])
+    second = workflow.group("Inputs", ["rows"])
+    assert (first.id, second.id) == ("group", "group_2")
+    assert first.position == (468.0, -60.0)  # 32 of margin, and 28 more for the label above
+    assert first.size == (304.0, 412.0)
+
+
+def test_builder_refuses_unknown_nodes_nodes_in_two_groups_and_taken_ids() -> None:
+    workflow = example()
+    with pytest.raises(ValueError, match="cannot group node 'ghost'"):
+        workflow.group("G", ["ghost"])
+    workflow.group("G", ["rows"], id="g")
+    with pytest.raises(ValueError, match="node 'rows' is in group 'g' already"):
+        workflow.group("H", ["rows"])
+    with pytest.raises(ValueError, match="already exists"):
+        workflow.group("H", ["high"], id="split")
+    with pytest.raises(ValueError, match="already exists"):
+        workflow.add("Copy", id="g")
+
+
+def test_a_group_naming_a_missing_node_drops_it_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    data = grouped().to_json()
+    data["groups"][0]["nodes"].append("ghost")
+    loaded = Workflow.from_json(data, "w.json")
+    assert loaded.groups["out"].nodes == ("high", "low")
+    assert "w.json: group 'out' names node 'ghost', which does not exist" in caplog.text
+    assert loaded.to_json() == grouped().to_json()
+
+
+def test_groups_do_not_change_the_graph() -> None:
+    registry = Registry.with_builtins()
+    plain, boxed = build_graph(example(), registry), build_graph(grouped(), registry)
+    assert list(plain.nodes) == list(boxed.nodes)
+    assert plain.edges == boxed.edges
+
+
+def group(**fields: Any) -> dict[str, Any]:
+    return {"id": "g", "label": "G", "nodes": ["a"], **fields}
+
+
+A_NODE = [{"id": "a", "type": "Copy"}]
+
+
+@pytest.mark.parametrize(
+    ("groups", "message"),
+    [
+        ({"g": {}}, "'groups' must be a list, not an object"),
+        (["g"], r"groups\[0\] must be an object, not a string"),
+        ([{"nodes": ["a"]}], r"groups\[0\] needs a non-empty string 'id'"),
+        ([group(label=3)], r"groups\[0\] \(id 'g'\): 'label' must be a string"),
+        ([group(nodes="a")], r"groups\[0\] \(id 'g'\): 'nodes' must be a list of node ids"),
+        ([group(nodes=None)], r"'nodes' must be a list of node ids"),
+        ([group(position=[1, 2])], r"'position' must be \{\"x\": number, \"y\": number\}"),
+        ([group(size={"width": "wide", "height": 2})], r"'size' must be \{\"width\": number"),
+        ([group(size={"width": 0, "height": 2})], "'size' must have a positive width and height"),
+        ([group(), group(nodes=[])], "two groups have id 'g'; ids must be unique"),
+        ([group(id="a")], "group 'a' has the id of a node; give the group another id"),
+        (
+            [group(), group(id="h")],
+            "node 'a' is in groups 'g' and 'h'; a node can be in one group only",
+        ),
+    ],
+)
+def test_bad_groups_give_a_useful_error(groups: Any, message: str) -> None:
+    with pytest.raises(WorkflowFormatError, match=message):
+        Workflow.loads(canonical(nodes=A_NODE, groups=groups), name="w.json")
+
+
+def test_a_group_may_leave_out_its_label_position_and_size() -> None:
+    loaded = Workflow.loads(canonical(nodes=A_NODE, groups=[{"id": "g", "nodes": ["a"]}]))
+    assert loaded.groups["g"] == Group("g", "", ("a",), (0.0, 0.0), (300.0, 200.0))
+
+
+def test_the_documented_group_file_is_canonical() -> None:
+    text = doc_block("json", after="## Groups")
+    workflow = Workflow.loads(text, name="docs group")
+    assert workflow.groups["outputs"].nodes == ("high", "low")
+    assert workflow.dumps() == text

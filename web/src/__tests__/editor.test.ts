@@ -10,7 +10,7 @@ const ids = () => editor().nodes.map((n) => n.id);
 const dirty = () => currentKey(editor()) !== editor().savedKey;
 
 beforeEach(() => {
-  editor().open({ path: 'a.json', format: 'canonical', hash: 'h' }, { doc: '', nodes: [], edges: [] }, []);
+  editor().open({ path: 'a.json', format: 'canonical', hash: 'h' }, { doc: '', nodes: [], edges: [] });
 });
 
 describe('editing', () => {
@@ -91,5 +91,56 @@ describe('editing', () => {
     expect(currentWorkflow(editor()).groups[0]?.nodes).toEqual([g, s]);
     editor().undo();
     expect(editor().nodes.some((n) => n.type === 'group')).toBe(false);
+  });
+
+  it('saves groups in the file: making, renaming, moving, resizing and deleting one marks it unsaved, and undo covers it', () => {
+    const g = editor().addNode('Greetings', { x: 0, y: 0 });
+    const s = editor().addNode('Shout', { x: 300, y: 0 });
+    const saved = (): void => editor().markSaved(currentKey(editor()), 'h');
+    const fileGroups = () => currentWorkflow(editor()).workflow.groups;
+    saved();
+    editor().select([g, s]);
+    editor().groupSelection();
+    expect(dirty()).toBe(true);
+    expect(fileGroups()?.map((x) => [x.id, x.label, x.nodes])).toEqual([['group', 'Group', [g, s]]]);
+    saved();
+
+    editor().setGroupLabel('group', 'Talk');
+    editor().commit(); // what a pause in typing does
+    expect(dirty()).toBe(true);
+    expect(fileGroups()?.[0]?.label).toBe('Talk');
+    saved();
+    editor().onNodesChange([{ type: 'position', id: 'group', position: { x: 500, y: 400 } }]);
+    editor().commit();
+    expect(dirty()).toBe(true);
+    expect(fileGroups()?.[0]?.position).toEqual({ x: 500, y: 400 });
+    saved();
+    editor().onNodesChange([{ type: 'dimensions', id: 'group', dimensions: { width: 900, height: 333 }, setAttributes: true }]);
+    editor().commit();
+    expect(dirty()).toBe(true);
+    expect(fileGroups()?.[0]?.size).toEqual({ width: 900, height: 333 });
+
+    editor().undo();
+    expect(fileGroups()?.[0]?.size).not.toEqual({ width: 900, height: 333 });
+    editor().undo();
+    expect(fileGroups()?.[0]?.position).not.toEqual({ x: 500, y: 400 });
+    editor().undo();
+    expect(fileGroups()?.[0]?.label).toBe('Group');
+    editor().redo();
+    expect(fileGroups()?.[0]?.label).toBe('Talk');
+
+    editor().select(['group']);
+    editor().deleteSelection();
+    expect(fileGroups()).toBeUndefined();
+    expect(ids()).toEqual([g, s]);
+  });
+
+  it('opens a file with its groups', () => {
+    const group = { id: 'box', label: 'Box', position: { x: -10, y: -10 }, size: { width: 400, height: 300 }, nodes: ['a'] };
+    const node = { id: 'a', type: 'Greetings', label: '', params: {}, position: { x: 20, y: 30 } };
+    editor().open({ path: 'b.json', format: 'canonical', hash: 'h' }, { doc: '', nodes: [node], edges: [], groups: [group] });
+    expect(dirty()).toBe(false);
+    expect(editor().nodes.find((n) => n.id === 'a')?.parentId).toBe('box');
+    expect(currentWorkflow(editor()).workflow.groups).toEqual([group]);
   });
 });

@@ -29,6 +29,11 @@ const tricky: Workflow = {
     { source: 'n2', output: 'out', target: 'n10', input: 'in' },
     { source: '01', output: 'A', target: 'n2', input: 'in' },
   ],
+  groups: [
+    { id: 'g10', label: 'Zwölf — "q"', position: { x: 0.25, y: -3.75 }, size: { width: 100.05, height: 50 }, nodes: ['n10', 'ghost', 'n2'] },
+    { id: 'g2', label: '', position: { x: 1e-7, y: 2.675 }, size: { width: 300, height: 200 }, nodes: [] },
+    { id: 'g1', label: 'r', position: { x: 0, y: 0 }, size: { width: 1, height: 1 }, nodes: ['r2', 'r1', '01'] },
+  ],
 };
 
 function pythonDumps(inputs: Record<string, string>): Record<string, string> | null {
@@ -65,6 +70,16 @@ describe('dumps', () => {
     }
   });
 
+  it('writes groups after the edges, sorted, and no groups key when there are none', () => {
+    const text = dumps(tricky);
+    expect(text.indexOf('"groups"')).toBeGreaterThan(text.indexOf('"edges"'));
+    expect(text).toContain('      "nodes": ["01", "r1", "r2"]\n');
+    expect(text).not.toContain('ghost');
+    expect([...text.matchAll(/"id": "(g\d+)"/g)].map((m) => m[1])).toEqual(['g1', 'g2', 'g10']);
+    expect(dumps({ ...tricky, groups: [] })).not.toContain('groups');
+    expect(dumps({ ...tricky, groups: [] })).toBe(dumps({ doc: tricky.doc, nodes: tricky.nodes, edges: tricky.edges }));
+  });
+
   it('sorts ids naturally and breaks ties by the text', () => {
     expect(['n10', 'n2', '1', '01', 'a'].sort(naturalCompare)).toEqual(['01', '1', 'a', 'n2', 'n10']);
   });
@@ -81,6 +96,29 @@ describe('reading', () => {
     expect(() => readWorkflow('{"format": "graphbook.workflow", "version": 2, "nodes": [], "edges": []}', 'a.json')).toThrow(/version 2 is not supported/);
     expect(() => readWorkflow('{"nodes": []}', 'a.json')).toThrow(/not a workflow file/);
     expect(() => readWorkflow('{"format": "graphbook.workflow", "version": 1, "nodes": [{"id": "x"}], "edges": []}', 'a.json')).toThrow(/needs a string 'type'/);
+  });
+
+  it('reads groups, leaving out ids that name no node, and names what is wrong with them', () => {
+    const file = (groups: unknown): string =>
+      JSON.stringify({ format: 'graphbook.workflow', version: 1, nodes: [{ id: 'a', type: 'Copy' }], edges: [], groups });
+    const { workflow } = readWorkflow(file([{ id: 'g', nodes: ['a', 'ghost'] }]), 'w.json');
+    expect(workflow.groups).toEqual([{ id: 'g', label: '', position: { x: 0, y: 0 }, size: { width: 300, height: 200 }, nodes: ['a'] }]);
+    expect(readWorkflow(file([]), 'w.json').workflow.groups).toBeUndefined();
+    const group = (fields: Record<string, unknown>): Record<string, unknown> => ({ id: 'g', label: 'G', nodes: ['a'], ...fields });
+    const bad: [unknown, RegExp][] = [
+      [{ g: {} }, /w.json: 'groups' must be a list, not an object/],
+      [['g'], /groups\[0\] must be an object, not a string/],
+      [[{ nodes: ['a'] }], /groups\[0\] needs a non-empty string 'id'/],
+      [[group({ label: 3 })], /groups\[0\] \(id 'g'\): 'label' must be a string/],
+      [[group({ nodes: 'a' })], /'nodes' must be a list of node ids/],
+      [[group({ position: [1, 2] })], /'position' must be \{"x": number, "y": number\}/],
+      [[group({ size: { width: 'wide', height: 2 } })], /'size' must be \{"width": number/],
+      [[group({ size: { width: 0, height: 2 } })], /'size' must have a positive width and height/],
+      [[group({}), group({ nodes: [] })], /two groups have id 'g'; ids must be unique/],
+      [[group({ id: 'a' })], /group 'a' has the id of a node; give the group another id/],
+      [[group({}), group({ id: 'h' })], /node 'a' is in groups 'g' and 'h'; a node can be in one group only/],
+    ];
+    for (const [groups, message] of bad) expect(() => readWorkflow(file(groups), 'w.json'), JSON.stringify(groups)).toThrow(message);
   });
 
   it('keeps unknown parameters and edges to missing nodes, so nothing is lost', () => {

@@ -3,11 +3,12 @@
 import { ApiError } from '../api/http';
 import { deleteWorkflowFile, readWorkflowFile, renameWorkflowFile, writeWorkflowFile } from '../api/workflows';
 import type { WorkflowDocument } from '../protocol';
+import { workflowKey } from '../store/document';
 import { currentKey, currentWorkflow, useEditor } from '../store/editor';
 import { useFiles } from '../store/files';
-import { loadGroups, moveGroups, saveGroups } from '../store/layout';
+import { forgetLegacyGroups, legacyGroups, moveLegacyGroups } from '../store/layout';
 import { useUi } from '../store/ui';
-import { dumps } from '../workflow/format';
+import { type Workflow, dumps } from '../workflow/format';
 import { readWorkflowData } from '../workflow/load';
 
 const LAST_FILE = 'graphbook.lastFile';
@@ -37,10 +38,23 @@ export function failed(error: unknown): void {
   useUi.getState().notify((error as Error).message, 'error');
 }
 
+/** The file's workflow, taking over the groups this browser kept for it if the file has none. */
+function withLegacyGroups(workflow: Workflow, path: string): Workflow {
+  if (workflow.groups?.length) {
+    forgetLegacyGroups(path);
+    return workflow;
+  }
+  const groups = legacyGroups(path);
+  return groups.length ? { ...workflow, groups } : workflow;
+}
+
 function show(document: WorkflowDocument, keepView = false): void {
   const { workflow } = readWorkflowData(document.workflow, document.path);
   const format = document.source_format === 'graphbook0' ? 'graphbook013' : 'canonical';
-  useEditor.getState().open({ path: document.path, format, hash: document.hash }, workflow, loadGroups(document.path), keepView);
+  const shown = withLegacyGroups(workflow, document.path);
+  useEditor.getState().open({ path: document.path, format, hash: document.hash }, shown, keepView);
+  // Groups taken over from this browser are not in the file yet: unsaved until the next save.
+  if (shown !== workflow) useEditor.setState({ savedKey: workflowKey(workflow) });
   useUi.getState().setServerProblems(document.problems);
   if (!keepView) useUi.getState().inspect(null);
   remember(document.path);
@@ -80,7 +94,7 @@ export async function saveFile(auto = false): Promise<boolean> {
   const file = editor.file;
   if (!file) return false;
   const key = currentKey(editor);
-  const { workflow, groups } = currentWorkflow(editor);
+  const { workflow } = currentWorkflow(editor);
   try {
     const body: unknown = JSON.parse(dumps(workflow));
     let written: WorkflowDocument;
@@ -91,7 +105,7 @@ export async function saveFile(auto = false): Promise<boolean> {
       if (!conflict || auto || !confirm(`${file.path} changed on disk since it was opened here. Overwrite it?`)) throw error;
       written = await writeWorkflowFile(file.path, body);
     }
-    saveGroups(file.path, groups);
+    forgetLegacyGroups(file.path);
     useEditor.getState().markSaved(key, written.hash);
     useUi.getState().setServerProblems(written.problems);
     return true;
@@ -125,7 +139,7 @@ export async function renameFile(path: string, to: string): Promise<void> {
   if (target === path) return;
   try {
     const document = await renameWorkflowFile(path, target);
-    moveGroups(path, document.path);
+    moveLegacyGroups(path, document.path);
     const editor = useEditor.getState();
     if (editor.file?.path === path) {
       useEditor.setState({ file: { ...editor.file, path: document.path, hash: document.hash } });
@@ -140,7 +154,7 @@ export async function renameFile(path: string, to: string): Promise<void> {
 export async function deleteFile(path: string): Promise<void> {
   try {
     await deleteWorkflowFile(path);
-    saveGroups(path, []);
+    forgetLegacyGroups(path);
     if (useEditor.getState().file?.path === path) {
       useEditor.getState().close();
       remember(null);

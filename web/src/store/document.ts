@@ -1,9 +1,9 @@
-// The editable document as undo history sees it: nodes and edges without selection state, and
-// a key that is equal exactly when two documents would save to the same file and groups.
+// The editable document as undo history sees it: nodes, edges and groups without selection
+// state, and a key that is equal exactly when two documents would save to the same file.
 
 import type { FlowEdge, FlowNode } from '../canvas/types';
-import { canvasGroups, canvasToWorkflow } from '../workflow/canvas';
-import { dumps } from '../workflow/format';
+import { canvasToWorkflow, workflowToCanvas } from '../workflow/canvas';
+import { type Workflow, dumps } from '../workflow/format';
 
 export interface Snapshot {
   nodes: FlowNode[];
@@ -13,10 +13,16 @@ export interface Snapshot {
 
 export function documentKey(nodes: FlowNode[], edges: FlowEdge[], doc: string): string {
   try {
-    return dumps(canvasToWorkflow({ nodes, edges }, doc)) + JSON.stringify(canvasGroups({ nodes, edges }));
+    return dumps(canvasToWorkflow({ nodes, edges }, doc));
   } catch (error) {
     return `unsaveable: ${(error as Error).message} ${Math.random()}`;
   }
+}
+
+/** The key of `workflow` as it would show on the canvas: what a file just read saves to. */
+export function workflowKey(workflow: Workflow): string {
+  const { nodes, edges } = workflowToCanvas(workflow);
+  return documentKey(nodes, edges, workflow.doc);
 }
 
 export function snapshot(nodes: FlowNode[], edges: FlowEdge[], doc: string): Snapshot {

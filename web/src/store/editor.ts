@@ -40,8 +40,8 @@ export interface EditorState {
   /** Bumped by loads, undo and redo so the canvas can refit or refresh. */
   revision: number;
 
-  /** Shows a file; `keepView` leaves the viewport where it is (a reload of the same file). */
-  open(file: OpenFile, workflow: Workflow, groups: Group[], keepView?: boolean): void;
+  /** Shows a file, groups included; `keepView` leaves the viewport where it is (a reload of the same file). */
+  open(file: OpenFile, workflow: Workflow, keepView?: boolean): void;
   close(): void;
   markSaved(key: string, hash: string, path?: string): void;
   onNodesChange(changes: NodeChange<FlowNode>[]): void;
@@ -96,9 +96,9 @@ export const useEditor = create<EditorState>()((set, get) => {
     history: startHistory(EMPTY),
     revision: 0,
 
-    open(file, workflow, groups, keepView = false) {
+    open(file, workflow, keepView = false) {
       clearTimeout(commitTimer);
-      const { nodes, edges } = workflowToCanvas(workflow, groups);
+      const { nodes, edges } = workflowToCanvas(workflow);
       const first = snapshot(nodes, edges, workflow.doc);
       const revision = get().revision + (keepView ? 0 : 1);
       set({ file, doc: workflow.doc, nodes, edges, savedKey: first.key, history: startHistory(first), revision });

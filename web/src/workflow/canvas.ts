@@ -1,18 +1,13 @@
 // Workflow file <-> canvas: graph nodes with absolute positions in the file, relative to their
-// group on the canvas; edges keyed by their four ends so the same wire always has the same id.
+// group on the canvas; groups as frame nodes; edges keyed by their four ends so the same wire
+// always has the same id.
 
 import type { FlowEdge, FlowNode, GraphFlowNode, GroupFlowNode } from '../canvas/types';
 import { isGraphNode, isGroupNode } from '../canvas/types';
-import { RESOURCE_OUTPUT, type Workflow, type WorkflowEdge, coordinate, edgeKey } from './format';
+import { GROUP_SIZE, RESOURCE_OUTPUT, type Workflow, type WorkflowEdge, type WorkflowGroup, coordinate, edgeKey, naturalCompare } from './format';
 
-/** A group frame: not part of the canonical format, kept on the canvas. */
-export interface Group {
-  id: string;
-  label: string;
-  position: { x: number; y: number };
-  size: { width: number; height: number };
-  nodes: string[];
-}
+/** A group frame as the file keeps it (`groups` in the canonical format). */
+export type Group = WorkflowGroup;
 
 export interface CanvasState {
   nodes: FlowNode[];
@@ -43,7 +38,8 @@ export function fromFlowEdge(edge: FlowEdge): WorkflowEdge {
   };
 }
 
-export function workflowToCanvas(workflow: Workflow, groups: Group[] = []): CanvasState {
+export function workflowToCanvas(workflow: Workflow): CanvasState {
+  const groups = workflow.groups ?? [];
   const parentOf = new Map<string, Group>();
   const ids = new Set(workflow.nodes.map((n) => n.id));
   for (const group of groups) for (const id of group.nodes) if (ids.has(id)) parentOf.set(id, group);
@@ -87,8 +83,8 @@ export function absolutePosition(node: FlowNode, byId: Map<string, FlowNode>): {
 }
 
 function groupSize(node: GroupFlowNode): { width: number; height: number } {
-  const width = node.width ?? node.measured?.width ?? Number(node.style?.width ?? 300);
-  const height = node.height ?? node.measured?.height ?? Number(node.style?.height ?? 200);
+  const width = node.width ?? node.measured?.width ?? Number(node.style?.width ?? GROUP_SIZE.width);
+  const height = node.height ?? node.measured?.height ?? Number(node.style?.height ?? GROUP_SIZE.height);
   return { width: coordinate(width), height: coordinate(height) };
 }
 
@@ -101,7 +97,9 @@ export function canvasToWorkflow(state: CanvasState, doc: string): Workflow {
     params: structuredClone(n.data.params),
     position: absolutePosition(n, byId),
   }));
-  return { doc, nodes, edges: state.edges.map(fromFlowEdge) };
+  const groups = canvasGroups(state);
+  const workflow: Workflow = { doc, nodes, edges: state.edges.map(fromFlowEdge) };
+  return groups.length ? { ...workflow, groups } : workflow;
 }
 
 export function canvasGroups(state: CanvasState): Group[] {
@@ -111,6 +109,6 @@ export function canvasGroups(state: CanvasState): Group[] {
     label: g.data.label,
     position: { x: coordinate(g.position.x), y: coordinate(g.position.y) },
     size: groupSize(g),
-    nodes: state.nodes.filter((n) => n.parentId === g.id).map((n) => n.id).sort(),
+    nodes: state.nodes.filter((n) => n.parentId === g.id).map((n) => n.id).sort(naturalCompare),
   }));
 }

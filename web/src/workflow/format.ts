@@ -23,11 +23,27 @@ export interface WorkflowEdge {
   input: string;
 }
 
+/** A labelled box around nodes on the canvas; running the workflow ignores it. */
+export interface WorkflowGroup {
+  id: string;
+  label: string;
+  /** Top-left corner, absolute on the canvas. */
+  position: { x: number; y: number };
+  size: { width: number; height: number };
+  /** Ids of the nodes inside; a node is in one group at most. */
+  nodes: string[];
+}
+
 export interface Workflow {
   doc: string;
   nodes: WorkflowNode[];
   edges: WorkflowEdge[];
+  /** Left out, like the file's `groups` key, when there are none. */
+  groups?: WorkflowGroup[];
 }
+
+/** A group's size when the file gives none, as graphbook/workflow.py reads it. */
+export const GROUP_SIZE = { width: 300, height: 200 };
 
 export class WorkflowFormatError extends Error {
   override name = 'WorkflowFormatError';
@@ -65,7 +81,59 @@ export function parseCanonical(data: unknown, name: string): Workflow {
     seen.add(node.id);
   }
   const edges = listOf(data, 'edges', name).map((raw, i) => parseEdge(raw, `${name}: edges[${i}]`));
-  return { doc: typeof data.doc === 'string' ? data.doc : '', nodes, edges };
+  const groups = parseGroups(listOf(data, 'groups', name), seen, name);
+  const workflow: Workflow = { doc: typeof data.doc === 'string' ? data.doc : '', nodes, edges };
+  return groups.length ? { ...workflow, groups } : workflow;
+}
+
+/** Groups as graphbook/workflow.py reads them: ids naming no node are left out of the group. */
+function parseGroups(raws: unknown[], nodeIds: ReadonlySet<string>, name: string): WorkflowGroup[] {
+  const groups: WorkflowGroup[] = [];
+  const ownerOf = new Map<string, string>();
+  raws.forEach((raw, i) => {
+    const group = parseGroup(raw, `${name}: groups[${i}]`);
+    if (groups.some((g) => g.id === group.id)) throw new WorkflowFormatError(`${name}: two groups have id '${group.id}'; ids must be unique`);
+    if (nodeIds.has(group.id)) throw new WorkflowFormatError(`${name}: group '${group.id}' has the id of a node; give the group another id`);
+    const members = [...new Set(group.nodes)].filter((id) => nodeIds.has(id));
+    for (const id of members) {
+      const owner = ownerOf.get(id);
+      if (owner !== undefined) {
+        throw new WorkflowFormatError(
+          `${name}: node '${id}' is in groups '${owner}' and '${group.id}'; a node can be in one group only, so remove it from one of them`,
+        );
+      }
+      ownerOf.set(id, group.id);
+    }
+    groups.push({ ...group, nodes: members });
+  });
+  return groups;
+}
+
+function parseGroup(raw: unknown, where: string): WorkflowGroup {
+  if (!isObject(raw)) throw new WorkflowFormatError(`${where} must be an object, not ${kindOf(raw)}`);
+  const { id, nodes } = raw;
+  const label = raw.label ?? '';
+  if (typeof id !== 'string' || id === '') throw new WorkflowFormatError(`${where} needs a non-empty string 'id'`);
+  const at = `${where} (id '${id}')`;
+  if (typeof label !== 'string') throw new WorkflowFormatError(`${at}: 'label' must be a string`);
+  if (!Array.isArray(nodes) || !nodes.every((n) => typeof n === 'string' && n !== '')) {
+    throw new WorkflowFormatError(`${at}: 'nodes' must be a list of node ids (strings)`);
+  }
+  const [x, y] = pair(raw, 'position', ['x', 'y'], at) ?? [0, 0];
+  const [width, height] = pair(raw, 'size', ['width', 'height'], at) ?? [GROUP_SIZE.width, GROUP_SIZE.height];
+  if (width <= 0 || height <= 0) throw new WorkflowFormatError(`${at}: 'size' must have a positive width and height`);
+  return { id, label, position: { x, y }, size: { width, height }, nodes: nodes as string[] };
+}
+
+/** `raw[key]` as two finite numbers named `names`; undefined when the key is absent. */
+function pair(raw: Record<string, unknown>, key: string, names: [string, string], where: string): [number, number] | undefined {
+  const value = raw[key];
+  if (value === undefined || value === null) return undefined;
+  const numbers = isObject(value) ? names.map((n) => value[n]) : [];
+  if (numbers.length !== 2 || !numbers.every((v) => typeof v === 'number' && Number.isFinite(v))) {
+    throw new WorkflowFormatError(`${where}: '${key}' must be {${names.map((n) => `"${n}": number`).join(', ')}}`);
+  }
+  return numbers as [number, number];
 }
 
 function listOf(data: Record<string, unknown>, key: string, name: string): unknown[] {
@@ -145,12 +213,16 @@ export function coordinate(value: number): number {
   return Number(value.toFixed(1)) + 0;
 }
 
-/** Nodes sorted by id, edges sorted and without duplicates: the canonical order. */
+/** Nodes and groups sorted by id, edges sorted and without duplicates: the canonical order. */
 export function canonicalOrder(workflow: Workflow): Workflow {
   const nodes = [...workflow.nodes].sort((a, b) => naturalCompare(a.id, b.id));
   const unique = new Map(workflow.edges.map((e) => [edgeKey(e), e]));
   const edges = [...unique.values()].sort(edgeCompare);
-  return { doc: workflow.doc, nodes, edges };
+  const ids = new Set(nodes.map((n) => n.id));
+  const groups = [...(workflow.groups ?? [])]
+    .sort((a, b) => naturalCompare(a.id, b.id))
+    .map((g) => ({ ...g, nodes: [...new Set(g.nodes)].filter((id) => ids.has(id)).sort(naturalCompare) }));
+  return groups.length ? { doc: workflow.doc, nodes, edges, groups } : { doc: workflow.doc, nodes, edges };
 }
 
 export function edgeKey(edge: WorkflowEdge): string {
@@ -207,6 +279,17 @@ function nodeText(node: WorkflowNode): string {
   return `    {\n${parts.join(',\n')}\n    }`;
 }
 
+function groupText(group: WorkflowGroup): string {
+  const parts = [
+    `      "id": ${JSON.stringify(group.id)}`,
+    `      "label": ${JSON.stringify(group.label)}`,
+    `      "position": ${pyDumps({ x: coordinate(group.position.x), y: coordinate(group.position.y) })}`,
+    `      "size": ${pyDumps({ width: coordinate(group.size.width), height: coordinate(group.size.height) })}`,
+    `      "nodes": ${pyDumps(group.nodes)}`,
+  ];
+  return `    {\n${parts.join(',\n')}\n    }`;
+}
+
 /** The file text, exactly as `Workflow.dumps()` writes it. */
 export function dumps(workflow: Workflow): string {
   const ordered = canonicalOrder(workflow);
@@ -216,5 +299,6 @@ export function dumps(workflow: Workflow): string {
   entries.push(ordered.nodes.length ? `  "nodes": [\n${nodes}\n  ]` : '  "nodes": []');
   const edges = ordered.edges.map((e) => `    ${pyDumps({ source: e.source, output: e.output, target: e.target, input: e.input })}`);
   entries.push(edges.length ? `  "edges": [\n${edges.join(',\n')}\n  ]` : '  "edges": []');
+  if (ordered.groups?.length) entries.push(`  "groups": [\n${ordered.groups.map(groupText).join(',\n')}\n  ]`);
   return `{\n${entries.join(',\n')}\n}\n`;
 }

@@ -1,0 +1,123 @@
+// Groups live in the workflow file: a group made in one browser is on disk after a save and
+// shows in a fresh browser (empty localStorage); groups an older editor kept in localStorage
+// move into the file with the next save.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { mod, node, nodeIds, openApp, until, writeWorkflow } from './app';
+import { type Browser, openBrowser, screenshot } from './browser';
+import { type Server, startServer } from './server';
+
+let server: Server;
+const browsers: Browser[] = [];
+let page: Page;
+
+interface SavedGroup {
+  id: string;
+  label: string;
+  position: { x: number; y: number };
+  size: { width: number; height: number };
+  nodes: string[];
+}
+
+const TWO_NODES = {
+  format: 'graphbook.workflow',
+  version: 1,
+  nodes: [
+    { id: 'greetings', type: 'Greetings', params: { count: 3 }, position: { x: 0, y: 0 } },
+    { id: 'shout', type: 'Shout', params: {}, position: { x: 420, y: 60 } },
+  ],
+  edges: [{ source: 'greetings', output: 'out', target: 'shout', input: 'in' }],
+};
+
+async function freshPage(): Promise<Page> {
+  const browser = await openBrowser();
+  browsers.push(browser);
+  page = await browser.page();
+  return page;
+}
+
+const unsaved = (): Promise<boolean> => page.locator('.gb-file-title').getAttribute('data-dirty').then((v) => v === 'true');
+const savedGroups = (file: string): SavedGroup[] | undefined =>
+  (JSON.parse(readFileSync(join(server.workflows, file), 'utf8')) as { groups?: SavedGroup[] }).groups;
+
+/** The graph nodes whose boxes lie inside the group's box on screen. */
+async function nodesInside(groupId: string): Promise<string[]> {
+  const frame = await node(page, groupId).boundingBox();
+  if (!frame) throw new Error(`group ${groupId} is not shown`);
+  const inside: string[] = [];
+  for (const id of await nodeIds(page)) {
+    const box = await node(page, id).boundingBox();
+    const within = box && box.x >= frame.x && box.y >= frame.y && box.x + box.width <= frame.x + frame.width && box.y + box.height <= frame.y + frame.height;
+    if (within) inside.push(id);
+  }
+  return inside;
+}
+
+beforeAll(async () => {
+  server = await startServer();
+});
+
+afterEach(async (context) => {
+  if (context.task.result?.state === 'fail') await screenshot(page, `failed-${context.task.name.replace(/\W+/g, '-')}`).catch(() => null);
+});
+
+afterAll(async () => {
+  for (const browser of browsers) await browser.close();
+  await server?.stop();
+});
+
+describe('groups', () => {
+  it('are saved in the file and come back in a fresh browser', async () => {
+    writeWorkflow(server, 'grouping.json', TWO_NODES);
+    await openApp(await freshPage(), server, 'grouping.json');
+    await node(page, 'greetings').locator('.gb-node-header').click();
+    await node(page, 'shout').locator('.gb-node-header').click({ modifiers: [mod] });
+    await page.keyboard.press(`${mod}+g`);
+    const label = page.locator('.react-flow__node-group').getByLabel('group name');
+    await label.fill('Talkers');
+    expect(await unsaved()).toBe(true);
+    await page.keyboard.press(`${mod}+s`);
+    await until(unsaved, (dirty) => !dirty, 'the save');
+
+    const groups = savedGroups('grouping.json');
+    expect(groups?.map((g) => [g.id, g.label, g.nodes])).toEqual([['group', 'Talkers', ['greetings', 'shout']]]);
+    const [group] = groups ?? [];
+    if (!group) throw new Error('no group saved');
+    expect(group.position.x).toBeLessThan(0);
+    expect(group.size.width).toBeGreaterThan(420);
+    const stored = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('graphbook.groups:')));
+    expect(stored).toEqual([]);
+
+    await openApp(await freshPage(), server, 'grouping.json');
+    expect(await page.evaluate(() => localStorage.getItem('graphbook.groups:grouping.json'))).toBeNull();
+    await page.locator('.react-flow__node-group').waitFor();
+    expect(await page.locator('.react-flow__node-group').count()).toBe(1);
+    expect(await node(page, 'group').getByLabel('group name').inputValue()).toBe('Talkers');
+    expect(await nodesInside('group')).toEqual(['greetings', 'shout']);
+    expect(await unsaved()).toBe(false);
+    await screenshot(page, 'groups-reloaded');
+  });
+
+  it('take over the groups an older editor kept in this browser, saving them with the next save', async () => {
+    writeWorkflow(server, 'legacy.json', TWO_NODES);
+    const before = readFileSync(join(server.workflows, 'legacy.json'), 'utf8');
+    const kept: SavedGroup[] = [{ id: 'old', label: 'Kept here', position: { x: -40, y: -80 }, size: { width: 760, height: 300 }, nodes: ['greetings', 'shout'] }];
+    await freshPage();
+    await page.goto(server.url);
+    await page.evaluate((groups) => localStorage.setItem('graphbook.groups:legacy.json', JSON.stringify(groups)), kept);
+    await openApp(page, server, 'legacy.json');
+    await page.locator('.react-flow__node-group').waitFor();
+    expect(await node(page, 'old').getByLabel('group name').inputValue()).toBe('Kept here');
+    expect(await nodesInside('old')).toEqual(['greetings', 'shout']);
+    expect(await unsaved()).toBe(true);
+    expect(readFileSync(join(server.workflows, 'legacy.json'), 'utf8')).toBe(before);
+
+    await page.keyboard.press(`${mod}+s`);
+    await until(unsaved, (dirty) => !dirty, 'the save');
+    expect(savedGroups('legacy.json')).toEqual(kept);
+    expect(await page.evaluate(() => localStorage.getItem('graphbook.groups:legacy.json'))).toBeNull();
+  });
+});
