@@ -32,12 +32,20 @@ const TWO_NODES = {
   edges: [{ source: 'greetings', output: 'out', target: 'shout', input: 'in' }],
 };
 
-async function freshPage(): Promise<Page> {
+/** A page in a new browser profile: nothing in localStorage but `stored`. */
+async function freshPage(stored: Record<string, string> = {}): Promise<Page> {
   const browser = await openBrowser();
   browsers.push(browser);
   page = await browser.page();
+  await page.goto(server.url);
+  await page.evaluate((items) => {
+    for (const [key, value] of Object.entries(items)) localStorage.setItem(key, value);
+  }, stored);
   return page;
 }
+
+// Saved with Ctrl+S only, so that what is on disk before it is known.
+const AUTOSAVE_OFF = { 'graphbook.autosave': 'off' };
 
 const unsaved = (): Promise<boolean> => page.locator('.gb-file-title').getAttribute('data-dirty').then((v) => v === 'true');
 const savedGroups = (file: string): SavedGroup[] | undefined =>
@@ -72,7 +80,7 @@ afterAll(async () => {
 describe('groups', () => {
   it('are saved in the file and come back in a fresh browser', async () => {
     writeWorkflow(server, 'grouping.json', TWO_NODES);
-    await openApp(await freshPage(), server, 'grouping.json');
+    await openApp(await freshPage(AUTOSAVE_OFF), server, 'grouping.json');
     await node(page, 'greetings').locator('.gb-node-header').click();
     await node(page, 'shout').locator('.gb-node-header').click({ modifiers: [mod] });
     await page.keyboard.press(`${mod}+g`);
@@ -99,15 +107,17 @@ describe('groups', () => {
     expect(await nodesInside('group')).toEqual(['greetings', 'shout']);
     expect(await unsaved()).toBe(false);
     await screenshot(page, 'groups-reloaded');
+
+    await node(page, 'group').getByLabel('group name').fill('Loud talkers');
+    const autosaved = await until(() => savedGroups('grouping.json')?.[0]?.label, (l) => l === 'Loud talkers', 'the autosave');
+    expect(autosaved).toBe('Loud talkers');
   });
 
   it('take over the groups an older editor kept in this browser, saving them with the next save', async () => {
     writeWorkflow(server, 'legacy.json', TWO_NODES);
     const before = readFileSync(join(server.workflows, 'legacy.json'), 'utf8');
     const kept: SavedGroup[] = [{ id: 'old', label: 'Kept here', position: { x: -40, y: -80 }, size: { width: 760, height: 300 }, nodes: ['greetings', 'shout'] }];
-    await freshPage();
-    await page.goto(server.url);
-    await page.evaluate((groups) => localStorage.setItem('graphbook.groups:legacy.json', JSON.stringify(groups)), kept);
+    await freshPage({ ...AUTOSAVE_OFF, 'graphbook.groups:legacy.json': JSON.stringify(kept) });
     await openApp(page, server, 'legacy.json');
     await page.locator('.react-flow__node-group').waitFor();
     expect(await node(page, 'old').getByLabel('group name').inputValue()).toBe('Kept here');
