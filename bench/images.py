@@ -226,7 +226,7 @@ def _run_seconds(measured: Measured) -> float:
     """The run's own seconds, from the `run_finished` event of `graphbook run --json`."""
     for line in measured.stdout.splitlines():
         event = json.loads(line)
-        if event.get("kind") == "run_finished":
+        if event.get("type") == "run_finished":
             if event["status"] != "completed" or event["errors"]:
                 raise RuntimeError(f"the Graphbook run did not complete: {line}")
             return float(event["seconds"])

@@ -2,9 +2,9 @@
 
 from graphbook import steps as steps
 from graphbook.decorators import batch, event, output, param, prompt, resource, source, step
-from graphbook.engine.events import Event
 from graphbook.engine.executor import Executor, RunControl, RunResult, run_workflow
 from graphbook.errors import GraphbookError, Problem, WorkflowError, WorkflowFormatError
+from graphbook.events import Event
 from graphbook.graph import Graph, build_graph
 from graphbook.logs import log
 from graphbook.registry import Registry

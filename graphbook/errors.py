@@ -21,12 +21,12 @@ class ParamError(GraphbookError):
 class Problem:
     """One thing wrong with a workflow, attached to the node it belongs to."""
 
-    node: str | None
+    node_id: str | None
     message: str
     fix: str = ""
 
     def __str__(self) -> str:
-        where = f"node {self.node!r}: " if self.node else ""
+        where = f"node {self.node_id!r}: " if self.node_id else ""
         hint = f" ({self.fix})" if self.fix else ""
         return f"{where}{self.message}{hint}"
 
@@ -42,3 +42,12 @@ class WorkflowError(GraphbookError):
 
 class WorkflowFormatError(GraphbookError):
     """A workflow file is not valid JSON or not in a format Graphbook reads."""
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    """A node file that could not be imported, with the traceback that says why."""
+
+    path: str
+    error: str
+    traceback: str

@@ -1,6 +1,8 @@
 """The wire protocol between the server and its clients: every websocket message in both
 directions and every HTTP payload, as typed frozen dataclasses with one `encode` and one
-`decode`. `web/src/protocol.ts` mirrors this module; docs/protocol.md documents it.
+`decode`. The messages about a run are the engine's events (graphbook.events), sent as they
+are; this module adds the rest. `web/src/protocol.ts` is generated from both (by
+tests/web/protocol_ts.py); docs/protocol.md documents them.
 
 A message is a JSON object whose `type` names it. Fields are never renamed or removed within a
 protocol `VERSION`; new optional fields may be added.
@@ -15,30 +17,34 @@ import typing
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
+from graphbook.errors import LoadFailure, Problem
+from graphbook.events import (  # re-exported (pyproject): the run events are messages too
+    ErrorInfo,
+    NodeError,
+    NodeFinished,
+    NodeLog,
+    NodeOutput,
+    NodePlan,
+    NodeProgress,
+    NodeStarted,
+    NodeState,
+    PauseReason,
+    PlanAction,
+    PlanCause,
+    PoolStats,
+    Prompt,
+    PromptAnswered,
+    RunFinished,
+    RunMode,
+    RunPaused,
+    RunResumed,
+    RunStarted,
+    RunStatus,
+)
+
 VERSION = 1
 """Bumped when a message or field changes incompatibly."""
 
-RunMode = Literal["all", "until", "step"]
-"""`all`: the whole graph; `until`: only what `node` needs; `step`: pause after each unit."""
-RunStatus = Literal["running", "paused", "completed", "failed", "stopped"]
-NodeState = Literal["waiting", "running", "cached", "done", "failed", "stopped"]
-NodeStatus = Literal["done", "failed", "stopped", "cached"]
-PlanAction = Literal["run", "reuse"]
-PlanCause = Literal[
-    "new",
-    "cleared",
-    "evicted",
-    "uncacheable",
-    "code",
-    "params",
-    "upstream",
-    "upstream_runs",
-    "incomplete",
-    "needed",
-    "unchanged",
-]
-"""Why a node runs (or, for `unchanged`, is reused); see docs/protocol.md."""
-PauseReason = Literal["pause", "step"]
 WorkflowAction = Literal["saved", "deleted", "renamed"]
 ErrorCode = Literal[
     "bad_json",
@@ -68,16 +74,7 @@ class ProtocolError(ValueError):
 
 # -- shared parts ------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class ErrorInfo:
-    """An exception raised by node code, with its traceback."""
-
-    type: str
-    message: str
-    traceback: str
-
-
-@dataclass(frozen=True)
-class NodeError:
+class ErrorEntry:
     error: ErrorInfo
     item: Any = None
     """A preview of the dict or item the node was working on, if any."""
@@ -96,25 +93,6 @@ class OutputPreview:
 
 
 @dataclass(frozen=True)
-class NodeTitle:
-    node_id: str
-    title: str
-
-
-@dataclass(frozen=True)
-class PromptInfo:
-    """A question a prompt node asks; answer it with `answer` (ws) or POST /api/prompts/{id}."""
-
-    run_id: str
-    prompt_id: str
-    node_id: str
-    prompt: dict[str, Any]
-    """`{"type", "msg", "def", "options", "show_images"}` as graphbook.prompts builds it."""
-    data: Any
-    """A preview of the dict the question is about."""
-
-
-@dataclass(frozen=True)
 class NodeSnapshot:
     node_id: str
     title: str
@@ -126,7 +104,7 @@ class NodeSnapshot:
     counts: dict[str, int] = field(default_factory=dict)
     rate: float = 0.0
     seconds: float = 0.0
-    errors: list[NodeError] = field(default_factory=list)
+    errors: list[ErrorEntry] = field(default_factory=list)
     """The most recent errors (at most 20)."""
     logs: list[LogEntry] = field(default_factory=list)
     """The most recent log entries (at most 200)."""
@@ -149,15 +127,6 @@ class RunSnapshot:
     errors: int = 0
 
 
-@dataclass(frozen=True)
-class LoadFailureInfo:
-    """A node file that failed to import."""
-
-    path: str
-    error: str
-    traceback: str
-
-
 # -- server -> client --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Hello:
@@ -175,139 +144,9 @@ class Snapshot:
     """Sent right after `hello`: the current (or last) run and the open prompts."""
 
     run: RunSnapshot | None
-    prompts: list[PromptInfo]
+    prompts: list[Prompt]
     catalog_version: int
     type: Literal["snapshot"] = "snapshot"
-
-
-@dataclass(frozen=True)
-class RunStarted:
-    run_id: str
-    workflow: str
-    mode: RunMode
-    node: str | None
-    nodes: list[NodeTitle]
-    """Every node of the run, sources first."""
-    started: float
-    type: Literal["run_started"] = "run_started"
-
-
-@dataclass(frozen=True)
-class NodePlan:
-    """Whether a node runs or reuses its cached outputs, and why."""
-
-    run_id: str
-    node_id: str
-    action: PlanAction
-    cause: PlanCause
-    reason: str
-    type: Literal["node_plan"] = "node_plan"
-
-
-@dataclass(frozen=True)
-class NodeStarted:
-    run_id: str
-    node_id: str
-    type: Literal["node_started"] = "node_started"
-
-
-@dataclass(frozen=True)
-class NodeProgress:
-    """At most ~10 per second per node."""
-
-    run_id: str
-    node_id: str
-    received: int
-    counts: dict[str, int]
-    rate: float
-    """Dicts handed on per second."""
-    type: Literal["node_progress"] = "node_progress"
-
-
-@dataclass(frozen=True)
-class NodeLog:
-    run_id: str
-    node_id: str
-    level: str
-    """info, warning, error, json or image."""
-    message: Any
-    type: Literal["node_log"] = "node_log"
-
-
-@dataclass(frozen=True)
-class NodeOutput:
-    """A preview of one dict a node handed on; fetch others with GET /api/outputs."""
-
-    run_id: str
-    node_id: str
-    output: str
-    index: int
-    preview: Any
-    type: Literal["node_output"] = "node_output"
-
-
-@dataclass(frozen=True)
-class NodeErrorMessage:
-    run_id: str
-    node_id: str
-    error: ErrorInfo
-    item: Any = None
-    type: Literal["node_error"] = "node_error"
-
-
-@dataclass(frozen=True)
-class NodeFinished:
-    run_id: str
-    node_id: str
-    status: NodeStatus
-    counts: dict[str, int]
-    errors: int
-    seconds: float
-    type: Literal["node_finished"] = "node_finished"
-
-
-@dataclass(frozen=True)
-class RunPaused:
-    run_id: str
-    reason: PauseReason
-    node_id: str | None = None
-    """With reason `step`: the node whose unit of work ended the step."""
-    type: Literal["run_paused"] = "run_paused"
-
-
-@dataclass(frozen=True)
-class RunResumed:
-    run_id: str
-    type: Literal["run_resumed"] = "run_resumed"
-
-
-@dataclass(frozen=True)
-class RunFinished:
-    run_id: str
-    status: Literal["completed", "failed", "stopped"]
-    seconds: float
-    counts: dict[str, dict[str, int]]
-    errors: int
-    type: Literal["run_finished"] = "run_finished"
-
-
-@dataclass(frozen=True)
-class Prompt:
-    run_id: str
-    prompt_id: str
-    node_id: str
-    prompt: dict[str, Any]
-    data: Any
-    type: Literal["prompt"] = "prompt"
-
-
-@dataclass(frozen=True)
-class PromptAnswered:
-    run_id: str
-    prompt_id: str
-    node_id: str
-    answer: Any
-    type: Literal["prompt_answered"] = "prompt_answered"
 
 
 @dataclass(frozen=True)
@@ -318,7 +157,7 @@ class CatalogChanged:
     added: list[str]
     removed: list[str]
     changed: list[str]
-    failures: list[LoadFailureInfo]
+    failures: list[LoadFailure]
     type: Literal["catalog_changed"] = "catalog_changed"
 
 
@@ -345,7 +184,7 @@ class Error:
     code: ErrorCode
     message: str
     ref: str | None = None
-    problems: list[ProblemInfo] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     type: Literal["error"] = "error"
 
 
@@ -373,7 +212,7 @@ ServerMessage = Union[  # noqa: UP007 -- a runtime Union that `decode` can take 
     NodeProgress,
     NodeLog,
     NodeOutput,
-    NodeErrorMessage,
+    NodeError,
     NodeFinished,
     RunPaused,
     RunResumed,
@@ -487,7 +326,7 @@ class NodeInfo:
 class Catalog:
     version: int
     nodes: list[NodeInfo]
-    failures: list[LoadFailureInfo]
+    failures: list[LoadFailure]
 
 
 @dataclass(frozen=True)
@@ -503,13 +342,6 @@ class WorkflowList:
 
 
 @dataclass(frozen=True)
-class ProblemInfo:
-    node_id: str | None
-    message: str
-    fix: str
-
-
-@dataclass(frozen=True)
 class WorkflowDocument:
     """A workflow file: always in the canonical format, whatever format the file is in."""
 
@@ -518,7 +350,7 @@ class WorkflowDocument:
     """sha256 of the file's bytes; send it back as `If-Match` to refuse overwriting changes."""
     source_format: Literal["graphbook", "graphbook0"]
     workflow: dict[str, Any]
-    problems: list[ProblemInfo]
+    problems: list[Problem]
     """Validation problems against the current catalog; the file opens anyway."""
 
 
@@ -557,20 +389,6 @@ class OutputItem:
 
 
 @dataclass(frozen=True)
-class KindStatsInfo:
-    waiting: int
-    running: int
-    workers: int
-
-
-@dataclass(frozen=True)
-class PoolInfo:
-    workers: int
-    load: KindStatsInfo
-    dump: KindStatsInfo
-
-
-@dataclass(frozen=True)
 class GpuInfo:
     index: int
     name: str
@@ -591,7 +409,7 @@ class SystemStats:
     memory_used: int
     memory_total: int
     gpus: list[GpuInfo]
-    pool: PoolInfo | None
+    pool: PoolStats | None
     cache: CacheInfo
 
 
@@ -599,7 +417,7 @@ class SystemStats:
 class ErrorBody:
     code: ErrorCode
     message: str
-    problems: list[ProblemInfo] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,13 @@ import logging
 import sys
 import traceback
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from graphbook.decorators import collecting, draft_of, function_spec, is_node_function
-from graphbook.errors import GraphbookError, NodeDefinitionError
+from graphbook.errors import GraphbookError, LoadFailure, NodeDefinitionError
 from graphbook.resources import Resource
 from graphbook.spec import NodeSpec, class_spec
 from graphbook.steps import BatchStep, GeneratorSourceStep, PromptStep, SourceStep, Step
@@ -22,15 +22,6 @@ from graphbook.steps import BatchStep, GeneratorSourceStep, PromptStep, SourceSt
 _BASES = {Step, SourceStep, GeneratorSourceStep, BatchStep, PromptStep, Resource}
 logger = logging.getLogger(__name__)
 NODES_PACKAGE = "graphbook_nodes"
-
-
-@dataclass(frozen=True)
-class LoadFailure:
-    """A node file that could not be imported, with the traceback that says why."""
-
-    path: str
-    error: str
-    traceback: str
 
 
 class UnknownNodeError(GraphbookError):

@@ -18,9 +18,10 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from graphbook.engine.events import (
+from graphbook.engine.preview import preview
+from graphbook.events import (
     Event,
-    NodeFailed,
+    NodeError,
     NodeFinished,
     NodeLog,
     NodeProgress,
@@ -28,7 +29,6 @@ from graphbook.engine.events import (
     RunFinished,
     RunStarted,
 )
-from graphbook.engine.preview import preview
 
 STYLES = {
     "waiting": "dim",
@@ -64,7 +64,7 @@ class RunView:
 
     def update(self, event: Event) -> None:
         if isinstance(event, RunStarted):
-            self.rows = {i: NodeRow(i, title) for i, title in event.nodes.items()}
+            self.rows = {n.node_id: NodeRow(n.node_id, n.title) for n in event.nodes}
             return
         row = self.rows.get(getattr(event, "node_id", ""))
         if row is not None:
@@ -95,7 +95,7 @@ def _update_row(row: NodeRow, event: Event) -> None:
         row.status = "running"
     elif isinstance(event, NodeProgress):
         row.counts, row.rate = dict(event.counts), event.rate
-    elif isinstance(event, NodeFailed):
+    elif isinstance(event, NodeError):
         row.errors += 1
     elif isinstance(event, NodeFinished):
         row.status, row.counts = event.status, dict(event.counts)
@@ -127,7 +127,7 @@ class TerminalSink:
         self._show: dict[type[Any], Callable[[Any], None]] = {
             RunStarted: self._run_started,
             NodeLog: self._log,
-            NodeFailed: self._failed,
+            NodeError: self._failed,
             NodeFinished: self._finished,
             RunFinished: self._run_finished,
         }
@@ -172,7 +172,7 @@ class TerminalSink:
         line.append(message_text(event.message), style="red" if is_error else "")
         (self.err if is_error else self.out).print(line)
 
-    def _failed(self, event: NodeFailed) -> None:
+    def _failed(self, event: NodeError) -> None:
         title = self.view.title(event.node_id)
         self.err.print(Text(f"[{event.node_id}] {title} failed: {event.error}", style="bold red"))
         if event.item is not None:
@@ -245,7 +245,7 @@ class JsonSink:
 
 
 def event_json(event: Event) -> dict[str, Any]:
-    """An event as a JSON-safe dict: its fields, with `kind` saying which event it is."""
+    """An event as a JSON-safe dict: its fields, with `type` saying which event it is."""
     return {f.name: json_safe(getattr(event, f.name)) for f in fields(event)}
 
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
-from graphbook.engine.events import PlanAction, PlanCause
 from graphbook.engine.runners import fork
+from graphbook.events import PlanAction, PlanCause
 from graphbook.graph import Graph, GraphNode
 from graphbook.steps import Data
 

@@ -18,24 +18,6 @@ from typing import Any
 from graphbook.engine.cache import Plan, WorkflowCache
 from graphbook.engine.control import RunControl
 from graphbook.engine.devices import prepare
-from graphbook.engine.events import (
-    ErrorInfo,
-    NodeCached,
-    NodeFailed,
-    NodeFinished,
-    NodeLog,
-    NodeOutput,
-    NodePlanned,
-    NodeStarted,
-    NodeStatus,
-    RunFinished,
-    RunPaused,
-    RunResumed,
-    RunStarted,
-    RunStatus,
-    Sink,
-    null_sink,
-)
 from graphbook.engine.pool import InlinePool, Pool
 from graphbook.engine.preview import preview
 from graphbook.engine.runners import (
@@ -46,6 +28,25 @@ from graphbook.engine.runners import (
     Runner,
     RunState,
     runner_for,
+)
+from graphbook.events import (
+    EndStatus,
+    ErrorInfo,
+    NodeError,
+    NodeFinished,
+    NodeLog,
+    NodeOutput,
+    NodePlan,
+    NodeStarted,
+    NodeStatus,
+    NodeTitle,
+    RunFinished,
+    RunMode,
+    RunPaused,
+    RunResumed,
+    RunStarted,
+    Sink,
+    null_sink,
 )
 from graphbook.graph import Graph, GraphNode, build_graph
 from graphbook.logs import node_context
@@ -63,10 +64,10 @@ class RunResult:
     """How a run ended, with counts per node and output, and every error."""
 
     run_id: str
-    status: RunStatus
+    status: EndStatus
     seconds: float
     counts: dict[str, dict[str, int]]
-    errors: list[NodeFailed] = field(default_factory=list)
+    errors: list[NodeError] = field(default_factory=list)
     outputs: dict[str, dict[str, list[Data]]] = field(default_factory=dict)
     """Every dict each node handed on, by output; filled only when the run collects."""
 
@@ -116,18 +117,20 @@ class Executor:
         control: RunControl | None = None,
         cache: WorkflowCache | None = None,
         run_id: str | None = None,
+        workflow: str = "",
     ) -> RunResult:
         """Run `graph` (or only what `until` needs) to the end, streaming events to `sink`.
 
         With a `cache`, nodes whose outputs are cached and unchanged are not run again: their
         cached dicts feed the nodes that do run, and complete outputs are kept for next time.
+        `workflow` names the run's workflow file in its `RunStarted` event.
         """
         if until is not None:
             graph = graph.subgraph(graph.ancestors(until))
-        errors: list[NodeFailed] = []
+        errors: list[NodeError] = []
 
         def record(event: Any) -> None:
-            if isinstance(event, NodeFailed):
+            if isinstance(event, NodeError):
                 errors.append(event)
             sink(event)
 
@@ -140,9 +143,12 @@ class Executor:
             self.collect,
             control=control,
             preview=self.previewer,
+            run_id=run_id or uuid.uuid4().hex[:12],
         )
-        session = _Session(graph, state, control, cache, run_id)
-        status, seconds = session.run()
+        mode: RunMode = "step" if control.stepping else "until" if until is not None else "all"
+        started = RunStarted(state.run_id, workflow, mode, until, _titles(graph), time.time())
+        session = _Session(graph, state, control, cache)
+        status, seconds = session.run(started)
         counts = session.counts()
         record(RunFinished(session.run_id, status, seconds, counts, len(errors)))
         return RunResult(session.run_id, status, seconds, counts, errors, state.outputs)
@@ -157,23 +163,21 @@ class _Session:
         state: RunState,
         control: RunControl,
         cache: WorkflowCache | None = None,
-        run_id: str | None = None,
     ) -> None:
         self.graph = graph
         self.state = state
         self.control = control
         self.cache = cache
         self.plan: Plan | None = None
-        self.run_id = run_id or uuid.uuid4().hex[:12]
+        self.run_id = state.run_id
         self.runners: list[Runner] = []
         self.started: list[Runner] = []
         self.values: dict[str, Any] = {}
 
-    def run(self) -> tuple[RunStatus, float]:
+    def run(self, started: RunStarted) -> tuple[EndStatus, float]:
         start = time.perf_counter()
-        titles = {i: n.title for i, n in self.graph.nodes.items()}
-        self.state.sink(RunStarted(self.run_id, titles))
-        status: RunStatus = "failed"
+        self.state.sink(started)
+        status: EndStatus = "failed"
         try:
             self._plan()
             self._build()
@@ -206,13 +210,15 @@ class _Session:
         self.plan = self.cache.plan(self.graph)
         for decision in self.plan.decisions.values():
             self.state.sink(
-                NodePlanned(decision.node_id, decision.action, decision.cause, decision.reason)
+                NodePlan(
+                    self.run_id, decision.node_id, decision.action, decision.cause, decision.reason
+                )
             )
         for node_id in self.graph.nodes:
             if not self._reused(node_id):
                 continue
             if self.graph.nodes[node_id].spec.is_resource:  # not needed: it is not built
-                self.state.sink(NodeCached(node_id, {}))
+                self.state.sink(NodeFinished(self.run_id, node_id, "cached", {}, 0, 0.0))
             else:
                 self._show_cached(node_id)
 
@@ -223,11 +229,13 @@ class _Session:
         entry = self.cache.entry(node_id) if self.cache is not None else None
         if entry is None:
             return
-        self.state.sink(NodeCached(node_id, dict(entry.counts)))
+        counts = dict(entry.counts)
+        self.state.sink(NodeFinished(self.run_id, node_id, "cached", counts, 0, 0.0))
         for output, items in entry.by_output.items():
             if items:
                 shown = self.state.preview(items[-1])
-                self.state.sink(NodeOutput(node_id, output, len(items) - 1, shown))
+                index = len(items) - 1
+                self.state.sink(NodeOutput(self.run_id, node_id, output, index, shown))
 
     # -- building ----------------------------------------------------------------------
     def _build(self) -> None:
@@ -256,8 +264,8 @@ class _Session:
 
     def _build_resource(self, node: GraphNode) -> None:
         """Build a resource's value, once, shown as a node that starts and finishes (no
-        counts): `failed` after its NodeFailed if building raised, `stopped` if interrupted."""
-        self.state.sink(NodeStarted(node.id))
+        counts): `failed` after its NodeError if building raised, `stopped` if interrupted."""
+        self.state.sink(NodeStarted(self.run_id, node.id))
         start = time.perf_counter()
         status: NodeStatus = "failed"
         try:
@@ -269,7 +277,7 @@ class _Session:
         finally:
             errors = 1 if status == "failed" else 0
             seconds = time.perf_counter() - start
-            self.state.sink(NodeFinished(node.id, status, {}, errors, seconds))
+            self.state.sink(NodeFinished(self.run_id, node.id, status, {}, errors, seconds))
 
     def _replay(self, node: GraphNode) -> Runner:
         entry = self.cache.entry(node.id) if self.cache is not None else None
@@ -299,12 +307,12 @@ class _Session:
             self._fail(node.id, exc)
 
     def _fail(self, node_id: str, exc: BaseException) -> Any:
-        self.state.sink(NodeFailed(node_id, ErrorInfo.from_exception(exc)))
+        self.state.sink(NodeError(self.run_id, node_id, ErrorInfo.from_exception(exc)))
         self.state.failed = True
         raise RunAborted(node_id)
 
     def _log_to_sink(self, node_id: str, message: Any, level: str) -> None:
-        self.state.sink(NodeLog(node_id, level, message))
+        self.state.sink(NodeLog(self.run_id, node_id, level, message))
 
     def _start(self) -> None:
         for runner in self.runners:
@@ -316,7 +324,7 @@ class _Session:
             self.started.append(runner)
 
     # -- scheduling --------------------------------------------------------------------
-    def _loop(self) -> RunStatus:
+    def _loop(self) -> EndStatus:
         downstream_first = list(reversed(self.runners))
         pending = list(self.runners)
         while pending:
@@ -363,7 +371,8 @@ class _Session:
             try:
                 runner.end()
             except Exception as exc:
-                self.state.sink(NodeFailed(runner.id, ErrorInfo.from_exception(exc)))
+                error = ErrorInfo.from_exception(exc)
+                self.state.sink(NodeError(self.run_id, runner.id, error))
                 self.state.failed = True
 
     def _keep_outputs(self) -> None:
@@ -382,6 +391,10 @@ class _Session:
             node = self.graph.nodes[node_id]
             if decision.action == "run" and node_id not in built and not node.spec.is_resource:
                 self.cache.abandon(node_id)  # the run failed before this node was built
+
+
+def _titles(graph: Graph) -> list[NodeTitle]:
+    return [NodeTitle(node_id, node.title) for node_id, node in graph.nodes.items()]
 
 
 def _close_exhausted(pending: list[Runner]) -> bool:
@@ -422,7 +435,9 @@ def run_workflow(
 
     The run has a pool of `workers` processes of its own, closed at the end, unless `pool` is
     given: then it runs on that one, which stays open (its owner closes it)."""
+    name = ""
     if not isinstance(workflow, Workflow):
+        name = Path(workflow).name
         workflow = Workflow.load(workflow)
     registry = registry or Registry.with_builtins()
     for folder in nodes:
@@ -432,7 +447,7 @@ def run_workflow(
     pool = make_pool(workers) if pool is None else pool
     try:
         executor = Executor(pool, continue_on_error=continue_on_error, collect=collect)
-        return executor.run(graph, sink, until=until, control=control)
+        return executor.run(graph, sink, until=until, control=control, workflow=name)
     finally:
         if own:
             pool.close()

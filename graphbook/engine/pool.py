@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from graphbook.engine.events import ErrorInfo
+from graphbook.events import ErrorInfo, PoolStats
 
 Kind = Literal["load", "dump"]
 """Load and dump tasks go to separate workers, so writing never waits behind loading."""
@@ -59,6 +59,9 @@ class Pool(Protocol):
     def lane(self, fn: Callable[..., Any], capacity: int, kind: Kind = "load") -> Lane: ...
 
     def wait(self, timeout: float) -> None: ...
+
+    def stats(self) -> PoolStats | None:
+        """The workers' load; None for a pool without workers."""
 
     def close(self) -> None: ...
 
@@ -107,6 +110,9 @@ class InlinePool:
 
     def wait(self, timeout: float) -> None:
         """Nothing is ever pending elsewhere."""
+
+    def stats(self) -> None:
+        """No workers, no load."""
 
     def close(self) -> None:
         """Nothing to stop."""

@@ -34,8 +34,8 @@ import multiprocess
 from multiprocess.connection import wait as wait_for
 
 from graphbook.engine import shm
-from graphbook.engine.events import ErrorInfo
 from graphbook.engine.pool import Failed, Kind, Outcome, call
+from graphbook.events import ErrorInfo, KindStats, PoolStats
 
 logger = logging.getLogger(__name__)
 
@@ -71,24 +71,6 @@ pickled args); None stops it."""
 #    3, and segments of workers that died before their handle was read.
 # A worker whose parent dies sees it within WATCHDOG_INTERVAL (its `get` times out and it checks
 # `os.getppid()`), unlinks what it and the parent left in shared memory, and leaves.
-
-
-@dataclass(frozen=True)
-class KindStats:
-    waiting: int
-    """Tasks not yet handed to a worker."""
-    running: int
-    """Tasks handed to a worker whose outcome has not come back."""
-    workers: int
-    """Worker processes alive."""
-
-
-@dataclass(frozen=True)
-class PoolStats:
-    workers: int
-    """Workers per kind, as asked for."""
-    load: KindStats
-    dump: KindStats
 
 
 class ProcessPool:

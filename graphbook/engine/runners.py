@@ -17,22 +17,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from graphbook.engine.control import RunControl
-from graphbook.engine.events import (
+from graphbook.engine.pool import Done, Failed, Lane, Pool
+from graphbook.engine.preview import preview
+from graphbook.errors import GraphbookError
+from graphbook.events import (
     ErrorInfo,
-    NodeAnswered,
-    NodeFailed,
+    NodeError,
     NodeFinished,
     NodeLog,
     NodeOutput,
     NodeProgress,
-    NodePrompted,
     NodeStarted,
     NodeStatus,
+    Prompt,
+    PromptAnswered,
     Sink,
 )
-from graphbook.engine.pool import Done, Failed, Lane, Pool
-from graphbook.engine.preview import preview
-from graphbook.errors import GraphbookError
 from graphbook.graph import GraphNode
 from graphbook.logs import node_context
 from graphbook.steps import Data, Routed, items_of, routed
@@ -74,6 +74,7 @@ class RunState:
     outputs: dict[str, dict[str, list[Data]]] = field(default_factory=dict)
     control: RunControl = field(default_factory=RunControl)
     preview: Previewer = preview
+    run_id: str = ""
 
 
 class Runner:
@@ -120,7 +121,7 @@ class Runner:
         return False
 
     def start(self) -> None:
-        self.run.sink(NodeStarted(self.id))
+        self.run.sink(NodeStarted(self.run.run_id, self.id))
         with node_context(self.id, self.on_log):
             self.instance.on_start()
 
@@ -216,7 +217,10 @@ class Runner:
         finished: NodeStatus = "failed" if self.errors else status
         self.status = finished
         seconds = time.perf_counter() - self.started
-        self.run.sink(NodeFinished(self.id, finished, dict(self.counts), self.errors, seconds))
+        counts = dict(self.counts)
+        self.run.sink(
+            NodeFinished(self.run.run_id, self.id, finished, counts, self.errors, seconds)
+        )
         for targets in self.targets.values():
             for target in targets:
                 target.open_upstream -= 1
@@ -234,7 +238,8 @@ class Runner:
         for output, (index, data) in self._firsts.items():
             if now - self._last_preview[output] >= PREVIEW_EVERY:
                 self._last_preview[output] = now
-                self.run.sink(NodeOutput(self.id, output, index, self.run.preview(data)))
+                shown = self.run.preview(data)
+                self.run.sink(NodeOutput(self.run.run_id, self.id, output, index, shown))
         self._firsts.clear()
 
     def report_progress(self, force: bool = False) -> None:
@@ -242,7 +247,8 @@ class Runner:
         if force or now - self._last_progress >= PROGRESS_EVERY:
             self._last_progress = now
             rate = sum(self.counts.values()) / max(now - self.started, 1e-9)
-            self.run.sink(NodeProgress(self.id, self.received, dict(self.counts), rate))
+            counts = dict(self.counts)
+            self.run.sink(NodeProgress(self.run.run_id, self.id, self.received, counts, rate))
 
     # -- errors and logs --------------------------------------------------------------------
     def fail(self, exc: BaseException | ErrorInfo, item: Any = None) -> None:
@@ -250,13 +256,13 @@ class Runner:
         error = exc if isinstance(exc, ErrorInfo) else ErrorInfo.from_exception(exc)
         self.errors += 1
         shown = self.run.preview(item) if item is not None else None
-        self.run.sink(NodeFailed(self.id, error, shown))
+        self.run.sink(NodeError(self.run.run_id, self.id, error, shown))
         if not self.run.continue_on_error:
             self.run.failed = True
             raise RunAborted(self.id)
 
     def on_log(self, node_id: str, message: Any, level: str) -> None:
-        self.run.sink(NodeLog(node_id, level, message))
+        self.run.sink(NodeLog(self.run.run_id, node_id, level, message))
 
 
 class SourceRunner(Runner):
@@ -361,14 +367,19 @@ class PromptRunner(Runner):
             return
         self.parked = Parked(data, uuid.uuid4().hex[:12], answer)
         shown = self.run.preview(data)
-        self.run.sink(NodePrompted(self.id, self.parked.prompt_id, plain(question), shown))
+        asked = plain(question)
+        if asked.get("type") == "boolean":  # PromptStep's default says "boolean"
+            asked["type"] = "bool"
+        prompt = Prompt(self.run.run_id, self.parked.prompt_id, self.id, asked, shown)
+        self.run.sink(prompt)
         answer.add_done_callback(lambda _: self.run.control.wake())
 
     def _answered(self, parked: Parked) -> None:
         self.parked = None
         try:
             answer = parked.answer.result()
-            self.run.sink(NodeAnswered(self.id, parked.prompt_id, plain(answer)))
+            answered = PromptAnswered(self.run.run_id, parked.prompt_id, self.id, plain(answer))
+            self.run.sink(answered)
             self._finish(parked.data, answer)
         except Exception as exc:
             self.fail(exc, parked.data)

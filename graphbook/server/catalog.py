@@ -12,6 +12,7 @@ from aiohttp import web
 
 from graphbook import protocol as p
 from graphbook.engine.runners import plain
+from graphbook.errors import LoadFailure
 from graphbook.registry import Registry
 from graphbook.server.keys import CATALOG
 from graphbook.server.request import reply
@@ -45,9 +46,8 @@ class CatalogState:
         nodes = [node_info(spec) for spec in self.registry]
         return p.Catalog(self.version, nodes, self.failures())
 
-    def failures(self) -> list[p.LoadFailureInfo]:
-        failures = self.registry.failures.values()
-        return [p.LoadFailureInfo(f.path, f.error, f.traceback) for f in failures]
+    def failures(self) -> list[LoadFailure]:
+        return list(self.registry.failures.values())
 
     async def reload(self, changed: Iterable[Path]) -> p.CatalogChanged | None:
         """Re-import changed node files (drop deleted ones); the change, if any."""

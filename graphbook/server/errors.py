@@ -23,11 +23,7 @@ class ServerError(Exception):
         self.problems = list(problems or [])
 
     def body(self) -> p.ErrorReply:
-        return p.ErrorReply(p.ErrorBody(self.code, self.message, problem_infos(self.problems)))
-
-
-def problem_infos(problems: list[Problem]) -> list[p.ProblemInfo]:
-    return [p.ProblemInfo(pr.node, pr.message, pr.fix) for pr in problems]
+        return p.ErrorReply(p.ErrorBody(self.code, self.message, self.problems))
 
 
 def not_found(what: str) -> ServerError:

@@ -6,8 +6,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from graphbook import events as e
 from graphbook import protocol as p
-from graphbook.engine import events as e
 from graphbook.store import RunKind, RunRecord, Store
 
 logger = logging.getLogger(__name__)
@@ -19,7 +19,7 @@ class RunConfig:
     """What a run was asked to do, as stored with it."""
 
     workflow: str
-    mode: p.RunMode
+    mode: e.RunMode
     node: str | None
     params: dict[str, dict[str, Any]]
 
@@ -45,7 +45,7 @@ class HistorySink:
         if isinstance(event, e.RunStarted):
             name, config = self.config.workflow, self.config.to_json()
             self.store.start_run(KIND, name, config, run_id=event.run_id)
-        elif isinstance(event, e.NodeFailed) and self.error is None:
+        elif isinstance(event, e.NodeError) and self.error is None:
             self.error = f"node {event.node_id!r}: {event.error}"
         elif isinstance(event, e.RunFinished):
             self.store.finish_run(event.run_id, event.status, event.counts, self.error)

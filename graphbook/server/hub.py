@@ -18,6 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from graphbook import __version__
+from graphbook import events as e
 from graphbook import protocol as p
 from graphbook.server.view import RunView
 
@@ -70,7 +71,7 @@ class Hub:
         self.clients: dict[str, Client] = {}
         self.view = RunView()
         self._catalog_version = catalog_version
-        self._progress: dict[tuple[str, str], p.NodeProgress] = {}
+        self._progress: dict[tuple[str, str], e.NodeProgress] = {}
         self._timer: asyncio.TimerHandle | None = None
 
     def attach(self, ws: web.WebSocketResponse) -> Client:
@@ -94,7 +95,7 @@ class Hub:
 
     def publish(self, message: Any) -> None:
         self.view.apply(message)
-        if isinstance(message, p.NodeProgress):
+        if isinstance(message, e.NodeProgress):
             self._progress[(message.run_id, message.node_id)] = message
             if self._timer is None:
                 loop = asyncio.get_running_loop()

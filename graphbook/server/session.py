@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from graphbook.engine.control import RunControl, interrupt
 from graphbook.engine.executor import Executor, make_pool
 from graphbook.engine.pool import InlinePool, Pool
 from graphbook.errors import WorkflowError
+from graphbook.events import Event, RunFinished
 from graphbook.graph import Graph, build_graph
 from graphbook.registry import Registry
 from graphbook.server.desk import PromptDesk, check_answer
@@ -45,17 +45,13 @@ STOP_GRACE = 2.0
 
 @dataclass
 class ActiveRun:
-    started: p.RunStarted
+    run_id: str
+    config: RunConfig
     control: RunControl
     graph: Graph
-    workflow: Workflow
     thread: threading.Thread | None = None
     ended: bool = False
     """The executor has returned (the thread may still be cleaning up the pool)."""
-
-    @property
-    def run_id(self) -> str:
-        return self.started.run_id
 
 
 class Session:
@@ -103,17 +99,18 @@ class Session:
         workflow = self._workflow(request, name)
         graph = self._graph(workflow)
         node = _target(request, graph)
-        started = p.RunStarted(uuid.uuid4().hex[:12], name, request.mode, node, [], time.time())
+        params = {n.id: dict(n.params) for n in workflow.nodes.values()}
+        config = RunConfig(name, request.mode, node, params)
         control = RunControl()
         if request.mode == "step":
             control.step(node)
-        active = ActiveRun(started, control, graph, workflow)
+        active = ActiveRun(uuid.uuid4().hex[:12], config, control, graph)
         active.thread = threading.Thread(
-            target=self._run, args=(active,), name=f"graphbook-run-{started.run_id}", daemon=True
+            target=self._run, args=(active,), name=f"graphbook-run-{active.run_id}", daemon=True
         )
         self.active = active
         active.thread.start()
-        return started.run_id
+        return active.run_id
 
     def _workflow(self, request: p.Run, name: str) -> Workflow:
         if request.graph is not None:
@@ -128,13 +125,11 @@ class Session:
 
     # -- the run's thread --------------------------------------------------------------------
     def _run(self, active: ActiveRun) -> None:
-        started = active.started
-        params = {n.id: dict(n.params) for n in active.workflow.nodes.values()}
-        config = RunConfig(started.workflow, started.mode, started.node, params)
+        config = active.config
         history = HistorySink(self.store, config)
-        translate = Translator(started, self.previewer)
+        translate = Translator(self.previewer)
 
-        def sink(event: Any) -> None:
+        def sink(event: Event) -> None:
             history(event)
             messages = translate(event)
             if messages:
@@ -145,14 +140,15 @@ class Session:
             executor.run(
                 active.graph,
                 sink,
-                until=started.node if started.mode != "all" else None,
+                until=config.node if config.mode != "all" else None,
                 control=active.control,
-                cache=self.cache.workflow(started.workflow),
-                run_id=started.run_id,
+                cache=self.cache.workflow(config.workflow),
+                run_id=active.run_id,
+                workflow=config.workflow,
             )
         except BaseException:  # a bug, or an interrupt outside node code: the run still ends
-            logger.exception("run %s ended abnormally", started.run_id)
-            self._call_soon(self.hub.publish, p.RunFinished(started.run_id, "failed", 0.0, {}, 1))
+            logger.exception("run %s ended abnormally", active.run_id)
+            self._call_soon(self.hub.publish, RunFinished(active.run_id, "failed", 0.0, {}, 1))
         finally:
             active.ended = True
             self._renew_pool_after_stop(active)
@@ -160,10 +156,9 @@ class Session:
 
     def _renew_pool_after_stop(self, active: ActiveRun) -> None:
         """Stop is real: workers still busy with a stopped run's tasks are ended."""
-        stats = getattr(self.pool, "stats", None)
-        if not active.control.stopping or stats is None:
+        current = self.pool.stats()
+        if not active.control.stopping or current is None:
             return
-        current = stats()
         if current.load.running or current.dump.running or current.load.waiting:
             logger.info("ending worker processes still busy after a stop")
             self.pool.close()
@@ -214,7 +209,7 @@ class Session:
             interrupt(thread)
 
     def refuse_while_running(self, workflow: str) -> None:
-        if self.active is not None and self.active.started.workflow == workflow:
+        if self.active is not None and self.active.config.workflow == workflow:
             raise conflict(f"{workflow} is running; stop the run first", "run_active")
 
     # -- prompts, cache, outputs -------------------------------------------------------------

@@ -11,6 +11,7 @@ from aiohttp import web
 
 from graphbook import __version__
 from graphbook import protocol as p
+from graphbook.events import PoolStats
 from graphbook.server.errors import bad_message
 from graphbook.server.keys import SESSION
 from graphbook.server.request import read_object, reply
@@ -66,13 +67,8 @@ def gpus() -> list[p.GpuInfo]:
     return found
 
 
-def pool_info(session: Session) -> p.PoolInfo | None:
-    stats = getattr(session.pool, "stats", None)
-    if stats is None:
-        return None
-    s = stats()
-    load, dump = (p.KindStatsInfo(k.waiting, k.running, k.workers) for k in (s.load, s.dump))
-    return p.PoolInfo(s.workers, load, dump)
+def pool_info(session: Session) -> PoolStats | None:
+    return session.pool.stats()
 
 
 def system_stats(session: Session) -> p.SystemStats:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphbook import events as e
 from graphbook import protocol as p
 
 MAX_LOGS = 200
@@ -19,15 +20,15 @@ MAX_ERRORS = 20
 class NodeView:
     node_id: str
     title: str
-    state: p.NodeState = "waiting"
-    action: p.PlanAction | None = None
-    cause: p.PlanCause | None = None
+    state: e.NodeState = "waiting"
+    action: e.PlanAction | None = None
+    cause: e.PlanCause | None = None
     reason: str = ""
     received: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     rate: float = 0.0
     seconds: float = 0.0
-    errors: deque[p.NodeError] = field(default_factory=lambda: deque(maxlen=MAX_ERRORS))
+    errors: deque[p.ErrorEntry] = field(default_factory=lambda: deque(maxlen=MAX_ERRORS))
     logs: deque[p.LogEntry] = field(default_factory=lambda: deque(maxlen=MAX_LOGS))
     outputs: dict[str, p.OutputPreview] = field(default_factory=dict)
 
@@ -51,10 +52,10 @@ class NodeView:
 
 @dataclass
 class RunState:
-    started: p.RunStarted
-    status: p.RunStatus = "running"
+    started: e.RunStarted
+    status: e.RunStatus = "running"
     seconds: float | None = None
-    pause_reason: p.PauseReason | None = None
+    pause_reason: e.PauseReason | None = None
     errors: int = 0
     nodes: dict[str, NodeView] = field(default_factory=dict)
 
@@ -64,7 +65,7 @@ class RunView:
 
     def __init__(self) -> None:
         self.run: RunState | None = None
-        self.prompts: dict[str, p.PromptInfo] = {}
+        self.prompts: dict[str, e.Prompt] = {}
         self._apply: dict[str, Callable[[Any], None]] = {
             "run_started": self._run_started,
             "node_plan": self._node_plan,
@@ -113,56 +114,56 @@ class RunView:
             return None
         return self.run.nodes.get(message.node_id)
 
-    def _run_started(self, m: p.RunStarted) -> None:
+    def _run_started(self, m: e.RunStarted) -> None:
         self.run = RunState(m, nodes={n.node_id: NodeView(n.node_id, n.title) for n in m.nodes})
         self.prompts.clear()
 
-    def _node_plan(self, m: p.NodePlan) -> None:
+    def _node_plan(self, m: e.NodePlan) -> None:
         node = self._node(m)
         if node is not None:
             node.action, node.cause, node.reason = m.action, m.cause, m.reason
 
-    def _node_started(self, m: p.NodeStarted) -> None:
+    def _node_started(self, m: e.NodeStarted) -> None:
         node = self._node(m)
         if node is not None:
             node.state = "running"
 
-    def _node_progress(self, m: p.NodeProgress) -> None:
+    def _node_progress(self, m: e.NodeProgress) -> None:
         node = self._node(m)
         if node is not None:
             node.received, node.counts, node.rate = m.received, dict(m.counts), m.rate
 
-    def _node_log(self, m: p.NodeLog) -> None:
+    def _node_log(self, m: e.NodeLog) -> None:
         node = self._node(m)
         if node is not None:
             node.logs.append(p.LogEntry(m.level, m.message))
 
-    def _node_output(self, m: p.NodeOutput) -> None:
+    def _node_output(self, m: e.NodeOutput) -> None:
         node = self._node(m)
         if node is not None:
             node.outputs[m.output] = p.OutputPreview(m.index, m.preview)
 
-    def _node_error(self, m: p.NodeErrorMessage) -> None:
+    def _node_error(self, m: e.NodeError) -> None:
         node = self._node(m)
         if node is not None:
-            node.errors.append(p.NodeError(m.error, m.item))
+            node.errors.append(p.ErrorEntry(m.error, m.item))
         if self.run is not None:
             self.run.errors += 1
 
-    def _node_finished(self, m: p.NodeFinished) -> None:
+    def _node_finished(self, m: e.NodeFinished) -> None:
         node = self._node(m)
         if node is not None:
             node.state, node.counts, node.seconds = m.status, dict(m.counts), m.seconds
 
-    def _run_paused(self, m: p.RunPaused) -> None:
+    def _run_paused(self, m: e.RunPaused) -> None:
         if self.run is not None and self.run.started.run_id == m.run_id:
             self.run.status, self.run.pause_reason = "paused", m.reason
 
-    def _run_resumed(self, m: p.RunResumed) -> None:
+    def _run_resumed(self, m: e.RunResumed) -> None:
         if self.run is not None and self.run.started.run_id == m.run_id:
             self.run.status, self.run.pause_reason = "running", None
 
-    def _run_finished(self, m: p.RunFinished) -> None:
+    def _run_finished(self, m: e.RunFinished) -> None:
         if self.run is not None and self.run.started.run_id == m.run_id:
             self.run.status, self.run.seconds, self.run.pause_reason = m.status, m.seconds, None
             self.run.errors = m.errors
@@ -171,14 +172,14 @@ class RunView:
                     node.state = _unstarted_state(node, m.status)
         self.prompts = {k: v for k, v in self.prompts.items() if v.run_id != m.run_id}
 
-    def _prompt(self, m: p.Prompt) -> None:
-        self.prompts[m.prompt_id] = p.PromptInfo(m.run_id, m.prompt_id, m.node_id, m.prompt, m.data)
+    def _prompt(self, m: e.Prompt) -> None:
+        self.prompts[m.prompt_id] = m
 
-    def _prompt_answered(self, m: p.PromptAnswered) -> None:
+    def _prompt_answered(self, m: e.PromptAnswered) -> None:
         self.prompts.pop(m.prompt_id, None)
 
 
-def _unstarted_state(node: NodeView, status: str) -> p.NodeState:
+def _unstarted_state(node: NodeView, status: str) -> e.NodeState:
     if node.action == "reuse":
         return "cached"
     return "done" if status == "completed" else "stopped"

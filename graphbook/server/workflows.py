@@ -12,10 +12,10 @@ from typing import Any
 from aiohttp import web
 
 from graphbook import protocol as p
-from graphbook.errors import WorkflowError, WorkflowFormatError
+from graphbook.errors import Problem, WorkflowError, WorkflowFormatError
 from graphbook.graph import build_graph
 from graphbook.registry import Registry
-from graphbook.server.errors import ServerError, bad_message, conflict, not_found, problem_infos
+from graphbook.server.errors import ServerError, bad_message, conflict, not_found
 from graphbook.server.keys import HUB, SESSION, WORKFLOWS
 from graphbook.server.paths import Root
 from graphbook.server.request import ok, read_json, reply
@@ -69,11 +69,11 @@ class WorkflowFiles:
         name = self.name(relative)
         return p.WorkflowDocument(name, digest(raw), source, workflow.to_json(), problems)
 
-    def problems(self, workflow: Workflow) -> list[p.ProblemInfo]:
+    def problems(self, workflow: Workflow) -> list[Problem]:
         try:
             build_graph(workflow, self.registry)
         except WorkflowError as exc:
-            return problem_infos(exc.problems)
+            return exc.problems
         return []
 
     def write(self, relative: str, body: Any, if_match: str | None) -> p.WorkflowDocument:

@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from graphbook import protocol as p
-from graphbook.server.errors import ServerError, problem_infos
+from graphbook.server.errors import ServerError
 from graphbook.server.hub import Client
 from graphbook.server.keys import HUB, SESSION, SETTINGS
 from graphbook.server.session import Session
@@ -22,7 +22,7 @@ is closed by aiohttp (code 1009) before the message is read into memory."""
 
 Command = Callable[[Session, Any], Any]
 COMMANDS: dict[str, Command] = {
-    "run": lambda s, m: {"run_id": s.start(m)},
+    "run": lambda s, m: p.RunAccepted(s.start(m)),
     "pause": lambda s, m: s.pause(),
     "resume": lambda s, m: s.resume(),
     "step": lambda s, m: s.step(m.node),
@@ -68,7 +68,7 @@ def handle(session: Session, client: Client, text: str, limit: int) -> None:
     try:
         result = COMMANDS[message.type](session, message)
     except ServerError as exc:
-        client.send(p.Error(exc.code, exc.message, message.ref, problem_infos(exc.problems)))
+        client.send(p.Error(exc.code, exc.message, message.ref, exc.problems))
     except Exception as exc:  # a bug must not end the connection
         logger.exception("handling a %s message failed", message.type)
         client.send(p.Error("internal", f"{type(exc).__name__}: {exc}", message.ref))

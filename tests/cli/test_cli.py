@@ -19,8 +19,8 @@ from rich.console import Console
 
 from graphbook import __version__
 from graphbook.cli import main
-from graphbook.engine.events import NodeFinished, NodeLog, NodeStarted, RunFinished, RunStarted
 from graphbook.engine.processes import ProcessPool
+from graphbook.events import NodeFinished, NodeLog, NodeStarted, NodeTitle, RunFinished, RunStarted
 from graphbook.terminal import TerminalSink, json_safe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -264,11 +264,11 @@ def test_json_prints_only_events_one_per_line(
     assert main(["run", str(explode_workflow(project, count=3, bad=1)), "--json"]) == 1
 
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    kinds = [e["kind"] for e in events]
+    kinds = [e["type"] for e in events]
     assert kinds[0] == "run_started"
     assert kinds[-1] == "run_finished"
-    assert {"node_started", "node_log", "node_failed", "node_finished"} <= set(kinds)
-    failed = next(e for e in events if e["kind"] == "node_failed")
+    assert {"node_started", "node_log", "node_error", "node_finished"} <= set(kinds)
+    failed = next(e for e in events if e["type"] == "node_error")
     assert failed["node_id"] == "1"
     assert failed["error"]["type"] == "ValueError"
     assert events[-1]["status"] == "failed"
@@ -396,13 +396,13 @@ def test_on_a_terminal_the_sink_draws_a_live_table_and_then_the_summary() -> Non
     out = Console(file=io.StringIO(), force_terminal=True, width=100)
     sink = TerminalSink(out, Console(file=io.StringIO()))
 
-    sink(RunStarted("r1", {"0": "Numbers"}))
-    sink(NodeStarted("0"))
+    sink(RunStarted("r1", "", "all", None, [NodeTitle("0", "Numbers")], 0.0))
+    sink(NodeStarted("r1", "0"))
     assert sink.live is not None and sink.live.is_started
-    sink(NodeLog("0", "info", "hello [from] the node"))
-    sink(NodeFinished("0", "done", {"out": 3}, 0, 0.5))
+    sink(NodeLog("r1", "0", "info", "hello [from] the node"))
+    sink(NodeFinished("r1", "0", "done", {"out": 3}, 0, 0.5))
     assert sink.view.rows["0"].rate == 6.0
-    sink(RunFinished("r1", "completed", 0.5, {"0": {"out": 3}}))
+    sink(RunFinished("r1", "completed", 0.5, {"0": {"out": 3}}, 0))
 
     assert sink.live is None
     text = out.file.getvalue()

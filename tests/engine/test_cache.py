@@ -6,8 +6,8 @@ from typing import Any
 
 from graphbook import Registry, Workflow, build_graph, param, source, step
 from graphbook.engine.cache import OutputCache, estimate_size, fingerprint
-from graphbook.engine.events import Event, NodeCached, NodePlanned, NodeStarted
 from graphbook.engine.executor import Executor, RunResult
+from graphbook.events import Event, NodeFinished, NodePlan, NodeStarted
 
 CALLS: dict[str, int] = {}
 
@@ -52,7 +52,7 @@ def run(wf: Workflow, cache: OutputCache, name: str = "w.json") -> tuple[RunResu
 
 
 def plan(events: list[Event]) -> dict[str, tuple[str, str]]:
-    return {e.node_id: (e.action, e.cause) for e in events if isinstance(e, NodePlanned)}
+    return {e.node_id: (e.action, e.cause) for e in events if isinstance(e, NodePlan)}
 
 
 def started(events: list[Event]) -> set[str]:
@@ -66,7 +66,8 @@ def test_first_run_runs_everything_and_second_reuses_everything() -> None:
     assert plan(events) == {"src": ("run", "new"), "a": ("run", "new"), "b": ("run", "new")}
     result, events = run(chain(), cache)
     assert result.ok and not started(events)
-    assert {e.node_id for e in events if isinstance(e, NodeCached)} == {"src", "a", "b"}
+    reused = {e.node_id for e in events if isinstance(e, NodeFinished) and e.status == "cached"}
+    assert reused == {"src", "a", "b"}
     assert result.counts["b"] == {"out": 5}
 
 

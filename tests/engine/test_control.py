@@ -9,8 +9,8 @@ from typing import Any
 
 from graphbook import Registry, Workflow, build_graph, param, source, step
 from graphbook.engine.control import RunControl, interrupt
-from graphbook.engine.events import Event, NodeAnswered, NodePrompted, RunPaused, RunResumed
 from graphbook.engine.executor import Executor, RunResult
+from graphbook.events import Event, Prompt, PromptAnswered, RunPaused, RunResumed
 from graphbook.steps import PromptStep
 
 TIMEOUT = 20
@@ -123,12 +123,12 @@ def test_a_prompt_parks_its_dict_while_the_rest_runs() -> None:
     wf.connect(src, wf.add(Ask, id="ask"))
     wf.connect(src, wf.add(passing, id="other"))
     thread, results = start(wf, control, sink, prompter=prompter)
-    asked = sink.wait(NodePrompted)
+    asked = sink.wait(Prompt)
     assert asked.prompt["msg"] == "keep 0?" and asked.data == {"x": 0}
     for count, answer in enumerate([True, False, True], start=1):
-        sink.wait(NodePrompted, count)
+        sink.wait(Prompt, count)
         answers[count - 1].set_result(answer)
-        sink.wait(NodeAnswered, count)
+        sink.wait(PromptAnswered, count)
     thread.join(TIMEOUT)
     result = results[0]
     assert result.ok

@@ -9,9 +9,11 @@ import pytest
 import torch
 
 from graphbook import Workflow, batch, output, param, resource, run_workflow, source, step
-from graphbook.engine.events import (
+from graphbook.engine.executor import RunControl
+from graphbook.engine.runners import CHUNK, INBOX_CAPACITY
+from graphbook.events import (
     Event,
-    NodeFailed,
+    NodeError,
     NodeFinished,
     NodeLog,
     NodeOutput,
@@ -20,8 +22,6 @@ from graphbook.engine.events import (
     RunFinished,
     RunStarted,
 )
-from graphbook.engine.executor import RunControl
-from graphbook.engine.runners import CHUNK, INBOX_CAPACITY
 from graphbook.steps import Step
 
 
@@ -302,9 +302,9 @@ def test_the_event_stream_describes_the_run() -> None:
     c = wf.add(chatty)
     wf.connect(wf.add(count, n=4), c)
     run_workflow(wf, sink=events.append)
-    kinds = [e.kind for e in events]
+    kinds = [e.type for e in events]
     assert kinds[0] == "run_started" and kinds[-1] == "run_finished"
-    assert isinstance(events[0], RunStarted) and list(events[0].nodes) == ["1", "0"]
+    assert isinstance(events[0], RunStarted) and [n.node_id for n in events[0].nodes] == ["1", "0"]
     assert {e.node_id for e in events if isinstance(e, NodeStarted)} == {"0", "1"}
     logs = [e for e in events if isinstance(e, NodeLog)]
     assert [(e.node_id, e.message) for e in logs] == [(c.id, "hello from chatty")]
@@ -395,7 +395,7 @@ def test_a_resource_that_fails_fails_the_run_before_any_step() -> None:
     wf.connect(wf.add(count, n=3), u)
     result = run_workflow(wf, sink=events.append)
     assert result.status == "failed"
-    assert [e.node_id for e in events if isinstance(e, NodeFailed)] == [r.id]
+    assert [e.node_id for e in events if isinstance(e, NodeError)] == [r.id]
     assert [e.node_id for e in events if isinstance(e, NodeStarted)] == [r.id], "no step started"
 
 

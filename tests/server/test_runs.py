@@ -156,7 +156,7 @@ def test_node_errors_arrive_on_the_node_with_their_traceback(serving: Serve) -> 
         socket = await server.connect()
         finished = await server.run_to_end(socket, "boom.json")
         assert finished.status == "failed"
-        error = socket.of(p.NodeErrorMessage)[0]
+        error = socket.of(p.NodeError)[0]
         assert error.node_id == "a" and error.error.type == "ValueError"
         assert "boom at 0" in error.error.traceback and error.item == {"x": 0}
         _status, history = await server.get("/api/runs")

@@ -39,3 +39,21 @@ def test_other_refusals_carry_no_problems(serving: Serve) -> None:
         assert error.code == "not_found" and error.problems == []
 
     serving(scenario)
+
+
+def test_a_run_started_over_the_websocket_is_acknowledged_as_http_does(serving: Serve) -> None:
+    async def scenario(server: Server) -> None:
+        server.save("chain.json", chain())
+        socket = await server.connect()
+        status, http = await server.post("/api/runs", {"workflow": "chain.json"})
+        assert status == 202 and set(http) == {"run_id"}
+        await socket.until(p.RunFinished, lambda m: m.run_id == http["run_id"])
+        await server.idle()
+        await socket.send(p.Run("chain.json", mode="until", node="a", ref="3"))
+        ack = await socket.until(p.Ack, lambda m: m.ref == "3")
+        assert set(ack.result) == {"run_id"}
+        started = await socket.until(p.RunStarted, lambda m: m.run_id == ack.result["run_id"])
+        assert (started.workflow, started.mode, started.node) == ("chain.json", "until", "a")
+        assert [n.node_id for n in started.nodes] == ["src", "a"]
+
+    serving(scenario)

@@ -8,10 +8,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RULE = re.compile(r"^- `(graphbook[\w.]*)` never imports `(graphbook[\w.]*)`", re.MULTILINE)
+LEAF = re.compile(r"^- `(graphbook[\w.]*)` imports no other `graphbook` module", re.MULTILINE)
 
 
 def rules() -> list[tuple[str, str]]:
     return RULE.findall((ROOT / "ARCHITECTURE.md").read_text())
+
+
+def leaves() -> list[str]:
+    return LEAF.findall((ROOT / "ARCHITECTURE.md").read_text())
 
 
 def module_name(path: Path) -> str:
@@ -48,6 +53,18 @@ def test_import_rules_hold() -> None:
         if within(name, owner)
         for imported in imports_of(path)
         if within(imported, forbidden)
+    ]
+    assert not broken, "\n".join(broken)
+
+
+def test_leaf_modules_import_nothing_of_graphbook() -> None:
+    """The modules every layer shares (the run's events, errors as values) stand alone."""
+    assert leaves(), "ARCHITECTURE.md names no leaf module"
+    broken = [
+        f"{leaf} imports {imported}"
+        for leaf in leaves()
+        for imported in imports_of(ROOT / (leaf.replace(".", "/") + ".py"))
+        if within(imported, "graphbook")
     ]
     assert not broken, "\n".join(broken)
 

@@ -53,7 +53,7 @@ def test_missing_required_parameter() -> None:
     workflow = Workflow()
     workflow.add("LoadJSONL", id="load")
     problem = only(workflow)
-    assert problem.node == "load"
+    assert problem.node_id == "load"
     assert problem.message == "required parameter 'jsonl_path' has no value"
     assert problem.fix == "give 'jsonl_path' a string, or wire a resource node to it"
 
@@ -84,7 +84,7 @@ def test_wrong_parameter_type() -> None:
     workflow = Workflow()
     workflow.add("LoadJSONL", id="load", jsonl_path="x", start_from="ten")
     problem = only(workflow)
-    assert problem.node == "load"
+    assert problem.node_id == "load"
     assert "parameter 'start_from' expects a whole number, got str 'ten'" in problem.message
     assert problem.fix == "give 'start_from' a whole number"
 
@@ -104,7 +104,7 @@ def test_edge_to_a_missing_node() -> None:
     workflow = copies("a")
     workflow.edges.append(Edge("a", "A", "ghost"))
     problem = only(workflow)
-    assert problem.node == "a"
+    assert problem.node_id == "a"
     assert problem.message == "an edge connects it to node 'ghost', which does not exist"
 
 
@@ -120,7 +120,7 @@ def test_edge_to_a_missing_parameter() -> None:
     workflow.add("Number", id="num", val=1)
     workflow.edges.append(Edge("num", "resource", "a", "threshold"))
     problem = only(workflow)
-    assert problem.node == "a"
+    assert problem.node_id == "a"
     assert problem.message == "has no input or parameter 'threshold' (edge from 'num')"
 
 
@@ -129,7 +129,7 @@ def test_resource_wired_to_a_data_input() -> None:
     workflow.add("Number", id="num", val=1)
     workflow.edges.append(Edge("num", "resource", "a", "in"))
     problem = only(workflow)
-    assert problem.node == "a"
+    assert problem.node_id == "a"
     assert problem.message == "resource 'num' is wired to its data input 'in'"
     assert "wire resources to a parameter" in problem.fix
 
@@ -139,7 +139,7 @@ def test_data_wired_into_a_source() -> None:
     workflow.add("LoadJSONL", id="src", jsonl_path="x")
     workflow.edges.append(Edge("a", "A", "src"))
     problem = only(workflow)
-    assert (problem.node, problem.message) == ("src", "takes no input, but 'a' is wired into it")
+    assert (problem.node_id, problem.message) == ("src", "takes no input, but 'a' is wired into it")
 
 
 def test_step_output_wired_to_a_parameter() -> None:
@@ -160,7 +160,7 @@ def test_a_parameter_wired_twice() -> None:
     workflow.add("Function", id="two", val="lambda d: 2")
     workflow.edges.append(Edge("two", "resource", "split", "split_fn"))
     problem = only(workflow)
-    assert (problem.node, problem.message) == ("split", "parameter 'split_fn' is wired twice")
+    assert (problem.node_id, problem.message) == ("split", "parameter 'split_fn' is wired twice")
 
 
 def test_a_cycle_names_its_nodes_and_only_them() -> None:
@@ -173,7 +173,7 @@ def test_a_cycle_names_its_nodes_and_only_them() -> None:
         Edge("c", "B", "after"),
     ]
     problem = only(workflow)
-    assert problem.node in {"a", "b", "c"}
+    assert problem.node_id in {"a", "b", "c"}
     assert problem.message.startswith("is part of a cycle: ")
     path = problem.message.removeprefix("is part of a cycle: ").split(" -> ")
     assert set(path) == {"a", "b", "c"} and path[0] == path[-1] and len(path) == 4
@@ -196,9 +196,9 @@ def test_every_problem_is_reported_at_once_each_naming_its_node() -> None:
     workflow.edges += [Edge("c1", "A", "c2"), Edge("c2", "A", "c1"), Edge("c1", "nope", "typo")]
     workflow.edges.append(Edge("no_path", "out", "missing"))
     found = problems(workflow)
-    assert all(p.node is not None and p.message and p.fix for p in found)
+    assert all(p.node_id is not None and p.message and p.fix for p in found)
     assert len(found) == 7
-    messages = {(p.node, p.message.split(":")[0].split(" (")[0]) for p in found}
+    messages = {(p.node_id, p.message.split(":")[0].split(" (")[0]) for p in found}
     assert messages >= {
         ("unknown", "unknown node type 'Splitt'"),
         ("no_path", "required parameter 'jsonl_path' has no value"),

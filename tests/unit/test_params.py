@@ -196,6 +196,6 @@ def test_a_wrong_typed_value_in_a_workflow_is_reported_on_its_node() -> None:
     with pytest.raises(WorkflowError) as caught:
         build_graph(workflow, Registry())
     [problem] = caught.value.problems
-    assert problem.node == "n"
+    assert problem.node_id == "n"
     assert "parameter 'shift' expects a number, got str 'lots'" in problem.message
     assert problem.fix == "give 'shift' a number"

@@ -1,7 +1,8 @@
-"""The TypeScript mirror of graphbook/protocol.py: what web/src/protocol.ts must declare.
+"""The TypeScript mirror of graphbook/protocol.py (with the run events of graphbook/events.py
+and the problems of graphbook/errors.py it sends): what web/src/protocol.ts must declare.
 
 `python tests/web/protocol_ts.py --write` rewrites the generated block of protocol.ts after a
-change to protocol.py; test_protocol_sync.py fails until the two agree.
+change to those modules; test_protocol_sync.py fails until they agree.
 """
 
 from __future__ import annotations
@@ -13,14 +14,17 @@ import typing
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
-from graphbook import protocol
+from graphbook import errors, events, protocol
 
 PROTOCOL_TS = Path(__file__).resolve().parents[2] / "web" / "src" / "protocol.ts"
 BEGIN = "// <generated from graphbook/protocol.py by tests/web/protocol_ts.py>"
+MODULES = (events, errors, protocol)
+"""Where the wire's types are defined, in the order protocol.ts declares them."""
 END = "// </generated>"
 ALIASES = (
     "RunMode",
     "RunStatus",
+    "EndStatus",
     "NodeState",
     "NodeStatus",
     "PlanAction",
@@ -42,7 +46,7 @@ def ts_type(hint: Any) -> str:
         return "unknown"
     if hint is type(None):
         return "null"
-    alias = next((name for name in ALIASES if hint == getattr(protocol, name)), None)
+    alias = next((name for name in ALIASES if hint == alias_value(name)), None)
     if alias:
         return alias
     origin = get_origin(hint)
@@ -60,13 +64,22 @@ def ts_type(hint: Any) -> str:
     return SCALARS[hint]
 
 
+def alias_value(name: str) -> Any:
+    return next(vars(m)[name] for m in MODULES if name in vars(m))
+
+
 def dataclasses_of_module() -> list[type[Any]]:
+    """Every dataclass of graphbook.events and every other one protocol.py uses, module by
+    module in the order each defines them."""
+    used = {id(v) for v in vars(protocol).values()}
     return [
         cls
-        for cls in vars(protocol).values()
+        for module in MODULES
+        for cls in vars(module).values()
         if isinstance(cls, type)
         and dataclasses.is_dataclass(cls)
-        and cls.__module__ == protocol.__name__
+        and cls.__module__ == module.__name__
+        and (module is events or id(cls) in used)
     ]
 
 
@@ -92,7 +105,7 @@ def union(name: str, types_by_name: dict[str, type[Any]]) -> str:
 
 
 def generated() -> str:
-    aliases = [f"export type {n} = {literal(get_args(getattr(protocol, n)))};" for n in ALIASES]
+    aliases = [f"export type {n} = {literal(get_args(alias_value(n)))};" for n in ALIASES]
     parts = [f"export const VERSION = {protocol.VERSION};", "\n".join(aliases)]
     parts += [interface(cls) for cls in dataclasses_of_module()]
     parts.append(union("ServerMessage", protocol.SERVER_TYPES))

@@ -1,6 +1,6 @@
 // The node catalog as the browser sees it: node kinds, their parameters, outputs and docs.
 
-import type { Catalog as CatalogReply, LoadFailureInfo } from './protocol';
+import type { Catalog as CatalogReply, LoadFailure } from './protocol';
 import { type Json, isObject } from './workflow/format';
 
 export type NodeKind = 'step' | 'source' | 'batch' | 'prompt' | 'resource';
@@ -30,7 +30,7 @@ export interface Catalog {
   version: number;
   nodes: Record<string, NodeSpec>;
   /** Node files that failed to import: shown in the palette with their errors. */
-  failures: LoadFailureInfo[];
+  failures: LoadFailure[];
 }
 
 export const EMPTY_CATALOG: Catalog = { version: 0, nodes: {}, failures: [] };

@@ -1,11 +1,13 @@
-// The wire protocol with the server, mirroring graphbook/protocol.py: every websocket message in
-// both directions and every HTTP payload. tests/web/test_protocol_sync.py keeps the two in step.
+// The wire protocol with the server: every websocket message in both directions and every HTTP
+// payload, generated from graphbook/protocol.py and the run events of graphbook/events.py.
+// tests/web/test_protocol_sync.py keeps them in step.
 
 // <generated from graphbook/protocol.py by tests/web/protocol_ts.py>
 export const VERSION = 1;
 
 export type RunMode = 'all' | 'until' | 'step';
 export type RunStatus = 'running' | 'paused' | 'completed' | 'failed' | 'stopped';
+export type EndStatus = 'completed' | 'failed' | 'stopped';
 export type NodeState = 'waiting' | 'running' | 'cached' | 'done' | 'failed' | 'stopped';
 export type NodeStatus = 'done' | 'failed' | 'stopped' | 'cached';
 export type PlanAction = 'run' | 'reuse';
@@ -20,82 +22,21 @@ export interface ErrorInfo {
   traceback: string;
 }
 
-export interface NodeError {
-  error: ErrorInfo;
-  item: unknown;
-}
-
-export interface LogEntry {
-  level: string;
-  message: unknown;
-}
-
-export interface OutputPreview {
-  index: number;
-  preview: unknown;
-}
-
 export interface NodeTitle {
   node_id: string;
   title: string;
 }
 
-export interface PromptInfo {
-  run_id: string;
-  prompt_id: string;
-  node_id: string;
-  prompt: Record<string, unknown>;
-  data: unknown;
+export interface KindStats {
+  waiting: number;
+  running: number;
+  workers: number;
 }
 
-export interface NodeSnapshot {
-  node_id: string;
-  title: string;
-  state: NodeState;
-  action: PlanAction | null;
-  cause: PlanCause | null;
-  reason: string;
-  received: number;
-  counts: Record<string, number>;
-  rate: number;
-  seconds: number;
-  errors: NodeError[];
-  logs: LogEntry[];
-  outputs: Record<string, OutputPreview>;
-}
-
-export interface RunSnapshot {
-  run_id: string;
-  workflow: string;
-  mode: RunMode;
-  node: string | null;
-  status: RunStatus;
-  started: number;
-  seconds: number;
-  nodes: NodeSnapshot[];
-  pause_reason: PauseReason | null;
-  errors: number;
-}
-
-export interface LoadFailureInfo {
-  path: string;
-  error: string;
-  traceback: string;
-}
-
-export interface Hello {
-  version: number;
-  server: string;
-  client_id: string;
-  catalog_version: number;
-  type: 'hello';
-}
-
-export interface Snapshot {
-  run: RunSnapshot | null;
-  prompts: PromptInfo[];
-  catalog_version: number;
-  type: 'snapshot';
+export interface PoolStats {
+  workers: number;
+  load: KindStats;
+  dump: KindStats;
 }
 
 export interface RunStarted {
@@ -149,7 +90,7 @@ export interface NodeOutput {
   type: 'node_output';
 }
 
-export interface NodeErrorMessage {
+export interface NodeError {
   run_id: string;
   node_id: string;
   error: ErrorInfo;
@@ -179,15 +120,6 @@ export interface RunResumed {
   type: 'run_resumed';
 }
 
-export interface RunFinished {
-  run_id: string;
-  status: 'completed' | 'failed' | 'stopped';
-  seconds: number;
-  counts: Record<string, Record<string, number>>;
-  errors: number;
-  type: 'run_finished';
-}
-
 export interface Prompt {
   run_id: string;
   prompt_id: string;
@@ -205,12 +137,92 @@ export interface PromptAnswered {
   type: 'prompt_answered';
 }
 
+export interface RunFinished {
+  run_id: string;
+  status: EndStatus;
+  seconds: number;
+  counts: Record<string, Record<string, number>>;
+  errors: number;
+  type: 'run_finished';
+}
+
+export interface Problem {
+  node_id: string | null;
+  message: string;
+  fix: string;
+}
+
+export interface LoadFailure {
+  path: string;
+  error: string;
+  traceback: string;
+}
+
+export interface ErrorEntry {
+  error: ErrorInfo;
+  item: unknown;
+}
+
+export interface LogEntry {
+  level: string;
+  message: unknown;
+}
+
+export interface OutputPreview {
+  index: number;
+  preview: unknown;
+}
+
+export interface NodeSnapshot {
+  node_id: string;
+  title: string;
+  state: NodeState;
+  action: PlanAction | null;
+  cause: PlanCause | null;
+  reason: string;
+  received: number;
+  counts: Record<string, number>;
+  rate: number;
+  seconds: number;
+  errors: ErrorEntry[];
+  logs: LogEntry[];
+  outputs: Record<string, OutputPreview>;
+}
+
+export interface RunSnapshot {
+  run_id: string;
+  workflow: string;
+  mode: RunMode;
+  node: string | null;
+  status: RunStatus;
+  started: number;
+  seconds: number;
+  nodes: NodeSnapshot[];
+  pause_reason: PauseReason | null;
+  errors: number;
+}
+
+export interface Hello {
+  version: number;
+  server: string;
+  client_id: string;
+  catalog_version: number;
+  type: 'hello';
+}
+
+export interface Snapshot {
+  run: RunSnapshot | null;
+  prompts: Prompt[];
+  catalog_version: number;
+  type: 'snapshot';
+}
+
 export interface CatalogChanged {
   version: number;
   added: string[];
   removed: string[];
   changed: string[];
-  failures: LoadFailureInfo[];
+  failures: LoadFailure[];
   type: 'catalog_changed';
 }
 
@@ -231,7 +243,7 @@ export interface Error {
   code: ErrorCode;
   message: string;
   ref: string | null;
-  problems: ProblemInfo[];
+  problems: Problem[];
   type: 'error';
 }
 
@@ -317,7 +329,7 @@ export interface NodeInfo {
 export interface Catalog {
   version: number;
   nodes: NodeInfo[];
-  failures: LoadFailureInfo[];
+  failures: LoadFailure[];
 }
 
 export interface WorkflowFile {
@@ -330,18 +342,12 @@ export interface WorkflowList {
   files: WorkflowFile[];
 }
 
-export interface ProblemInfo {
-  node_id: string | null;
-  message: string;
-  fix: string;
-}
-
 export interface WorkflowDocument {
   path: string;
   hash: string;
   source_format: 'graphbook' | 'graphbook0';
   workflow: Record<string, unknown>;
-  problems: ProblemInfo[];
+  problems: Problem[];
 }
 
 export interface RunAccepted {
@@ -374,18 +380,6 @@ export interface OutputItem {
   item: unknown;
 }
 
-export interface KindStatsInfo {
-  waiting: number;
-  running: number;
-  workers: number;
-}
-
-export interface PoolInfo {
-  workers: number;
-  load: KindStatsInfo;
-  dump: KindStatsInfo;
-}
-
 export interface GpuInfo {
   index: number;
   name: string;
@@ -404,14 +398,14 @@ export interface SystemStats {
   memory_used: number;
   memory_total: number;
   gpus: GpuInfo[];
-  pool: PoolInfo | null;
+  pool: PoolStats | null;
   cache: CacheInfo;
 }
 
 export interface ErrorBody {
   code: ErrorCode;
   message: string;
-  problems: ProblemInfo[];
+  problems: Problem[];
 }
 
 export interface ErrorReply {
@@ -427,7 +421,7 @@ export type ServerMessage =
   | NodeProgress
   | NodeLog
   | NodeOutput
-  | NodeErrorMessage
+  | NodeError
   | NodeFinished
   | RunPaused
   | RunResumed

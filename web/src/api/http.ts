@@ -1,6 +1,6 @@
 // JSON over HTTP to the server's /api; every failure becomes an ApiError with the server's words.
 
-import { type ProblemInfo, errorBodyOf } from '../protocol';
+import { type Problem, errorBodyOf } from '../protocol';
 
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -8,7 +8,7 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly problems: ProblemInfo[] = [],
+    readonly problems: Problem[] = [],
   ) {
     super(message);
   }

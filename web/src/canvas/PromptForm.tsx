@@ -3,7 +3,7 @@
 import { useState } from 'react';
 import { answer } from '../actions/run';
 import { imagesIn } from '../preview';
-import type { PromptInfo } from '../protocol';
+import type { Prompt } from '../protocol';
 import type { Json } from '../workflow/format';
 import { Widget } from '../widgets/Widget';
 
@@ -31,7 +31,7 @@ function Several({ choices, initial, send }: { choices: string[]; initial: Json;
   );
 }
 
-export function PromptForm({ prompt }: { prompt: PromptInfo }) {
+export function PromptForm({ prompt }: { prompt: Prompt }) {
   const question = prompt.prompt;
   const type = String(field(question, 'type') ?? 'string');
   const fallback = (field(question, 'def') ?? null) as Json;

@@ -2,7 +2,7 @@
 // polled while it is shown. Every row is there from the start, so nothing moves when numbers come.
 
 import { useSystemStats } from '../hooks/useSystemStats';
-import type { KindStatsInfo } from '../protocol';
+import type { KindStats } from '../protocol';
 import { formatBytes, fraction } from '../runRecords';
 
 function Meter({ label, share, text, title }: { label: string; share: number | null; text: string; title?: string }) {
@@ -26,7 +26,7 @@ function Fact({ label, text, title }: { label: string; text: string; title?: str
   );
 }
 
-const queue = (k: KindStatsInfo): string => `${k.waiting} waiting · ${k.running} running`;
+const queue = (k: KindStats): string => `${k.waiting} waiting · ${k.running} running`;
 const DASH = '–';
 
 export function SystemPanel() {

@@ -2,7 +2,7 @@
 // about the file (until the document changes).
 
 import { create } from 'zustand';
-import type { ProblemInfo } from '../protocol';
+import type { Problem as ServerProblem } from '../protocol';
 import { type Problem, validate } from '../workflow/validate';
 
 export const WORKFLOW = '';
@@ -14,13 +14,13 @@ export interface ProblemsState {
 
 export const useProblems = create<ProblemsState>()(() => ({ byNode: {}, total: 0 }));
 
-export function mergeProblems(client: Problem[], server: ProblemInfo[]): Record<string, Problem[]> {
+export function mergeProblems(client: Problem[], server: ServerProblem[]): Record<string, Problem[]> {
   const byNode: Record<string, Problem[]> = {};
   const add = (node: string, problem: Problem): void => {
     const list = byNode[node] ?? [];
     if (!list.some((p) => sameProblem(p.message, problem.message))) byNode[node] = [...list, problem];
   };
-  for (const p of server) add(p.node_id ?? WORKFLOW, { node: p.node_id ?? WORKFLOW, message: p.message, fix: p.fix });
+  for (const p of server) add(p.node_id ?? WORKFLOW, { node: p.node_id ?? WORKFLOW, message: p.message, fix: p.fix ?? '' });
   for (const p of client) add(p.node, p);
   return byNode;
 }

@@ -3,10 +3,10 @@
 
 import type {
   LogEntry,
-  NodeError,
+  ErrorEntry,
   NodeSnapshot,
   OutputPreview,
-  PromptInfo,
+  Prompt,
   RunMode,
   RunSnapshot,
   RunStatus,
@@ -36,7 +36,7 @@ export interface RunView {
 
 export interface RunState {
   run: RunView | null;
-  prompts: Record<string, PromptInfo>;
+  prompts: Record<string, Prompt>;
   catalogVersion: number;
 }
 
@@ -76,7 +76,7 @@ function updateRun(state: RunState, runId: string, update: (run: RunView) => Run
 
 const appendBounded = <T>(list: T[], item: T, limit: number): T[] => [...list, item].slice(-limit);
 
-function withoutPrompt(prompts: Record<string, PromptInfo>, id: string): Record<string, PromptInfo> {
+function withoutPrompt(prompts: Record<string, Prompt>, id: string): Record<string, Prompt> {
   const { [id]: _gone, ...rest } = prompts;
   return rest;
 }
@@ -118,7 +118,7 @@ export function applyMessage(state: RunState, message: ServerMessage): RunState 
       return updateNode(state, message.run_id, message.node_id, (n) => ({ ...n, outputs: { ...n.outputs, [message.output]: preview } }));
     }
     case 'node_error': {
-      const error: NodeError = { error: message.error, item: message.item };
+      const error: ErrorEntry = { error: message.error, item: message.item };
       const next = updateNode(state, message.run_id, message.node_id, (n) => ({ ...n, errors: appendBounded(n.errors, error, MAX_ERRORS) }));
       return updateRun(next, message.run_id, (r) => ({ ...r, errors: r.errors + 1 }));
     }

@@ -1,7 +1,7 @@
 // Presentation state: theme, panels, the inspected node, notices, problems from the server.
 
 import { create } from 'zustand';
-import type { ProblemInfo } from '../protocol';
+import type { Problem } from '../protocol';
 
 export type Theme = 'light' | 'dark';
 export type InspectorTab = 'output' | 'logs' | 'errors' | 'docs';
@@ -23,7 +23,7 @@ export interface UiState {
   search: { x: number; y: number } | null;
   notices: Notice[];
   /** Problems the server reported when the file was opened or a run was refused. */
-  serverProblems: ProblemInfo[];
+  serverProblems: Problem[];
   setTheme(theme: Theme): void;
   setSide(side: SideTab): void;
   inspect(node: string | null, tab?: InspectorTab): void;
@@ -32,7 +32,7 @@ export interface UiState {
   openSearch(at: { x: number; y: number } | null): void;
   notify(text: string, kind?: Notice['kind']): void;
   dismiss(id: number): void;
-  setServerProblems(problems: ProblemInfo[]): void;
+  setServerProblems(problems: Problem[]): void;
 }
 
 const stored = (key: string): string | null => {
