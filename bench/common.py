@@ -91,17 +91,28 @@ def _process_bytes(process: psutil.Process) -> int:
         return 0
 
 
-def run_measured(command: Sequence[str], timeout: float = 900, memory: bool = False) -> Measured:
+def run_measured(
+    command: Sequence[str],
+    timeout: float = 900,
+    memory: bool = False,
+    env: dict[str, str] | None = None,
+) -> Measured:
     """Run `command` from the repository root; return the figures it printed after `RESULT`
     (or `{}`), its wall time, how busy the other processes of the machine kept it meanwhile,
-    and with `memory`, the peak memory of its process tree (else NaN).
+    and with `memory`, the peak memory of its process tree (else NaN). `env` adds to the
+    environment the command inherits.
 
     Sampling memory is not free (reading every process's smaps 20 times a second took about a
     quarter of a core here), so only the memory benchmark does it: elsewhere it would compete
     with the contender it measures, and count as others' load."""
     start, busy, own = time.perf_counter(), busy_seconds(), children_seconds()
     with subprocess.Popen(
-        list(command), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        list(command),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
     ) as process:
         sampler = TreeMemory(process.pid) if memory else contextlib.nullcontext()
         with sampler:

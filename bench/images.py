@@ -1,6 +1,7 @@
 """Image pipeline: Graphbook (through the CLI) against DataLoader and the machine's limit.
 
     python -m bench.images [--quick] [--models mobilenet_v3_small resnet18] [--reps 3]
+                           [--graphbook decorated plain unsliced]
 
 Each contender runs in its own process, repetitions interleaved (limit, DataLoader, Graphbook,
 limit, ...), and the medians are compared: the machine is shared and noisy, so ratios taken
@@ -32,6 +33,7 @@ from bench.common import (
 )
 
 WORKFLOW = ROOT / "bench" / "workflows" / "images.json"
+PLAIN_WORKFLOW = ROOT / "bench" / "workflows" / "plain.json"
 NODES = ROOT / "bench" / "nodes"
 IMAGES = {"mobilenet_v3_small": 2000, "resnet18": 384}
 QUICK_IMAGES = {"mobilenet_v3_small": 256, "resnet18": 64}
@@ -94,26 +96,29 @@ def dataloader(model_name: str, folder: Path, out: Path) -> dict[str, float]:
 
 
 def graphbook(
-    model_name: str, folder: Path, out: Path, slices: int = 0, memory: bool = False
+    model_name: str, folder: Path, out: Path, variant: str = "decorated", memory: bool = False
 ) -> Measured:
-    """`graphbook run` on the benchmark's workflow, timed whole (start-up included); the
-    run's own time comes from its event stream. `slices=1` runs the plain model."""
-    workflow = _workflow(model_name, folder, out, slices)
+    """`graphbook run` on a benchmark workflow, timed whole (start-up included); the run's own
+    time comes from its event stream. Variants: `decorated` (bench/workflows/images.json, the
+    `Classifier` resource with its `cpu_slices` parameter), `plain` (bench/workflows/plain.json,
+    a plain Resource class and BatchStep as a person writes them, Graphbook's defaults) and
+    `unsliced` (the plain workflow with GRAPHBOOK_CPU_SLICES=1: the model as torch runs it)."""
+    workflow = _workflow(model_name, folder, out, variant)
     command = ["--workers", str(WORKERS), "--nodes", str(NODES), "--json"]
-    measured = run_measured(python("graphbook", "run", str(workflow), *command), memory=memory)
-    return measured
+    env = {"GRAPHBOOK_CPU_SLICES": "1"} if variant == "unsliced" else None
+    return run_measured(python("graphbook", "run", str(workflow), *command), memory=memory, env=env)
 
 
-def _workflow(model_name: str, folder: Path, out: Path, slices: int) -> Path:
-    doc = json.loads(WORKFLOW.read_text())
-    params = {
+def _workflow(model_name: str, folder: Path, out: Path, variant: str) -> Path:
+    doc = json.loads((WORKFLOW if variant == "decorated" else PLAIN_WORKFLOW).read_text())
+    params: dict[str, dict[str, Any]] = {
         "files": {"folder": str(folder)},
-        "model": {"model": model_name, "cpu_slices": slices},
+        "model": {"model": model_name},
+        "classify": {"out": str(out)},
     }
-    params["classify"] = {"out": str(out)}
     for node in doc["nodes"]:
         node["params"].update(params.get(node["id"], {}))
-    path = OUT / f"images-{model_name}.json"
+    path = OUT / f"images-{model_name}-{variant}.json"
     path.write_text(json.dumps(doc, indent=2))
     return path
 
@@ -153,7 +158,7 @@ class Results:
         limits = [r.limit for r in self.reps]
         rows: list[list[Any]] = [[self.model, "limit", self.images, median(limits),
                                   spread(limits), "", 1.0, 1.0, ""]]  # fmt: skip
-        for name in (DATALOADER, GRAPHBOOK, GRAPHBOOK_CLI, PLAIN):
+        for name in (DATALOADER, *VARIANTS.values(), GRAPHBOOK_CLI):
             if name not in self.reps[0].rates:
                 continue
             rates = [r.rates[name] for r in self.reps]
@@ -167,43 +172,45 @@ class Results:
         return rows
 
 
-DATALOADER, GRAPHBOOK, GRAPHBOOK_CLI = "DataLoader", "Graphbook (run)", "Graphbook (whole CLI)"
-PLAIN = "Graphbook, plain model (run)"
-"""The model called as it is, torch splitting each operation over the cores as it does for
-DataLoader, rather than run on slices of the batch at once (the workflow's default)."""
+DATALOADER, GRAPHBOOK_CLI = "DataLoader", "Graphbook (whole CLI)"
+VARIANTS = {
+    "decorated": "Graphbook (run)",
+    "plain": "Graphbook, plain resource (run)",
+    "unsliced": "Graphbook, plain resource, GRAPHBOOK_CPU_SLICES=1 (run)",
+}
+"""Contender names by workflow variant (see `graphbook`). *whole CLI* is the first variant
+run, timed with its start-up."""
 
 
-def measure(model: str, images: int, reps: int, plain: bool) -> Results:
+def measure(model: str, images: int, reps: int, variants: Sequence[str]) -> Results:
     folder = image_folder(images)
     results = Results(model, images)
     for n in range(reps):
-        rep = repetition(model, folder, images, plain)
+        rep = repetition(model, folder, images, variants)
         results.reps.append(rep)
         rates = ", ".join(f"{k} {v:.1f}" for k, v in rep.rates.items())
+        load = max(rep.others.values())
         print(f"  {model} rep {n + 1}/{reps}: limit {rep.limit:.1f}, {rates} images/s; "
-              f"others' load {rep.others[GRAPHBOOK]:.2f} cores", flush=True)  # fmt: skip
+              f"others' load up to {load:.2f} cores", flush=True)  # fmt: skip
     return results
 
 
-def repetition(model: str, folder: Path, images: int, plain: bool) -> Rep:
+def repetition(model: str, folder: Path, images: int, variants: Sequence[str]) -> Rep:
     samples = str(min(images, 256 if model == "mobilenet_v3_small" else 128))
     limits = run_measured(_contender("limit", model, folder, "--samples", samples)).figures
     out = OUT / f"top5-dataloader-{model}.jsonl"
     loader = run_measured(_contender("dataloader", model, folder, "--out", str(out)))
     _check(loader.figures["lines"], images, "DataLoader")
-    out = OUT / f"top5-graphbook-{model}.jsonl"
-    run = graphbook(model, folder, out)
-    _check(_lines(out), images, "Graphbook")
-    rates = {
-        DATALOADER: loader.figures["ips"],
-        GRAPHBOOK: images / _run_seconds(run),
-        GRAPHBOOK_CLI: images / run.wall,
-    }
-    others = {DATALOADER: loader.others, GRAPHBOOK: run.others, GRAPHBOOK_CLI: run.others}
-    if plain:
-        run = graphbook(model, folder, out, slices=1)
-        _check(_lines(out), images, "Graphbook")
-        rates[PLAIN], others[PLAIN] = images / _run_seconds(run), run.others
+    rates = {DATALOADER: loader.figures["ips"]}
+    others = {DATALOADER: loader.others}
+    for variant in variants:
+        out = OUT / f"top5-graphbook-{variant}-{model}.jsonl"
+        run = graphbook(model, folder, out, variant)
+        _check(_lines(out), images, f"Graphbook ({variant})")
+        name = VARIANTS[variant]
+        rates[name], others[name] = images / _run_seconds(run), run.others
+        if GRAPHBOOK_CLI not in rates:
+            rates[GRAPHBOOK_CLI], others[GRAPHBOOK_CLI] = images / run.wall, run.others
     return Rep(limits["ips"], limits["decode_ms"], limits["model_ms"], rates, others)
 
 
@@ -261,7 +268,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     counts = QUICK_IMAGES if args.quick else IMAGES
     reps = args.reps or (1 if args.quick else 3)
     print(f"image pipeline, {machine()}, {reps} rep(s)", flush=True)
-    results = [measure(m, args.images or counts[m], reps, args.plain) for m in args.models]
+    variants = list(dict.fromkeys([*args.graphbook, *(["plain"] if args.plain else [])]))
+    results = [measure(m, args.images or counts[m], reps, variants) for m in args.models]
     print(summary(results))
 
 
@@ -279,10 +287,13 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--reps", type=int, help="repetitions (default 3, quick 1)")
     parser.add_argument("--images", type=int, help="images per run (default: by model)")
     parser.add_argument(
-        "--plain",
-        action="store_true",
-        help="also run Graphbook with the plain model (cpu_slices=1)",
+        "--graphbook",
+        nargs="+",
+        default=["decorated"],
+        choices=list(VARIANTS),
+        help="Graphbook workflows to run (default: decorated); see graphbook() in this file",
     )
+    parser.add_argument("--plain", action="store_true", help="same as adding `plain`")
     parser.add_argument("--contender", choices=CONTENDERS, help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)

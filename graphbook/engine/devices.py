@@ -1,10 +1,19 @@
-"""Putting resource values where they run: a model goes to eval mode on its chosen device, and
-on the CPU, when its resource asks (`cpu_slices`), runs on per-core slices of each batch."""
+"""Putting resource values where they run: a model goes to eval mode on its chosen device; on
+the CPU it runs on per-core slices of each batch (graphbook/engine/slices.py) unless its
+resource or the environment opts out; on a GPU, CPU batches handed to it are copied through
+pinned memory on a side stream (graphbook/engine/feed.py)."""
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from typing import Any
+
+LOGGER = logging.getLogger(__name__)
+SLICES_ENV = "GRAPHBOOK_CPU_SLICES"
+"""Slices for every CPU model resource that has no `cpu_slices` parameter of its own: unset or
+`0` is one per core and one more, `1` turns slicing off (the model runs as it is)."""
 
 
 def choose_device(name: str | None) -> str:
@@ -17,25 +26,55 @@ def choose_device(name: str | None) -> str:
 
 
 def prepare(value: Any, params: dict[str, Any]) -> Any:
-    """If `value` is a torch module, set eval mode and move it to the `device` parameter; on
-    the CPU, with a `cpu_slices` parameter other than 1, cut its batches into slices run at
-    once (graphbook/engine/slices.py; 0 is one slice per core)."""
+    """If `value` is a torch module, set eval mode and move it to the `device` parameter. On
+    the CPU, cut its batches into slices run at once (`cpu_slices` parameter, else the
+    GRAPHBOOK_CPU_SLICES variable, else 0: one slice per core and one more; 1 is off). On a
+    CUDA device, feed it CPU batches through pinned memory."""
     if not is_module(value):
         return value
     value.eval()
     if "device" in params:
         value.to(choose_device(params["device"]))
-    slices = params.get("cpu_slices")
-    if slices is not None and int(slices) != 1 and on_cpu(value):
-        from graphbook.engine.slices import slice_on_cores
+    if on_cpu(value):
+        slices = cpu_slices(params)
+        if slices != 1:
+            from graphbook.engine.slices import slice_on_cores
 
-        slice_on_cores(value, int(slices))
+            slice_on_cores(value, slices)
+    elif on_cuda(value):
+        from graphbook.engine.feed import feed_on_device
+
+        feed_on_device(value)
     return value
+
+
+def cpu_slices(params: dict[str, Any]) -> int:
+    """The slices asked for: the resource's `cpu_slices`, else GRAPHBOOK_CPU_SLICES, else 0."""
+    given = params.get("cpu_slices")
+    source = "the cpu_slices parameter"
+    if given is None:
+        given, source = os.environ.get(SLICES_ENV) or 0, SLICES_ENV
+    try:
+        slices = int(given)
+    except (TypeError, ValueError):
+        slices = -1
+    if slices < 0:
+        raise ValueError(
+            f"{source} is {given!r}; give a whole number: 0 (one slice per core and one more), "
+            "1 (no slicing) or more"
+        )
+    return slices
 
 
 def on_cpu(module: Any) -> bool:
     """Whether the module's weights are on the CPU (a module without weights counts)."""
     return all(p.device.type == "cpu" for p in module.parameters())
+
+
+def on_cuda(module: Any) -> bool:
+    """Whether the module has weights and all of them are on one CUDA device."""
+    devices = {(p.device.type, p.device.index) for p in module.parameters()}
+    return len(devices) == 1 and next(iter(devices))[0] == "cuda"
 
 
 def is_module(value: Any) -> bool:

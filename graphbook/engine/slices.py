@@ -3,7 +3,8 @@
 torch's own intra-op threads split every operation across the cores and wait for each other at
 the end of it: they cost more CPU per image than one thread does, and the whole model stalls
 whenever another process (a decoding worker) holds one of the cores. Independent slices only
-share the cores. A model resource asks for this with its `cpu_slices` parameter.
+share the cores. Every CPU model resource runs this way unless it opts out (its `cpu_slices`
+parameter, or GRAPHBOOK_CPU_SLICES, set to 1; graphbook/engine/devices.py).
 
 The default is one slice more than there are cores: while a decoding worker holds a core, a
 thread that finished its slice would leave its core idle until the others are done; a spare
@@ -13,7 +14,9 @@ since a forward pass on one or two images wastes what batching buys.
 
 The model stays the same object (its attributes, parameters and `isinstance` are untouched):
 only its `forward` is replaced on the instance, and it falls back to one call on the whole
-input for anything it cannot cut and put back together.
+input for anything it cannot cut and put back together, and whenever slices could change what
+the model computes or records: in training mode (batch norm would see slices' statistics) and
+while any of its modules has a forward hook (a hook would see slices, not the batch).
 """
 
 from __future__ import annotations
@@ -53,10 +56,14 @@ def slice_on_cores(model: torch.nn.Module, parts: int = 0) -> torch.nn.Module:
     parts = parts or default_slices()
     if parts < 2 or MARK in model.__dict__:
         return model
-    torch.set_num_threads(1)
     sliced = Sliced(model.forward, parts)
+    try:
+        model.forward = sliced
+    except (AttributeError, RuntimeError, TypeError) as exc:  # a TorchScript module, say
+        LOGGER.info("%s runs whole batches: its forward cannot be replaced (%s)", _name(model), exc)
+        return model
     model.__dict__[MARK] = sliced
-    model.forward = sliced
+    torch.set_num_threads(1)
     return model
 
 
@@ -72,6 +79,8 @@ class Sliced:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         first = args[0] if args else None
         if self.whole or not isinstance(first, torch.Tensor) or first.dim() == 0:
+            return self.forward(*args, **kwargs)
+        if not sliceable(getattr(self.forward, "__self__", None)):
             return self.forward(*args, **kwargs)
         parts = min(self.parts, first.shape[0] // MIN_SLICE)
         if parts < 2:
@@ -98,6 +107,22 @@ class Sliced:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["forward"], state["parts"])  # type: ignore[misc]
         self.whole = state["whole"]
+
+
+def sliceable(model: Any) -> bool:
+    """Whether slices compute what the whole batch would: the model is in eval mode and none
+    of its modules has forward hooks (hooks would each see a slice)."""
+    if not isinstance(model, torch.nn.Module):
+        return True
+    for module in model.modules():
+        if module.training or module._forward_hooks or module._forward_pre_hooks:
+            return False
+    global_hooks = torch.nn.modules.module._global_forward_hooks
+    return not global_hooks and not torch.nn.modules.module._global_forward_pre_hooks
+
+
+def _name(model: Any) -> str:
+    return type(model).__name__
 
 
 def join(outputs: list[Any]) -> Any:

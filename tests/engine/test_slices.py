@@ -1,4 +1,5 @@
-"""A CPU model resource with `cpu_slices` runs on slices of each batch at once, same results."""
+"""A CPU model resource runs on slices of each batch at once, same results; by default, with an
+opt-out (`cpu_slices=1`, GRAPHBOOK_CPU_SLICES=1), and never where slices would change results."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import pytest
 import torch
 
 from graphbook import Workflow, batch, param, resource, run_workflow, source, step
+from graphbook.engine.devices import SLICES_ENV
 from graphbook.engine.slices import MARK, MIN_SLICE, cores, join, slice_on_cores
+from graphbook.resources import Resource
 
 Pair = namedtuple("Pair", "logits features")
 
@@ -25,6 +28,7 @@ class Recorder(torch.nn.Module):
         self.linear = torch.nn.Linear(4, 3)
         self.shape = shape
         self.calls: list[tuple[int, str]] = []
+        self.eval()  # as every model resource is (graphbook/engine/devices.py)
 
     def forward(self, x: torch.Tensor, scale: float = 1.0) -> Any:
         self.calls.append((x.shape[0], threading.current_thread().name))
@@ -98,6 +102,26 @@ def test_zero_slices_means_one_per_core_and_one_more() -> None:
     assert getattr(model.__dict__.get(MARK), "parts", None) == expected
 
 
+def test_a_model_in_training_mode_runs_whole_batches() -> None:
+    model = slice_on_cores(Recorder(), 2)
+    model.train()
+    model(torch.randn(8, 4))
+    model.eval()
+    model(torch.randn(8, 4))
+    assert [size for size, _ in model.calls] == [8, 4, 4]
+
+
+def test_a_model_with_a_forward_hook_runs_whole_batches() -> None:
+    seen: list[int] = []
+    model = slice_on_cores(Recorder(), 2)
+    handle = model.linear.register_forward_hook(lambda m, i, o: seen.append(o.shape[0]))
+    model(torch.randn(8, 4))
+    handle.remove()
+    model(torch.randn(8, 4))
+    assert seen == [8]  # the hook saw the whole batch, as it would without slices
+    assert [size for size, _ in model.calls] == [8, 4, 4]
+
+
 def test_join_refuses_what_it_cannot_put_together() -> None:
     with pytest.raises(TypeError, match="str"):
         join(["a", "b"])
@@ -131,6 +155,50 @@ def apply(ctx: Any, xs: list[torch.Tensor], items: list[Any], data: list[Any]) -
         d["y"].append(y)
     for d in data:
         d["sizes"] = [size for size, _ in ctx.model.calls]
+
+
+class PlainModel(Resource):
+    """A model resource as a person writes one: nothing about slices or devices."""
+
+    def value(self) -> torch.nn.Module:
+        return Recorder()
+
+
+def run_plain(monkeypatch: pytest.MonkeyPatch, env: str | None) -> list[int]:
+    if env is None:
+        monkeypatch.delenv(SLICES_ENV, raising=False)
+    else:
+        monkeypatch.setenv(SLICES_ENV, env)
+    wf = Workflow()
+    node = wf.add(apply, model=wf.add(PlainModel))
+    wf.connect(wf.add(rows), node)
+    result = run_workflow(wf, collect=True)
+    assert result.ok, result.errors
+    sizes: list[int] = result.output(node.id)[-1]["sizes"]
+    return sizes
+
+
+def test_a_plain_model_resource_runs_on_slices_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    sizes = run_plain(monkeypatch, None)
+    if cores() > 1:  # one slice per core and one more, at least MIN_SLICE items each
+        assert len(sizes) > 2 and sum(sizes) == 24
+    else:
+        assert sizes == [16, 8]
+
+
+def test_graphbook_cpu_slices_1_runs_plain_models_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert run_plain(monkeypatch, "1") == [16, 8]
+    assert sorted(run_plain(monkeypatch, "2")) == [4, 4, 8, 8]
+
+
+def test_a_bad_graphbook_cpu_slices_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(SLICES_ENV, "many")
+    wf = Workflow()
+    node = wf.add(apply, model=wf.add(PlainModel))
+    wf.connect(wf.add(rows), node)
+    result = run_workflow(wf)
+    assert not result.ok
+    assert any(SLICES_ENV in str(e) and "'many'" in str(e) for e in result.errors)
 
 
 def run_apply(slices: int) -> tuple[list[torch.Tensor], list[int]]:

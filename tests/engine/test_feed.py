@@ -1,0 +1,140 @@
+"""Feeding a GPU: pinned buffers reused in turn and bounded, batches moved ahead of use, a CUDA
+model taking CPU batches. The ring and the prefetching are tested here on the CPU; the CUDA
+paths run only where CUDA is present."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+from graphbook.engine.devices import on_cuda, prepare
+from graphbook.engine.feed import MARK, DeviceFeed, Fed, PinnedRing, feed_on_device, prefetch
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+class Copied:
+    """Stands in for a CUDA event: notes when the ring had to wait for it."""
+
+    def __init__(self, log: list[str], name: str) -> None:
+        self.log, self.name = log, name
+
+    def synchronize(self) -> None:
+        self.log.append(f"waited {self.name}")
+
+
+def test_the_ring_reuses_its_buffers_in_turn_and_waits_for_the_copy_out_of_each() -> None:
+    ring = PinnedRing(slots=2, pin=False)
+    log: list[str] = []
+    pointers = []
+    for n in range(5):
+        staged, slot = ring.stage(torch.full((4, 3), float(n)))
+        assert torch.equal(staged, torch.full((4, 3), float(n)))
+        pointers.append(staged.data_ptr())
+        ring.release(slot, Copied(log, f"batch {n}"))
+    # batch 2 goes where batch 0 was, once batch 0's copy is done: never more than 2 in flight
+    assert log == ["waited batch 0", "waited batch 1", "waited batch 2"]
+    assert ring.waits == 3
+    assert pointers[0] == pointers[2] == pointers[4] and pointers[1] == pointers[3]
+    assert pointers[0] != pointers[1]
+
+
+def test_the_ring_stacks_items_straight_into_a_buffer_that_grows_to_the_largest_batch() -> None:
+    ring = PinnedRing(slots=1, pin=False)
+    items = [torch.randn(3, 8, 8) for _ in range(5)]
+    staged, _ = ring.stage(items)
+    assert torch.equal(staged, torch.stack(items))
+    first = staged.data_ptr()
+    smaller, _ = ring.stage(items[:2])
+    assert smaller.shape == (2, 3, 8, 8) and smaller.data_ptr() == first
+    larger, _ = ring.stage([*items, *items])
+    assert torch.equal(larger, torch.stack([*items, *items]))
+    halves, _ = ring.stage([i.half() for i in items])  # another dtype: another buffer
+    assert halves.dtype == torch.float16
+
+
+def test_the_ring_refuses_what_it_cannot_stage() -> None:
+    with pytest.raises(ValueError, match="1 slot or more"):
+        PinnedRing(slots=0, pin=False)
+    with pytest.raises(ValueError, match="empty batch"):
+        PinnedRing(pin=False).stage([])
+
+
+def test_prefetch_moves_the_next_batch_before_handing_out_the_current() -> None:
+    log: list[str] = []
+
+    def move(batch: int) -> int:
+        log.append(f"move {batch}")
+        return batch * 10
+
+    for moved in prefetch(range(4), move, ahead=1):
+        log.append(f"use {moved // 10}")
+    assert log == ["move 0", "move 1", "use 0", "move 2", "use 1", "move 3", "use 2", "use 3"]
+    assert list(prefetch(range(3), lambda b: b, ahead=0)) == [0, 1, 2]
+    with pytest.raises(ValueError, match="0 or more"):
+        list(prefetch(range(3), lambda b: b, ahead=-1))
+
+
+class Feed:
+    def __init__(self) -> None:
+        self.moved: list[torch.Tensor] = []
+
+    def to_device(self, batch: torch.Tensor) -> torch.Tensor:
+        self.moved.append(batch)
+        return batch * 2
+
+
+def test_a_fed_forward_sends_cpu_batches_through_the_feed_and_nothing_else() -> None:
+    feed = Feed()
+    seen: list[Any] = []
+
+    def forward(x: Any, scale: int = 1) -> Any:
+        seen.append(x)
+        return x
+
+    fed = Fed(forward, lambda: feed, torch.device("cuda"))
+    x = torch.ones(2, 3)
+    assert torch.equal(fed(x, scale=3), x * 2)
+    assert fed("not a tensor") == "not a tensor"
+    assert len(feed.moved) == 1 and seen[1] == "not a tensor"
+
+
+def test_a_cpu_model_is_not_fed_and_a_device_feed_wants_cuda() -> None:
+    model = prepare(torch.nn.Linear(3, 2), {"device": "cpu", "cpu_slices": 1})
+    assert not on_cuda(model) and MARK not in model.__dict__
+    with pytest.raises(ValueError, match="CUDA device"):
+        DeviceFeed("cpu")
+
+
+@cuda
+def test_a_cuda_model_resource_takes_cpu_batches_through_pinned_memory() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 4)
+    x = torch.randn(32, 16)
+    expected = model(x)
+    prepare(model, {"device": "cuda"})
+    assert MARK in model.__dict__
+    with torch.no_grad():
+        outputs = [model(x) for _ in range(5)]  # more batches than pinned buffers
+        on_device = model(x.cuda())
+    assert all(torch.allclose(o.cpu(), expected, atol=1e-5) for o in outputs)
+    assert torch.allclose(on_device.cpu(), expected, atol=1e-5)
+    feed = model.__dict__[MARK]._feed
+    assert feed.ring.slots == 2 and feed.ring.waits == 3
+
+
+@cuda
+def test_a_device_feed_with_prefetch_gives_every_batch_in_order() -> None:
+    feed = DeviceFeed("cuda")
+    batches = [torch.full((8, 4), float(n)) for n in range(6)]
+    moved = list(prefetch(batches, feed.to_device))
+    assert [float(m[0, 0]) for m in moved] == [float(n) for n in range(6)]
+    assert all(m.is_cuda for m in moved)
+
+
+@cuda
+def test_feed_on_device_is_idempotent() -> None:
+    model = torch.nn.Linear(3, 2).cuda()
+    assert feed_on_device(feed_on_device(model)) is model
