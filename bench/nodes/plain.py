@@ -1,10 +1,12 @@
 """The image benchmark's model written as a person writes it: a plain `Resource` class that
 returns the torchvision model and a class-style `BatchStep` that calls it on
 `torch.stack(images)`. Nothing Graphbook-specific about slices, threads or devices: what
-Graphbook does with the model by default is what this measures."""
+Graphbook does with the model by default is what this measures. On a GPU (bench/gpu.py) the
+batch is still stacked on the CPU and handed to the model as it is."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -21,9 +23,10 @@ class PlainClassifier(Resource):
     Category = "Bench"
     Parameters: ClassVar[dict[str, Any]] = {
         "model": {"type": "string", "default": "mobilenet_v3_small"},
+        "device": {"type": "string", "default": "cpu"},
     }
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, device: str) -> None:
         super().__init__()
         self.model = build_model(model)
 
@@ -42,14 +45,18 @@ class PlainClassify(BatchStep):
         "item_key": {"type": "string", "default": "images"},
         "model": {"type": "resource"},
         "out": {"type": "string", "default": "out/bench/top5.jsonl"},
+        "amp": {"type": "string", "default": "", "description": "fp16 or bf16: autocast on a GPU"},
     }
     load_fn = staticmethod(load_image)
     dump_fn = staticmethod(append_lines)
 
-    def __init__(self, batch_size: int, item_key: str, model: torch.nn.Module, out: str) -> None:
+    def __init__(
+        self, batch_size: int, item_key: str, model: torch.nn.Module, out: str, amp: str
+    ) -> None:
         super().__init__(batch_size, item_key)
         self.model = model
         self.out = out
+        self.amp = amp
 
     def on_start(self) -> None:
         Path(self.out).parent.mkdir(parents=True, exist_ok=True)
@@ -57,6 +64,13 @@ class PlainClassify(BatchStep):
 
     @torch.no_grad()
     def on_item_batch(self, images: list[torch.Tensor], items: list[str], data: list[Any]) -> Any:
-        probabilities = self.model(torch.stack(images)).softmax(dim=1)
+        with self.autocast():
+            probabilities = self.model(torch.stack(images)).float().softmax(dim=1)
         scores, classes = probabilities.topk(5, dim=1)
         return [(self.out, items, classes.tolist(), scores.tolist())]
+
+    def autocast(self) -> contextlib.AbstractContextManager[Any]:
+        if not self.amp:
+            return contextlib.nullcontext()
+        dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[self.amp]
+        return torch.autocast("cuda", dtype=dtype)

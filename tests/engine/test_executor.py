@@ -10,7 +10,7 @@ import torch
 
 from graphbook import Workflow, batch, output, param, resource, run_workflow, source, step
 from graphbook.engine.executor import RunControl
-from graphbook.engine.runners import CHUNK, INBOX_CAPACITY
+from graphbook.engine.runners import CHUNK, CHUNK_SECONDS, INBOX_CAPACITY
 from graphbook.events import (
     Event,
     NodeError,
@@ -80,6 +80,39 @@ def test_items_flow_while_the_source_still_produces(workers: int) -> None:
     assert run_workflow(wf, workers=workers).ok
     assert seen[0] <= CHUNK, "the first dict arrived only after the source ran far ahead"
     assert seen[-1] == 5000
+
+
+def test_a_slow_source_and_a_slow_step_hand_on_each_dict_at_once() -> None:
+    """A dict that took longer than a turn is handed on (and previewed) at the end of that
+    turn, not after a handful more slow dicts."""
+    order: list[str] = []
+
+    @step("Test/SlowSource")
+    @source()
+    def slow_source(ctx: Any) -> Any:
+        for i in range(3):
+            threading.Event().wait(CHUNK_SECONDS * 1.5)
+            order.append(f"made {i}")
+            yield {"i": i}
+
+    @step("Test/SlowStep")
+    def slow_step(ctx: Any, data: dict[str, Any]) -> None:
+        threading.Event().wait(CHUNK_SECONDS * 1.5)
+        order.append(f"slow {data['i']}")
+
+    @step("Test/Last")
+    def last(ctx: Any, data: dict[str, Any]) -> None:
+        order.append(f"last {data['i']}")
+
+    wf = Workflow()
+    middle = wf.add(slow_step)
+    wf.connect(wf.add(slow_source), middle)
+    wf.connect(middle, wf.add(last))
+    events: list[Event] = []
+    assert run_workflow(wf, sink=events.append).ok
+    assert order.index("last 0") < order.index("made 2"), order
+    previews = [e for e in events if isinstance(e, NodeOutput)]
+    assert len(previews) >= 3  # the source's first dict, the slow step's, the last node's
 
 
 def test_fan_out_gives_each_branch_its_own_copy(workers: int) -> None:
