@@ -8,7 +8,6 @@ workflow error (nothing ran); 130 the run was stopped with Ctrl-C (143 with SIGT
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import logging
@@ -352,6 +351,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     def ready(urls: list[str]) -> None:
         out.print(Text(f"Graphbook is serving on {' and '.join(urls)}  (Ctrl-C to stop)"))
 
+    import asyncio  # here, not at the top: `graphbook run` does without it
+
     asyncio.run(serve(app, args.host, args.port, ready))
     return OK
 
@@ -380,6 +381,8 @@ def bound_url(address: Any) -> str:
 
 
 async def _signalled() -> None:
+    import asyncio
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import dill  # type: ignore[import-untyped]
-import numpy as np
 
 if TYPE_CHECKING:
+    import numpy as np
     import torch
 
 SHM_DIR = "/dev/shm"
@@ -89,7 +89,8 @@ class _Segments:
     def __call__(self, obj: Any) -> Reduced | Any:
         if self.prefix is None or not available():
             return NotImplemented
-        if type(obj) is np.ndarray and _shareable_array(obj):
+        numpy = sys.modules.get("numpy")  # nothing is an array if numpy was never imported
+        if numpy is not None and type(obj) is numpy.ndarray and _shareable_array(obj):
             return self._array(obj)
         torch = sys.modules.get("torch")
         if torch is not None and type(obj) is torch.Tensor and _shareable_tensor(obj):
@@ -97,6 +98,8 @@ class _Segments:
         return NotImplemented
 
     def _array(self, array: np.ndarray[Any, Any]) -> Reduced:
+        import numpy as np
+
         data = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
         return _rebuild_array, (self._write(data), array.nbytes, array.dtype, array.shape)
 
@@ -176,6 +179,8 @@ def _attach(name: str, nbytes: int) -> mmap.mmap:
 
 
 def _rebuild_array(name: str, nbytes: int, dtype: np.dtype[Any], shape: tuple[int, ...]) -> Any:
+    import numpy as np
+
     return np.frombuffer(_attach(name, nbytes), dtype=dtype).reshape(shape)
 
 

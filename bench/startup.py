@@ -1,0 +1,127 @@
+"""Start-up: what a person waits for before `graphbook run` does any work.
+
+    python -m bench.startup [--quick] [--reps 5] [--compare /path/to/other/checkout]
+
+Each command runs in a fresh process, repetitions interleaved, medians of wall-clock time:
+Python itself, importing the CLI, a whole `graphbook run` of a two-node workflow whose node
+file imports nothing heavy (with 0 and with 2 workers), importing torch and torchvision (what
+an image node file costs before Graphbook does anything), and the image benchmark's plain
+workflow on 64 images, whole, less the run's own seconds (`run_finished`): start-up plus
+shutdown. `--compare` runs the same commands with another checkout first on PYTHONPATH (say,
+main before a change), interleaved, so the two are compared within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench.common import OUT, ROOT, busy_seconds, machine, median, table
+
+TINY_NODES = '''"""Two trivial nodes: the start-up benchmark's workflow."""
+
+from graphbook import source, step
+
+
+@step("Tiny/Count")
+@source()
+def count(ctx):
+    for i in range(10):
+        yield {"i": i}
+
+
+@step("Tiny/Add")
+def add(ctx, data):
+    data["j"] = data["i"] + 1
+'''
+TINY = {
+    "format": "graphbook.workflow",
+    "version": 1,
+    "nodes": [
+        {"id": "c", "type": "Count", "params": {}},
+        {"id": "a", "type": "Add", "params": {}},
+    ],
+    "edges": [{"source": "c", "output": "out", "target": "a", "input": "in"}],
+}
+
+
+def commands(images_workflow: Path) -> dict[str, list[str]]:
+    folder = OUT / "startup"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "nodes").mkdir(exist_ok=True)
+    (folder / "nodes" / "tiny.py").write_text(TINY_NODES)
+    (folder / "tiny.json").write_text(json.dumps(TINY))
+    tiny = ["-m", "graphbook", "run", str(folder / "tiny.json"), "--nodes", str(folder / "nodes")]
+    images = ["-m", "graphbook", "run", str(images_workflow), "--workers", "2",
+              "--nodes", str(ROOT / "bench" / "nodes"), "--json"]  # fmt: skip
+    return {
+        "python -c pass": ["-c", "pass"],
+        "import graphbook.cli": ["-c", "import graphbook.cli"],
+        "graphbook run, tiny, 0 workers": [*tiny, "--workers", "0", "--json"],
+        "graphbook run, tiny, 2 workers": [*tiny, "--workers", "2", "--json"],
+        "import torch": ["-c", "import torch"],
+        "import torch, torchvision": ["-c", "import torch, torchvision"],
+        "graphbook run, 64 images (whole - run)": images,
+    }
+
+
+def timed(args: list[str], path: str) -> tuple[float, str]:
+    env = {**os.environ, "PYTHONPATH": path}
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, check=False
+    )
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}")
+    return wall, done.stdout
+
+
+def run_seconds(stdout: str) -> float:
+    for line in stdout.splitlines():
+        if line.startswith("{") and '"run_finished"' in line:
+            return float(json.loads(line)["seconds"])
+    raise RuntimeError("no run_finished event")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    from bench.images import OUT as IMAGES_OUT
+    from bench.images import _workflow, image_folder
+
+    parser = argparse.ArgumentParser(prog="python -m bench.startup", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="2 repetitions")
+    parser.add_argument("--reps", type=int, help="repetitions (default 5, quick 2)")
+    parser.add_argument("--compare", type=Path, help="another checkout, run interleaved")
+    args = parser.parse_args(argv)
+    reps = args.reps or (2 if args.quick else 5)
+    out = IMAGES_OUT / "top5-startup.jsonl"
+    workflow = _workflow("mobilenet_v3_small", image_folder(64), out, "plain")
+    checkouts = {"this checkout": str(ROOT)}
+    if args.compare is not None:
+        checkouts = {str(args.compare): str(args.compare.resolve()), **checkouts}
+    print(f"start-up, {machine()}, {reps} rep(s)", flush=True)
+    walls: dict[tuple[str, str], list[float]] = {}
+    busy, start = busy_seconds(), time.perf_counter()
+    for _ in range(reps):
+        for name, command in commands(workflow).items():
+            for label, path in checkouts.items():
+                wall, stdout = timed(command, path)
+                if name.endswith("(whole - run)"):
+                    wall -= run_seconds(stdout)
+                walls.setdefault((name, label), []).append(wall)
+    load = busy_seconds() - busy
+    elapsed = time.perf_counter() - start
+    rows = [[name, label, f"{median(values) * 1e3:,.0f}", f"{min(values) * 1e3:,.0f}"]
+            for (name, label), values in walls.items()]  # fmt: skip
+    print(table(["command", "checkout", "median ms", "min ms"], rows))
+    print(f"machine busy (all processes, this benchmark included): {load / elapsed:.2f} cores")
+
+
+if __name__ == "__main__":
+    main()
