@@ -102,10 +102,12 @@ def graphbook(
     time comes from its event stream. Variants: `decorated` (bench/workflows/images.json, the
     `Classifier` resource with its `cpu_slices` parameter), `plain` (bench/workflows/plain.json,
     a plain Resource class and BatchStep as a person writes them, Graphbook's defaults) and
-    `unsliced` (the plain workflow with GRAPHBOOK_CPU_SLICES=1: the model as torch runs it)."""
+    `unsliced` (the plain workflow with GRAPHBOOK_CPU_SLICES=1: the model as torch runs it,
+    torch's default threads) and `onethread` (the same with one torch thread: the thread count
+    chosen against the workers' load, cores - workers)."""
     workflow = _workflow(model_name, folder, out, variant)
     command = ["--workers", str(WORKERS), "--nodes", str(NODES), "--json"]
-    env = {"GRAPHBOOK_CPU_SLICES": "1"} if variant == "unsliced" else None
+    env = ENVIRONMENTS.get(variant)
     return run_measured(python("graphbook", "run", str(workflow), *command), memory=memory, env=env)
 
 
@@ -177,6 +179,11 @@ VARIANTS = {
     "decorated": "Graphbook (run)",
     "plain": "Graphbook, plain resource (run)",
     "unsliced": "Graphbook, plain resource, GRAPHBOOK_CPU_SLICES=1 (run)",
+    "onethread": "Graphbook, plain resource, no slices, 1 torch thread (run)",
+}
+ENVIRONMENTS = {
+    "unsliced": {"GRAPHBOOK_CPU_SLICES": "1"},
+    "onethread": {"GRAPHBOOK_CPU_SLICES": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
 }
 """Contender names by workflow variant (see `graphbook`). *whole CLI* is the first variant
 run, timed with its start-up."""
