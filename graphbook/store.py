@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-RunKind = Literal["workflow", "batch", "train"]
+RunKind = Literal["workflow", "batch", "train", "search"]
 DEFAULT_HOME = ".graphbook"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -170,6 +170,22 @@ class Store:
             rows = db.execute(query + " ORDER BY id", args).fetchall()
         return [MetricRecord(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
 
+    def metric_count(self, run_id: str) -> int:
+        with self._connect() as db:
+            row = db.execute("SELECT COUNT(*) FROM metrics WHERE run_id=?", (run_id,)).fetchone()
+        return int(row[0])
+
+    def truncate_metrics(self, run_id: str, keep: int) -> int:
+        """Keep the first `keep` metric rows of a run (in the order reported), delete the rest
+        (a resumed run reports those again); returns how many were deleted."""
+        with self._connect() as db:
+            cursor = db.execute(
+                "DELETE FROM metrics WHERE run_id=? AND id NOT IN "
+                "(SELECT id FROM metrics WHERE run_id=? ORDER BY id LIMIT ?)",
+                (run_id, run_id, keep),
+            )
+            return int(cursor.rowcount)
+
     # -- checkpoints and models ----------------------------------------------------------------
     def add_checkpoint(
         self,
@@ -210,6 +226,11 @@ class Store:
             ).fetchall()
         return [_checkpoint(r) for r in rows]
 
+    def delete_checkpoint(self, checkpoint_uuid: str) -> None:
+        """Forget a checkpoint (its folder is the caller's to remove)."""
+        with self._connect() as db:
+            db.execute("DELETE FROM checkpoints WHERE uuid=?", (checkpoint_uuid,))
+
     def register_model_version(self, model: str, checkpoint_uuid: str) -> int:
         """Add `checkpoint_uuid` as the next version of `model`; returns the version number."""
         with self._connect() as db:
@@ -220,6 +241,12 @@ class Store:
                 (model, version, checkpoint_uuid, time.time()),
             )
         return version
+
+    def registered_checkpoints(self) -> set[str]:
+        """The checkpoints some model version refers to."""
+        with self._connect() as db:
+            rows = db.execute("SELECT DISTINCT checkpoint_uuid FROM model_versions").fetchall()
+        return {str(r[0]) for r in rows}
 
     def model_version_checkpoint(self, model: str, version: int) -> str:
         with self._connect() as db:

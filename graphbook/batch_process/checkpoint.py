@@ -142,7 +142,7 @@ def seal(store: Store, staged: Staged) -> Path:
     draft, tmp, final = staged.draft, staged.tmp, staged.final
     files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
     _write_json(tmp / "checkpoint.json", {**draft.progress.to_json(), "files": files})
-    _fsync_tree(tmp)
+    fsync_tree(tmp)
     store.commit_checkpoint(
         CheckpointCommit(
             run_id=draft.run_id,
@@ -156,7 +156,7 @@ def seal(store: Store, staged: Staged) -> Path:
         )
     )
     tmp.rename(final)
-    _fsync_dir(final.parent)
+    fsync_dir(final.parent)
     logger.info("checkpoint %s: %d batch(es) done", draft.uuid, draft.progress.batches_completed)
     return final
 
@@ -242,7 +242,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=1, sort_keys=True, default=str))
 
 
-def _fsync_tree(root: Path) -> None:
+def fsync_tree(root: Path) -> None:
     for folder, _, names in os.walk(root):
         for name in names:
             fd = os.open(os.path.join(folder, name), os.O_RDONLY)
@@ -250,10 +250,10 @@ def _fsync_tree(root: Path) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-        _fsync_dir(Path(folder))
+        fsync_dir(Path(folder))
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)

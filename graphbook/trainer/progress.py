@@ -1,0 +1,78 @@
+"""Training progress in the terminal (rank 0): epoch, batch, rate, last loss and time left in a
+rich progress bar, and one line when a run resumes or ends. Off with `progress=False`."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+
+
+class Display:
+    def __init__(self, enabled: bool, total: int, epoch_length: int, name: str) -> None:
+        self.enabled = enabled
+        self.total = total
+        self.epoch_length = epoch_length
+        self.console = Console(stderr=True)
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+        self.name = name
+        self._shown = 0.0
+
+    def say(self, text: str) -> None:
+        if self.enabled:
+            self.console.print(text, highlight=False, markup=False)
+
+    def start(self, done: int) -> None:
+        if not self.enabled or not self.console.is_terminal:
+            return
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TextColumn("{task.fields[loss]}"),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=True,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task(
+            self._description(done), total=self.total, completed=done, rate="", loss=""
+        )
+
+    def advance(self, done: int, loss: Any) -> None:
+        if self._progress is None or self._task is None:
+            return
+        now = time.monotonic()
+        if now - self._shown < 0.1 and done < self.total:
+            return
+        self._shown = now
+        task = self._progress.tasks[0]
+        rate = f"{task.speed:.1f} batch/s" if task.speed else ""
+        shown = f"loss {loss:.4g}" if isinstance(loss, float) else ""
+        self._progress.update(
+            self._task,
+            completed=done,
+            description=self._description(done),
+            rate=rate,
+            loss=shown,
+        )
+
+    def _description(self, done: int) -> str:
+        epoch, batch = divmod(done, self.epoch_length)
+        return f"epoch {epoch + 1} batch {batch}/{self.epoch_length}"
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None

@@ -1,0 +1,121 @@
+"""Which training run a script continues, and starting or resuming it.
+
+A training run is identified by its name: `init(run_name=...)`, else $GRAPHBOOK_TRAIN_RUN_NAME,
+else the script's path. If the latest training run of that name did not complete (status
+running, stopped or failed), running the script again resumes it from its latest checkpoint,
+with its own seed, provided its hyperparameters, batch size and training data are the same;
+`start_over=True` ($GRAPHBOOK_TRAIN_START_OVER=1, `graphbook train --start-over`) abandons it and
+starts a new run. While a run trains, rank 0 holds a lock on its name.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from graphbook.batch_process.checkpoint import RunFolders
+from graphbook.store import CheckpointRecord, RunRecord, Store
+from graphbook.trainer.checkpoints import folders_of, latest, recover
+from graphbook.trainer.errors import TrainerError, TrainingResumeError
+
+logger = logging.getLogger(__name__)
+RUN_NAME_ENV = "GRAPHBOOK_TRAIN_RUN_NAME"
+START_OVER_ENV = "GRAPHBOOK_TRAIN_START_OVER"
+HPARAMS_ENV = "GRAPHBOOK_TRAIN_HPARAMS"
+CONFIG_DATA_ENV = "GRAPHBOOK_TRAIN_CONFIG_DATA"
+MAX_LENGTH_ENV = "GRAPHBOOK_TRAIN_MAX_LENGTH"
+RESUMABLE = ("running", "stopped", "failed")
+KIND: Literal["train"] = "train"
+
+
+def default_run_name() -> str:
+    """The running script's path (the same command run again has the same name)."""
+    script = getattr(sys.modules.get("__main__"), "__file__", None)
+    return str(Path(script).resolve()) if script else "python"
+
+
+def run_name_of(given: str | None) -> str:
+    return given or os.environ.get(RUN_NAME_ENV) or default_run_name()
+
+
+def start_over_of(given: bool) -> bool:
+    return given or os.environ.get(START_OVER_ENV, "") not in ("", "0")
+
+
+def json_env(name: str) -> dict[str, Any]:
+    text = os.environ.get(name, "")
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TrainerError(f"${name} must hold a JSON object: {exc}") from None
+    if not isinstance(value, dict):
+        raise TrainerError(f"${name} must hold a JSON object, got {text!r}")
+    return value
+
+
+def resumable(store: Store, name: str) -> RunRecord | None:
+    """The unfinished training run called `name`, if there is one."""
+    run = store.latest_run(KIND, name)
+    return run if run is not None and run.status in RESUMABLE else None
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """What rank 0 decided; every rank receives it."""
+
+    run_id: str
+    name: str
+    root: Path
+    checkpoint: CheckpointRecord | None
+    """The checkpoint to resume from (None: from the start)."""
+    resumed: bool
+
+    @property
+    def folders(self) -> RunFolders:
+        return RunFolders(self.root)
+
+
+def start_or_resume(store: Store, name: str, start_over: bool, config: dict[str, Any]) -> RunStart:
+    """Find or start the run (rank 0, holding the name's lock)."""
+    home = store.path.parent
+    previous = resumable(store, name)
+    if previous is not None and not start_over:
+        check_compatible(previous, config)
+        folders = folders_of(home, previous.id)
+        recover(store, folders, previous.id)
+        record = latest(store, previous.id)
+        store.set_status(previous.id, "running")
+        return RunStart(previous.id, name, folders.root, record, True)
+    if previous is not None:
+        logger.info("starting %r over: abandoning run %s", name, previous.id)
+        store.set_status(previous.id, "abandoned")
+    run_id = store.start_run(KIND, name, config)
+    return RunStart(run_id, name, folders_of(home, run_id).root, None, False)
+
+
+def check_compatible(run: RunRecord, config: dict[str, Any]) -> None:
+    """Refuse to resume `run` with other hyperparameters, batch size or training data."""
+    changes = [
+        f"{key} was {_show(run.config.get(key))}, now {_show(config.get(key))}"
+        for key in ("hparams", "seed", "batch_size", "train_data")
+        if key in run.config and run.config.get(key) != config.get(key)
+    ]
+    if changes:
+        raise TrainingResumeError(
+            f"cannot resume training run {run.id} ({run.name!r}): "
+            + "; ".join(changes)
+            + ". Run it as before to resume it, or start over with init(start_over=True) "
+            f"(or {START_OVER_ENV}=1, or `graphbook train --start-over`), or give it another "
+            "run_name."
+        )
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
