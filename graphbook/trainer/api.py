@@ -14,10 +14,9 @@ from typing import Any, TypeVar
 from graphbook.batch_process.distributed import open_collective
 from graphbook.store import Store, data_home
 from graphbook.trainer import rng
-from graphbook.trainer.checkpoints import Retention
 from graphbook.trainer.context import HParams, PyTorchTrialContext, Session, hparams_of
 from graphbook.trainer.errors import TrainerError, TrainingResumeError
-from graphbook.trainer.loop import Trainer, TrainResult, fit_settings
+from graphbook.trainer.loop import Trainer, TrainResult
 from graphbook.trainer.runs import (
     CONFIG_DATA_ENV,
     HPARAMS_ENV,
@@ -64,50 +63,11 @@ class TrainerContext(PyTorchTrialContext):
         trial: PyTorchTrial,
         train_data: Any = None,
         val_data: Any = None,
-        *,
-        min_validation_period: Any = None,
-        min_checkpoint_period: Any = None,
-        max_length: Any = None,
-        validation_period: Any = None,
-        checkpoint_period: Any = None,
-        reporting_period: Any = None,
-        checkpoint_policy: str = "best",
-        searcher_metric: str | None = None,
-        smaller_is_better: bool = True,
-        keep_last: int | None = None,
-        step_zero_validation: bool = False,
-        test_mode: bool = False,
-        progress: bool = True,
-        latest_checkpoint: Any = None,
+        **options: Any,
     ) -> TrainResult:
-        """Train `trial` for `max_length` (det.Epochs(n) / det.Batches(n)), validating every
-        `min_validation_period` and checkpointing every `min_checkpoint_period` (an int period
-        or a schedule such as det.Batches([5, 30])), and once more at the end if stale.
-
-        An unfinished run of the same name is resumed from its latest checkpoint. Data is
-        `train_data` / `val_data`, else the trial's build_*_data_loader(). Checkpoints kept:
-        `checkpoint_policy` "best" (by `searcher_metric`, default validation_loss or loss),
-        "all" or "none", and the last `keep_last`. SIGTERM/SIGINT stop after the current batch
-        with a checkpoint and exit status 75. Returns the last metrics."""
-        validation = _one_of("validation", min_validation_period, validation_period)
-        checkpoint = _one_of("checkpoint", min_checkpoint_period, checkpoint_period)
-        if latest_checkpoint is not None:
-            raise TrainerError(
-                "latest_checkpoint is not needed here: an unfinished run of the same name "
-                "resumes from its latest checkpoint by itself"
-            )
-        retention = Retention(checkpoint_policy, searcher_metric, smaller_is_better, keep_last)  # type: ignore[arg-type]
-        settings = fit_settings(
-            max_length,
-            validation,
-            checkpoint,
-            reporting_period,
-            retention,
-            step_zero_validation=step_zero_validation,
-            test_mode=test_mode,
-            progress=progress,
-        )
-        return Trainer(trial, self).fit(train_data, val_data, settings)
+        """Train `trial`: see `Trainer.fit` for the options (max_length,
+        min_validation_period, min_checkpoint_period, ...)."""
+        return Trainer(trial, self).fit(train_data, val_data, **options)
 
     fit = train
 
@@ -200,11 +160,3 @@ def _choose_seed(name: str, seed: int | None, start_over: bool) -> int | str:
             f"init(start_over=True) (or {START_OVER_ENV}=1)."
         )
     return recorded
-
-
-def _one_of(what: str, determined: Any, shipped: Any) -> Any:
-    if determined is not None and shipped is not None:
-        raise TrainerError(
-            f"give min_{what}_period or {what}_period, not both (they mean the same)"
-        )
-    return determined if determined is not None else shipped

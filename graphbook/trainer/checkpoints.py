@@ -68,6 +68,9 @@ def write(
     its id and folder."""
     uuid = checkpoint_id(snapshot.run_id, snapshot.batches)
     final = folders.checkpoint(uuid)
+    if any(c.uuid == uuid for c in store.checkpoints(snapshot.run_id)):
+        store.delete_checkpoint(uuid)  # taken again at the same step: this one replaces it
+        shutil.rmtree(final, ignore_errors=True)
     tmp = final.with_name(final.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

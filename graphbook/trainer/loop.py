@@ -113,10 +113,53 @@ class Trainer:
         self,
         train_data: Any = None,
         val_data: Any = None,
-        settings: FitSettings | None = None,
+        *,
+        max_length: Any = None,
+        min_validation_period: Any = None,
+        min_checkpoint_period: Any = None,
+        validation_period: Any = None,
+        checkpoint_period: Any = None,
+        reporting_period: Any = None,
+        checkpoint_policy: str = "best",
+        searcher_metric: str | None = None,
+        smaller_is_better: bool = True,
+        keep_last: int | None = None,
+        step_zero_validation: bool = False,
+        test_mode: bool = False,
+        progress: bool = True,
+        latest_checkpoint: Any = None,
+        **_determined_only: Any,
     ) -> TrainResult:
-        if settings is None:
-            raise TrainerError("fit() needs its settings; call context.train(...) instead")
+        """Train for `max_length` (det.Epochs(n) / det.Batches(n)), validating every
+        `min_validation_period` and checkpointing every `min_checkpoint_period` (each an int
+        period or a schedule such as det.Batches([5, 30]); Determined's `validation_period` /
+        `checkpoint_period` are the same), and once more at the end if stale.
+
+        An unfinished run of the same name resumes from its latest checkpoint. Data is
+        `train_data` / `val_data`, else the trial's build_*_data_loader(). Checkpoints kept:
+        `checkpoint_policy` "best" (by `searcher_metric`, default validation_loss or loss;
+        `smaller_is_better`), "all" or "none", plus the last `keep_last`. Training metrics are
+        averaged over each `reporting_period` (default det.Batches(10)). SIGTERM/SIGINT stop
+        after the current batch with a checkpoint and exit status 75. Returns the last metrics.
+        """
+        if latest_checkpoint is not None:
+            raise TrainerError(
+                "latest_checkpoint is not needed here: an unfinished run of the same name "
+                "resumes from its latest checkpoint by itself"
+            )
+        settings = fit_settings(
+            max_length,
+            _one_of("validation", min_validation_period, validation_period),
+            _one_of("checkpoint", min_checkpoint_period, checkpoint_period),
+            reporting_period,
+            Retention(checkpoint_policy, searcher_metric, smaller_is_better, keep_last),  # type: ignore[arg-type]
+            step_zero_validation=step_zero_validation,
+            test_mode=test_mode,
+            progress=progress,
+        )
+        return self.fit_with(train_data, val_data, settings)
+
+    def fit_with(self, train_data: Any, val_data: Any, settings: FitSettings) -> TrainResult:
         if not self.context.models or not self.context.optimizers:
             what = "model" if not self.context.models else "optimizer"
             raise TrainerError(
@@ -132,6 +175,14 @@ class Trainer:
             "val_data",
         )
         return _Run(self, train, val, settings).go()
+
+
+def _one_of(what: str, determined: Any, shipped: Any) -> Any:
+    if determined is not None and shipped is not None:
+        raise TrainerError(
+            f"give min_{what}_period or {what}_period, not both (they mean the same)"
+        )
+    return determined if determined is not None else shipped
 
 
 def fit_settings(
@@ -199,7 +250,8 @@ class _Run:
         self.store: Store | None = None
         self.run: RunStart | None = None
         self.display = Display(
-            settings.progress and self.rank == 0,
+            self.rank == 0,
+            settings.progress,
             self.length,
             self.epoch_length,
             self.session.run_name,
@@ -312,10 +364,10 @@ class _Run:
         if due or validate or save or last:
             self._report()
         self.display.advance(state.batches, state.training.get("loss"))
-        if validate:
+        if validate or (last and state.last_validation != state.batches):
             self._validate()
-        if save or self._best_pending:
-            self._checkpoint()
+        if (save or self._best_pending) and not last:
+            self._checkpoint()  # the last one is the end's, with the run's final status
         if flags.stop:
             self._preempt(stop)
         return asked
@@ -375,10 +427,10 @@ class _Run:
         self._rank_best(metrics)
 
     def _evaluate(self) -> tuple[dict[str, Any], list[Any]]:
-        if hasattr(self.trial, "evaluate_full_dataset"):
+        if callable(getattr(self.trial, "evaluate_full_dataset", None)):
             result: dict[str, Any] = {}
             if self.rank == 0:
-                full = self.trial.evaluate_full_dataset
+                full = getattr(self.trial, "evaluate_full_dataset")  # noqa: B009 (checked)
                 result = plain(as_metrics(full(self.val), "evaluate_full_dataset"))
             return self.collective.broadcast(result), []
         reader = Reader(self.val, self.val_shard)
@@ -395,17 +447,19 @@ class _Run:
         return across_ranks(self.collective, mine, len(outputs), reducer), outputs
 
     def _rank_best(self, metrics: dict[str, Any]) -> None:
-        retention = self.settings.retention
+        """Policy "all" checkpoints after every validation, "best" after each new best."""
+        retention, state = self.settings.retention, self.state
         name = retention.metric_of(metrics)
         value = metrics.get(name) if name is not None else None
-        if isinstance(value, int | float) and retention.better(float(value), self.state.best_value):
-            self.state.best_value = float(value)
-            if retention.policy != "none":
-                assert self.run is not None
-                self._best_pending = True
-                self.state.best_checkpoint = checkpoints.checkpoint_id(
-                    self.run.run_id, self.state.batches
-                )
+        better = isinstance(value, int | float) and retention.better(float(value), state.best_value)
+        if better:
+            state.best_value = float(value)  # type: ignore[arg-type]
+        if retention.policy == "none":
+            return
+        self._best_pending = self._best_pending or better or retention.policy == "all"
+        if better:
+            assert self.run is not None
+            state.best_checkpoint = checkpoints.checkpoint_id(self.run.run_id, state.batches)
 
     def _store_metrics(self, group: str, metrics: dict[str, Any]) -> None:
         if self.store is not None and self.run is not None:
@@ -486,6 +540,11 @@ class _Run:
         if run.checkpoint is None:
             if run.resumed and self.store is not None:
                 self.store.truncate_metrics(run.run_id, 0)
+            again = " again from the start (no checkpoint yet)" if run.resumed else ""
+            self.display.say(
+                f"training run {run.run_id} ({run.name}){again}: {self.length} batches, "
+                f"{self.epoch_length} per epoch"
+            )
             return
         folder = run.folders.checkpoint(run.checkpoint.uuid)
         payload = checkpoints.read_state(folder)

@@ -1,5 +1,6 @@
 """Training progress in the terminal (rank 0): epoch, batch, rate, last loss and time left in a
-rich progress bar, and one line when a run resumes or ends. Off with `progress=False`."""
+rich progress bar (off with `progress=False`), and one line when a run starts, resumes, stops
+or ends."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from rich.progress import (
 
 
 class Display:
-    def __init__(self, enabled: bool, total: int, epoch_length: int, name: str) -> None:
-        self.enabled = enabled
+    def __init__(self, chief: bool, bar: bool, total: int, epoch_length: int, name: str) -> None:
+        self.chief = chief
+        self.enabled = chief and bar
         self.total = total
         self.epoch_length = epoch_length
         self.console = Console(stderr=True)
@@ -29,8 +31,8 @@ class Display:
         self._shown = 0.0
 
     def say(self, text: str) -> None:
-        if self.enabled:
-            self.console.print(text, highlight=False, markup=False)
+        if self.chief:
+            self.console.print(text, highlight=False, markup=False, soft_wrap=True)
 
     def start(self, done: int) -> None:
         if not self.enabled or not self.console.is_terminal:

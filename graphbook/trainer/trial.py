@@ -121,7 +121,8 @@ def check_trial(trial: Any) -> None:
     name = type(trial).__name__
     if not overrides(trial, "train_batch"):
         raise TrainerError(f"{name} must define train_batch(self, batch, epoch_idx, batch_idx)")
-    batch, full = hasattr(trial, "evaluate_batch"), hasattr(trial, "evaluate_full_dataset")
+    batch = callable(getattr(trial, "evaluate_batch", None))
+    full = callable(getattr(trial, "evaluate_full_dataset", None))
     if batch == full:
         which = "both" if batch else "neither"
         raise TrainerError(

@@ -12,7 +12,6 @@ import graphbook.det.pytorch
 
 ## Data Definition ##
 
-
 class OnesDataset(torch.utils.data.Dataset):
     def __len__(self):
         return 64
@@ -21,9 +20,7 @@ class OnesDataset(torch.utils.data.Dataset):
         # return data, labels
         return torch.Tensor([1.0]), torch.Tensor([1.0])
 
-
 ## Model Definition ##
-
 
 class OneVarPytorchTrial(det.pytorch.PyTorchTrial):
     def __init__(self, context):
@@ -36,7 +33,9 @@ class OneVarPytorchTrial(det.pytorch.PyTorchTrial):
         lr = context.hparams["learning_rate"]
 
         # Wrap any optimizers with context.wrap_optimizer()
-        self.opt = context.wrap_optimizer(torch.optim.SGD(self.model.parameters(), lr=lr))
+        self.opt = context.wrap_optimizer(
+            torch.optim.SGD(self.model.parameters(), lr=lr)
+        )
 
     def train_batch(self, batch, epoch_idx, batch_idx):
         """
@@ -64,10 +63,10 @@ class OneVarPytorchTrial(det.pytorch.PyTorchTrial):
     # but in this example we show how to pass the data loaders in via
     # the trainer API.
 
-
 ## Training script ##
 
 if __name__ == "__main__":
+
     # Watch out! This is a trainer context, not a trial context like above!
     # (this step will also initialize random seeds automatically)
     context = det.pytorch.init()
@@ -95,9 +94,11 @@ if __name__ == "__main__":
         my_trial,
         train_data,
         val_data,
+
         # configure the trainer's behavior settings
         min_validation_period=det.Epochs(1),
         min_checkpoint_period=det.Epochs(1),
+
         # ignored by cluster training, but honored used when training locally
         max_length=det.Epochs(10),
     )

@@ -1,0 +1,268 @@
+"""The Trainer API in one process: periods and schedules, checkpoint policies, callbacks,
+reducers, loading, prediction, and a clear error for every bad input."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import graphbook.det as det
+import graphbook.det.pytorch  # noqa: F401 (as the seed imports it)
+import graphbook.trainer as gt
+from graphbook.batch_process import client
+from graphbook.store import Store
+from graphbook.trainer import TrainerError
+
+from .trials import Line, LineTrial, loaders
+
+
+def train(trial_cls: type[Any] = LineTrial, name: str = "t", **options: Any) -> tuple[Any, Any]:
+    context = det.pytorch.init(hparams={"lr": 0.1}, seed=1, run_name=name)
+    trial = context.build_trial(trial_cls)
+    defaults: dict[str, Any] = {"max_length": det.Epochs(2), "progress": False}
+    data = options.pop("data", loaders())
+    return trial, context.train(trial, *data, **{**defaults, **options})
+
+
+def test_periods_and_schedules_fire_when_due_and_once_more_at_the_end(home: Path) -> None:
+    trial, result = train(
+        min_validation_period=det.Batches([2, 5]),
+        min_checkpoint_period=det.Epochs(1),
+        max_length=det.Batches(7),
+        reporting_period=det.Batches(4),
+        checkpoint_policy="all",
+    )
+    store = Store()
+    validations = [m.steps_completed for m in store.metrics([result.run_id], "validation")]
+    assert validations == [2, 5, 7]  # the schedule, then the stale end
+    # every epoch, and (policy "all") after every validation
+    assert [c.steps_completed for c in store.checkpoints(result.run_id)] == [2, 3, 5, 6, 7]
+    assert trial.events("checkpoint") == ["2", "3", "5", "6", "7"]
+    training = [m.steps_completed for m in store.metrics([result.run_id], "training")]
+    assert training == [2, 3, 4, 5, 6, 7]  # every 4, and at each validation / checkpoint
+    assert trial.events("epoch_start") == [0, 1, 2] and trial.events("epoch_end") == [0, 1]
+    assert result.batches == 7 and result.checkpoint == f"{result.run_id}-step-7"
+    assert result["loss"] == result.validation["loss"]
+
+
+def test_epoch_periods_match_the_seed(home: Path) -> None:
+    trial, result = train(min_validation_period=det.Epochs(1), min_checkpoint_period=det.Epochs(1))
+    assert trial.events("validated") == [None, None]
+    assert result.validation["count"] == 4.0  # AVG over batches of 4
+
+
+def test_checkpoint_policies(home: Path) -> None:
+    every = {
+        "min_checkpoint_period": det.Batches(1),
+        "min_validation_period": det.Batches(1),
+        "max_length": det.Batches(6),
+    }
+    _, best = train(name="best", **every)
+    kept = [c.uuid for c in Store().checkpoints(best.run_id)]
+    assert best.best_checkpoint in kept and best.checkpoint in kept and len(kept) <= 2
+    _, last = train(name="last", checkpoint_policy="all", keep_last=2, **every)
+    assert [c.steps_completed for c in Store().checkpoints(last.run_id)][-2:] == [5, 6]
+    assert len(Store().checkpoints(last.run_id)) <= 3  # the last two, and the best
+    _, none = train(name="none", checkpoint_policy="none", **every)
+    assert Store().checkpoints(none.run_id) == []
+    _, everything = train(name="all", checkpoint_policy="all", **every)
+    assert len(Store().checkpoints(everything.run_id)) == 6
+
+
+class SumTrial(LineTrial):
+    def __init__(self, context: Any) -> None:
+        super().__init__(context)
+        self.sizes = context.wrap_reducer(
+            lambda values: sum(values), name="items", for_training=False
+        )
+
+    def evaluate_batch(self, batch: Any) -> dict[str, Any]:
+        self.sizes.update(len(batch[0]))
+        return {"count": len(batch[0])}
+
+    def evaluation_reducer(self) -> Any:
+        return det.pytorch.Reducer.SUM
+
+
+def test_evaluation_reducer_and_wrapped_reducers(home: Path) -> None:
+    _, result = train(SumTrial, data=loaders(batch_size=5))
+    assert result.validation == {"count": 12.0, "items": 12}
+
+
+class FullTrial(LineTrial):
+    evaluate_batch = None  # type: ignore[assignment]
+
+    def evaluate_full_dataset(self, data_loader: Any) -> dict[str, Any]:
+        return {"items": sum(len(x) for x, _ in data_loader)}
+
+
+def test_evaluate_full_dataset(home: Path) -> None:
+    _, result = train(FullTrial)
+    assert result.validation == {"items": 12}
+
+
+def test_set_stop_requested_ends_training_with_a_checkpoint(home: Path) -> None:
+    class Stopping(LineTrial):
+        def train_batch(self, batch: Any, epoch_idx: int, batch_idx: int) -> Any:
+            self.context.set_stop_requested(batch_idx == 3)
+            return super().train_batch(batch, epoch_idx, batch_idx)
+
+    _, result = train(Stopping, max_length=det.Epochs(5))
+    assert result.stopped and result.batches == 4
+    assert Store().get_run(result.run_id).status == "completed"
+    assert [c.steps_completed for c in Store().checkpoints(result.run_id)] == [4]
+
+
+def test_lr_scheduler_step_modes(home: Path) -> None:
+    class Scheduled(LineTrial):
+        def __init__(self, context: Any) -> None:
+            super().__init__(context)
+            mode = det.pytorch.LRScheduler.StepMode
+            self.per_epoch = context.wrap_lr_scheduler(
+                torch.optim.lr_scheduler.StepLR(self.opt, 1, gamma=0.5), mode.STEP_EVERY_EPOCH
+            )
+
+    trial, _ = train(Scheduled, max_length=det.Epochs(3))
+    assert trial.opt.param_groups[0]["lr"] == pytest.approx(0.1 * 0.5**3)
+
+
+def test_load_checkpoint_trial_every_way_and_predict_in_order(home: Path) -> None:
+    _, result = train(name="line")
+    checkpoint = result.checkpoint
+    client.create_model("line").register_version(checkpoint)
+    folder = Store().get_checkpoint(checkpoint).path
+    ways: list[dict[str, Any]] = [
+        {"run": "line"},
+        {"run": result.run_id},
+        {"trial_id": result.run_id},
+        {"checkpoint": checkpoint},
+        {"path": folder},
+        {"model": "line"},
+        {"model": "line", "version": 1},
+    ]
+    weights = [gt.load_checkpoint_trial(LineTrial, **way).model.weight.item() for way in ways]
+    assert len(set(weights)) == 1
+    trial = gt.load_checkpoint_trial(LineTrial, run="line")
+    assert trial.context.hparams["lr"] == 0.1
+    data = Line(10)
+    predictions = gt.predict(trial, det.pytorch.DataLoader(data, batch_size=3))
+    with torch.no_grad():
+        assert torch.equal(predictions, trial.model(data.x))  # all ten, in input order
+    run = Store().latest_run("batch", f"predict:{LineTrial.__module__}.LineTrial:{checkpoint}")
+    assert run is not None and run.counts["items_completed"] == 10
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"min_validation_period": 2}, "min_validation_period must be det.Epochs(n)"),
+        ({"min_checkpoint_period": "x"}, "min_checkpoint_period must be"),
+        ({"max_length": det.Batches([3, 4])}, "max_length must be det.Epochs(n)"),
+        ({"max_length": None}, "train() needs max_length"),
+        ({"checkpoint_policy": "some"}, "checkpoint_policy must be one of best, all, none"),
+        (
+            {"validation_period": det.Batches(1), "min_validation_period": det.Batches(1)},
+            "not both",
+        ),
+        ({"keep_last": 0}, "keep_last must be a positive whole number"),
+        (
+            {"searcher_metric": "auc", "min_validation_period": det.Batches(1)},
+            "searcher_metric 'auc' is not among the validation metrics (count, loss)",
+        ),
+    ],
+)
+def test_bad_arguments_say_what_to_fix(home: Path, options: dict[str, Any], message: str) -> None:
+    with pytest.raises(TrainerError, match=re.escape(message)):
+        train(**options)
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, True, [], [2, 0]])
+def test_bad_periods(value: Any) -> None:
+    with pytest.raises(TrainerError, match="Batch"):
+        det.Batches(value)
+
+
+def test_bad_trials_say_what_to_fix(home: Path) -> None:
+    class NoOptimizer(LineTrial):
+        def __init__(self, context: Any) -> None:
+            super().__init__(context, wrap_optimizer=False)
+
+    class Both(LineTrial):
+        def evaluate_full_dataset(self, data_loader: Any) -> Any:
+            return {}
+
+    class Neither(det.pytorch.PyTorchTrial):
+        def train_batch(self, batch: Any, epoch_idx: int, batch_idx: int) -> Any:
+            return {}
+
+    with pytest.raises(TrainerError, match=r"wrapped no optimizer: call context\.wrap_optimizer"):
+        train(NoOptimizer)
+    with pytest.raises(TrainerError, match="defines both of evaluate_batch and evaluate_full"):
+        train(Both)
+    with pytest.raises(TrainerError, match="defines neither of evaluate_batch"):
+        train(Neither)
+    context = det.pytorch.init()
+    with pytest.raises(TrainerError, match="expects a PyTorchTrial subclass"):
+        context.build_trial(Line)  # type: ignore[type-var]
+    with pytest.raises(KeyError, match="hyperparameter 'lr' is not set"):
+        context.hparams["lr"]
+    with pytest.raises(TrainerError, match="sampler and batch_sampler are not supported"):
+        det.pytorch.DataLoader(Line(), sampler=[1, 2])
+
+
+def test_resume_with_other_hparams_is_refused(home: Path) -> None:
+    class Crash(LineTrial):
+        def train_batch(self, batch: Any, epoch_idx: int, batch_idx: int) -> Any:
+            if batch_idx == 4:
+                raise RuntimeError("boom")
+            return super().train_batch(batch, epoch_idx, batch_idx)
+
+    with pytest.raises(RuntimeError, match="boom"):
+        train(Crash, name="crashy", min_checkpoint_period=det.Batches(2))
+    (run,) = Store().list_runs("train")
+    assert run.status == "failed" and "boom" in (run.error or "")
+    context = det.pytorch.init(hparams={"lr": 0.5}, run_name="crashy")
+    trial = context.build_trial(LineTrial)
+    with pytest.raises(gt.TrainingResumeError, match=r"hparams was .* now .*start_over=True"):
+        context.train(trial, *loaders(), max_length=det.Epochs(1), progress=False)
+    _, result = train(name="crashy")  # the same hparams resume it
+    assert result.run_id == run.id and Store().get_run(run.id).status == "completed"
+
+
+def test_amp_on_cpu_warns_and_tensorboard_says_what_it_needs(home: Path) -> None:
+    context = det.pytorch.init()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        context.experimental.use_amp()
+    assert "needs a CUDA GPU" in str(caught[0].message)
+    try:
+        import tensorboard  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError:
+        with pytest.raises(TrainerError, match="pip install tensorboard"):
+            context.get_tensorboard_writer()
+    else:
+        assert context.get_tensorboard_writer() is not None
+
+
+def test_determined_shipped_spelling(home: Path) -> None:
+    class Built(LineTrial):
+        def build_training_data_loader(self) -> Any:
+            return loaders()[0]
+
+        def build_validation_data_loader(self) -> Any:
+            return loaders()[1]
+
+    with det.pytorch.init(hparams={"lr": 0.1}) as context:
+        trial = Built(context)
+        result = det.pytorch.Trainer(trial, context).fit(
+            max_length=det.pytorch.Epoch(1),
+            validation_period=det.pytorch.Batch(1),
+            checkpoint_period=det.pytorch.Batch(2),
+            progress=False,
+        )
+    assert result.batches == 3 and len(trial.events("validated")) == 3
