@@ -125,6 +125,8 @@ class RunSnapshot:
     nodes: list[NodeSnapshot]
     pause_reason: PauseReason | None = None
     errors: int = 0
+    paused_node: str | None = None
+    """With pause reason `step`: the node whose unit of work ended the step."""
 
 
 # -- server -> client --------------------------------------------------------------------------

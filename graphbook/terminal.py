@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import fields, is_dataclass
 from typing import Any, TextIO
 
 from rich import box
@@ -24,16 +24,16 @@ from graphbook.events import (
     NodeError,
     NodeFinished,
     NodeLog,
-    NodeProgress,
-    NodeStarted,
     RunFinished,
     RunStarted,
 )
+from graphbook.runview import RunView, average_rate
 
 STYLES = {
     "waiting": "dim",
     "running": "cyan",
     "done": "green",
+    "cached": "green",
     "completed": "green",
     "failed": "red",
     "stopped": "yellow",
@@ -41,65 +41,22 @@ STYLES = {
 REFRESH_PER_SECOND = 8
 
 
-@dataclass
-class NodeRow:
-    """One node as the terminal shows it."""
-
-    id: str
-    title: str
-    status: str = "waiting"
-    counts: dict[str, int] = field(default_factory=dict)
-    rate: float = 0.0
-    errors: int = 0
-
-    def counts_text(self) -> str:
-        return format_counts(self.counts)
-
-
-class RunView:
-    """Every node of a run as the events so far describe it."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, NodeRow] = {}
-
-    def update(self, event: Event) -> None:
-        if isinstance(event, RunStarted):
-            self.rows = {n.node_id: NodeRow(n.node_id, n.title) for n in event.nodes}
-            return
-        row = self.rows.get(getattr(event, "node_id", ""))
-        if row is not None:
-            _update_row(row, event)
-
-    def title(self, node_id: str) -> str:
-        row = self.rows.get(node_id)
-        return row.title if row is not None else node_id
-
-    def table(self) -> Table:
-        table = Table(box=box.SIMPLE_HEAD)
-        for column in ("id", "node", "status", "outputs", "items/s", "errors"):
-            table.add_column(column, justify="right" if column in ("items/s", "errors") else "left")
-        for row in list(self.rows.values()):
-            table.add_row(
-                row.id,
-                row.title,
-                Text(row.status, style=STYLES.get(row.status, "")),
-                row.counts_text(),
-                f"{row.rate:.1f}",
-                Text(str(row.errors), style="red") if row.errors else "",
-            )
-        return table
-
-
-def _update_row(row: NodeRow, event: Event) -> None:
-    if isinstance(event, NodeStarted):
-        row.status = "running"
-    elif isinstance(event, NodeProgress):
-        row.counts, row.rate = dict(event.counts), event.rate
-    elif isinstance(event, NodeError):
-        row.errors += 1
-    elif isinstance(event, NodeFinished):
-        row.status, row.counts = event.status, dict(event.counts)
-        row.rate = sum(event.counts.values()) / event.seconds if event.seconds > 0 else 0.0
+def table(view: RunView) -> Table:
+    """Every node of the run: its state, counts per output, rate and errors."""
+    table = Table(box=box.SIMPLE_HEAD)
+    for column in ("id", "node", "status", "outputs", "items/s", "errors"):
+        table.add_column(column, justify="right" if column in ("items/s", "errors") else "left")
+    nodes = list(view.run.nodes.values()) if view.run is not None else []
+    for node in nodes:
+        table.add_row(
+            node.node_id,
+            node.title,
+            Text(node.state, style=STYLES.get(node.state, "")),
+            format_counts(node.counts),
+            f"{node.rate:.1f}",
+            Text(str(node.error_count), style="red") if node.error_count else "",
+        )
+    return table
 
 
 class TerminalSink:
@@ -137,7 +94,7 @@ class TerminalSink:
         return self.out.is_terminal and not self.quiet
 
     def __call__(self, event: Event) -> None:
-        self.view.update(event)
+        self.view.apply(event)
         show = self._show.get(type(event))
         if show is not None:
             show(event)
@@ -161,8 +118,8 @@ class TerminalSink:
 
     def _render(self) -> RenderableType:
         if self.pool_stats is None:
-            return self.view.table()
-        return Group(self.view.table(), Text(pool_line(self.pool_stats()), style="dim"))
+            return table(self.view)
+        return Group(table(self.view), Text(pool_line(self.pool_stats()), style="dim"))
 
     def _log(self, event: NodeLog) -> None:
         is_error = event.level == "error"
@@ -182,12 +139,13 @@ class TerminalSink:
     def _finished(self, event: NodeFinished) -> None:
         if self.animated or self.quiet:
             return
-        row = self.view.rows.get(event.node_id)
-        rate = f"  ({row.rate:.1f}/s)" if row is not None and event.counts else ""
+        rate = average_rate(event.counts, event.seconds)
+        shown_rate = f"  ({rate:.1f}/s)" if event.counts else ""
         errors = f"  {event.errors} error(s)" if event.errors else ""
         title = self.view.title(event.node_id)
         counts = format_counts(event.counts)
-        self.out.print(Text(f"[{event.node_id}] {title}: {event.status}  {counts}{rate}{errors}"))
+        line = f"[{event.node_id}] {title}: {event.status}  {counts}{shown_rate}{errors}"
+        self.out.print(Text(line))
 
     def _run_finished(self, event: RunFinished) -> None:
         self.close()
@@ -203,8 +161,8 @@ def summary_lines(event: RunFinished, view: RunView) -> list[Text]:
     lines = [head]
     for node_id, counts in event.counts.items():
         name = f"{node_id}  {view.title(node_id)}".ljust(width)
-        row = view.rows.get(node_id)
-        errors = f"  ({row.errors} error(s))" if row is not None and row.errors else ""
+        node = view.node(node_id)
+        errors = f"  ({node.error_count} error(s))" if node is not None and node.error_count else ""
         lines.append(Text(f"  {name}  {format_counts(counts)}{errors}"))
     return lines
 

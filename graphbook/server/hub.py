@@ -1,9 +1,9 @@
 """Hub: every connected websocket client, and the one place messages are sent to them.
 
-Messages are folded into the RunView before they go out, so a client attached between two
-messages gets a snapshot that the next message continues exactly. `node_progress` is coalesced:
-at most one per node every PROGRESS_INTERVAL, flushed before any other message to keep order.
-Every method runs on the event loop.
+Messages are folded into the RunView (graphbook/runview.py) before they go out, so a client
+attached between two messages gets a snapshot that the next message continues exactly.
+`node_progress` is coalesced: at most one per node every PROGRESS_INTERVAL, flushed before any
+other message to keep order. Every method runs on the event loop.
 """
 
 from __future__ import annotations
@@ -13,14 +13,12 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 from aiohttp import web
 
 from graphbook import __version__
-from graphbook import events as e
 from graphbook import protocol as p
-from graphbook.server.view import RunView
+from graphbook.runview import RunView
 
 logger = logging.getLogger(__name__)
 PROGRESS_INTERVAL = 0.1
@@ -38,7 +36,7 @@ class Client:
         self.closed = False
         self.task = asyncio.get_running_loop().create_task(self._write())
 
-    def send(self, message: Any) -> None:
+    def send(self, message: p.ServerMessage) -> None:
         self.send_text(p.encode(message))
 
     def send_text(self, text: str) -> None:
@@ -71,7 +69,7 @@ class Hub:
         self.clients: dict[str, Client] = {}
         self.view = RunView()
         self._catalog_version = catalog_version
-        self._progress: dict[tuple[str, str], e.NodeProgress] = {}
+        self._progress: dict[tuple[str, str], p.NodeProgress] = {}
         self._timer: asyncio.TimerHandle | None = None
 
     def attach(self, ws: web.WebSocketResponse) -> Client:
@@ -93,9 +91,9 @@ class Hub:
         with contextlib.suppress(Exception):
             await client.task
 
-    def publish(self, message: Any) -> None:
+    def publish(self, message: p.ServerMessage) -> None:
         self.view.apply(message)
-        if isinstance(message, e.NodeProgress):
+        if isinstance(message, p.NodeProgress):
             self._progress[(message.run_id, message.node_id)] = message
             if self._timer is None:
                 loop = asyncio.get_running_loop()
@@ -109,7 +107,7 @@ class Hub:
             return
         self._broadcast(text)
 
-    def publish_all(self, messages: list[Any]) -> None:
+    def publish_all(self, messages: list[p.ServerMessage]) -> None:
         for message in messages:
             self.publish(message)
 

@@ -401,7 +401,8 @@ def test_on_a_terminal_the_sink_draws_a_live_table_and_then_the_summary() -> Non
     assert sink.live is not None and sink.live.is_started
     sink(NodeLog("r1", "0", "info", "hello [from] the node"))
     sink(NodeFinished("r1", "0", "done", {"out": 3}, 0, 0.5))
-    assert sink.view.rows["0"].rate == 6.0
+    node = sink.view.node("0")
+    assert node is not None and node.rate == 6.0
     sink(RunFinished("r1", "completed", 0.5, {"0": {"out": 3}}, 0))
 
     assert sink.live is None

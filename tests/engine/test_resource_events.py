@@ -113,4 +113,5 @@ def test_the_terminal_lists_a_built_resource_as_done() -> None:
     run_workflow(wf, sink=sink)
     sink.close()
     assert f"[{res}] Scale: done  -" in out.getvalue().splitlines()
-    assert sink.view.rows[res].status == "done"
+    node = sink.view.node(res)
+    assert node is not None and node.state == "done"

@@ -141,6 +141,7 @@ def test_pause_and_resume(serving: Serve) -> None:
         await socket.until(p.RunResumed)
         finished = await socket.until(p.RunFinished)
         assert finished.status == "completed"
+        await server.idle()  # the run's thread hands back just after its last message
         status, reply = await server.post("/api/runs/current/pause")
         assert status == 409 and reply["error"]["code"] == "no_run"
 
@@ -162,6 +163,31 @@ def test_node_errors_arrive_on_the_node_with_their_traceback(serving: Serve) -> 
         _status, history = await server.get("/api/runs")
         assert history["runs"][0]["status"] == "failed"
         assert "boom at 0" in history["runs"][0]["error"]
+
+    serving(scenario)
+
+
+def test_after_clearing_the_cache_a_reloaded_page_forgets_the_cleared_nodes(
+    serving: Serve,
+) -> None:
+    async def scenario(server: Server) -> None:
+        document = chain(n=2)
+        node = next(n for n in document["nodes"] if n["id"] == "a")
+        node["type"], node["params"] = "Boom", {}
+        server.save("boom.json", document)
+        socket = await server.connect()
+        await server.run_to_end(socket, "boom.json")
+        before = (await server.connect()).of(p.Snapshot)[0].run
+        assert before is not None
+        assert {n.node_id: n.state for n in before.nodes}["a"] == "failed"
+        status, _ = await server.post("/api/cache/clear", {"workflow": "boom.json", "node": "a"})
+        assert status == 200
+        await socket.until(p.CacheCleared)
+        after = (await server.connect()).of(p.Snapshot)[0].run
+        assert after is not None and after.status == "failed"
+        nodes = {n.node_id: n for n in after.nodes}
+        assert nodes["src"] == before.nodes[0], "a node not cleared keeps what the run showed"
+        assert (nodes["a"].state, nodes["a"].counts, nodes["a"].errors) == ("waiting", {}, [])
 
     serving(scenario)
 

@@ -200,6 +200,7 @@ export interface RunSnapshot {
   nodes: NodeSnapshot[];
   pause_reason: PauseReason | null;
   errors: number;
+  paused_node: string | null;
 }
 
 export interface Hello {

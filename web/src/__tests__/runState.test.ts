@@ -64,7 +64,7 @@ describe('applyMessage', () => {
     const after = applyMessage(before, {
       type: 'snapshot', catalog_version: 4,
       prompts: [{ type: 'prompt', run_id: 'r2', prompt_id: 'p', node_id: 'ask', prompt: { type: 'bool', msg: 'ok?' }, data: {} }],
-      run: { run_id: 'r2', workflow: 'x.json', mode: 'all', node: null, status: 'running', started: 1, seconds: 3, pause_reason: null, errors: 0, nodes: [
+      run: { run_id: 'r2', workflow: 'x.json', mode: 'all', node: null, status: 'running', started: 1, seconds: 3, pause_reason: null, paused_node: null, errors: 0, nodes: [
         { node_id: 'ask', title: 'Ask', state: 'running', action: 'run', cause: 'new', reason: '', received: 1, counts: { out: 1 }, rate: 1, seconds: 1, errors: [], logs: [], outputs: {} },
       ] },
     });

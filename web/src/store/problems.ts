@@ -20,7 +20,7 @@ export function mergeProblems(client: Problem[], server: ServerProblem[]): Recor
     const list = byNode[node] ?? [];
     if (!list.some((p) => sameProblem(p.message, problem.message))) byNode[node] = [...list, problem];
   };
-  for (const p of server) add(p.node_id ?? WORKFLOW, { node: p.node_id ?? WORKFLOW, message: p.message, fix: p.fix ?? '' });
+  for (const p of server) add(p.node_id ?? WORKFLOW, { node: p.node_id ?? WORKFLOW, message: p.message, fix: p.fix });
   for (const p of client) add(p.node, p);
   return byNode;
 }

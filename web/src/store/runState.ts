@@ -1,5 +1,7 @@
 // The live view of a run as data: a snapshot replaced on (re)connect, then each event folded
-// in by `applyMessage`, a pure function the unit tests drive with protocol messages.
+// in by `applyMessage`, a pure function. It must fold as graphbook/runview.py does (the server's
+// snapshot): tests/fixtures/runview/ holds message sequences and the state expected after each,
+// checked here by __tests__/runViewFixtures.test.ts and in Python by tests/unit/test_runview.py.
 
 import type {
   LogEntry,
@@ -56,7 +58,7 @@ function fromSnapshot(node: NodeSnapshot): NodeRun {
 export function runFromSnapshot(run: RunSnapshot): RunView {
   return {
     run_id: run.run_id, workflow: run.workflow, mode: run.mode, node: run.node, status: run.status,
-    started: run.started, seconds: run.seconds, pause_reason: run.pause_reason ?? null, paused_node: null,
+    started: run.started, seconds: run.seconds, pause_reason: run.pause_reason ?? null, paused_node: run.paused_node ?? null,
     errors: run.errors ?? 0, order: run.nodes.map((n) => n.node_id),
     nodes: Object.fromEntries(run.nodes.map((n) => [n.node_id, fromSnapshot(n)])),
   };
@@ -64,10 +66,18 @@ export function runFromSnapshot(run: RunSnapshot): RunView {
 
 function updateNode(state: RunState, runId: string, nodeId: string, update: (node: NodeRun) => NodeRun): RunState {
   const run = state.run;
-  if (!run || run.run_id !== runId) return state;
-  const node = run.nodes[nodeId] ?? emptyNode(nodeId);
-  const order = run.order.includes(nodeId) ? run.order : [...run.order, nodeId];
-  return { ...state, run: { ...run, order, nodes: { ...run.nodes, [nodeId]: update(node) } } };
+  const node = run?.nodes[nodeId];
+  if (!run || run.run_id !== runId || !node) return state;
+  return { ...state, run: { ...run, nodes: { ...run.nodes, [nodeId]: update(node) } } };
+}
+
+/** Dicts handed on per second over a node's whole run. */
+function averageRate(counts: Record<string, number>, seconds: number): number {
+  return seconds > 0 ? Object.values(counts).reduce((a, b) => a + b, 0) / seconds : 0;
+}
+
+function withoutRunPrompts(prompts: Record<string, Prompt>, runId: string): Record<string, Prompt> {
+  return Object.fromEntries(Object.entries(prompts).filter(([, p]) => p.run_id !== runId));
 }
 
 function updateRun(state: RunState, runId: string, update: (run: RunView) => RunView): RunState {
@@ -124,14 +134,14 @@ export function applyMessage(state: RunState, message: ServerMessage): RunState 
     }
     case 'node_finished':
       return updateNode(state, message.run_id, message.node_id, (n) => ({
-        ...n, state: message.status, counts: message.counts, seconds: message.seconds,
+        ...n, state: message.status, counts: message.counts, seconds: message.seconds, rate: averageRate(message.counts, message.seconds),
       }));
     case 'run_paused':
       return updateRun(state, message.run_id, (r) => ({ ...r, status: 'paused', pause_reason: message.reason, paused_node: message.node_id ?? null }));
     case 'run_resumed':
       return updateRun(state, message.run_id, (r) => ({ ...r, status: 'running', pause_reason: null, paused_node: null }));
     case 'run_finished':
-      return updateRun({ ...state, prompts: {} }, message.run_id, (r) => ({
+      return updateRun({ ...state, prompts: withoutRunPrompts(state.prompts, message.run_id) }, message.run_id, (r) => ({
         ...r,
         status: message.status,
         seconds: message.seconds,
