@@ -13,6 +13,9 @@ it dies, that task is reported failed and its other tasks go to the other worker
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
+import ctypes
 import itertools
 import logging
 import os
@@ -20,8 +23,10 @@ import queue
 import random
 import secrets
 import signal
+import stat
 import struct
 import sys
+import threading
 import time
 import uuid
 import weakref
@@ -49,7 +54,15 @@ WATCHDOG_INTERVAL = 1.0
 """How long an idle worker blocks on its queue before checking that its parent lives."""
 SHUTDOWN_GRACE = 2.0
 """How long `close()` waits for workers to stop by themselves; see NOTE [ Shutdown protocol ]."""
+ORPHAN_CHECK_INTERVAL = 0.5
+"""How often a worker's watchdog thread checks that its parent lives, where the kernel cannot
+end the worker with its parent (PR_SET_PDEATHSIG is Linux only)."""
+_PR_SET_PDEATHSIG = 1
+_HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+"""Blocked from fork until the worker has dropped the handlers it inherited."""
 
+_live_prefixes: set[str] = set()
+"""The segment prefixes of this process's open pools, which no orphan sweep may touch."""
 _HEADER = struct.Struct("<qq")
 """A result message starts with its lane id and ticket; the pickled outcome follows."""
 Message = tuple[str, int, int, bytes]
@@ -71,6 +84,24 @@ pickled args); None stops it."""
 #    3, and segments of workers that died before their handle was read.
 # A worker whose parent dies sees it within WATCHDOG_INTERVAL (its `get` times out and it checks
 # `os.getppid()`), unlinks what it and the parent left in shared memory, and leaves.
+
+# NOTE [ A worker is on its own ]
+#
+# A forked worker starts as a copy of its parent, and must not act as one:
+# - Signals. It inherits the parent's Python handlers and asyncio's signal wake-up socket, so a
+#   SIGTERM meant for the worker would run the parent's handler in the worker, and write to the
+#   socket the parent's event loop reads: the server took a worker's SIGTERM as its own and shut
+#   down. The worker drops the wake-up fd, resets every Python handler to the default and
+#   ignores SIGINT (Ctrl-C reaches the whole process group; the parent decides). SIGINT and
+#   SIGTERM stay blocked from before fork until then, so none arrives in between.
+# - Sockets. It would hold the server's listening socket and its clients' connections, keeping
+#   the port bound after the server dies. Each inherited socket is replaced by /dev/null (dup2,
+#   not close: a stale socket object closing its number later then closes nothing of ours).
+# - Its parent's death. A worker busy in a task never reaches the between-task check above, so
+#   on Linux the kernel sends it SIGKILL when its parent dies (PR_SET_PDEATHSIG); elsewhere a
+#   watchdog thread checks `os.getppid()`. The signal follows the thread that forked, not the
+#   process, so workers are forked by one thread that lives as long as the process (`_fork`).
+#   What such workers leave in shared memory is swept by the next pool (`shm.sweep_orphans`).
 
 
 class ProcessPool:
@@ -170,6 +201,8 @@ class _Scheduler:
 
     def __init__(self, workers: int, context: Any) -> None:
         self.prefix = f"{shm.NAME_PREFIX}{uuid.uuid4().hex[:8]}_"
+        shm.sweep_orphans(keep=_live_prefixes)
+        _live_prefixes.add(self.prefix)
         self.forks = context.get_start_method() == "fork"
         self.stop = context.RawValue("b", 0)
         self.groups = {
@@ -299,6 +332,7 @@ class _Scheduler:
         _stop_all(workers)
         self.tasks.clear()
         shm.sweep(self.prefix)
+        _live_prefixes.discard(self.prefix)
 
     def _check_open(self) -> None:
         if self.closed:
@@ -376,7 +410,7 @@ class _Worker:
             name=f"graphbook-{group.kind}-{number}",
             daemon=True,
         )
-        self.process.start()
+        _fork(self.process)
         writer.close()  # Only the worker may hold the write end, so its death reads as EOF.
         self.reader = reader
         self.pid: int = self.process.pid
@@ -454,6 +488,7 @@ class _Settings:
 
 def _work(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -> None:
     """A worker's life: take messages until the pill, the stop flag or the parent's death."""
+    _detach(settings.parent)
     _prepare(settings.seed)
     _serve(tasks, results, slot, stop, settings)
     if os.getppid() != settings.parent:
@@ -480,10 +515,56 @@ def _serve(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) 
                 return
 
 
-def _prepare(seed: int) -> None:
-    """Leave Ctrl-C to the parent; give each worker its own random streams, as DataLoader does,
-    since a forked worker would otherwise repeat its parent's; one thread for torch."""
+def _detach(parent: int) -> None:
+    """See NOTE [ A worker is on its own ]."""
+    with contextlib.suppress(ValueError):  # not the main thread: a spawned worker has no fd
+        signal.set_wakeup_fd(-1)
+    for signum in signal.valid_signals():
+        with contextlib.suppress(OSError, ValueError):
+            if callable(signal.getsignal(signum)):
+                signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD_SIGNALS)
+    _die_with(parent)
+    _drop_sockets()
+
+
+def _die_with(parent: int) -> None:
+    """End this process when `parent` ends, whatever it is doing."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it died before the kernel knew to tell us
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), name="watchdog", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_CHECK_INTERVAL)
+    os._exit(1)
+
+
+def _drop_sockets() -> None:
+    """Let go of every socket inherited from the parent (its listening socket among them)."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:  # no /proc: workers are spawned there, and inherit no sockets
+        return
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def _prepare(seed: int) -> None:
+    """Give each worker its own random streams, as DataLoader does, since a forked worker would
+    otherwise repeat its parent's; one thread for torch."""
     random.seed(seed)
     numpy = sys.modules.get("numpy")
     if numpy is not None:
@@ -531,6 +612,61 @@ def _send(results: Any, lane: int, ticket: int, outcome: Outcome, prefix: str) -
 
 
 # -- helpers --------------------------------------------------------------------------------
+def _fork(process: Any) -> None:
+    """Start `process` from the forking thread, with SIGINT and SIGTERM blocked until the worker
+    has reset its handlers; see NOTE [ A worker is on its own ]."""
+    if process._start_method != "fork" or threading.current_thread() is threading.main_thread():
+        _start_blocked(process)
+    else:
+        _Forker.get().start(process)
+
+
+def _start_blocked(process: Any) -> None:
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    try:
+        process.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+class _Forker:
+    """One thread, alive as long as the process, that forks workers for other threads: the
+    kernel's parent-death signal fires when the thread that forked ends, and a run's thread
+    ends long before the pool it started workers for."""
+
+    _instance: _Forker | None = None
+    _lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self._requests: queue.SimpleQueue[tuple[Any, concurrent.futures.Future[None]]]
+        self._requests = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="graphbook-forker", daemon=True).start()
+
+    @classmethod
+    def get(cls) -> _Forker:
+        """This process's forker (a forked child needs its own: threads do not survive fork)."""
+        with cls._lock:
+            if cls._instance is None or cls._instance.pid != os.getpid():
+                cls._instance = cls()
+            return cls._instance
+
+    def start(self, process: Any) -> None:
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._requests.put((process, done))
+        done.result()
+
+    def _serve(self) -> None:
+        while True:
+            process, done = self._requests.get()
+            try:
+                _start_blocked(process)
+            except BaseException as exc:
+                done.set_exception(exc)
+            else:
+                done.set_result(None)
+
+
 def _context() -> Any:
     """Fork on Linux, as DataLoader does: fast, and workers see what the parent imported."""
     return multiprocess.get_context("fork" if sys.platform.startswith("linux") else "spawn")

@@ -78,6 +78,35 @@ def sweep(prefix: str) -> int:
     return len(names)
 
 
+def sweep_orphans(keep: Iterable[str] = ()) -> int:
+    """Unlink the segments whose creator has died, except those named with a prefix in `keep`:
+    what workers and parents killed with SIGKILL left behind. Returns how many there were."""
+    if not available():
+        return 0
+    kept = tuple(keep)
+    names = [
+        name
+        for name in os.listdir(SHM_DIR)
+        if name.startswith(NAME_PREFIX) and not name.startswith(kept) and _creator_died(name)
+    ]
+    unlink(names)
+    return len(names)
+
+
+def _creator_died(name: str) -> bool:
+    """Whether the process that made segment `name` (`graphbook_<pool>_<pid>_<n>`) is gone."""
+    parts = name.split("_")
+    if len(parts) != 4 or not parts[2].isdigit():
+        return False
+    try:
+        os.kill(int(parts[2]), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, and someone else's
+        return False
+    return False
+
+
 # -- pickling ------------------------------------------------------------------------------
 class _Segments:
     """The reducer a pickler consults first: arrays and tensors go to new segments."""

@@ -1,0 +1,241 @@
+"""Real processes for the fault tests: start `graphbook serve` and `graphbook run`, find their
+workers in /proc, kill them, and check what is left (live processes, a bound port)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVING = re.compile(r"Graphbook is serving on (http://127\.0\.0\.1:(\d+)/)")
+DEADLINE = 30.0
+
+NODES = '''"""Nodes that block, for the fault tests."""
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from graphbook import param, source, step
+from graphbook.decorators import batch
+
+
+def _mark(folder: str, what: str) -> None:
+    if folder:
+        Path(folder, f"{what}.{os.getpid()}").write_text(str(os.getpid()))
+
+
+@step("Faults/Count")
+@source()
+@param("n", "int", default=4)
+@param("marks", "string", default="")
+def count(ctx: Any) -> Any:
+    for i in range(ctx.n):
+        yield {"x": {"i": i, "marks": ctx.marks}}
+
+
+def hang(item: dict) -> int:
+    """A load function stuck in C: an Event nobody sets."""
+    _mark(item["marks"], "load")
+    threading.Event().wait()
+    return item["i"]
+
+
+def slow(item: dict) -> int:
+    _mark(item["marks"], "load")
+    time.sleep(0.2)
+    return item["i"]
+
+
+@step("Faults/Hang")
+@batch(1, "x", load_fn=hang)
+def hang_step(ctx: Any, outputs: list, items: list, data: list) -> None:
+    pass
+
+
+@step("Faults/Slow")
+@batch(1, "x", load_fn=slow)
+def slow_step(ctx: Any, outputs: list, items: list, data: list) -> None:
+    pass
+
+
+@step("Faults/Stuck")
+@param("marks", "string", default="")
+def stuck(ctx: Any, data: dict) -> None:
+    """Node code stuck in C in the run's own thread."""
+    _mark(ctx.marks, "stuck")
+    threading.Event().wait()
+'''
+
+
+def env() -> dict[str, str]:
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1"}
+
+
+def wait_until(test: Callable[[], Any], what: str, timeout: float = DEADLINE) -> Any:
+    """Poll `test` until it returns something true; fail naming `what` at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = test()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.05)
+
+
+# -- /proc ------------------------------------------------------------------------------------
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    found = []
+    for child in children(pid):
+        found += [child, *descendants(child)]
+    return found
+
+
+def listening(port: int) -> bool:
+    """Whether anything holds `port` (bound, listening) on 127.0.0.1."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+# -- the server -------------------------------------------------------------------------------
+@dataclass
+class Served:
+    process: subprocess.Popen[str]
+    url: str
+    port: int
+    err: list[str] = field(default_factory=list)
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + path.lstrip("/"), data, method=method)
+        request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=20) as response:
+                text = response.read()
+                return response.status, json.loads(text) if text else None
+        except urllib.error.HTTPError as error:
+            text = error.read()
+            return error.code, json.loads(text) if text else None
+
+    def current(self) -> Any:
+        """The run going now (its snapshot), or None."""
+        run = self.call("GET", "/api/runs/current")[1]["run"]
+        return run if run is not None and run["status"] in ("running", "paused") else None
+
+    def start(self, workflow: str, **body: Any) -> str:
+        status, reply = self.call("POST", "/api/runs", {"workflow": workflow, **body})
+        assert status == 202, reply
+        return str(reply["run_id"])
+
+    def ended(self, run_id: str, timeout: float = DEADLINE) -> str:
+        """Wait for run `run_id` to end; its status."""
+
+        def status() -> str | None:
+            run = self.last()
+            done = run and run["run_id"] == run_id and run["status"] not in ("running", "paused")
+            return str(run["status"]) if done else None
+
+        return str(wait_until(status, f"run {run_id} to end", timeout))
+
+    def last(self) -> Any:
+        """The current or last run's snapshot."""
+        return self.call("GET", "/api/runs/current")[1]["run"]
+
+    def workers(self) -> list[int]:
+        return descendants(self.process.pid)
+
+    def stop(self) -> str:
+        """End the server with SIGINT; its stderr."""
+        if self.process.poll() is None:
+            self.process.send_signal(2)
+            self.process.wait(30)
+        return "".join(self.err)
+
+
+def project(folder: Path) -> Path:
+    (folder / "nodes").mkdir(parents=True, exist_ok=True)
+    (folder / "nodes" / "fault_nodes.py").write_text(NODES)
+    (folder / "workflows").mkdir(exist_ok=True)
+    (folder / "marks").mkdir(exist_ok=True)
+    return folder
+
+
+def workflow(folder: Path, name: str, kind: str, n: int = 4) -> str:
+    """Count(n) -> `kind` (Hang, Slow, Stuck), which marks what it runs under marks/."""
+    from graphbook.workflow import Workflow
+
+    wf = Workflow()
+    src = wf.add("Count", id="src", n=n, marks=str(folder / "marks"))
+    node = wf.add(kind, id="node", **({"marks": str(folder / "marks")} if kind == "Stuck" else {}))
+    wf.connect(src, node)
+    (folder / "workflows" / name).write_text(json.dumps(wf.to_json()))
+    return name
+
+
+def marks(folder: Path, what: str) -> list[int]:
+    return [int(p.suffix[1:]) for p in (folder / "marks").glob(f"{what}.*")]
+
+
+def serve(folder: Path, *args: str, port: int = 0) -> Served:
+    command = [sys.executable, "-m", "graphbook", "serve", "--no-watch", "--port", str(port)]
+    command += ["--nodes", str(folder / "nodes"), "--workflows", str(folder / "workflows")]
+    process = subprocess.Popen(
+        [*command, "--data", str(folder / "data"), "--media", str(folder / "media"), *args],
+        cwd=folder,
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    err: list[str] = []
+    stderr = process.stderr
+    threading.Thread(target=lambda: err.extend(stderr), daemon=True).start()
+    line = process.stdout.readline()
+    found = SERVING.search(line)
+    if not found:
+        process.kill()
+        process.wait()
+        raise AssertionError(f"graphbook serve did not start: {line!r}\n{''.join(err)}")
+    stdout = process.stdout
+    threading.Thread(target=lambda: stdout.read(), daemon=True).start()
+    return Served(process, found.group(1), int(found.group(2)), err)

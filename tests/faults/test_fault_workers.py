@@ -1,0 +1,104 @@
+"""Workers are on their own: a signal to a worker never reaches the server, workers die with
+their parent whatever they are doing, and they never hold the server's port."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from fault_procs import (
+    alive,
+    env,
+    listening,
+    marks,
+    project,
+    serve,
+    wait_until,
+    workflow,
+)
+
+
+def test_a_worker_ended_by_sigterm_does_not_end_the_server(tmp_path: Path) -> None:
+    folder = project(tmp_path)
+    quick = workflow(folder, "slow.json", "Slow", n=2)
+    server = serve(folder, "--workers", "1")
+    try:
+        assert server.ended(server.start(quick)) == "completed"
+        workers = server.workers()
+        assert workers, "the run started no worker process"
+        for pid in workers:
+            os.kill(pid, signal.SIGTERM)
+        wait_until(lambda: not any(alive(pid) for pid in workers), "the workers to end")
+        assert server.ended(server.start(quick)) == "completed"
+        assert server.process.poll() is None, "the server exited: " + "".join(server.err)
+    finally:
+        server.stop()
+
+
+def test_stop_during_a_slow_load_leaves_the_server_serving(tmp_path: Path) -> None:
+    folder = project(tmp_path)
+    name = workflow(folder, "hang.json", "Hang")
+    quick = workflow(folder, "slow.json", "Slow", n=2)
+    server = serve(folder, "--workers", "1")
+    try:
+        run = server.start(name)
+        busy = wait_until(lambda: marks(folder, "load"), "a worker to take a task")
+        assert server.call("POST", "/api/runs/current/stop")[0] in (200, 202, 204)
+        assert server.ended(run) == "stopped"
+        wait_until(lambda: not any(alive(pid) for pid in busy), "the busy worker to be ended")
+        assert server.ended(server.start(quick)) == "completed"
+        assert server.process.poll() is None, "the server exited: " + "".join(server.err)
+    finally:
+        server.stop()
+
+
+def test_kill_9_of_the_server_leaves_no_worker_and_frees_the_port(tmp_path: Path) -> None:
+    folder = project(tmp_path)
+    name = workflow(folder, "hang.json", "Hang")
+    server = serve(folder, "--workers", "1")
+    server.start(name)
+    busy = wait_until(lambda: marks(folder, "load"), "a worker to take a task")
+    everyone = server.workers()
+    server.process.kill()
+    server.process.wait(30)
+    wait_until(lambda: not any(alive(pid) for pid in everyone), f"workers {everyone} to die")
+    assert set(busy) <= set(everyone)
+    wait_until(lambda: not listening(server.port), f"port {server.port} to be free")
+    again = serve(folder, port=server.port)
+    try:
+        assert again.call("GET", "/api/info")[0] == 200
+    finally:
+        again.stop()
+
+
+def run_cli(folder: Path, name: str) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "graphbook", "run", str(folder / "workflows" / name)]
+    command += ["--nodes", str(folder / "nodes"), "--workers", "1", "--quiet"]
+    return subprocess.Popen(
+        command, cwd=folder, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def test_kill_9_of_graphbook_run_leaves_no_worker(tmp_path: Path) -> None:
+    folder = project(tmp_path)
+    name = workflow(folder, "hang.json", "Hang")
+    run = run_cli(folder, name)
+    busy = wait_until(lambda: marks(folder, "load"), "a worker to take a task")
+    run.kill()
+    run.communicate(timeout=30)
+    wait_until(lambda: not any(alive(pid) for pid in busy), f"worker {busy} to die")
+
+
+def test_ending_graphbook_run_prints_no_traceback_from_its_workers(tmp_path: Path) -> None:
+    folder = project(tmp_path)
+    name = workflow(folder, "hang.json", "Hang")
+    run = run_cli(folder, name)
+    busy = wait_until(lambda: marks(folder, "load"), "a worker to take a task")
+    run.send_signal(signal.SIGINT)
+    _out, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert not any(alive(pid) for pid in busy)
