@@ -32,7 +32,7 @@ from graphbook.errors import GraphbookError
 from graphbook.params import ParamSpec
 from graphbook.registry import Registry
 from graphbook.spec import NodeSpec
-from graphbook.store import MetricRecord, RunRecord, Store, data_home
+from graphbook.store import MOVE_FLAG, MetricRecord, RunRecord, Store, data_home
 from graphbook.terminal import JsonSink, TerminalSink
 from graphbook.workflow import Workflow
 
@@ -324,6 +324,11 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     serve.add_argument("--allow-origin", action="append", default=[], metavar="URL")
     serve.add_argument("--cache-mb", type=int, default=1024, metavar="MB")
     serve.add_argument("--no-watch", action="store_true", help="do not watch the nodes folder")
+    serve.add_argument(
+        MOVE_FLAG,
+        action="store_true",
+        help="if the run store is damaged, move it aside (kept) and start a new, empty one",
+    )
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(command=cmd_serve)
 
@@ -344,6 +349,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         allowed_origins=tuple(args.allow_origin),
         cache_budget=args.cache_mb << 20,
         watch=not args.no_watch,
+        move_damaged_store=args.move_damaged_store,
     )
     app = create_app(settings)
     out = output_console()

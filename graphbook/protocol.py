@@ -59,6 +59,7 @@ ErrorCode = Literal[
     "forbidden",
     "no_run",
     "run_active",
+    "store_failed",
     "internal",
 ]
 

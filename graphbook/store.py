@@ -4,6 +4,8 @@ processes (WAL mode, one short transaction per call)."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import sqlite3
@@ -16,8 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from graphbook.errors import GraphbookError
+
 RunKind = Literal["workflow", "batch", "train", "search"]
 DEFAULT_HOME = ".graphbook"
+MOVE_FLAG = "--move-damaged-store"
+"""The `graphbook serve` flag that moves a damaged store aside and starts a new one."""
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, kind TEXT NOT NULL, name TEXT NOT NULL, status TEXT NOT NULL,
@@ -47,6 +53,31 @@ CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run_id, grp);
 def data_home() -> Path:
     """The data directory: $GRAPHBOOK_HOME, else `.graphbook` in the current directory."""
     return Path(os.environ.get("GRAPHBOOK_HOME", DEFAULT_HOME))
+
+
+class StoreDamaged(GraphbookError):
+    """The run store's file cannot be read as a store: what is wrong, where, and what to do."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(
+            f"the run store {path} is damaged: {problem}. Run `graphbook serve {MOVE_FLAG}` "
+            f"to move it aside (it is kept next to it as {path.name}.damaged-TIME) and begin a "
+            "new, empty history, or restore the file from a backup"
+        )
+
+
+class StoreUnavailable(GraphbookError):
+    """Reading or writing the store failed while it was in use (damaged, the disk full)."""
+
+    def __init__(self, path: Path, exc: BaseException) -> None:
+        self.path = path
+        super().__init__(
+            f"the run store {path} could not be used ({type(exc).__name__}: {exc}); run history "
+            f"is not being recorded. If the file is damaged, restart with `graphbook serve "
+            f"{MOVE_FLAG}`; if the disk is full, free some space"
+        )
 
 
 @dataclass(frozen=True)
@@ -85,12 +116,30 @@ class Store:
     """Runs, metrics, checkpoints and model versions in one SQLite file."""
 
     def __init__(self, path: Path | str | None = None) -> None:
+        """Open (or create) the store at `path`; raises StoreDamaged if it is not a store."""
         self.path = Path(path) if path is not None else data_home() / "graphbook.sqlite"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        with self._connect() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(SCHEMA)
+        if not self.path.exists():
+            _create(self.path)
+        elif self.path.stat().st_size == 0:
+            raise StoreDamaged(self.path, "it is empty (0 bytes): the history it held is gone")
+        try:
+            with self._connect() as db:
+                db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise StoreDamaged(self.path, f"SQLite says {str(exc)!r}") from None
+
+    def check(self) -> None:
+        """Read every page (`PRAGMA quick_check`); raises StoreDamaged if any is damaged."""
+        try:
+            with self._connect() as db:
+                rows = db.execute("PRAGMA quick_check").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise StoreDamaged(self.path, f"SQLite says {str(exc)!r}") from None
+        problems = [str(row[0]) for row in rows if row[0] != "ok"]
+        if problems:
+            raise StoreDamaged(self.path, f"SQLite's check found {problems[0]!r}")
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -397,6 +446,64 @@ class LinkRecord:
     checkpoint_uuid: str | None
     model: str | None
     version: int | None
+
+
+def open_store(path: Path, *, move_damaged: bool = False) -> tuple[Store, Path | None]:
+    """The store at `path`, checked page by page; a damaged one raises StoreDamaged, or with
+    `move_damaged` is moved aside (returned second) and a new one started."""
+    try:
+        store = Store(path)
+        store.check()
+        return store, None
+    except StoreDamaged:
+        if not move_damaged:
+            raise
+    moved = move_aside(path)
+    return Store(path), moved
+
+
+def move_aside(path: Path) -> Path:
+    """Rename the store file (and its -wal and -shm files) to `NAME.damaged-TIME`; the new
+    name of the store file."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    for n in itertools.count(2):
+        if not target.exists():
+            break
+        target = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
+    for suffix in ("-wal", "-shm"):
+        extra = path.with_name(path.name + suffix)
+        if extra.exists():
+            extra.rename(target.with_name(target.name + suffix))
+    path.rename(target)
+    return target
+
+
+def _create(path: Path) -> None:
+    """Make a new store file whole before it gets its name, so a zero-byte or half-made store
+    file always means damage (several processes may create it at once: the first wins)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:6]}.tmp")
+    try:
+        db = sqlite3.connect(temporary)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(SCHEMA)
+        finally:
+            db.close()
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links
+            if not path.exists():
+                os.replace(temporary, path)
+    finally:
+        for leftover in (
+            temporary,
+            *(temporary.with_name(temporary.name + s) for s in ("-wal", "-shm")),
+        ):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
 
 
 def _unique(values: list[str]) -> list[str]:

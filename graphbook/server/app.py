@@ -19,7 +19,7 @@ from graphbook.server.session import Session
 from graphbook.server.settings import ServerSettings
 from graphbook.server.watcher import watcher_ctx
 from graphbook.server.workflows import WorkflowFiles
-from graphbook.store import Store
+from graphbook.store import open_store
 
 logger = logging.getLogger(__name__)
 STORE_FILE = "graphbook.sqlite"
@@ -49,7 +49,9 @@ def create_app(
 
 def _build(app: web.Application, settings: ServerSettings, registry: Registry) -> None:
     state = CatalogState(registry, settings.nodes)
-    store = Store(settings.data / STORE_FILE)
+    store, moved = open_store(settings.data / STORE_FILE, move_damaged=settings.move_damaged_store)
+    if moved is not None:
+        logger.warning("moved the damaged run store aside to %s; starting a new history", moved)
     mark_interrupted(store)
     hub = Hub(lambda: state.version)
     files = WorkflowFiles(settings.workflows, registry)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from graphbook import events as e
 from graphbook import protocol as p
-from graphbook.store import RunKind, RunRecord, Store
+from graphbook.store import RunKind, RunRecord, Store, StoreUnavailable
 
 logger = logging.getLogger(__name__)
 KIND: RunKind = "workflow"
@@ -28,18 +29,27 @@ class RunConfig:
 
 
 class HistorySink:
-    """Records a run's start, its first error and its end; called in the executor's thread."""
+    """Records a run's start, its first error and its end; called in the executor's thread.
+    The store failing does not fail the run: `warn` gets the first failure's message."""
 
-    def __init__(self, store: Store, config: RunConfig) -> None:
+    def __init__(
+        self, store: Store, config: RunConfig, warn: Callable[[str], None] = lambda _: None
+    ) -> None:
         self.store = store
         self.config = config
+        self.warn = warn
         self.error: str | None = None
+        self.failed = False
 
     def __call__(self, event: e.Event) -> None:
         try:
             self._record(event)
-        except Exception:  # the store failing must not fail the run
-            logger.exception("could not record %s in the run store", type(event).__name__)
+        except Exception as exc:
+            if not self.failed:
+                self.failed = True
+                message = str(StoreUnavailable(self.store.path, exc))
+                logger.warning("%s", message)
+                self.warn(message)
 
     def _record(self, event: e.Event) -> None:
         if isinstance(event, e.RunStarted):

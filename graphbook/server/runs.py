@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from aiohttp import web
 
 from graphbook import protocol as p
-from graphbook.server.errors import bad_message, not_found
+from graphbook.server.errors import ServerError, bad_message, not_found
 from graphbook.server.history import KIND, run_info
 from graphbook.server.keys import HUB, SESSION, STORE
 from graphbook.server.request import ok, read_object, reply
+from graphbook.store import Store, StoreUnavailable
 
 routes = web.RouteTableDef()
 MAX_HISTORY = 1000
@@ -27,7 +29,11 @@ async def start_run(request: web.Request) -> web.Response:
 @routes.get("/api/runs")
 async def history(request: web.Request) -> web.Response:
     limit = _int(request.query.get("limit", "100"), "limit")
-    records = request.app[STORE].list_runs(KIND, limit=max(1, min(limit, MAX_HISTORY)))
+    store = request.app[STORE]
+    try:
+        records = store.list_runs(KIND, limit=max(1, min(limit, MAX_HISTORY)))
+    except (sqlite3.Error, ValueError) as exc:
+        raise _unavailable(store, exc) from None
     return reply(p.RunList([run_info(r) for r in records]))
 
 
@@ -38,12 +44,18 @@ async def current(request: web.Request) -> web.Response:
 
 @routes.get("/api/runs/{run_id}")
 async def one_run(request: web.Request) -> web.Response:
-    run_id = request.match_info["run_id"]
+    run_id, store = request.match_info["run_id"], request.app[STORE]
     try:
-        record = request.app[STORE].get_run(run_id)
+        record = store.get_run(run_id)
     except KeyError:
         raise not_found(f"no run {run_id!r}") from None
+    except (sqlite3.Error, ValueError) as exc:
+        raise _unavailable(store, exc) from None
     return reply(run_info(record))
+
+
+def _unavailable(store: Store, exc: Exception) -> ServerError:
+    return ServerError(503, "store_failed", str(StoreUnavailable(store.path, exc)))
 
 
 @routes.post("/api/runs/current/{action}")

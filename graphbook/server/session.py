@@ -12,10 +12,11 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from graphbook import protocol as p
 from graphbook.engine.cache import OutputCache
@@ -35,12 +36,28 @@ from graphbook.server.previews import FULL, LIVE, Previewer
 from graphbook.server.settings import ServerSettings
 from graphbook.server.translate import Translator
 from graphbook.server.workflows import WorkflowFiles, from_body
-from graphbook.store import Store
+from graphbook.store import Store, StoreUnavailable
 from graphbook.workflow import Workflow
 
 logger = logging.getLogger(__name__)
 STOP_GRACE = 2.0
 """Seconds a stopped run has to end by itself before its thread is interrupted."""
+ABANDON_GRACE = 3.0
+"""Seconds an interrupted run has to end before it is declared stopped and its thread left
+behind: Stop ends every run within STOP_GRACE + ABANDON_GRACE; see NOTE [ Stop ]."""
+
+# NOTE [ Stop ]
+#
+# Stop asks the executor to stop (it checks between units of work), and cancels open prompts.
+# Work in worker processes is the pool's: a stopped run's busy workers are ended (the pool is
+# replaced). Node code in the run's own thread that ignores the request gets STOP_GRACE seconds,
+# then a KeyboardInterrupt at its next Python instruction (`interrupt`). Code blocked in C (an
+# Event.wait(), a socket read without timeout) never reaches one: after ABANDON_GRACE more
+# seconds the run is declared stopped (run_finished, the store), its thread is abandoned (a
+# daemon thread: it holds what it holds until it returns or the server ends), it gets a pool of
+# its own, no longer the session's, and nothing it does later reaches clients or the store. The
+# server takes new runs at once. Python cannot kill a thread, so code that blocks while holding
+# the GIL freezes the whole server: no Stop can help there.
 
 
 @dataclass
@@ -49,9 +66,18 @@ class ActiveRun:
     config: RunConfig
     control: RunControl
     graph: Graph
+    pool: Pool
+    began: float
+    """time.time() when it started."""
     thread: threading.Thread | None = None
     ended: bool = False
     """The executor has returned (the thread may still be cleaning up the pool)."""
+    abandoned: bool = False
+    """Declared stopped while its thread was stuck; see NOTE [ Stop ]."""
+    released: bool = False
+    """The session has been told the run is over (`Session._release`)."""
+    retire_pool: bool = False
+    """Its pool, replaced because a stop left workers busy, is closed when the thread ends."""
 
 
 class Session:
@@ -104,7 +130,7 @@ class Session:
         control = RunControl()
         if request.mode == "step":
             control.step(node)
-        active = ActiveRun(uuid.uuid4().hex[:12], config, control, graph)
+        active = ActiveRun(uuid.uuid4().hex[:12], config, control, graph, self.pool, time.time())
         active.thread = threading.Thread(
             target=self._run, args=(active,), name=f"graphbook-run-{active.run_id}", daemon=True
         )
@@ -126,16 +152,20 @@ class Session:
     # -- the run's thread --------------------------------------------------------------------
     def _run(self, active: ActiveRun) -> None:
         config = active.config
-        history = HistorySink(self.store, config)
+        history = HistorySink(self.store, config, self._warn_store_failed)
         translate = Translator(self.previewer)
 
         def sink(event: Event) -> None:
+            if active.abandoned:
+                return
             history(event)
             messages = translate(event)
             if messages:
                 self._call_soon(self.hub.publish_all, messages)
+            if isinstance(event, RunFinished):
+                self._release(active)
 
-        executor = Executor(self.pool, prompter=self.desk.ask, previewer=self.previewer)
+        executor = Executor(active.pool, prompter=self.desk.ask, previewer=self.previewer)
         try:
             executor.run(
                 active.graph,
@@ -148,21 +178,31 @@ class Session:
             )
         except BaseException:  # a bug, or an interrupt outside node code: the run still ends
             logger.exception("run %s ended abnormally", active.run_id)
-            self._call_soon(self.hub.publish, RunFinished(active.run_id, "failed", 0.0, {}, 1))
+            if not active.abandoned:
+                self._call_soon(self.hub.publish, _end_message(active, "failed"))
         finally:
             active.ended = True
-            self._renew_pool_after_stop(active)
-            self._call_soon(self._finished, active)
+            if not active.abandoned:
+                self._release(active)
+            if active.abandoned or active.retire_pool:
+                active.pool.close()
 
-    def _renew_pool_after_stop(self, active: ActiveRun) -> None:
-        """Stop is real: workers still busy with a stopped run's tasks are ended."""
-        current = self.pool.stats()
-        if not active.control.stopping or current is None:
+    def _release(self, active: ActiveRun) -> None:
+        """The run has ended: free the session for the next run, right behind the run's last
+        messages on the loop, so that no client sees run_finished while runs are refused.
+        Stop is real: if a stopped run left workers busy, the next run gets a fresh pool and
+        the old one (its workers ended) is closed when this thread is done with it."""
+        if active.released:
             return
-        if current.load.running or current.dump.running or current.load.waiting:
+        active.released = True
+        if self.pool is active.pool and _busy_after_stop(active):
             logger.info("ending worker processes still busy after a stop")
-            self.pool.close()
             self.pool = make_pool(self.settings.workers)
+            active.retire_pool = True
+        self._call_soon(self._finished, active)
+
+    def _warn_store_failed(self, message: str) -> None:
+        self._call_soon(self.hub.publish, p.Error("store_failed", message))
 
     def _call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
         if self._loop is None:
@@ -207,6 +247,27 @@ class Session:
         if stuck and thread is not None and thread.is_alive():
             logger.warning("run %s did not stop in %.0fs; interrupting", active.run_id, STOP_GRACE)
             interrupt(thread)
+            if self._loop is not None:
+                self._loop.call_later(ABANDON_GRACE, self._abandon, active)
+
+    def _abandon(self, active: ActiveRun) -> None:
+        """The interrupt did not land (node code blocked in C): declare the run stopped and
+        leave its thread behind; see NOTE [ Stop ]."""
+        if self.active is not active or active.ended:
+            return
+        grace = STOP_GRACE + ABANDON_GRACE
+        reason = f"node code did not stop within {grace:.0f} s (blocked outside Python?)"
+        logger.warning("run %s: %s; its thread is left behind", active.run_id, reason)
+        active.abandoned = True
+        if self.pool is active.pool:  # the stuck thread keeps the old pool, closed now
+            self.pool = make_pool(self.settings.workers)
+            threading.Thread(target=active.pool.close, name="graphbook-close", daemon=True).start()
+        try:
+            self.store.finish_run(active.run_id, "stopped", {}, f"stopped: {reason}")
+        except Exception as exc:
+            self._warn_store_failed(str(StoreUnavailable(self.store.path, exc)))
+        self.hub.publish(_end_message(active, "stopped"))
+        self._finished(active)
 
     def refuse_while_running(self, workflow: str) -> None:
         if self.active is not None and self.active.config.workflow == workflow:
@@ -237,6 +298,19 @@ class Session:
             raise not_found(f"node {node!r} has {len(items)} dict(s) on {output!r}, not #{index}")
         item = self.full_previewer(items[index])
         return p.OutputItem(name, node, output, index, len(items), item)
+
+
+def _busy_after_stop(active: ActiveRun) -> bool:
+    current = active.pool.stats()
+    if not active.control.stopping or current is None:
+        return False
+    return bool(current.load.running or current.dump.running or current.load.waiting)
+
+
+def _end_message(active: ActiveRun, status: Literal["failed", "stopped"]) -> RunFinished:
+    """The end of a run the executor did not report (it failed outside, or was abandoned)."""
+    seconds = max(0.0, time.time() - active.began)
+    return RunFinished(active.run_id, status, seconds, {}, 1 if status == "failed" else 0)
 
 
 def _target(request: p.Run, graph: Graph) -> str | None:

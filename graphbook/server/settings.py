@@ -34,6 +34,8 @@ class ServerSettings:
     watch: bool = True
     watch_polling: bool = False
     webapp: Path = WEBAPP
+    move_damaged_store: bool = False
+    """A damaged run store is moved aside (kept) and a new one started, instead of refusing."""
 
     @property
     def loopback(self) -> bool:

@@ -127,8 +127,10 @@ def descendants(pid: int) -> list[int]:
 
 
 def listening(port: int) -> bool:
-    """Whether anything holds `port` (bound, listening) on 127.0.0.1."""
+    """Whether anything listens on `port` of 127.0.0.1 (as a server binds: connections in
+    TIME_WAIT after a kill do not count)."""
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:

@@ -14,7 +14,7 @@ export type PlanAction = 'run' | 'reuse';
 export type PlanCause = 'new' | 'cleared' | 'evicted' | 'uncacheable' | 'code' | 'params' | 'upstream' | 'upstream_runs' | 'incomplete' | 'needed' | 'unchanged';
 export type PauseReason = 'pause' | 'step';
 export type WorkflowAction = 'saved' | 'deleted' | 'renamed';
-export type ErrorCode = 'bad_json' | 'bad_message' | 'unknown_type' | 'too_large' | 'not_found' | 'bad_path' | 'conflict' | 'invalid_workflow' | 'unauthorized' | 'forbidden' | 'no_run' | 'run_active' | 'internal';
+export type ErrorCode = 'bad_json' | 'bad_message' | 'unknown_type' | 'too_large' | 'not_found' | 'bad_path' | 'conflict' | 'invalid_workflow' | 'unauthorized' | 'forbidden' | 'no_run' | 'run_active' | 'store_failed' | 'internal';
 
 export interface ErrorInfo {
   type: string;
