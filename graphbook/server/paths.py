@@ -9,6 +9,8 @@ from graphbook.server.errors import ServerError
 
 _ENCODED = re.compile(r"%(2f|5c|2e|00)", re.IGNORECASE)
 MAX_PATH = 512
+MAX_NAME = 255
+"""Bytes in one file or folder name, as most file systems allow."""
 
 
 class Root:
@@ -21,7 +23,10 @@ class Root:
         """The path `relative` names under this root; ServerError(400, bad_path) if it is
         absolute, climbs out (`..`, symlinks), is hidden, or hides separators."""
         parts = _parts(relative)
-        path = self.folder.joinpath(*parts).resolve()
+        try:
+            path = self.folder.joinpath(*parts).resolve()
+        except (OSError, RuntimeError) as exc:  # a symlink loop, a name the system refuses
+            raise bad_path(relative, f"it cannot be resolved ({exc})") from None
         if not path.is_relative_to(self.folder):
             raise bad_path(relative, "it leads outside the folder")
         return path
@@ -48,6 +53,8 @@ def _parts(relative: str) -> tuple[str, ...]:
         raise bad_path(relative, "'..' and hidden names (starting with '.') are not allowed")
     if any(ord(c) < 32 for c in relative):
         raise bad_path(relative, "control characters are not allowed")
+    if any(len(part.encode("utf-8", "surrogateescape")) > MAX_NAME for part in parts):
+        raise bad_path(relative[:80] + "...", f"a file or folder name is at most {MAX_NAME} bytes")
     return parts
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import re
 
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
@@ -18,6 +19,8 @@ logger = logging.getLogger(__name__)
 TOKEN_COOKIE = "graphbook_token"
 TOKEN_HEADER = "X-Graphbook-Token"
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_HOST = re.compile(r"(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<name>[A-Za-z0-9.-]+))(?::[0-9]{1,5})?")
+"""A Host header: a name or an address, or an IPv6 address in brackets; an optional port."""
 STATUS_CODES: dict[int, p.ErrorCode] = {
     401: "unauthorized",
     403: "forbidden",
@@ -27,7 +30,12 @@ STATUS_CODES: dict[int, p.ErrorCode] = {
 
 
 def token_matches(expected: str, given: str) -> bool:
-    return hmac.compare_digest(expected.encode(), given.encode())
+    """Constant-time; any text compares (a header may carry bytes that are not UTF-8)."""
+    return hmac.compare_digest(_bytes(expected), _bytes(given))
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
 
 
 def request_token(request: web.Request) -> str | None:
@@ -72,10 +80,31 @@ def security_middleware(settings: ServerSettings) -> Middleware:
 
 
 def check_host(settings: ServerSettings, request: web.Request) -> None:
-    """On loopback, a page from elsewhere must not reach us through DNS rebinding."""
-    host = (request.url.host or "").lower()
+    """The Host header, read as sent: one, well formed, and on loopback one of our names (a
+    page from elsewhere must not reach us through DNS rebinding); the target a path, not an
+    absolute URL whose host would stand in for the header's."""
+    if not request.raw_path.startswith("/"):
+        raise ServerError(
+            400, "bad_message", "absolute-form request targets are refused; send the path only"
+        )
+    sent = request.headers.getall("Host", [])
+    if len(sent) != 1:
+        raise ServerError(400, "bad_message", f"send one Host header, not {len(sent)}")
+    host = host_name(sent[0])
+    if host is None:
+        raise ServerError(
+            400, "bad_message", f"malformed Host header {sent[0]!r}: expected NAME or NAME:PORT"
+        )
     if settings.loopback and host not in LOOPBACK_NAMES:
         raise ServerError(403, "forbidden", f"Host {host!r} refused; use localhost or 127.0.0.1")
+
+
+def host_name(header: str) -> str | None:
+    """The host of a Host header (lower case, IPv6 without brackets); None if malformed."""
+    found = _HOST.fullmatch(header.strip())
+    if found is None:
+        return None
+    return (found.group("ipv6") or found.group("name")).lower()
 
 
 def check_token(settings: ServerSettings, request: web.Request) -> None:
@@ -92,10 +121,13 @@ def check_token(settings: ServerSettings, request: web.Request) -> None:
 
 
 def check_origin(settings: ServerSettings, request: web.Request) -> None:
-    origin = request.headers.get("Origin")
+    origins = request.headers.getall("Origin", [])
     upgrade = request.headers.get("Upgrade", "").lower() == "websocket"
-    if origin is None or not (upgrade or request.method in WRITES):
+    if not origins or not (upgrade or request.method in WRITES):
         return
+    if len(origins) > 1:
+        raise ServerError(403, "forbidden", f"send one Origin header, not {len(origins)}")
+    origin = origins[0]
     own = f"{request.scheme}://{request.host}"
     if origin != own and origin not in settings.allowed_origins:
         raise ServerError(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -19,8 +21,9 @@ from graphbook.server.errors import ServerError, bad_message, conflict, not_foun
 from graphbook.server.keys import HUB, SESSION, WORKFLOWS
 from graphbook.server.paths import Root
 from graphbook.server.request import ok, read_json, reply
-from graphbook.workflow import Workflow, atomic_write, is_graphbook_format
+from graphbook.workflow import TEMPORARY, Workflow, atomic_write, is_graphbook_format
 
+logger = logging.getLogger(__name__)
 SUFFIX = ".json"
 routes = web.RouteTableDef()
 
@@ -33,6 +36,9 @@ class WorkflowFiles:
         self.registry = registry
         self.lock = asyncio.Lock()
         """Held while writing, so that `If-Match` checks and renames do not interleave."""
+        removed = remove_temporaries(self.root.folder)
+        if removed:
+            logger.info("removed %d temporary file(s) left by interrupted saves", removed)
 
     def name(self, relative: str) -> str:
         """The canonical name of a workflow file (its path relative to the folder)."""
@@ -102,6 +108,18 @@ class WorkflowFiles:
         if not path.is_file():
             raise not_found(f"no workflow file {relative!r}")
         path.unlink()
+
+
+def remove_temporaries(folder: Path) -> int:
+    """Delete the hidden temporary files of saves that were killed midway (`.NAME.XXXX.tmp`);
+    returns how many there were."""
+    removed = 0
+    for path in folder.rglob(".*.tmp"):
+        if TEMPORARY.fullmatch(path.name) and path.is_file() and not path.is_symlink():
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed += 1
+    return removed
 
 
 def digest(raw: bytes) -> str:
