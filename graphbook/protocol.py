@@ -238,12 +238,15 @@ class Run:
 
     `graph` is the editor's unsaved workflow document, run instead of the file's content
     (its cache is still the file's). `node` is required for `until` and optional for `step`.
+    `continue_on_error`: a node that fails on a dict reports it and the run goes on (as
+    `graphbook run --continue-on-error`); by default the first error ends the run.
     """
 
     workflow: str
     mode: RunMode = "all"
     node: str | None = None
     graph: dict[str, Any] | None = None
+    continue_on_error: bool = False
     ref: str | None = None
     type: Literal["run"] = "run"
 

@@ -23,9 +23,11 @@ class RunConfig:
     mode: e.RunMode
     node: str | None
     params: dict[str, dict[str, Any]]
+    continue_on_error: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"mode": self.mode, "node": self.node, "params": self.params}
+        config = {"mode": self.mode, "node": self.node, "params": self.params}
+        return config | ({"continue_on_error": True} if self.continue_on_error else {})
 
 
 class HistorySink:

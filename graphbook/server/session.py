@@ -126,7 +126,7 @@ class Session:
         graph = self._graph(workflow)
         node = _target(request, graph)
         params = {n.id: dict(n.params) for n in workflow.nodes.values()}
-        config = RunConfig(name, request.mode, node, params)
+        config = RunConfig(name, request.mode, node, params, request.continue_on_error)
         control = RunControl()
         if request.mode == "step":
             control.step(node)
@@ -165,7 +165,12 @@ class Session:
             if isinstance(event, RunFinished):
                 self._release(active)
 
-        executor = Executor(active.pool, prompter=self.desk.ask, previewer=self.previewer)
+        executor = Executor(
+            active.pool,
+            continue_on_error=config.continue_on_error,
+            prompter=self.desk.ask,
+            previewer=self.previewer,
+        )
         try:
             executor.run(
                 active.graph,

@@ -264,6 +264,7 @@ export interface Run {
   mode: RunMode;
   node: string | null;
   graph: Record<string, unknown> | null;
+  continue_on_error: boolean;
   ref: string | null;
   type: 'run';
 }

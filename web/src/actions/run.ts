@@ -26,7 +26,8 @@ export async function run(mode: RunMode, node: string | null = null): Promise<vo
   const graph = unsaved ? (JSON.parse(dumps(currentWorkflow(editor).workflow)) as Record<string, unknown>) : null;
   try {
     useUi.getState().setServerProblems([]);
-    await startRun({ workflow: editor.file.path, mode, node, graph });
+    const continueOnError = useUi.getState().continueOnError;
+    await startRun({ workflow: editor.file.path, mode, node, graph, continue_on_error: continueOnError });
   } catch (error) {
     if (error instanceof ApiError && error.problems.length) {
       useUi.getState().setServerProblems(error.problems);

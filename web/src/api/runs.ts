@@ -9,6 +9,8 @@ export interface RunRequest {
   mode: RunMode;
   node: string | null;
   graph: Record<string, unknown> | null;
+  /** A node that fails on a dict reports it and the run goes on. */
+  continue_on_error: boolean;
 }
 
 export const fetchCatalog = (): Promise<Catalog> => request('GET', '/api/catalog');

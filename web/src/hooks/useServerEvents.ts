@@ -9,6 +9,7 @@ import { useCatalog } from '../store/catalog';
 import { currentKey, useEditor } from '../store/editor';
 import { useFiles } from '../store/files';
 import { useRun } from '../store/run';
+import { useUi } from '../store/ui';
 
 async function reloadIfChangedElsewhere(path: string): Promise<void> {
   const editor = useEditor.getState();
@@ -24,6 +25,8 @@ function route(message: ServerMessage): void {
     if (version !== useCatalog.getState().catalog.version || !useCatalog.getState().loaded) void useCatalog.getState().load();
   }
   if (message.type === 'hello') void useFiles.getState().refresh().then(openInitialFile);
+  // The server could not record runs in its store: say so (runs go on, unrecorded).
+  if (message.type === 'error' && message.code === 'store_failed') useUi.getState().notify(message.message, 'error');
   if (message.type === 'workflows_changed') {
     void useFiles.getState().refresh();
     if (message.action === 'saved') void reloadIfChangedElsewhere(message.path);

@@ -8,6 +8,7 @@ import { formatSeconds } from '../preview';
 import { useEditor } from '../store/editor';
 import { isOffline, useRun } from '../store/run';
 import { isActive } from '../store/runState';
+import { useUi } from '../store/ui';
 
 function selectedNode(): string | null {
   const picked = useEditor.getState().nodes.filter((n) => n.selected && n.type === 'graph');
@@ -71,6 +72,17 @@ function Offline({ lostAt, retries, opened }: { lostAt: number | null; retries: 
   );
 }
 
+/** Whether the next run goes on past a node's error (shown on the node) or ends at the first. */
+function ContinueOnError() {
+  const on = useUi((s) => s.continueOnError);
+  return (
+    <label className="gb-run-option" title="Keep running when a node fails on a dict: the error is shown on the node and the other dicts go on. Off: the first error ends the run.">
+      <input type="checkbox" checked={on} onChange={(event) => useUi.getState().setContinueOnError(event.target.checked)} aria-label="continue on error" />
+      Continue on error
+    </label>
+  );
+}
+
 export function RunControls() {
   const current = useRun((s) => s.run);
   const offline = useRun(isOffline);
@@ -98,6 +110,7 @@ export function RunControls() {
       <button className="gb-button gb-danger" disabled={offline || !active} onClick={() => void steer('stop')} title={why('Stop the run')} aria-label="stop">
         <Icon name="stop" /> Stop
       </button>
+      <ContinueOnError />
       <span className="gb-run-state">
         <RunStatus />
         <Connection />

@@ -19,6 +19,8 @@ export interface UiState {
   inspector: InspectorTab;
   inspected: string | null;
   autosave: boolean;
+  /** Runs started here go on past a node's error (the server's `continue_on_error`). */
+  continueOnError: boolean;
   /** Where the node search is open, in client coordinates. */
   search: { x: number; y: number } | null;
   notices: Notice[];
@@ -29,6 +31,7 @@ export interface UiState {
   inspect(node: string | null, tab?: InspectorTab): void;
   setInspector(tab: InspectorTab): void;
   setAutosave(on: boolean): void;
+  setContinueOnError(on: boolean): void;
   openSearch(at: { x: number; y: number } | null): void;
   notify(text: string, kind?: Notice['kind']): void;
   dismiss(id: number): void;
@@ -64,6 +67,7 @@ export const useUi = create<UiState>()((set, get) => ({
   inspector: 'output',
   inspected: null,
   autosave: stored('graphbook.autosave') !== 'off',
+  continueOnError: stored('graphbook.continueOnError') === 'on',
   search: null,
   notices: [],
   serverProblems: [],
@@ -83,6 +87,10 @@ export const useUi = create<UiState>()((set, get) => ({
   setAutosave(autosave) {
     store('graphbook.autosave', autosave ? 'on' : 'off');
     set({ autosave });
+  },
+  setContinueOnError(continueOnError) {
+    store('graphbook.continueOnError', continueOnError ? 'on' : 'off');
+    set({ continueOnError });
   },
   openSearch(search) {
     set({ search });
