@@ -307,7 +307,7 @@ class _Run:
             "hparams": plain(dict(self.session.hparams)),
             "seed": self.session.seed,
             "trial": qualified_name(type(self.trial)),
-            "batch_size": self.reader.loader.batch_size,
+            "global_batch_size": self.reader.loader.batch_size * self.collective.size,
             "train_data": data,
             "world_size": self.collective.size,
             "max_length": str(self.settings.max_length),

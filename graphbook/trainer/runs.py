@@ -104,7 +104,7 @@ def check_compatible(run: RunRecord, config: dict[str, Any]) -> None:
     """Refuse to resume `run` with other hyperparameters, batch size or training data."""
     changes = [
         f"{key} was {_show(run.config.get(key))}, now {_show(config.get(key))}"
-        for key in ("hparams", "seed", "batch_size", "train_data")
+        for key in ("hparams", "seed", "global_batch_size", "train_data")
         if key in run.config and run.config.get(key) != config.get(key)
     ]
     if changes:

@@ -18,14 +18,17 @@ ROOT = Path(__file__).resolve().parents[2]
 def run_script(
     script: Path, env: dict[str, str], cwd: Path, args: tuple[str, ...] = (), timeout: int = 120
 ) -> subprocess.CompletedProcess[str]:
-    full = {
-        **os.environ,
-        "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-        **env,
-    }
+    """`python script args...` with the repository importable and `env` added."""
+    return run_python((str(script), *args), env, cwd, timeout)
+
+
+def run_python(
+    args: tuple[str, ...], env: dict[str, str], cwd: Path, timeout: int = 120
+) -> subprocess.CompletedProcess[str]:
+    path = f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
     return subprocess.run(
-        [sys.executable, str(script), *args],
-        env=full,
+        [sys.executable, *args],
+        env={**os.environ, "PYTHONPATH": path, **env},
         cwd=cwd,
         capture_output=True,
         text=True,

@@ -24,6 +24,8 @@ MARKS = Path(os.environ.get("FAULT_MARKS", "."))
 
 
 def fault(point: str, batch: int) -> None:
+    if os.environ.get("RANK", "0") != "0":
+        return  # under torchrun, only rank 0 misbehaves
     for spec in filter(None, FAULTS.split(",")):
         where, at, how = spec.split(":")
         mark = MARKS / f"{where}-{at}-{how}"
