@@ -34,6 +34,7 @@ from graphbook.registry import Registry
 from graphbook.spec import NodeSpec
 from graphbook.store import MOVE_FLAG, MetricRecord, RunRecord, Store, data_home
 from graphbook.terminal import JsonSink, TerminalSink
+from graphbook.train_cli import add_train_parser
 from graphbook.workflow import Workflow
 
 if TYPE_CHECKING:
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(commands, nodes)
     add_serve_parser(commands)
     add_store_parsers(commands)
+    add_train_parser(commands)
     listing = commands.add_parser("nodes", parents=[nodes], help="list the node catalog")
     listing.set_defaults(command=cmd_nodes)
     convert = commands.add_parser("convert", help="write a workflow in the canonical format")
@@ -418,7 +420,9 @@ def add_store_parsers(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     store.add_argument("--json", action="store_true", help="print JSON lines")
     runs = commands.add_parser("runs", parents=[store], help="list runs from the run store")
-    runs.add_argument("--kind", choices=["workflow", "batch", "train"], help="only this kind")
+    runs.add_argument(
+        "--kind", choices=["workflow", "batch", "train", "search"], help="only this kind"
+    )
     runs.add_argument("--limit", type=workers_count, default=50, metavar="N", help="at most N")
     runs.set_defaults(command=cmd_runs)
     metrics = commands.add_parser("metrics", parents=[store], help="show metrics of runs")

@@ -34,7 +34,7 @@ from graphbook.trainer.metrics import (
     reducer_states,
 )
 from graphbook.trainer.progress import Display
-from graphbook.trainer.runs import MAX_LENGTH_ENV, RunStart, start_or_resume
+from graphbook.trainer.runs import MAX_LENGTH_ENV, PROGRESS_ENV, RunStart, start_or_resume
 from graphbook.trainer.trial import PyTorchCallback, PyTorchTrial, accepts, as_metrics, check_trial
 from graphbook.trainer.units import Batch, Epoch, Length, TrainUnit, check_period, period_due
 
@@ -155,7 +155,7 @@ class Trainer:
             Retention(checkpoint_policy, searcher_metric, smaller_is_better, keep_last),  # type: ignore[arg-type]
             step_zero_validation=step_zero_validation,
             test_mode=test_mode,
-            progress=progress,
+            progress=progress and os.environ.get(PROGRESS_ENV, "1") != "0",
         )
         return self.fit_with(train_data, val_data, settings)
 

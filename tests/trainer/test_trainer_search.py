@@ -1,0 +1,102 @@
+"""Hyperparameter search: the seed's grid.yaml through `graphbook train`, trials in parallel
+processes, each a training run in the store, the best reported, and a rerun that resumes
+instead of training again; search spaces of every type."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from graphbook.store import Store
+from graphbook.trainer import TrainerError
+from graphbook.trainer.search import make_config
+from graphbook.trainer.space import grid_trials, parse_space, random_trials
+
+from .runner import SCRIPTS, run_python
+
+
+def test_seed_grid_yaml_through_the_cli(tmp_path: Path) -> None:
+    shutil.copy(SCRIPTS / "seed_train.py", tmp_path / "train.py")  # its entrypoint_script
+    shutil.copy(SCRIPTS / "grid.yaml", tmp_path / "grid.yaml")
+    env = {"GRAPHBOOK_HOME": str(tmp_path / "home")}
+    command = (
+        "-m",
+        "graphbook",
+        "train",
+        "--grid",
+        "grid.yaml",
+        "--hparam",
+        "learning_rate=0.1",
+        "--parallel",
+        "2",
+    )
+    done = run_python(command, env, tmp_path, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    store = Store(tmp_path / "home" / "graphbook.sqlite")
+    (search,) = store.list_runs("search")
+    assert search.status == "completed" and search.counts["completed"] == 3
+    trials = sorted(store.list_runs("train"), key=lambda r: r.name)
+    assert [r.config["hparams"]["global_batch_size"] for r in trials] == [16, 32, 64]
+    assert all(r.status == "completed" for r in trials)
+    for run in trials:  # searcher.max_length (20 epochs) wins over the script's 10
+        validations = store.metrics([run.id], "validation")
+        assert len(validations) == 20
+    best = min(trials, key=lambda r: store.metrics([r.id], "validation")[-1].metrics["loss"])
+    assert search.counts["best_run"] == best.id
+    assert "best by loss" in done.stdout and re.search(rf"{best.id}\s+│ completed", done.stdout)
+
+    again = run_python(command, env, tmp_path, timeout=120)  # everything done: nothing reruns
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "3 trial(s), 3 done" in again.stderr
+    assert len(store.list_runs("train")) == 3
+
+
+def test_search_spaces() -> None:
+    space = parse_space(
+        {
+            "lr": {"type": "log", "minval": -3, "maxval": -1, "count": 3},
+            "layers": {"type": "int", "minval": 1, "maxval": 3, "count": 3},
+            "act": {"type": "categorical", "vals": ["relu", "tanh"]},
+            "dropout": {"type": "double", "minval": 0.0, "maxval": 0.5, "count": 2},
+            "batch": 32,
+        }
+    )
+    grid = grid_trials(space)
+    assert len(grid) == 3 * 3 * 2 * 2
+    assert grid[0] == {
+        "lr": pytest.approx(1e-3),
+        "layers": 1,
+        "act": "relu",
+        "dropout": 0.0,
+        "batch": 32,
+    }
+    drawn = random_trials(space, 20, seed=3)
+    assert drawn == random_trials(space, 20, seed=3)  # the same again: a search resumes
+    assert all(1e-3 <= t["lr"] <= 1e-1 and t["layers"] in (1, 2, 3) for t in drawn)
+    config = make_config(
+        {
+            "hyperparameters": {"x": {"type": "double", "minval": 0, "maxval": 1}},
+            "searcher": {"name": "random", "max_trials": 4, "max_length": {"batches": 5}},
+        },
+        Path("."),
+        Path("train.py"),
+    )
+    assert len(config.trials) == 4 and config.max_length == "batches:5"
+
+
+@pytest.mark.parametrize(
+    ("hyperparameters", "message"),
+    [
+        ({"x": {"type": "double", "minval": 0, "maxval": 1}}, "needs `count` for a grid"),
+        ({"x": {"type": "float"}}, "type must be one of const, categorical, int, double, log"),
+        ({"x": {"type": "categorical", "vals": []}}, "vals must be a non-empty list"),
+        ({"x": {"type": "int", "minval": 3, "maxval": 1}}, "need minval <= maxval"),
+        ({"x": {"type": "int", "maxval": 1}}, "needs 'minval'"),
+    ],
+)
+def test_bad_search_spaces(hyperparameters: dict[str, object], message: str) -> None:
+    with pytest.raises(TrainerError, match=re.escape(message)):
+        make_config({"hyperparameters": hyperparameters}, Path("."), Path("train.py"))
