@@ -6,7 +6,7 @@ The adapter instance is the function's `ctx`: parameters are its attributes, `ct
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +81,7 @@ class FunctionStep(Step):
             setattr(self, self._event, _method(self, self._main))
         _apply(self, node, params)
         events = node.draft.events
+        self.direct_routes = returns_route(self.Outputs, events)
         plain = self._event == "on_data" and self.item_key is None and self.Outputs
         if plain and "on_after_item" not in events and "route" not in events:
             main = self._main
@@ -90,13 +91,22 @@ class FunctionStep(Step):
         if self._event != "on_data":
             return super().process(data)
         choice = self._main(self, data)
-        if choice is data:  # `return data` after editing it in place means "pass it on"
+        if choice is data or not self.direct_routes:  # `return data`: "pass it on"
             choice = None
         if self.item_key is not None:
             for item in items_of(data, self.item_key, self):
                 self.on_item(item, data)
         self.on_after_item(data)
         return routed(self, choice if choice is not None else self.route(data), data)
+
+
+def returns_route(outputs: list[str], events: Mapping[str, Any]) -> bool:
+    """Whether what a step function returns routes the dict (the rule in docs/nodes.md).
+
+    It does when the step declares two or more outputs and no `route` event: then returning
+    an output name (or a mapping of outputs to dicts) picks where the dict goes. With one
+    output, as in Graphbook 0.13, the return value is ignored and the dict goes on."""
+    return len(outputs) > 1 and "route" not in events
 
 
 class FunctionSource(SourceStep):

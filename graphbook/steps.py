@@ -35,6 +35,9 @@ class Step:
     """Set when the whole lifecycle of a dict is one call, `direct(data)`, after which the
     dict goes to the first output unless the call returned a route (what `route` returns)
     other than None or the dict itself. The engine then skips the per-dict lifecycle."""
+    direct_routes: bool = True
+    """Whether what `direct` returns routes the dict; when False it is ignored (a step
+    function with one output, as in Graphbook 0.13)."""
 
     def __init__(self, item_key: str | None = None, **params: Any) -> None:
         self.item_key = item_key or None
@@ -176,7 +179,11 @@ def routed(step: Step, choice: str | Mapping[str, Any] | None, data: Data) -> Ro
 
 
 def source_routed(step: Step, value: Any) -> Routed:
-    """Interpret what a source produced: a dict, a list of dicts, or `{output: dicts}`."""
+    """Interpret what a source produced: a dict, a list of dicts, or `{output: values}`.
+
+    A mapping whose keys are all output names is `{output: values}`, as in Graphbook 0.13: a
+    list there is many values, anything else one (`{"url": "https://..."}` with output `url`
+    hands on the text itself)."""
     if type(value) is dict and not value.keys() <= set(step.Outputs):
         return [(step.Outputs[0], value)]  # the common case, told quickly: a dict of data
     if value is None:
@@ -188,12 +195,7 @@ def source_routed(step: Step, value: Any) -> Routed:
 
 
 def _is_output_mapping(step: Step, value: Any) -> bool:
-    return (
-        isinstance(value, Mapping)
-        and len(value) > 0
-        and all(k in step.Outputs for k in value)
-        and all(isinstance(v, list | dict) for v in value.values())
-    )
+    return isinstance(value, Mapping) and len(value) > 0 and all(k in step.Outputs for k in value)
 
 
 def _as_dicts(value: Any) -> Iterable[Data]:

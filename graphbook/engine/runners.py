@@ -139,6 +139,10 @@ class Runner:
         with node_context(self.id, self.on_log):
             try:
                 self.handle_chunk()
+            except RunAborted:
+                raise
+            except Exception as exc:  # whatever escapes the node's own handling is its error
+                self.fail(exc)
             finally:
                 self.preview_firsts()
         self.report_progress()
@@ -173,6 +177,7 @@ class Runner:
         """The chunk through a step that is one call per dict: dicts that go to the first
         output are handed on together."""
         inbox, output = self.inbox, self.instance.Outputs[0]
+        routes = self.instance.direct_routes
         passed: list[Data] = []
         deadline = time.perf_counter() + CHUNK_SECONDS
         taken = 0
@@ -184,15 +189,16 @@ class Runner:
                 data = inbox.popleft()
                 try:
                     choice = direct(data)
+                    if choice is None or choice is data or not routes:
+                        passed.append(data)
+                        continue
+                    pairs = routed(self.instance, choice, data)
                 except Exception as exc:
                     self.emit_many(output, passed)
                     self.fail(exc, data)
                     continue
-                if choice is None or choice is data:
-                    passed.append(data)
-                else:
-                    self.emit_many(output, passed)
-                    self.emit(routed(self.instance, choice, data))
+                self.emit_many(output, passed)
+                self.emit(pairs)
         finally:
             self.received += taken
             self.emit_many(output, passed)
