@@ -1,6 +1,7 @@
 """Graphbook: build, watch and run ML data pipelines as graphs of Python nodes."""
 
 from graphbook import steps as steps
+from graphbook import utils as utils
 from graphbook.decorators import batch, event, output, param, prompt, resource, source, step
 from graphbook.engine.executor import Executor, RunControl, RunResult, run_workflow
 from graphbook.errors import GraphbookError, Problem, WorkflowError, WorkflowFormatError
@@ -36,4 +37,5 @@ __all__ = [
     "source",
     "step",
     "steps",
+    "utils",
 ]

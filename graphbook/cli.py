@@ -53,11 +53,12 @@ Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with `argv` (default: `sys.argv[1:]`); returns the exit code."""
     parser = build_parser()
+    typed = argv is None
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(app_argv(list(sys.argv[1:] if argv is None else argv)))
     except SystemExit as exc:  # --help, --version and usage errors end parsing this way
         return exc.code if isinstance(exc.code, int) else USAGE
-    if args.command is None and argv is None:  # `graphbook` typed bare starts the server
+    if args.command is None and typed:  # `graphbook` typed bare starts the server
         args = parser.parse_args(["serve"])
     if args.command is None:  # `main([])` from code: show the commands
         parser.print_help()
@@ -83,6 +84,15 @@ def dispatch(command: Command, args: argparse.Namespace) -> int:
 
 
 # -- parser ------------------------------------------------------------------------------------
+def app_argv(argv: list[str]) -> list[str]:
+    """Graphbook 0.13's `graphbook [app] --flag ...` is `graphbook serve --flag ...`."""
+    if argv[:1] == ["app"]:
+        return ["serve", *argv[1:]]
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        return ["serve", *argv]
+    return argv
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="graphbook", description="Build, watch and run ML data pipelines."
@@ -306,18 +316,19 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     serve = commands.add_parser("serve", help="start the server and web app (the default)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8005, help="port to listen on (0: any free one)")
-    serve.add_argument("--workflows", type=Path, default=Path("workflows"), metavar="DIR")
-    serve.add_argument("--nodes", type=Path, default=Path(NODES_FOLDER), metavar="DIR")
+    serve.add_argument("--workflows", "--workflow_dir", type=Path, default=None, metavar="DIR")
+    serve.add_argument("--nodes", "--nodes_dir", type=Path, default=None, metavar="DIR")
     serve.add_argument("--data", type=Path, default=None, metavar="DIR", help="run store folder")
     serve.add_argument(
         "--media",
+        "--media_dir",
         type=Path,
         action="append",
         default=None,
         metavar="DIR",
         help="a folder whose images the browser may show (repeatable; default: ./data)",
     )
-    serve.add_argument("--workers", type=workers_count, default=0, metavar="N")
+    serve.add_argument("--workers", "--num_workers", type=workers_count, default=0, metavar="N")
     serve.add_argument(
         "--token",
         default=os.environ.get("GRAPHBOOK_TOKEN"),
@@ -332,6 +343,7 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         help="if the run store is damaged, move it aside (kept) and start a new, empty one",
     )
     serve.add_argument("-v", "--verbose", action="store_true")
+    add_013_options(serve)
     serve.set_defaults(command=cmd_serve)
 
 
@@ -339,11 +351,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from graphbook.server import ServerSettings, create_app
 
     media = args.media if args.media is not None else [Path("data")]
+    workflows, nodes = serve_folders(args)
     settings = ServerSettings(
         host=args.host,
         port=args.port,
-        workflows=args.workflows,
-        nodes=args.nodes,
+        workflows=workflows,
+        nodes=nodes,
         data=args.data or data_home(),
         media=tuple(media),
         workers=args.workers,
@@ -353,6 +366,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         watch=not args.no_watch,
         move_damaged_store=args.move_damaged_store,
     )
+    for note in ignored_013_options(args):
+        error_console().print(Text(f"note: {note}", style="yellow"))
     app = create_app(settings)
     out = output_console()
 
@@ -363,6 +378,54 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     asyncio.run(serve(app, args.host, args.port, ready))
     return OK
+
+
+IGNORED_013 = {
+    "web_dir": "the editor is built into graphbook (web/, `npm run build`)",
+    "no_sample": "no sample workflow is ever written",
+    "spawn": "worker processes are started the same way on every system",
+    "isolate_users": "every client shares one session; run one server per person instead",
+    "copy_outputs": "each branch already gets its own copy of a dict's containers",
+    "continue_on_failure": "use `graphbook run --continue-on-error` or the editor's setting",
+    "start_media_server": "the server itself shows images under --media folders",
+    "media_port": "the server itself shows images under --media folders",
+    "config": "plugins are not loaded; put their node files in the --nodes folder",
+    "docs_dir": "a workflow's docs are read from docs/<Workflow>.md beside the workflow file",
+}
+"""Graphbook 0.13 options `serve` accepts that change nothing here, and why."""
+
+
+def add_013_options(serve: argparse.ArgumentParser) -> None:
+    """Graphbook 0.13's `graphbook app` options (its examples start with `--root_dir DIR`)."""
+    ignored = ", ".join(f"--{name}" for name in IGNORED_013)
+    group = serve.add_argument_group(
+        "Graphbook 0.13 options", f"also accepted, with a note that they change nothing: {ignored}"
+    )
+    group.add_argument(
+        "--root_dir",
+        type=Path,
+        metavar="DIR",
+        help="workflows in DIR and nodes in DIR/custom_nodes",
+    )
+    valued = ("web_dir", "media_port", "config", "docs_dir")
+    for name in valued:
+        group.add_argument(f"--{name}", metavar="VALUE", help=argparse.SUPPRESS)
+    for name in sorted(IGNORED_013.keys() - set(valued)):
+        group.add_argument(f"--{name}", action="store_true", help=argparse.SUPPRESS)
+
+
+def serve_folders(args: argparse.Namespace) -> tuple[Path, Path]:
+    """The workflow and node folders: as given, else under --root_dir, else the defaults."""
+    root: Path | None = args.root_dir
+    workflows = args.workflows or (root if root is not None else Path("workflows"))
+    nodes = args.nodes or (root / NODES_FOLDER if root is not None else Path(NODES_FOLDER))
+    return workflows, nodes
+
+
+def ignored_013_options(args: argparse.Namespace) -> list[str]:
+    """A line for each 0.13 option given that has no effect here."""
+    given = [name for name in IGNORED_013 if getattr(args, name, None) not in (None, False)]
+    return [f"--{name} (Graphbook 0.13) has no effect: {IGNORED_013[name]}" for name in given]
 
 
 async def serve(

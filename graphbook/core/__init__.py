@@ -2,6 +2,7 @@
 
 from graphbook.core import resources as resources
 from graphbook.core import steps as steps
+from graphbook.core import utils as utils
 from graphbook.decorators import batch, event, output, param, prompt, resource, source, step
 from graphbook.logs import log
 
@@ -17,4 +18,5 @@ __all__ = [
     "source",
     "step",
     "steps",
+    "utils",
 ]
