@@ -9,6 +9,11 @@ an image node file costs before Graphbook does anything), and the image benchmar
 workflow on 64 images, whole, less the run's own seconds (`run_finished`): start-up plus
 shutdown. `--compare` runs the same commands with another checkout first on PYTHONPATH (say,
 main before a change), interleaved, so the two are compared within one run.
+
+The shipped examples, `workflows/hello.json` and `workflows/image_classification.json` (whole
+less the run's own seconds), run twice: as `graphbook run` does (it imports only the node files
+the workflow uses; custom_nodes/shapes.py imports torch), and importing every node file, as it
+did before the node-file index (graphbook/node_index.py).
 """
 
 from __future__ import annotations
@@ -51,6 +56,30 @@ TINY = {
 }
 
 
+EVERY_NODE_FILE = """
+import sys
+from graphbook.registry import Registry
+
+def load_all(self, folders, names):
+    return [spec for folder in folders for spec in self.load_folder(folder)]
+
+Registry.load_needed = load_all
+from graphbook.cli import main
+sys.exit(main(["run", *sys.argv[1:], "--json"]))
+"""
+"""`graphbook run WORKFLOW --json`, importing every node file as before the node-file index."""
+
+
+def examples() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for name in ("hello", "image_classification"):
+        workflow = f"workflows/{name}.json"
+        whole = " (whole - run)" if name != "hello" else ""
+        found[f"graphbook run {name}.json{whole}"] = ["-m", "graphbook", "run", workflow, "--json"]
+        found[f"{name}.json, every node file{whole}"] = ["-c", EVERY_NODE_FILE, workflow]
+    return found
+
+
 def commands(images_workflow: Path) -> dict[str, list[str]]:
     folder = OUT / "startup"
     folder.mkdir(parents=True, exist_ok=True)
@@ -68,6 +97,7 @@ def commands(images_workflow: Path) -> dict[str, list[str]]:
         "import torch": ["-c", "import torch"],
         "import torch, torchvision": ["-c", "import torch, torchvision"],
         "graphbook run, 64 images (whole - run)": images,
+        **examples(),
     }
 
 

@@ -195,11 +195,17 @@ def node_folders(given: Iterable[Path] | None, workflow: Path | None = None) -> 
     return list(folders.values())
 
 
-def load_registry(folders: Iterable[Path], err: Console, verbose: bool) -> Registry:
-    """Built-in nodes plus every folder's; a file that fails to import is a warning."""
+def load_registry(
+    folders: Iterable[Path], err: Console, verbose: bool, needed: Iterable[str] | None = None
+) -> Registry:
+    """Built-in nodes plus every folder's (or only the files defining the `needed` kinds); a
+    file that fails to import is a warning."""
     registry = Registry.with_builtins()
-    for folder in folders:
-        registry.load_folder(folder)
+    if needed is None:
+        for folder in folders:
+            registry.load_folder(folder)
+    else:
+        registry.load_needed(folders, needed)
     for failure in registry.failures.values():
         err.print(
             Text(f"warning: could not load node file {failure.path}: {failure.error}", "yellow")
@@ -213,7 +219,9 @@ def load_registry(folders: Iterable[Path], err: Console, verbose: bool) -> Regis
 def cmd_run(args: argparse.Namespace) -> int:
     err = error_console()
     workflow = Workflow.load(args.workflow)
-    registry = load_registry(node_folders(args.nodes, args.workflow), err, args.verbose)
+    folders = node_folders(args.nodes, args.workflow)
+    needed = {node.type for node in workflow.nodes.values()}
+    registry = load_registry(folders, err, args.verbose, needed)
     if args.until is not None and args.until not in workflow.nodes:
         known = ", ".join(workflow.nodes) or "none"
         raise GraphbookError(f"--until {args.until!r}: no such node; the nodes are: {known}")

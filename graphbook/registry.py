@@ -15,6 +15,7 @@ from typing import Any
 
 from graphbook.decorators import collecting, draft_of, function_spec, is_node_function
 from graphbook.errors import GraphbookError, LoadFailure, NodeDefinitionError
+from graphbook.node_index import NodeIndex, node_files
 from graphbook.resources import Resource
 from graphbook.spec import NodeSpec, class_spec
 from graphbook.steps import BatchStep, GeneratorSourceStep, PromptStep, SourceStep, Step
@@ -104,14 +105,38 @@ class Registry:
 
     def load_folder(self, folder: Path | str) -> list[NodeSpec]:
         """Import every `.py` file under `folder`; a file that fails is recorded, not raised."""
-        root = Path(folder)
-        if not root.is_dir():
-            raise GraphbookError(f"node folder {str(root)!r} does not exist or is not a folder")
+        root = _node_folder(folder)
         added: list[NodeSpec] = []
-        for path in sorted(root.rglob("*.py")):
-            if not any(part.startswith((".", "__")) for part in path.relative_to(root).parts):
-                added.extend(self.load_file(path, root))
+        for path in node_files(root):
+            added.extend(self.load_file(path, root))
         return added
+
+    def load_needed(self, folders: Iterable[Path | str], names: Iterable[str]) -> list[NodeSpec]:
+        """Import only the files of `folders` that define the node kinds `names` (found by the
+        node-file index, graphbook/node_index.py); if one is still unknown after that, import
+        every other file too, so nothing is missed that loading everything would find."""
+        wanted = set(names)
+        indexes = [NodeIndex(_node_folder(folder)) for folder in folders]
+        added: list[NodeSpec] = []
+        rest: list[tuple[NodeIndex, Path]] = []
+        for index in indexes:
+            for path in node_files(index.root):
+                if wanted & index.names(path):
+                    added.extend(self._load_indexed(index, path))
+                else:
+                    rest.append((index, path))
+        if wanted - self._specs.keys():
+            for index, path in rest:
+                added.extend(self._load_indexed(index, path))
+        for index in indexes:
+            index.save()
+        return added
+
+    def _load_indexed(self, index: NodeIndex, path: Path) -> list[NodeSpec]:
+        found = self.load_file(path, index.root)
+        if str(path.resolve()) not in self.failures:
+            index.record(path, (spec.name for spec in found))
+        return found
 
     def load_file(self, path: Path, root: Path | None = None) -> list[NodeSpec]:
         """Import one node file and register the nodes it defines."""
@@ -141,6 +166,13 @@ class Registry:
         for name in dropped:
             del self._specs[name], self._owners[name]
         return dropped
+
+
+def _node_folder(folder: Path | str) -> Path:
+    root = Path(folder)
+    if not root.is_dir():
+        raise GraphbookError(f"node folder {str(root)!r} does not exist or is not a folder")
+    return root
 
 
 def spec_of(node: Any) -> NodeSpec:

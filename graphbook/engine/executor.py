@@ -440,8 +440,8 @@ def run_workflow(
         name = Path(workflow).name
         workflow = Workflow.load(workflow)
     registry = registry or Registry.with_builtins()
-    for folder in nodes:
-        registry.load_folder(folder)
+    needed = {node.type for node in workflow.nodes.values()} - workflow.code.keys()
+    registry.load_needed(nodes, needed)
     graph = build_graph(workflow, registry)
     own = pool is None
     pool = make_pool(workers) if pool is None else pool

@@ -246,16 +246,25 @@ def test_continue_on_error_lets_the_other_dicts_through_and_still_exits_1(
 def test_a_broken_node_file_is_reported_and_the_others_still_load(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (project / "custom_nodes" / "broken.py").write_text("raise RuntimeError('boom')\n")
+    broken = (
+        "from graphbook.steps import Step\nraise RuntimeError('boom')\nclass Broken(Step): ...\n"
+    )
+    (project / "custom_nodes" / "broken.py").write_text(broken)
 
     assert main(["run", str(explode_workflow(project, count=2))]) == 0
-    err = capsys.readouterr().err
-    assert "broken.py" in err
-    assert "RuntimeError: boom" in err
-    assert "Traceback" not in err
+    assert "broken.py" not in capsys.readouterr().err, "run imports only the files it needs"
 
-    assert main(["run", str(explode_workflow(project, count=2)), "--verbose"]) == 0
-    assert "Traceback" in capsys.readouterr().err
+    assert main(["nodes"]) == 0
+    out, err = capsys.readouterr()
+    assert "broken.py" in err and "RuntimeError: boom" in err
+    assert "Traceback" not in err
+    assert "Explode" in out, "the other files still load"
+
+    uses_broken = write_workflow(project, [node("0", "Numbers"), node("1", "Broken")], [])
+    assert main(["run", str(uses_broken), "--verbose"]) == 2
+    err = capsys.readouterr().err
+    assert "RuntimeError: boom" in err and "Traceback" in err
+    assert "unknown node type 'Broken'" in err
 
 
 def test_json_prints_only_events_one_per_line(

@@ -1,0 +1,40 @@
+"""Item 8 of issue 13: `graphbook run workflows/hello.json` imports neither torch nor the node
+files the workflow does not use (custom_nodes/shapes.py imports torch)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = (
+    "import sys; from graphbook.cli import main; code = main(sys.argv[1:]); "
+    "print('torch' in sys.modules, 'graphbook_nodes.shapes' in sys.modules, code)"
+)
+
+
+def run(folder: Path, *argv: str) -> str:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1]
+
+
+def test_hello_imports_neither_torch_nor_the_shapes_nodes(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "custom_nodes", tmp_path / "custom_nodes")
+    shutil.copytree(ROOT / "workflows", tmp_path / "workflows")
+    assert run(tmp_path, "run", "workflows/hello.json", "--quiet") == "False False 0"
+    assert run(tmp_path, "run", "workflows/hello.json", "--quiet") == "False False 0", "cached"
