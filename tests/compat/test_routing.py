@@ -28,11 +28,11 @@ def test_a_wrong_output_name_fails_its_node_and_the_run_reports_it(
     out, err = capsys.readouterr()
     events = [json.loads(line) for line in out.splitlines()]
     assert code == 1, err
-    failed = [e for e in events if e["kind"] == "node_failed"]
+    failed = [e for e in events if e["type"] == "node_error"]
     assert [e["node_id"] for e in failed] == ["2"]
     assert "'neither'" in failed[0]["error"]["message"]
     assert "even, odd" in failed[0]["error"]["message"], "the message names the outputs"
-    assert events[-1]["kind"] == "run_finished" and events[-1]["status"] == "failed"
+    assert events[-1]["type"] == "run_finished" and events[-1]["status"] == "failed"
 
 
 def test_the_summary_is_printed_for_a_routing_error(
