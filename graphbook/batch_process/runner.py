@@ -20,6 +20,7 @@ from graphbook.batch_process.errors import BatchError, BatchPreempted
 from graphbook.batch_process.job import Job, make_job
 from graphbook.batch_process.metrics import MetricRow, plain
 from graphbook.batch_process.processor import TorchBatchProcessor, build_processor
+from graphbook.batch_process.progress import BatchProgress
 from graphbook.batch_process.resume import Plan, plan_attempt, run_lock
 from graphbook.batch_process.sharding import Batch, Shard, iterable_batches, map_batches
 from graphbook.batch_process.signals import StopSignals
@@ -126,19 +127,27 @@ class Attempt:
         start = plan.reducers.for_rank(self.rank, collective.size) if plan.reducers else None
         run = RunInfo(plan.run_id, plan.attempt, plan.folders, job.hparams, self.store)
         self.context = TorchBatchProcessorContext(collective, run, start)
+        self.progress = BatchProgress(
+            plan.run_id, plan.start, plan.total, job.batch_size, self.rank
+        )
 
     def run(self) -> None:
+        outcome = "failed"
         try:
             self._check_dataset()
             processor = build_processor(self.job.processor_cls, self.context)
+            self.progress.begin()
             self._process(processor)
             self._finish(processor)
+            outcome = "completed"
         except BatchPreempted:
+            outcome = "stopped (run the same command again to resume it)"
             raise
         except BaseException as exc:
             self._record_failure(exc)
             raise
         finally:
+            self.progress.end(outcome)
             self.context.profiler.close()
             if self.committer is not None:
                 self.committer.close()
@@ -157,13 +166,15 @@ class Attempt:
             flags = self.collective.step_flags(self.stop.requested, item is not None)
             self.done += flags.batches
             since += 1
+            checkpoint = since >= self.job.checkpoint_interval
+            self.progress.update(self.done, checkpoint)
             if flags.batches < self.collective.size or self._all_done():
                 return
             if flags.stop:
                 self._checkpoint(processor, status="stopped")
                 signum = self.stop.signum or signal.SIGTERM  # the signal reached another rank
                 raise BatchPreempted(self.plan.run_id, self.done, signum)
-            if since >= self.job.checkpoint_interval:
+            if checkpoint:
                 self._checkpoint(processor)
                 since = 0
 

@@ -82,4 +82,6 @@ def test_killed_rank_then_resume_with_two_processes(
     assert sorted(row["batch"] for row in failed.rows) == list(range(9))
     ran = run_job(home, *args, processes=2)  # 2 -> 2
     assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stderr.count("resuming run") == 1, "the chief says it, the other rank is quiet"
+    assert ran.stderr.count(" completed: batch 12/12") == 1
     assert_complete(outcome(home), ITEMS, BATCH)
