@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.text import Text
 
 from graphbook import __version__
+from graphbook.asking import prompter_for
 from graphbook.engine.executor import RunControl, RunResult, make_pool, run_workflow
 from graphbook.errors import GraphbookError
 from graphbook.params import ParamSpec
@@ -228,6 +229,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     pool = make_pool(args.workers)
     sink = make_sink(args, err, getattr(pool, "stats", None))
     control = RunControl()
+    prompter = prompter_for(sink, output_console(), err)
     with closing(pool), closing(sink), StopOnSignal(control) as stopper:
         result = run_workflow(
             workflow,
@@ -237,6 +239,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             until=args.until,
             control=control,
             pool=pool,
+            prompter=prompter,
         )
     return exit_code(result, stopper)
 

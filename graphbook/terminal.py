@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import fields, is_dataclass
 from typing import Any, TextIO
 
@@ -104,6 +105,18 @@ class TerminalSink:
             self.live.stop()
             self.live = None
 
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """The live table steps aside while the block runs (a question asked in the terminal)."""
+        live = self.live
+        if live is not None:
+            live.stop()
+        try:
+            yield
+        finally:
+            if live is not None and self.live is live:
+                live.start()
+
     def _run_started(self, event: RunStarted) -> None:
         if self.animated:
             self.live = Live(
@@ -117,9 +130,10 @@ class TerminalSink:
             self.out.print(Text(f"run {event.run_id}: {len(event.nodes)} node(s)"))
 
     def _render(self) -> RenderableType:
-        if self.pool_stats is None:
+        stats = self.pool_stats() if self.pool_stats is not None else None
+        if stats is None:  # no pool, or one without workers (inline)
             return table(self.view)
-        return Group(table(self.view), Text(pool_line(self.pool_stats()), style="dim"))
+        return Group(table(self.view), Text(pool_line(stats), style="dim"))
 
     def _log(self, event: NodeLog) -> None:
         is_error = event.level == "error"

@@ -430,11 +430,13 @@ def run_workflow(
     until: str | None = None,
     control: RunControl | None = None,
     pool: Pool | None = None,
+    prompter: Prompter = default_prompter,
 ) -> RunResult:
     """Validate and run a workflow (object or file) with its node folders, here and now.
 
     The run has a pool of `workers` processes of its own, closed at the end, unless `pool` is
-    given: then it runs on that one, which stays open (its owner closes it)."""
+    given: then it runs on that one, which stays open (its owner closes it). `prompter`
+    answers the questions of prompt steps (default: each prompt's default answer)."""
     name = ""
     if not isinstance(workflow, Workflow):
         name = Path(workflow).name
@@ -446,7 +448,9 @@ def run_workflow(
     own = pool is None
     pool = make_pool(workers) if pool is None else pool
     try:
-        executor = Executor(pool, continue_on_error=continue_on_error, collect=collect)
+        executor = Executor(
+            pool, continue_on_error=continue_on_error, collect=collect, prompter=prompter
+        )
         return executor.run(graph, sink, until=until, control=control, workflow=name)
     finally:
         if own:
