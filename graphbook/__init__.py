@@ -6,9 +6,10 @@ from graphbook.decorators import batch, event, output, param, prompt, resource, 
 from graphbook.engine.executor import Executor, RunControl, RunResult, run_workflow
 from graphbook.errors import GraphbookError, Problem, WorkflowError, WorkflowFormatError
 from graphbook.events import Event
-from graphbook.graph import Graph, build_graph
+from graphbook.graph import build_graph
 from graphbook.logs import log
 from graphbook.registry import Registry
+from graphbook.script_graph import Graph
 from graphbook.workflow import Workflow
 
 __version__ = "0.1.0"

@@ -129,7 +129,7 @@ def add_run_parser(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
 ) -> None:
     run = commands.add_parser("run", parents=[parent], help="run a workflow headless")
-    run.add_argument("workflow", type=Path, metavar="WORKFLOW.json")
+    run.add_argument("workflow", type=Path, metavar="WORKFLOW.json|SCRIPT.py")
     run.add_argument(
         "--workers",
         type=workers_count,
@@ -219,9 +219,9 @@ def load_registry(
 # -- graphbook run -----------------------------------------------------------------------------
 def cmd_run(args: argparse.Namespace) -> int:
     err = error_console()
-    workflow = Workflow.load(args.workflow)
+    workflow = load_workflow(args.workflow)
     folders = node_folders(args.nodes, args.workflow)
-    needed = {node.type for node in workflow.nodes.values()}
+    needed = {node.type for node in workflow.nodes.values()} - workflow.code.keys()
     registry = load_registry(folders, err, args.verbose, needed)
     if args.until is not None and args.until not in workflow.nodes:
         known = ", ".join(workflow.nodes) or "none"
@@ -242,6 +242,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             prompter=prompter,
         )
     return exit_code(result, stopper)
+
+
+def load_workflow(path: Path) -> Workflow:
+    """A workflow file, or a Python script that builds one (Graphbook 0.13's `Graph`)."""
+    if path.suffix == ".py":
+        from graphbook.script_graph import load_script
+
+        return load_script(path)
+    return Workflow.load(path)
 
 
 def make_sink(

@@ -36,7 +36,11 @@ class BatchProgress:
         self.run_id, self.start, self.total, self.batch_size = run_id, start, total, batch_size
         self.shown = rank == 0
         self.console = Console(
-            file=stream or sys.stderr, force_terminal=terminal, highlight=False, markup=False
+            file=stream or sys.stderr,
+            force_terminal=terminal,
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
         )
         self.started = time.perf_counter()
         self.last_line = self.started

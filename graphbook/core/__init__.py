@@ -5,8 +5,11 @@ from graphbook.core import steps as steps
 from graphbook.core import utils as utils
 from graphbook.decorators import batch, event, output, param, prompt, resource, source, step
 from graphbook.logs import log
+from graphbook.script_graph import DefaultExecutor, Graph
 
 __all__ = [
+    "DefaultExecutor",
+    "Graph",
     "batch",
     "event",
     "log",

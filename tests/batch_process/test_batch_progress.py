@@ -26,13 +26,13 @@ def test_progress_and_resuming_are_shown(
     first = capsys.readouterr().err
     run_id = outcome(home).run.id
     assert f"batch run {run_id}: 12 batch(es) to do" in first
-    assert re.search(rf"run {run_id}: batch 3/12, [\d.]+ items/s, ETA \d:\d\d:\d\d", first)
+    assert re.search(rf"run {run_id}: batch 3/12, [\d.,]+ items/s, ETA \d:\d\d:\d\d", first)
     assert f"run {run_id} stopped (run the same command again to resume it): batch 5/12" in first
     monkeypatch.delenv(FAULT_ENV)
     process()
     again = capsys.readouterr().err
     assert f"resuming run {run_id} at batch 5 of 12" in again
-    assert re.search(rf"run {run_id} completed: batch 12/12 \([\d.]+ items/s", again)
+    assert re.search(rf"run {run_id} completed: batch 12/12 \([\d.,]+ items/s", again)
 
 
 def test_other_ranks_are_quiet() -> None:
