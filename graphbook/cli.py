@@ -197,16 +197,18 @@ def node_folders(given: Iterable[Path] | None, workflow: Path | None = None) -> 
 
 
 def load_registry(
-    folders: Iterable[Path], err: Console, verbose: bool, needed: Iterable[str] | None = None
+    folders: Iterable[Path], err: Console, verbose: bool, workflow: Workflow | None = None
 ) -> Registry:
-    """Built-in nodes plus every folder's (or only the files defining the `needed` kinds); a
-    file that fails to import is a warning."""
+    """Built-in nodes plus every folder's (or only the files defining the kinds `workflow`
+    uses, see `Registry.load_needed`); a file that fails to import is a warning."""
     registry = Registry.with_builtins()
-    if needed is None:
+    if workflow is None:
         for folder in folders:
             registry.load_folder(folder)
     else:
-        registry.load_needed(folders, needed)
+        needed = {node.type for node in workflow.nodes.values()} - workflow.code.keys()
+        modules = {node.type: node.module for node in workflow.nodes.values() if node.module}
+        registry.load_needed(folders, needed, modules)
     for failure in registry.failures.values():
         err.print(
             Text(f"warning: could not load node file {failure.path}: {failure.error}", "yellow")
@@ -220,9 +222,8 @@ def load_registry(
 def cmd_run(args: argparse.Namespace) -> int:
     err = error_console()
     workflow = load_workflow(args.workflow)
-    folders = node_folders(args.nodes, args.workflow)
-    needed = {node.type for node in workflow.nodes.values()} - workflow.code.keys()
-    registry = load_registry(folders, err, args.verbose, needed)
+    print_notes(workflow, err)
+    registry = load_registry(node_folders(args.nodes, args.workflow), err, args.verbose, workflow)
     if args.until is not None and args.until not in workflow.nodes:
         known = ", ".join(workflow.nodes) or "none"
         raise GraphbookError(f"--until {args.until!r}: no such node; the nodes are: {known}")
@@ -242,6 +243,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             prompter=prompter,
         )
     return exit_code(result, stopper)
+
+
+def print_notes(workflow: Workflow, err: Console) -> None:
+    """What reading the file left out (of a Graphbook 0.13 file), one line each."""
+    for note in workflow.notes:
+        err.print(Text(f"note: {note}", style="yellow"))
 
 
 def load_workflow(path: Path) -> Workflow:
@@ -486,6 +493,7 @@ async def _signalled() -> None:
 # -- graphbook convert -------------------------------------------------------------------------
 def cmd_convert(args: argparse.Namespace) -> int:
     workflow = Workflow.load(args.input)
+    print_notes(workflow, error_console())
     path = workflow.save(args.output)
     nodes, edges = len(workflow.nodes), len(workflow.edges)
     output_console().print(Text(f"wrote {path} ({nodes} node(s), {edges} edge(s))"))

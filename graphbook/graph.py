@@ -92,7 +92,10 @@ def _specs(workflow: Workflow, registry: Registry, problems: list[Problem]) -> d
             specs[node.id] = registry.get(node.type)
         else:
             message = f"unknown node type {node.type!r}"
-            problems.append(Problem(node.id, message, registry.suggest(node.type)))
+            fix, module = registry.suggest(node.type), node.module
+            if module:
+                fix = f"the file says it comes from Python module {module!r}, install it; {fix}"
+            problems.append(Problem(node.id, message, fix))
     return specs
 
 

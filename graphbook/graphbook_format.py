@@ -1,19 +1,24 @@
 """Reading workflow files written by Graphbook 0.13 (React Flow nodes and edges) as ours.
 
-Step and resource nodes become nodes; parameter `value`s become parameter values. Groups are
-flattened: a child's position is made absolute, and a wire through a group's handles (`h`
-outside, `h_inner` inside) becomes a direct wire. Export nodes only matter when the file is used
-as a subflow, so they are left out, as Graphbook does; subflow nodes are refused.
+Step and resource nodes become nodes; parameter `value`s become parameter values, and
+`data.module` is kept. Groups stay groups (with their step and resource children); a child's
+position is made absolute, and a wire through a group's handles (`h` outside, `h_inner` inside)
+becomes a direct wire. The `docs/<Workflow>.md` beside a workflow file becomes its `doc`.
+Export nodes only matter when the file is used as a subflow, so they are left out, as Graphbook
+does, and so are wires to nodes that do not exist: each is said in the workflow's `notes`, with
+parameter types this Graphbook does not know. Subflow nodes are refused.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from graphbook.errors import WorkflowFormatError
-from graphbook.workflow import Edge, Node, Workflow
+from graphbook.errors import Problem, WorkflowFormatError
+from graphbook.params import ALIASES, SCALAR_TYPES
+from graphbook.workflow import GROUP_SIZE, Edge, Group, Node, Workflow
 
 RUNNABLE = ("step", "resource")
 KNOWN = (*RUNNABLE, "group", "export", "subflow")
@@ -23,22 +28,45 @@ MAX_DEPTH = 32
 
 Pin = tuple[str, str]
 """(node id, handle)."""
+NO_MODULE = ("", "transient_module", "graphbook.core.decorators", "custom_nodes")
+"""What 0.13 wrote as `data.module` when the node came from a node file, not a module."""
 
 
-def from_graphbook(data: Mapping[str, Any], name: str = "<workflow>") -> Workflow:
-    """Convert a Graphbook-format workflow; groups are flattened, subflows are refused."""
+def from_graphbook(
+    data: Mapping[str, Any], name: str = "<workflow>", path: Path | None = None
+) -> Workflow:
+    """Convert a Graphbook-format workflow (read from `path`, if from a file); what is left
+    out is said in `notes`; subflows are refused."""
     raw_nodes, raw_edges = data.get("nodes", []), data.get("edges", [])
     if not isinstance(raw_nodes, list) or not isinstance(raw_edges, list):
         raise WorkflowFormatError(f"{name}: 'nodes' and 'edges' must be lists")
     by_id = _index(raw_nodes, name)
-    workflow = Workflow(doc=str(data.get("doc", "")))
+    workflow = Workflow(doc=str(data.get("doc", "")) or _docs_beside(path))
     for raw in by_id.values():
         if raw["type"] in RUNNABLE:
             node = _node(raw, by_id, name)
             workflow.nodes[node.id] = node
+            workflow.notes.extend(_unknown_types(raw, node))
     edges = [_edge(raw, name) for raw in raw_edges]
     workflow.edges.extend(_flatten(edges, by_id))
+    workflow.notes.extend(_left_out(edges, by_id))
+    for group in _groups(by_id, workflow):
+        workflow.groups[group.id] = group
     return workflow
+
+
+def docs_path(path: Path) -> Path:
+    """Where 0.13 kept a workflow's documentation: `docs/<Workflow>.md` beside the file."""
+    return path.parent / "docs" / f"{path.stem}.md"
+
+
+def _docs_beside(path: Path | None) -> str:
+    if path is None:
+        return ""
+    try:
+        return docs_path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _index(raw_nodes: list[Any], name: str) -> dict[str, Mapping[str, Any]]:
@@ -81,14 +109,98 @@ def _node(raw: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]], name: 
         for key, spec in parameters.items()
         if isinstance(spec, Mapping) and spec.get("value") is not None
     }
-    label = data.get("label", "")
+    label, module = data.get("label", ""), data.get("module", "")
     return Node(
         id=node_id,
         type=data["name"],
         params=params,
         position=_absolute_position(raw, by_id),
         label=label if isinstance(label, str) and label != data["name"] else "",
+        module=module if isinstance(module, str) and module not in NO_MODULE else "",
     )
+
+
+def _unknown_types(raw: Mapping[str, Any], node: Node) -> list[Problem]:
+    """A note for each parameter whose declared type this Graphbook does not know: it becomes
+    a resource input, as in 0.13, and a value the file gives it cannot be used."""
+    parameters = raw["data"].get("parameters") or {}
+    known = (*SCALAR_TYPES, *ALIASES, "list", "dict", "resource", "selection")
+    notes = []
+    for key, spec in parameters.items():
+        kind = spec.get("type") if isinstance(spec, Mapping) else None
+        if isinstance(kind, str) and kind.lower() not in known and not kind.startswith("list"):
+            notes.append(
+                Problem(
+                    node.id,
+                    f"parameter {key!r} has type {kind!r}, which this Graphbook does not know; "
+                    "it is a resource input here, as in Graphbook 0.13",
+                    "wire a resource to it, or declare a known type (string, number, list, ...)",
+                )
+            )
+    return notes
+
+
+def _left_out(edges: list[Edge], by_id: Mapping[str, Mapping[str, Any]]) -> list[Problem]:
+    """Notes for the export nodes and the wires that are not carried over."""
+    notes = []
+    wires: dict[str, int] = defaultdict(int)
+    for edge in edges:
+        for end in (edge.source, edge.target):
+            if by_id.get(end, {}).get("type") == "export":
+                wires[end] += 1
+        missing = [end for end in (edge.source, edge.target) if end not in by_id]
+        if missing:
+            notes.append(
+                Problem(
+                    None,
+                    f"the wire {edge.source}.{edge.output} -> {edge.target}.{edge.input} was "
+                    f"left out: node {missing[0]!r} does not exist",
+                )
+            )
+    for node_id, raw in by_id.items():
+        if raw["type"] == "export":
+            label = _mapping(raw, "data").get("label") or node_id
+            notes.append(
+                Problem(
+                    None,
+                    f"export node {node_id!r} ({label}) and its {wires[node_id]} wire(s) were "
+                    "left out: exports are the pins of a subflow, and subflows do not run here",
+                    "nothing to do unless another workflow used this one as a subflow",
+                )
+            )
+    return notes
+
+
+def _groups(by_id: Mapping[str, Mapping[str, Any]], workflow: Workflow) -> list[Group]:
+    """0.13's groups, each around its step and resource children."""
+    members: dict[str, list[str]] = defaultdict(list)
+    for node_id, raw in by_id.items():
+        parent = raw.get("parentId") or raw.get("parentNode")
+        if parent and node_id in workflow.nodes:
+            members[str(parent)].append(node_id)
+    groups = []
+    for group_id, raw in by_id.items():
+        if raw["type"] == "group" and group_id not in workflow.nodes:
+            label = _mapping(raw, "data").get("label", "")
+            position = _absolute_position(raw, by_id)
+            nodes = tuple(members.get(group_id, ()))
+            text = label if isinstance(label, str) else ""
+            groups.append(Group(group_id, text, nodes, position, _size(raw)))
+    return groups
+
+
+def _mapping(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = raw.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _size(raw: Mapping[str, Any]) -> tuple[float, float]:
+    style = _mapping(raw, "style")
+    width = raw.get("width") or style.get("width")
+    height = raw.get("height") or style.get("height")
+    if isinstance(width, int | float) and isinstance(height, int | float) and width > 0 < height:
+        return (float(width), float(height))
+    return GROUP_SIZE
 
 
 def _absolute_position(

@@ -35,6 +35,32 @@ def node_files(root: Path) -> list[Path]:
     ]
 
 
+def plugin_inits(root: Path) -> list[Path]:
+    """The `__init__.py` files under `root` of Graphbook 0.13 plugin packages: those that call
+    `export(...)` or `web(...)`, or import 0.13's plugin module."""
+    found = []
+    for path in sorted(root.rglob("__init__.py")):
+        if any(part.startswith(".") for part in path.relative_to(root).parts):
+            continue
+        try:
+            tree = ast.parse(path.read_bytes(), str(path))
+        except (SyntaxError, ValueError, OSError):
+            continue
+        if any(_is_plugin_call(node) for node in ast.walk(tree)):
+            found.append(path)
+    return found
+
+
+def _is_plugin_call(node: ast.AST) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return node.module in ("graphbook.plugins", "graphbook.core.plugins")
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        return name in ("export", "web")
+    return False
+
+
 class NodeIndex:
     """Node names by file for one node folder, cached by each file's size and mtime."""
 

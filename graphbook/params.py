@@ -11,7 +11,15 @@ from typing import Any
 from graphbook.errors import NodeDefinitionError, ParamError
 
 SCALAR_TYPES = ("string", "number", "int", "float", "boolean", "function")
-ALIASES = {"str": "string", "text": "string", "bool": "boolean", "integer": "int"}
+ALIASES = {
+    "str": "string",
+    "text": "string",
+    "bool": "boolean",
+    "integer": "int",
+    "array": "list",
+    "tuple": "list",
+}
+"""Other names for types; `array` is how Graphbook 0.13 examples declared list parameters."""
 _MISSING: Any = object()
 
 

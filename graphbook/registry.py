@@ -7,7 +7,7 @@ import importlib.util
 import logging
 import sys
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -15,7 +15,7 @@ from typing import Any
 
 from graphbook.decorators import collecting, draft_of, function_spec, is_node_function
 from graphbook.errors import GraphbookError, LoadFailure, NodeDefinitionError
-from graphbook.node_index import NodeIndex, node_files
+from graphbook.node_index import NodeIndex, node_files, plugin_inits
 from graphbook.resources import Resource
 from graphbook.spec import NodeSpec, class_spec
 from graphbook.steps import BatchStep, GeneratorSourceStep, PromptStep, SourceStep, Step
@@ -109,12 +109,20 @@ class Registry:
         added: list[NodeSpec] = []
         for path in node_files(root):
             added.extend(self.load_file(path, root))
+        self._report_plugins(root)
         return added
 
-    def load_needed(self, folders: Iterable[Path | str], names: Iterable[str]) -> list[NodeSpec]:
+    def load_needed(
+        self,
+        folders: Iterable[Path | str],
+        names: Iterable[str],
+        modules: Mapping[str, str] | None = None,
+    ) -> list[NodeSpec]:
         """Import only the files of `folders` that define the node kinds `names` (found by the
         node-file index, graphbook/node_index.py); if one is still unknown after that, import
-        every other file too, so nothing is missed that loading everything would find."""
+        every other file too, so nothing is missed that loading everything would find; then,
+        for a kind still unknown, the Python module `modules` names for it (a 0.13 file's
+        `data.module`)."""
         wanted = set(names)
         indexes = [NodeIndex(_node_folder(folder)) for folder in folders]
         added: list[NodeSpec] = []
@@ -128,9 +136,43 @@ class Registry:
         if wanted - self._specs.keys():
             for index, path in rest:
                 added.extend(self._load_indexed(index, path))
+            for index in indexes:
+                self._report_plugins(index.root)
         for index in indexes:
             index.save()
+        for name in sorted(wanted - self._specs.keys()):
+            if modules and modules.get(name):
+                added.extend(self.load_module(modules[name]))
         return added
+
+    def load_module(self, name: str) -> list[NodeSpec]:
+        """Import a Python module by name and register the nodes it defines; a module that
+        fails to import is recorded as a failure, not raised."""
+        key = f"module {name}"
+        try:
+            with collecting() as decorated:
+                module = importlib.import_module(name)
+            found = [spec_of(node) for node in nodes_in(module, decorated)]
+        except Exception as exc:
+            self.failures[key] = LoadFailure(key, f"{type(exc).__name__}: {exc}", _trace(exc))
+            return []
+        self.failures.pop(key, None)
+        for spec in found:
+            self.add_spec(spec)
+        return found
+
+    def _report_plugins(self, root: Path) -> None:
+        """A 0.13 plugin package's `__init__.py` (its `export()` and `web()` calls) is not
+        loaded; say so as a failure of that file, which the CLI and the editor show."""
+        for path in plugin_inits(root):
+            key = str(path.resolve())
+            self.failures[key] = LoadFailure(
+                key,
+                "not loaded: a Graphbook 0.13 plugin's __init__.py (export() of nodes, web() "
+                "of a browser bundle) does not run here; its node files in this folder load as "
+                "node files, and web plugins are not supported",
+                "",
+            )
 
     def _load_indexed(self, index: NodeIndex, path: Path) -> list[NodeSpec]:
         found = self.load_file(path, index.root)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from graphbook.errors import WorkflowFormatError
+from graphbook.errors import Problem, WorkflowFormatError
 
 FORMAT = "graphbook.workflow"
 VERSION = 1
@@ -39,6 +39,9 @@ class Node:
     params: Mapping[str, Any] = field(default_factory=dict)
     position: tuple[float, float] = (0.0, 0.0)
     label: str = ""
+    module: str = ""
+    """The Python module that defines the node kind, when a file says so (Graphbook 0.13's
+    `data.module`, e.g. a plugin's); it is imported if no node folder defines the kind."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,9 @@ class Workflow:
         self.groups: dict[str, Group] = {}
         self.code: dict[str, Any] = {}
         """Node classes/functions added by object, registered when the workflow runs."""
+        self.notes: list[Problem] = []
+        """What reading the file left out or could not carry over (of a Graphbook 0.13 file),
+        to tell the person; never written to a file."""
 
     # -- building -------------------------------------------------------------------------
     def add(self, kind: Any, id: str | None = None, **params: Any) -> NodeRef:
@@ -177,27 +183,28 @@ class Workflow:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise WorkflowFormatError(f"cannot read workflow {str(path)!r}: {exc}") from None
-        return cls.loads(text, name=str(path))
+        return cls.loads(text, name=str(path), path=path)
 
     @classmethod
-    def loads(cls, text: str, name: str = "<workflow>") -> Workflow:
+    def loads(cls, text: str, name: str = "<workflow>", path: Path | None = None) -> Workflow:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise WorkflowFormatError(
                 f"{name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
             ) from None
-        return cls.from_json(data, name)
+        return cls.from_json(data, name, path)
 
     @classmethod
-    def from_json(cls, data: Any, name: str = "<workflow>") -> Workflow:
-        """Read the canonical format, or Graphbook's own (`{"version": "0", "type": ...}`)."""
+    def from_json(cls, data: Any, name: str = "<workflow>", path: Path | None = None) -> Workflow:
+        """Read the canonical format, or Graphbook's own (`{"version": "0", "type": ...}`);
+        `path` is the file it came from (a Graphbook file's docs are found beside it)."""
         if not isinstance(data, Mapping):
             raise WorkflowFormatError(f"{name}: a workflow is a JSON object, not {_kind(data)}")
         if is_graphbook_format(data):
             from graphbook.graphbook_format import from_graphbook
 
-            return from_graphbook(data, name)
+            return from_graphbook(data, name, path)
         if data.get("format") != FORMAT:
             raise WorkflowFormatError(
                 f'{name}: not a workflow file; expected "format": "{FORMAT}" (or a Graphbook '
@@ -282,6 +289,8 @@ def _node_json(node: Node) -> dict[str, Any]:
     data: dict[str, Any] = {"id": node.id, "type": node.type}
     if node.label:
         data["label"] = node.label
+    if node.module:
+        data["module"] = node.module
     data["params"] = {k: _jsonable(node, k, node.params[k]) for k in sorted(node.params)}
     data["position"] = {"x": _coordinate(node.position[0]), "y": _coordinate(node.position[1])}
     return data
@@ -482,10 +491,12 @@ def _parse_node(raw: Any, where: str) -> Node:
     params = raw.get("params", {})
     if not isinstance(params, Mapping):
         raise WorkflowFormatError(f"{where} (id {node_id!r}): 'params' must be an object")
-    label = raw.get("label", "")
+    label, module = raw.get("label", ""), raw.get("module", "")
     if not isinstance(label, str):
         raise WorkflowFormatError(f"{where} (id {node_id!r}): 'label' must be a string")
-    return Node(node_id, type_, dict(params), _position(raw.get("position")), label)
+    if not isinstance(module, str):
+        raise WorkflowFormatError(f"{where} (id {node_id!r}): 'module' must be a string")
+    return Node(node_id, type_, dict(params), _position(raw.get("position")), label, module)
 
 
 def _position(raw: Any) -> tuple[float, float]:

@@ -443,7 +443,8 @@ def run_workflow(
         workflow = Workflow.load(workflow)
     registry = registry or Registry.with_builtins()
     needed = {node.type for node in workflow.nodes.values()} - workflow.code.keys()
-    registry.load_needed(nodes, needed)
+    modules = {node.type: node.module for node in workflow.nodes.values() if node.module}
+    registry.load_needed(nodes, needed, modules)
     graph = build_graph(workflow, registry)
     own = pool is None
     pool = make_pool(workers) if pool is None else pool

@@ -66,12 +66,12 @@ class WorkflowFiles:
         return path.read_bytes()
 
     def load(self, relative: str) -> Workflow:
-        return parse(self.read_bytes(relative), relative)[0]
+        return parse(self.read_bytes(relative), relative, self.path(relative))[0]
 
     def document(self, relative: str, raw: bytes | None = None) -> p.WorkflowDocument:
         raw = self.read_bytes(relative) if raw is None else raw
-        workflow, source = parse(raw, relative)
-        problems = self.problems(workflow)
+        workflow, source = parse(raw, relative, self.path(relative))
+        problems = self.problems(workflow) + workflow.notes
         name = self.name(relative)
         return p.WorkflowDocument(name, digest(raw), source, workflow.to_json(), problems)
 
@@ -126,21 +126,22 @@ def digest(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def parse(raw: bytes, name: str) -> tuple[Workflow, Any]:
+def parse(raw: bytes, name: str, path: Path | None = None) -> tuple[Workflow, Any]:
+    """The workflow in a file's bytes (a Graphbook 0.13 file's docs are read beside `path`)."""
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as exc:
         raise ServerError(422, "invalid_workflow", f"{name} is not valid JSON: {exc}") from None
-    return from_body(data, name, status=422), source_format(data)
+    return from_body(data, name, status=422, path=path), source_format(data)
 
 
 def source_format(data: Any) -> Any:
     return "graphbook0" if isinstance(data, dict) and is_graphbook_format(data) else "graphbook"
 
 
-def from_body(data: Any, name: str, status: int = 400) -> Workflow:
+def from_body(data: Any, name: str, status: int = 400, path: Path | None = None) -> Workflow:
     try:
-        return Workflow.from_json(data, name)
+        return Workflow.from_json(data, name, path)
     except WorkflowFormatError as exc:
         raise ServerError(status, "invalid_workflow", str(exc)) from None
     except (TypeError, ValueError, AttributeError, KeyError) as exc:
