@@ -28,6 +28,11 @@ describe('workflow <-> canvas', () => {
     expect(canvas.edges[1]?.className).toBe('gb-edge-resource');
   });
 
+  it('keeps a node\'s module through the canvas', () => {
+    const withModule = { ...workflow, nodes: workflow.nodes.map((n) => (n.id === 'a' ? { ...n, module: 'plugin.nodes' } : n)) };
+    expect(dumps(canvasToWorkflow(workflowToCanvas(withModule), 'd'))).toBe(dumps(withModule));
+  });
+
   it('makes positions relative to a group on the canvas and absolute in the file', () => {
     const group = { id: 'g', label: 'Mine', position: { x: 250, y: 50 }, size: { width: 400, height: 200 }, nodes: ['b'] };
     const canvas = workflowToCanvas({ ...workflow, groups: [group] });

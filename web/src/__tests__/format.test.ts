@@ -156,6 +156,20 @@ describe('reading', () => {
     ]);
     expect(workflow.nodes[0]?.params).toEqual({ n: 3 });
     expect(workflow.edges).toEqual([{ source: '1', output: 'out', target: '2', input: 'in' }]);
+    expect(workflow.groups).toEqual([{ id: 'g', label: '', position: { x: 100, y: 100 }, size: { width: 300, height: 200 }, nodes: ['2'] }]);
+  });
+
+  it('keeps a Graphbook 0.13 node\'s data.module, unless it names no module', () => {
+    const old = {
+      version: '0', type: 'workflow', edges: [],
+      nodes: [
+        { id: 1, type: 'step', position: { x: 0, y: 0 }, data: { name: 'Data', module: 'graphbook_huggingface.hf_datasets' } },
+        { id: 2, type: 'step', position: { x: 0, y: 0 }, data: { name: 'Mine', module: 'transient_module' } },
+      ],
+    };
+    const { workflow } = readWorkflow(JSON.stringify(old), 'old.json');
+    expect(workflow.nodes.map((n) => n.module)).toEqual(['graphbook_huggingface.hf_datasets', undefined]);
+    expect(dumps(workflow)).toContain('"module": "graphbook_huggingface.hf_datasets"');
   });
 
   it('refuses subflows with a way out', () => {

@@ -7,6 +7,8 @@ export type GraphNodeData = {
   /** The registered node type (`Split`, `DumpJSONL`, ...). */
   type: string;
   label: string;
+  /** The Python module that defines the type, when the file names one. */
+  module?: string;
   /** Parameter values set on the node, by name; defaults are not copied in. */
   params: Record<string, Json>;
 };

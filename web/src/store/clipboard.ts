@@ -31,6 +31,7 @@ export function makeClip(nodes: FlowNode[], edges: FlowEdge[]): Clip | null {
       id: n.id,
       type: n.data.type,
       label: n.data.label,
+      ...(n.data.module ? { module: n.data.module } : {}),
       params: structuredClone(n.data.params),
       position: absolutePosition(n, byId),
     })),

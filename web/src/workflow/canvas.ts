@@ -60,7 +60,7 @@ export function workflowToCanvas(workflow: Workflow): CanvasState {
       id: n.id,
       type: 'graph',
       position: { ...position },
-      data: { type: n.type, label: n.label, params: structuredClone(n.params) },
+      data: { type: n.type, label: n.label, params: structuredClone(n.params), ...(n.module ? { module: n.module } : {}) },
     };
     if (group) node.parentId = group.id;
     return node;
@@ -94,6 +94,7 @@ export function canvasToWorkflow(state: CanvasState, doc: string): Workflow {
     id: n.id,
     type: n.data.type,
     label: n.data.label,
+    ...(n.data.module ? { module: n.data.module } : {}),
     params: structuredClone(n.data.params),
     position: absolutePosition(n, byId),
   }));

@@ -12,6 +12,8 @@ export interface WorkflowNode {
   id: string;
   type: string;
   label: string;
+  /** The Python module that defines the type (a Graphbook 0.13 file's `data.module`); kept as it is. */
+  module?: string;
   params: Record<string, Json>;
   position: { x: number; y: number };
 }
@@ -153,7 +155,10 @@ function parseNode(raw: unknown, where: string): WorkflowNode {
   if (!isObject(params)) throw new WorkflowFormatError(`${where} (id '${id}'): 'params' must be an object`);
   const label = raw.label ?? '';
   if (typeof label !== 'string') throw new WorkflowFormatError(`${where} (id '${id}'): 'label' must be a string`);
-  return { id, type, label, params: params as Record<string, Json>, position: parsePosition(raw.position) };
+  const module = raw.module ?? '';
+  if (typeof module !== 'string') throw new WorkflowFormatError(`${where} (id '${id}'): 'module' must be a string`);
+  const node: WorkflowNode = { id, type, label, params: params as Record<string, Json>, position: parsePosition(raw.position) };
+  return module ? { ...node, module } : node;
 }
 
 export function parsePosition(raw: unknown): { x: number; y: number } {
@@ -272,6 +277,7 @@ function sortedParams(params: Record<string, Json>): Record<string, Json> {
 function nodeText(node: WorkflowNode): string {
   const parts = [`      "id": ${JSON.stringify(node.id)}`, `      "type": ${JSON.stringify(node.type)}`];
   if (node.label) parts.push(`      "label": ${JSON.stringify(node.label)}`);
+  if (node.module) parts.push(`      "module": ${JSON.stringify(node.module)}`);
   const params = sortedParams(node.params);
   parts.push(`      "params": ${Object.keys(params).length ? pyIndented(params, '      ') : '{}'}`);
   const position = { x: coordinate(node.position.x), y: coordinate(node.position.y) };

@@ -1,10 +1,13 @@
 // Reading Graphbook 0.13 workflow files (React Flow nodes and edges) as canonical workflows,
-// exactly as graphbook/graphbook_format.py does: groups flattened, exports dropped, subflows refused.
+// exactly as graphbook/graphbook_format.py does: groups kept, wires through them made direct,
+// data.module kept, exports dropped, subflows refused. (The server converts the files the editor
+// opens, and also says what was left out; docs/<Workflow>.md is read there.)
 
 import {
   type Json,
   type Workflow,
   type WorkflowEdge,
+  type WorkflowGroup,
   type WorkflowNode,
   WorkflowFormatError,
   isObject,
@@ -14,6 +17,9 @@ const RUNNABLE = ['step', 'resource'];
 const KNOWN = [...RUNNABLE, 'group', 'export', 'subflow'];
 const INNER = '_inner';
 const MAX_DEPTH = 32;
+/** What 0.13 wrote as `data.module` when the node came from a node file, not a module. */
+const NO_MODULE = ['', 'transient_module', 'graphbook.core.decorators', 'custom_nodes'];
+const GROUP_SIZE = { width: 300, height: 200 };
 
 type Raw = Record<string, unknown>;
 
@@ -32,7 +38,29 @@ export function fromGraphbook013(data: Raw, name: string): Workflow {
     if (RUNNABLE.includes(String(raw.type))) out.push(toNode(raw, byId, name));
   }
   const flat = flatten(edges.map((raw) => toEdge(raw, name)), byId);
-  return { doc: typeof data.doc === 'string' ? data.doc : '', nodes: out, edges: flat };
+  const groups = toGroups(byId, new Set(out.map((n) => n.id)));
+  const workflow: Workflow = { doc: typeof data.doc === 'string' ? data.doc : '', nodes: out, edges: flat };
+  return groups.length ? { ...workflow, groups } : workflow;
+}
+
+function toGroups(byId: Map<string, Raw>, nodes: Set<string>): WorkflowGroup[] {
+  const members = new Map<string, string[]>();
+  for (const [id, raw] of byId) {
+    const parent: unknown = raw.parentId ?? raw.parentNode;
+    if (parent && nodes.has(id)) members.set(String(parent), [...(members.get(String(parent)) ?? []), id]);
+  }
+  const groups: WorkflowGroup[] = [];
+  for (const [id, raw] of byId) {
+    if (raw.type !== 'group') continue;
+    const label = isObject(raw.data) && typeof raw.data.label === 'string' ? raw.data.label : '';
+    const style = isObject(raw.style) ? raw.style : {};
+    const width = raw.width || style.width;
+    const height = raw.height || style.height;
+    const sized = typeof width === 'number' && typeof height === 'number' && width > 0 && height > 0;
+    const size = sized ? { width, height } : { ...GROUP_SIZE };
+    groups.push({ id, label, position: absolutePosition(raw, byId), size, nodes: members.get(id) ?? [] });
+  }
+  return groups;
 }
 
 function index(rawNodes: unknown[], name: string): Map<string, Raw> {
@@ -75,7 +103,9 @@ function toNode(raw: Raw, byId: Map<string, Raw>, name: string): WorkflowNode {
     if (isObject(spec) && spec.value !== undefined && spec.value !== null) params[key] = spec.value as Json;
   }
   const label = typeof data.label === 'string' && data.label !== data.name ? data.label : '';
-  return { id, type: data.name, label, params, position: absolutePosition(raw, byId) };
+  const node: WorkflowNode = { id, type: data.name, label, params, position: absolutePosition(raw, byId) };
+  const module = data.module;
+  return typeof module === 'string' && !NO_MODULE.includes(module) ? { ...node, module } : node;
 }
 
 function absolutePosition(raw: Raw, byId: Map<string, Raw>): { x: number; y: number } {
