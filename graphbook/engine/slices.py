@@ -51,7 +51,8 @@ def slice_on_cores(model: torch.nn.Module, parts: int = 0) -> torch.nn.Module:
 
     Only the first positional argument is cut, along its first dimension; the outputs (a tensor,
     or tuples, lists and dicts of tensors) are joined back along theirs. Sets torch's intra-op
-    threads to one, since each slice has a core of its own. Returns the same model.
+    threads to one when it first cuts a batch, since each slice has a core of its own (a model
+    only ever called on batches too small to cut keeps torch's threads). Returns the same model.
     """
     parts = parts or default_slices()
     if parts < 2 or MARK in model.__dict__:
@@ -63,7 +64,6 @@ def slice_on_cores(model: torch.nn.Module, parts: int = 0) -> torch.nn.Module:
         LOGGER.info("%s runs whole batches: its forward cannot be replaced (%s)", _name(model), exc)
         return model
     model.__dict__[MARK] = sliced
-    torch.set_num_threads(1)
     return model
 
 
@@ -74,6 +74,7 @@ class Sliced:
         self.forward = forward
         self.parts = parts
         self.whole = False  # set once an output could not be joined: from then on, no slicing
+        self.cut = False  # set once a batch was cut
         self._threads = ThreadPoolExecutor(parts, thread_name_prefix="graphbook-slice")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -85,6 +86,9 @@ class Sliced:
         parts = min(self.parts, first.shape[0] // MIN_SLICE)
         if parts < 2:
             return self.forward(*args, **kwargs)
+        if not self.cut:
+            self.cut = True
+            torch.set_num_threads(1)  # before the slice threads start: they take it on
         modes = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
         rest = args[1:]
 

@@ -96,6 +96,15 @@ def test_grad_and_inference_modes_follow_the_caller_into_the_threads() -> None:
         assert model(x).is_inference()
 
 
+def test_torch_threads_go_to_one_only_once_a_batch_is_cut() -> None:
+    torch.set_num_threads(2)
+    model = slice_on_cores(Recorder(), 2)
+    model(torch.randn(MIN_SLICE, 4))  # too small to cut: torch's threads do the work
+    assert torch.get_num_threads() == 2
+    model(torch.randn(MIN_SLICE * 2, 4))
+    assert torch.get_num_threads() == 1
+
+
 def test_zero_slices_means_one_per_core_and_one_more() -> None:
     model = slice_on_cores(Recorder(), 0)
     expected = cores() + 1 if cores() > 1 else None
