@@ -1,5 +1,6 @@
-"""Memory: peak memory of the whole process tree of `graphbook run` on the image pipeline,
-with 2,000 and with 20,000 images (mobilenet_v3_small, 2 workers).
+"""Memory: peak memory of the whole process tree of `graphbook run` on the image pipeline as a
+person writes it (the plain workflow), with 2,000 and with 20,000 images (mobilenet_v3_small,
+2 workers).
 
     python -m bench.memory [--quick] [--counts 2000 20000]
 
@@ -32,7 +33,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows = []
     peaks = []
     for count in counts:
-        measured = graphbook(MODEL, image_folder(count), OUT / "top5-memory.jsonl", memory=True)
+        out = OUT / "top5-memory.jsonl"
+        measured = graphbook(MODEL, image_folder(count), out, "plain", memory=True)
         peaks.append(measured.peak_mb)
         rows.append([count, f"{measured.peak_mb:,.0f}", f"{count / measured.wall:,.1f}"])
         print(f"  {count} images: peak {measured.peak_mb:,.0f} MB", flush=True)

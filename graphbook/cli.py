@@ -133,9 +133,10 @@ def add_run_parser(
     run.add_argument(
         "--workers",
         type=workers_count,
-        default=0,
+        default="auto",
         metavar="N",
-        help="worker processes for load and dump functions (0: run them inline)",
+        help="worker processes for load and dump functions (0: run them inline; default "
+        "auto: one per core, started only for a step that has a load or dump function)",
     )
     run.add_argument(
         "--continue-on-error",
@@ -150,6 +151,10 @@ def add_run_parser(
 
 
 def workers_count(text: str) -> int:
+    """A count of 0 or more, or `auto`: one per core this process may run on."""
+    if text == "auto":
+        affinity = getattr(os, "sched_getaffinity", None)
+        return len(affinity(0)) if affinity else os.cpu_count() or 1
     try:
         value = int(text)
     except ValueError:
