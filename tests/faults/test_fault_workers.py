@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -59,11 +60,18 @@ def test_kill_9_of_the_server_leaves_no_worker_and_frees_the_port(tmp_path: Path
     folder = project(tmp_path)
     name = workflow(folder, "hang.json", "Hang")
     server = serve(folder, "--workers", "1")
-    server.start(name)
+    client = socket.create_connection(("127.0.0.1", server.port), timeout=20)
+    client.sendall(b"GET /api/info HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    assert client.recv(65536).startswith(b"HTTP/1.1 200")  # a kept-alive connection
+    server.start(name)  # workers fork now, with that connection open in the server
     busy = wait_until(lambda: marks(folder, "load"), "a worker to take a task")
     everyone = server.workers()
+    held = {pid: sockets_of(pid) for pid in everyone}
+    assert not any(held.values()), f"workers hold the server's sockets: {held}"
     server.process.kill()
     server.process.wait(30)
+    with client:
+        assert client.recv(65536) == b"", "the client sees the connection close, not a hang"
     wait_until(lambda: not any(alive(pid) for pid in everyone), f"workers {everyone} to die")
     assert set(busy) <= set(everyone)
     wait_until(lambda: not listening(server.port), f"port {server.port} to be free")
@@ -72,6 +80,19 @@ def test_kill_9_of_the_server_leaves_no_worker_and_frees_the_port(tmp_path: Path
         assert again.call("GET", "/api/info")[0] == 200
     finally:
         again.stop()
+
+
+def sockets_of(pid: int) -> list[str]:
+    """The sockets process `pid` has open (the listening one, clients' connections)."""
+    found = []
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:"):
+            found.append(target)
+    return found
 
 
 def run_cli(folder: Path, name: str) -> subprocess.Popen[str]:
