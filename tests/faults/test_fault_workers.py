@@ -123,3 +123,23 @@ def test_ending_graphbook_run_prints_no_traceback_from_its_workers(tmp_path: Pat
     assert run.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert not any(alive(pid) for pid in busy)
+
+
+def test_shared_memory_left_by_killed_processes_is_swept_by_the_next_pool() -> None:
+    from graphbook.engine import shm
+    from graphbook.engine.processes import ProcessPool
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    names = [
+        f"{shm.NAME_PREFIX}deadbeef_{gone.pid}_0",
+        f"{shm.NAME_PREFIX}deadbeef_{os.getpid()}_0",
+    ]
+    for name in names:
+        Path(shm.SHM_DIR, name).write_bytes(b"left behind")
+    try:
+        with ProcessPool(1):
+            assert not Path(shm.SHM_DIR, names[0]).exists(), "a dead process's segment is swept"
+            assert Path(shm.SHM_DIR, names[1]).exists(), "a live process's segment is kept"
+    finally:
+        shm.unlink(names)
