@@ -63,6 +63,7 @@ _HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 _live_prefixes: set[str] = set()
 """The segment prefixes of this process's open pools, which no orphan sweep may touch."""
+_live_lock = threading.Lock()
 _HEADER = struct.Struct("<qq")
 """A result message starts with its lane id and ticket; the pickled outcome follows."""
 Message = tuple[str, int, int, bytes]
@@ -201,8 +202,9 @@ class _Scheduler:
 
     def __init__(self, workers: int, context: Any) -> None:
         self.prefix = f"{shm.NAME_PREFIX}{uuid.uuid4().hex[:8]}_"
-        shm.sweep_orphans(keep=_live_prefixes)
-        _live_prefixes.add(self.prefix)
+        with _live_lock:
+            shm.sweep_orphans(keep=_live_prefixes)
+            _live_prefixes.add(self.prefix)
         self.forks = context.get_start_method() == "fork"
         self.stop = context.RawValue("b", 0)
         self.groups = {
@@ -332,7 +334,8 @@ class _Scheduler:
         _stop_all(workers)
         self.tasks.clear()
         shm.sweep(self.prefix)
-        _live_prefixes.discard(self.prefix)
+        with _live_lock:
+            _live_prefixes.discard(self.prefix)
 
     def _check_open(self) -> None:
         if self.closed:
