@@ -63,7 +63,7 @@ _HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 _live_prefixes: set[str] = set()
 """The segment prefixes of this process's open pools, which no orphan sweep may touch."""
-_live_lock = threading.Lock()
+_live_lock = threading.RLock()  # reentrant: a pool collected during a sweep closes itself
 _HEADER = struct.Struct("<qq")
 """A result message starts with its lane id and ticket; the pickled outcome follows."""
 Message = tuple[str, int, int, bytes]
