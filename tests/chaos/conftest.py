@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import random
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,12 @@ def rng(request: pytest.FixtureRequest) -> random.Random:
     request.node.user_properties.append(("chaos seed", seed))
     print(f"chaos seed: {seed} (replay with {SEED_ENV}={seed})")
     return random.Random(seed)
+
+
+@pytest.fixture
+def reap() -> Iterator[list[int]]:
+    """Append process ids; those still alive when the test ends are killed."""
+    from fault_procs import reaping
+
+    with reaping() as pids:
+        yield pids

@@ -78,7 +78,7 @@ def all_gone(pids: list[int], what: str) -> None:
 
 
 def test_kill_the_server_and_its_workers_at_random(
-    tmp_path: Path, rounds: int, rng: random.Random
+    tmp_path: Path, rounds: int, rng: random.Random, reap: list[int]
 ) -> None:
     folder = project(tmp_path)
     slow = workflow(folder, "slow.json", "Slow", n=40)
@@ -88,6 +88,7 @@ def test_kill_the_server_and_its_workers_at_random(
     for round_ in range(rounds):
         server = serve(folder, "--workers", "2", port=port)
         port = server.port
+        reap.append(server.process.pid)
         server.start(rng.choice([slow, hang]))
         wait_until(lambda: marks(folder, "load"), "a worker to take a task")
         saver = saving(server, "saved.json", 1000 * (round_ + 1), acked)
@@ -100,6 +101,7 @@ def test_kill_the_server_and_its_workers_at_random(
         time.sleep(rng.uniform(0.0, 1.0))
         assert server.process.poll() is None, f"round {round_}: {action} ended the server"
         everyone = server.workers()
+        reap += everyone
         server.process.kill()
         server.process.wait(30)
         saver.join(30)
@@ -114,6 +116,7 @@ def test_kill_the_server_and_its_workers_at_random(
         for mark in (folder / "marks").iterdir():
             mark.unlink()
     last = serve(folder, port=port)
+    reap.append(last.process.pid)
     try:
         status, runs = last.call("GET", "/api/runs")
         assert status == 200 and len(runs["runs"]) == rounds
@@ -124,16 +127,20 @@ def test_kill_the_server_and_its_workers_at_random(
     assert not descendants(last.process.pid)
 
 
-def test_kill_graphbook_run_at_random(tmp_path: Path, rounds: int, rng: random.Random) -> None:
+def test_kill_graphbook_run_at_random(
+    tmp_path: Path, rounds: int, rng: random.Random, reap: list[int]
+) -> None:
     folder = project(tmp_path)
     name = workflow(folder, "slow.json", "Slow", n=40)
     command = [sys.executable, "-m", "graphbook", "run", str(folder / "workflows" / name)]
     command += ["--nodes", str(folder / "nodes"), "--workers", "2", "--quiet"]
     for round_ in range(rounds):
         run = subprocess.Popen(command, cwd=folder, env=env(), stderr=subprocess.PIPE, text=True)
+        reap.append(run.pid)
         wait_until(lambda: marks(folder, "load"), "a worker to take a task")
         time.sleep(rng.uniform(0.0, 1.0))
         workers = descendants(run.pid)
+        reap += workers
         signum = rng.choice([signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
         run.send_signal(signum)
         _, err = run.communicate(timeout=60)
@@ -146,7 +153,7 @@ def test_kill_graphbook_run_at_random(tmp_path: Path, rounds: int, rng: random.R
 
 
 def test_kill_a_batch_job_at_random_then_resume(
-    tmp_path: Path, rounds: int, rng: random.Random
+    tmp_path: Path, rounds: int, rng: random.Random, reap: list[int]
 ) -> None:
     home = tmp_path / "home"
     items, batch = 300, 2
@@ -157,10 +164,12 @@ def test_kill_a_batch_job_at_random_then_resume(
         job = subprocess.Popen(
             command, env=job_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
         )
+        reap.append(job.pid)
         if round_ < rounds:
             wait_until(lambda j=job: list(home.glob("batch/*")) or j.poll() is not None, "a start")
             time.sleep(rng.uniform(0.0, 1.5))
             loaders = descendants(job.pid)
+            reap += loaders
             job.kill()
             job.communicate(timeout=60)
             all_gone(loaders, f"round {round_}: the job's DataLoader workers")

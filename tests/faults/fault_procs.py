@@ -3,6 +3,7 @@ workers in /proc, kill them, and check what is left (live processes, a bound por
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -13,7 +14,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,20 @@ def descendants(pid: int) -> list[int]:
     for child in children(pid):
         found += [child, *descendants(child)]
     return found
+
+
+@contextlib.contextmanager
+def reaping() -> Iterator[list[int]]:
+    """Collect process ids; those still alive at the end are killed (a failing test must not
+    leave the orphans it looks for)."""
+    pids: list[int] = []
+    try:
+        yield pids
+    finally:
+        for pid in pids:
+            if alive(pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, 9)
 
 
 def listening(port: int) -> bool:

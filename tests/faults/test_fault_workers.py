@@ -56,16 +56,20 @@ def test_stop_during_a_slow_load_leaves_the_server_serving(tmp_path: Path) -> No
         server.stop()
 
 
-def test_kill_9_of_the_server_leaves_no_worker_and_frees_the_port(tmp_path: Path) -> None:
+def test_kill_9_of_the_server_leaves_no_worker_and_frees_the_port(
+    tmp_path: Path, reap: list[int]
+) -> None:
     folder = project(tmp_path)
     name = workflow(folder, "hang.json", "Hang")
     server = serve(folder, "--workers", "1")
+    reap.append(server.process.pid)
     client = socket.create_connection(("127.0.0.1", server.port), timeout=20)
     client.sendall(b"GET /api/info HTTP/1.1\r\nHost: localhost\r\n\r\n")
     assert client.recv(65536).startswith(b"HTTP/1.1 200")  # a kept-alive connection
     server.start(name)  # workers fork now, with that connection open in the server
     busy = wait_until(lambda: marks(folder, "load"), "a worker to take a task")
     everyone = server.workers()
+    reap += everyone
     held = {pid: sockets_of(pid) for pid in everyone}
     assert not any(held.values()), f"workers hold the server's sockets: {held}"
     server.process.kill()
@@ -103,21 +107,27 @@ def run_cli(folder: Path, name: str) -> subprocess.Popen[str]:
     )
 
 
-def test_kill_9_of_graphbook_run_leaves_no_worker(tmp_path: Path) -> None:
+def test_kill_9_of_graphbook_run_leaves_no_worker(tmp_path: Path, reap: list[int]) -> None:
     folder = project(tmp_path)
     name = workflow(folder, "hang.json", "Hang")
     run = run_cli(folder, name)
+    reap.append(run.pid)
     busy = wait_until(lambda: marks(folder, "load"), "a worker to take a task")
+    reap += busy
     run.kill()
     run.communicate(timeout=30)
     wait_until(lambda: not any(alive(pid) for pid in busy), f"worker {busy} to die")
 
 
-def test_ending_graphbook_run_prints_no_traceback_from_its_workers(tmp_path: Path) -> None:
+def test_ending_graphbook_run_prints_no_traceback_from_its_workers(
+    tmp_path: Path, reap: list[int]
+) -> None:
     folder = project(tmp_path)
     name = workflow(folder, "hang.json", "Hang")
     run = run_cli(folder, name)
+    reap.append(run.pid)
     busy = wait_until(lambda: marks(folder, "load"), "a worker to take a task")
+    reap += busy
     run.send_signal(signal.SIGINT)
     _out, err = run.communicate(timeout=60)
     assert run.returncode == 130, err
