@@ -1,9 +1,68 @@
 // What the browser tests do in the app: open it, find nodes, drag, wire, wait.
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import type { Server } from './server';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { type Browser, openBrowser, screenshot } from './browser';
+import { ROOT, type Server, startServer } from './server';
+
+/** What a test file drives: one server, its browsers, and the page in use. */
+export interface AppSession {
+  server: Server;
+  browser: Browser;
+  /** The page the tests act on; a test may point it at another page (a fresh browser's). */
+  page: Page;
+  /** A page in a new browser profile (empty localStorage), closed with the session. */
+  freshBrowser(): Promise<Page>;
+}
+
+export interface SessionOptions {
+  /** Copy web/e2e/fixtures/e2e_nodes.py (Slow, Approve, ...) into the server's node folder. */
+  testNodes?: boolean;
+  /** Files to write into the workflows folder before the browser opens. */
+  workflows?: Record<string, unknown>;
+  /** Runs once the server is up and the first page exists (routes, more files). */
+  setup?(session: AppSession): Promise<void> | void;
+}
+
+/**
+ * Starts `graphbook serve` and Chromium for the test file, screenshots the page of any failing
+ * test into e2e/screenshots/failed-NAME.png, and stops both afterwards. Its fields are set in
+ * `beforeAll`: read them inside tests, not at the top of the file.
+ */
+export function appSession(options: SessionOptions = {}): AppSession {
+  const browsers: Browser[] = [];
+  const session = {} as AppSession;
+  session.freshBrowser = async () => {
+    const browser = await openBrowser();
+    browsers.push(browser);
+    session.page = await browser.page();
+    return session.page;
+  };
+  beforeAll(async () => {
+    session.server = await startServer();
+    if (options.testNodes) copyFileSync(join(ROOT, 'web/e2e/fixtures/e2e_nodes.py'), join(session.server.nodes, 'e2e_nodes.py'));
+    for (const [file, data] of Object.entries(options.workflows ?? {})) writeWorkflow(session.server, file, data);
+    await session.freshBrowser();
+    session.browser = browsers[0] as Browser;
+    await options.setup?.(session);
+  });
+  afterEach(async (context) => {
+    if (context.task.result?.state === 'fail' && session.page) {
+      await screenshot(session.page, `failed-${context.task.name.replace(/\W+/g, '-')}`).catch(() => null);
+    }
+  });
+  afterAll(async () => {
+    for (const browser of browsers) await browser.close().catch(() => null);
+    await session.server?.stop();
+  });
+  return session;
+}
+
+/** A workflow file's contents: nodes at their positions and the edges between them. */
+export const workflow = (nodes: unknown[], edges: unknown[]) => ({ format: 'graphbook.workflow', version: 1, nodes, edges });
+export const at = (x: number, y: number) => ({ x, y });
 
 export async function openApp(page: Page, server: Server, file?: string): Promise<void> {
   await page.goto(`${server.url}${file ? `#${file}` : ''}`);

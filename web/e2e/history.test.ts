@@ -1,63 +1,46 @@
 // The Runs tab: past runs with their status, time, duration and counts, kept across reloads, a
 // run's details one click away; and the system stats, polled only while they are shown.
 
-import type { Locator, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openApp, runStatus, until, writeWorkflow } from './app';
-import { type Browser, openBrowser, screenshot } from './browser';
-import { type Server, startServer } from './server';
+import type { Locator } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { appSession, at, openApp, runStatus, until, workflow } from './app';
+import { screenshot } from './browser';
 
-let server: Server;
-let browser: Browser;
-let page: Page;
-
-beforeAll(async () => {
-  server = await startServer();
-  writeWorkflow(server, 'failing.json', {
-    format: 'graphbook.workflow',
-    version: 1,
-    nodes: [
-      { id: 'greetings', type: 'Greetings', params: { count: 3 }, position: { x: 0, y: 0 } },
-      { id: 'split', type: 'Split', params: { split_fn: "lambda data: data['missing']" }, position: { x: 300, y: 0 } },
-    ],
-    edges: [{ source: 'greetings', output: 'out', target: 'split', input: 'in' }],
-  });
-  browser = await openBrowser();
-  page = await browser.page();
+const app = appSession({
+  workflows: {
+    'failing.json': workflow(
+      [
+        { id: 'greetings', type: 'Greetings', params: { count: 3 }, position: at(0, 0) },
+        { id: 'split', type: 'Split', params: { split_fn: "lambda data: data['missing']" }, position: at(300, 0) },
+      ],
+      [{ source: 'greetings', output: 'out', target: 'split', input: 'in' }],
+    ),
+  },
 });
 
-afterEach(async (context) => {
-  if (context.task.result?.state === 'fail') await screenshot(page, `failed-${context.task.name.replace(/\W+/g, '-')}`).catch(() => null);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-const runs = (): Locator => page.locator('.gb-history-run');
+const runs = (): Locator => app.page.locator('.gb-history-run');
 const statuses = (): Promise<(string | null)[]> => runs().evaluateAll((els) => els.map((e) => e.getAttribute('data-status')));
-const stat = (name: string): Locator => page.locator(`.gb-system-row[data-stat="${name}"] .gb-system-value`);
+const stat = (name: string): Locator => app.page.locator(`.gb-system-row[data-stat="${name}"] .gb-system-value`);
 
 async function runAndWait(status: string): Promise<void> {
-  await page.getByRole('button', { name: 'run', exact: true }).click();
+  await app.page.getByRole('button', { name: 'run', exact: true }).click();
   // The status shown before may be the last run's: wait for this run's own ending.
-  await until(() => runStatus(page), (s) => s === status, `the run to end ${status}`, 30_000);
+  await until(() => runStatus(app.page), (s) => s === status, `the run to end ${status}`, 30_000);
 }
 
 describe('the Runs tab', () => {
   it('says what will appear there, and shows the system stats without moving', async () => {
-    await openApp(page, server, 'hello.json');
-    await page.getByRole('tab', { name: 'Runs' }).click();
-    await page.locator('.gb-history-empty').waitFor();
-    expect(await page.locator('.gb-history-empty').innerText()).toContain('No runs yet');
-    const before = await page.locator('.gb-system').boundingBox();
+    await openApp(app.page, app.server, 'hello.json');
+    await app.page.getByRole('tab', { name: 'Runs' }).click();
+    await app.page.locator('.gb-history-empty').waitFor();
+    expect(await app.page.locator('.gb-history-empty').innerText()).toContain('No runs yet');
+    const before = await app.page.locator('.gb-system').boundingBox();
     await until(() => stat('CPU').innerText(), (t) => /^\d+%$/.test(t), 'the CPU figure');
     expect(await stat('Memory').innerText()).toMatch(/^[\d.]+ [KMGT]?B \/ [\d.]+ [KMGT]?B$/);
     expect(await stat('Workers').innerText()).toBe('inline');
     expect(await stat('Cache').innerText()).toMatch(/ \/ 1\.0 GB$/);
-    expect(await page.locator('.gb-system').boundingBox()).toEqual(before);
-    await screenshot(page, 'history-empty');
+    expect(await app.page.locator('.gb-system').boundingBox()).toEqual(before);
+    await screenshot(app.page, 'history-empty');
   });
 
   it('lists a finished run with its counts, newest first, and a failed one with its error', async () => {
@@ -76,10 +59,10 @@ describe('the Runs tab', () => {
       trs.map((tr) => [tr.getAttribute('data-node'), tr.querySelectorAll('td')[1]?.textContent ?? '']),
     );
     expect(Object.fromEntries(counts)).toEqual({ greetings: '10', split: 'A 5 · B 5', shout_even: '5', say_odd: '5' });
-    await screenshot(page, 'history-finished');
+    await screenshot(app.page, 'history-finished');
 
-    await openApp(page, server, 'failing.json');
-    await page.getByRole('tab', { name: 'Runs' }).click();
+    await openApp(app.page, app.server, 'failing.json');
+    await app.page.getByRole('tab', { name: 'Runs' }).click();
     await runAndWait('failed');
     await until(statuses, (s) => s.length === 2 && s[0] === 'failed', 'the failed run first');
     const failed = runs().first();
@@ -87,17 +70,17 @@ describe('the Runs tab', () => {
     await failed.locator('.gb-history-row').click();
     expect(await failed.locator('.gb-history-error').innerText()).toContain("node 'split'");
     expect(await runs().locator('.gb-history-details').count()).toBe(1);
-    await screenshot(page, 'history-failed');
-    await page.getByLabel('switch theme').click();
-    await page.waitForTimeout(300);
-    await screenshot(page, 'history-failed-dark');
-    await page.getByLabel('switch theme').click();
+    await screenshot(app.page, 'history-failed');
+    await app.page.getByLabel('switch theme').click();
+    await app.page.waitForTimeout(300);
+    await screenshot(app.page, 'history-failed-dark');
+    await app.page.getByLabel('switch theme').click();
   });
 
   it('keeps the runs across a reload', async () => {
-    await page.reload();
-    await page.locator('.gb-connection-open').waitFor();
-    await page.getByRole('tab', { name: 'Runs' }).click();
+    await app.page.reload();
+    await app.page.locator('.gb-connection-open').waitFor();
+    await app.page.getByRole('tab', { name: 'Runs' }).click();
     await until(statuses, (s) => s.length === 2, 'the runs after the reload');
     expect(await statuses()).toEqual(['failed', 'completed']);
     expect(await runs().nth(1).locator('.gb-history-items').innerText()).toBe('10 items');
@@ -105,15 +88,15 @@ describe('the Runs tab', () => {
 
   it('polls the system stats only while they are shown', async () => {
     let polls = 0;
-    page.on('request', (request) => {
+    app.page.on('request', (request) => {
       if (request.url().endsWith('/api/system')) polls += 1;
     });
-    await page.waitForTimeout(2500);
+    await app.page.waitForTimeout(2500);
     expect(polls).toBeGreaterThan(0);
-    await page.getByRole('tab', { name: 'Nodes' }).click();
-    await page.waitForTimeout(300);
+    await app.page.getByRole('tab', { name: 'Nodes' }).click();
+    await app.page.waitForTimeout(300);
     const seen = polls;
-    await page.waitForTimeout(2500);
+    await app.page.waitForTimeout(2500);
     expect(polls).toBe(seen);
   });
 });
