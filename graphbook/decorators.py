@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from graphbook.errors import NodeDefinitionError
-from graphbook.params import ParamSpec, normalize_type
+from graphbook.params import ANY, ParamSpec, normalize_type, value_type
 from graphbook.spec import RESOURCE_OUTPUT, NodeSpec, code_hash, parse_name, source_file
 
 F = TypeVar("F")
@@ -232,7 +232,16 @@ def function_spec(fn: Any) -> NodeSpec:
         doc=inspect.getdoc(plain) or "",
         origin=source_file(plain),
         code_hash=code_hash(plain),
+        gives=_gives(plain) if draft.is_resource else ANY,
     )
+
+
+def _gives(fn: Any) -> str:
+    """What a @resource function gives, from its return annotation."""
+    try:
+        return value_type(inspect.signature(fn).return_annotation)
+    except (TypeError, ValueError):
+        return ANY
 
 
 def _plain(fn: Any) -> Any:

@@ -139,6 +139,9 @@ class NodeLog:
     level: str
     """info, warning, error, json or image."""
     message: Any
+    skipped: int = 0
+    """Lines logged just before this one that are not sent: over the server's rate limit, or
+    older than the last lines a cache kept."""
     type: Literal["node_log"] = "node_log"
 
 

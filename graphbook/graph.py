@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphbook.errors import ParamError, Problem, WorkflowError
-from graphbook.params import ParamSpec, coerce, expected
+from graphbook.params import ParamSpec, accepts, coerce, expected, gives_text
 from graphbook.registry import Registry
 from graphbook.spec import DATA_INPUT, NodeSpec
 from graphbook.workflow import Edge, Node, Workflow
@@ -118,6 +118,9 @@ def _check_edges(
                     )
                 )
             wired[edge.target][edge.input] = edge.source
+            mismatch = _value_type_problem(edge, specs)
+            if mismatch is not None:
+                problems.append(mismatch)
     return wired
 
 
@@ -175,6 +178,21 @@ def _param_edge_problem(edge: Edge, source: NodeSpec, target: NodeSpec) -> Probl
             "only resource nodes can feed parameters; wire the step into 'in' instead",
         )
     return None
+
+
+def _value_type_problem(edge: Edge, specs: dict[str, NodeSpec]) -> Problem | None:
+    """A resource wired into a parameter that cannot take what it gives (a model into a path)."""
+    source, target = specs.get(edge.source), specs.get(edge.target)
+    param = target.param(edge.input) if target is not None else None
+    if source is None or param is None or accepts(param.type, source.gives):
+        return None
+    return Problem(
+        edge.target,
+        f"parameter {edge.input!r} expects {expected(param.type)}, but resource "
+        f"{edge.source!r} ({source.name}) gives {gives_text(source.gives)}",
+        f"delete the wire and give {edge.input!r} a value, or wire a resource that "
+        f"gives {expected(param.type)}",
+    )
 
 
 def _graph_node(

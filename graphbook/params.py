@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import inspect
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -254,3 +255,66 @@ def resolve(spec: ParamSpec, value: Any = _MISSING) -> Any:
     if value is _MISSING or value is None:
         value = spec.default
     return coerce(spec, value)
+
+
+# -- what a resource gives --------------------------------------------------------------------
+ANY = "any"
+"""A resource whose value's type is not declared: any parameter may take it (checked at run)."""
+OBJECT = "object"
+"""A resource giving something other than a parameter value (a model): only `resource` pins."""
+
+_ANNOTATIONS = {
+    "str": "string",
+    "int": "int",
+    "float": "number",
+    "bool": "boolean",
+    "list": "list",
+    "tuple": "list",
+    "sequence": "list",
+    "dict": "dict",
+    "mapping": "dict",
+    "callable": "function",
+    "any": ANY,
+    "object": ANY,
+}
+_FITS = {
+    "string": {"string", "function"},
+    "int": {"int", "number", "float"},
+    "number": {"number", "float", "int"},  # a whole number is checked when the run starts
+    "float": {"number", "float"},
+    "boolean": {"boolean"},
+    "function": {"function"},
+    "list": {"list"},
+    "dict": {"dict"},
+}
+
+
+def value_type(annotation: Any) -> str:
+    """What a resource gives, from the return annotation of its function or `value()`.
+
+    `str` -> "string", `list[int]` -> "list", `Callable[...]` -> "function"; no annotation
+    (or `Any`) -> "any"; any other class (`torch.nn.Module`) -> "object".
+    """
+    if annotation is None or annotation is inspect.Signature.empty:
+        return ANY
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    text = text or str(annotation)
+    head = text.split("[", 1)[0].split(".")[-1].strip().lower()
+    if head in ("none", ""):
+        return ANY
+    return _ANNOTATIONS.get(head, OBJECT)
+
+
+def accepts(param_type: str, gives: str) -> bool:
+    """Whether a parameter of `param_type` can take the value of a resource that `gives` it."""
+    if param_type == "resource" or gives == ANY:
+        return True
+    family = "list" if param_type.startswith("list") else param_type
+    return family in _FITS.get(gives, set())
+
+
+def gives_text(gives: str) -> str:
+    """`"string"` -> "a string", `"object"` -> "a Python object (such as a model)"."""
+    if gives == OBJECT:
+        return "a Python object (such as a model)"
+    return expected(gives)

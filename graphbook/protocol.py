@@ -111,6 +111,8 @@ class NodeSnapshot:
     """The most recent log entries (at most 200)."""
     outputs: dict[str, OutputPreview] = field(default_factory=dict)
     """The latest preview per output."""
+    logs_dropped: int = 0
+    """Log entries older than `logs` that are no longer kept, or that the server left out."""
 
 
 @dataclass(frozen=True)
@@ -326,6 +328,8 @@ class NodeInfo:
     doc: str
     """The node's docstring (Markdown), its help page."""
     code_hash: str
+    gives: str = "any"
+    """A resource's value type (string, number, ..., object), or "any" when undeclared."""
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ class ListResource(Resource):
 
     Parameters: ClassVar[dict[str, Any]] = {"val": {"type": "list", "default": []}}
 
-    def value(self) -> Any:
+    def value(self) -> list[Any]:
         return list(self.val or [])
 
 
@@ -61,5 +61,5 @@ class DictResource(Resource):
 
     Parameters: ClassVar[dict[str, Any]] = {"val": {"type": "dict", "default": {}}}
 
-    def value(self) -> Any:
+    def value(self) -> dict[str, Any]:
         return dict(self.val or {})

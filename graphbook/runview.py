@@ -39,6 +39,8 @@ class NodeView:
     """Every error of the node (`errors` keeps the last MAX_ERRORS)."""
     logs: deque[p.LogEntry] = field(default_factory=lambda: deque(maxlen=MAX_LOGS))
     outputs: dict[str, p.OutputPreview] = field(default_factory=dict)
+    logs_dropped: int = 0
+    """Lines not in `logs`: older than the last MAX_LOGS, or left out by the server."""
 
     def snapshot(self) -> p.NodeSnapshot:
         return p.NodeSnapshot(
@@ -55,6 +57,7 @@ class NodeView:
             list(self.errors),
             list(self.logs),
             dict(self.outputs),
+            self.logs_dropped,
         )
 
 
@@ -150,6 +153,7 @@ class RunView:
                     message.rate,
                 )
             case p.NodeLog():
+                node.logs_dropped += message.skipped + (len(node.logs) == MAX_LOGS)
                 node.logs.append(p.LogEntry(message.level, message.message))
             case p.NodeOutput():
                 node.outputs[message.output] = p.OutputPreview(message.index, message.preview)

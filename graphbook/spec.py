@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from graphbook.errors import NodeDefinitionError
-from graphbook.params import ParamSpec, make_param, resolve
+from graphbook.params import ANY, ParamSpec, make_param, resolve, value_type
 from graphbook.resources import Resource
 from graphbook.steps import BatchStep, PromptStep, SourceStep, Step
 
@@ -32,6 +32,9 @@ class NodeSpec:
     doc: str = ""
     origin: str = ""
     code_hash: str = ""
+    gives: str = ANY
+    """A resource's value type ("string", "object", ...; graphbook.params.value_type); "any"
+    when undeclared. Wires into parameters that cannot take it are refused."""
 
     @property
     def is_resource(self) -> bool:
@@ -88,6 +91,7 @@ def class_spec(cls: type) -> NodeSpec:
     if not (issubclass(cls, Step) or issubclass(cls, Resource)):
         raise NodeDefinitionError(f"{cls.__name__} is neither a Step nor a Resource subclass")
     kind = class_kind(cls)
+    params = params_of(cls, getattr(cls, "Parameters", {}))
     outputs = (RESOURCE_OUTPUT,) if kind == "resource" else tuple(getattr(cls, "Outputs", ["out"]))
     requires_input = kind != "resource" and bool(getattr(cls, "RequiresInput", True))
     return NodeSpec(
@@ -95,13 +99,27 @@ def class_spec(cls: type) -> NodeSpec:
         kind=kind,
         factory=lambda params: cls(**params),
         category=str(getattr(cls, "Category", "")),
-        params=params_of(cls, getattr(cls, "Parameters", {})),
+        params=params,
         outputs=outputs,
         requires_input=requires_input and kind != "source",
         doc=inspect.getdoc(cls) or "",
         origin=source_file(cls),
         code_hash=code_hash(cls),
+        gives=resource_gives(cls, params) if kind == "resource" else ANY,
     )
+
+
+def resource_gives(cls: type, params: tuple[ParamSpec, ...]) -> str:
+    """What a Resource subclass gives: its `Gives` attribute, else the return annotation of
+    its `value()`, else (when it keeps Resource's `value()`) the type of its `val` parameter."""
+    declared = getattr(cls, "Gives", None)
+    if isinstance(declared, str):
+        return declared
+    value = getattr(cls, "value", Resource.value)
+    if value is Resource.value:
+        val = next((p for p in params if p.name == "val"), None)
+        return val.type if val is not None and val.type != "resource" else ANY
+    return value_type(inspect.signature(value).return_annotation)
 
 
 def source_file(obj: Any) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import threading
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from types import CodeType
@@ -28,6 +29,8 @@ from graphbook.graph import Graph, GraphNode
 from graphbook.steps import Data
 
 SAMPLE = 16
+KEPT_LOGS = 200
+"""A node's last log lines kept with its outputs, shown again when they are reused."""
 """Items of a long list whose sizes are measured; the rest are assumed alike."""
 CONTAINER_BYTES = 64
 SCALAR_BYTES = 32
@@ -135,6 +138,13 @@ class Recording:
         self.by_output: dict[str, list[Data]] = {}
         self.bytes = 0
         self.overflow = False
+        self.logs: deque[tuple[str, Any]] = deque(maxlen=KEPT_LOGS)
+        self.logs_total = 0
+
+    def log(self, level: str, message: Any) -> None:
+        """Keep one of the node's log lines (the last KEPT_LOGS are kept)."""
+        self.logs.append((level, message))
+        self.logs_total += 1
 
     def add(self, output: str, data: Data) -> None:
         if self.overflow:
@@ -158,6 +168,9 @@ class Entry:
     by_output: dict[str, list[Data]]
     bytes: int
     used: int
+    logs: tuple[tuple[str, Any], ...] = ()
+    """The node's last log lines, (level, message), shown again when it is reused."""
+    logs_total: int = 0
 
     @property
     def counts(self) -> dict[str, int]:
@@ -264,7 +277,9 @@ class WorkflowCache:
                 self.gone[node_id] = "uncacheable"
                 return
             pairs, by_output = recording.pairs, recording.by_output
-            entry = Entry(key, pairs, by_output, recording.bytes, self.owner.tick())
+            logs = tuple(recording.logs)
+            used = self.owner.tick()
+            entry = Entry(key, pairs, by_output, recording.bytes, used, logs, recording.logs_total)
             self.entries[node_id] = entry
             self.gone.pop(node_id, None)
         self.owner.evict(keep=entry)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphbook.engine.cache import Plan, WorkflowCache
+from graphbook.engine.cache import Entry, Plan, WorkflowCache
 from graphbook.engine.control import RunControl
 from graphbook.engine.devices import prepare
 from graphbook.engine.pool import InlinePool, Pool
@@ -236,6 +236,19 @@ class _Session:
                 shown = self.state.preview(items[-1])
                 index = len(items) - 1
                 self.state.sink(NodeOutput(self.run_id, node_id, output, index, shown))
+        self._show_cached_logs(node_id, entry)
+
+    def _show_cached_logs(self, node_id: str, entry: Entry) -> None:
+        """What the node logged when its reused outputs were made, then a note saying so (last,
+        so that a view keeping the last lines keeps it)."""
+        if not entry.logs:
+            return
+        earlier = entry.logs_total - len(entry.logs)
+        for i, (level, message) in enumerate(entry.logs):
+            skipped = earlier if i == 0 else 0
+            self.state.sink(NodeLog(self.run_id, node_id, level, message, skipped))
+        note = "reused outputs: the lines above were logged by the run that made them"
+        self.state.sink(NodeLog(self.run_id, node_id, "info", note))
 
     # -- building ----------------------------------------------------------------------
     def _build(self) -> None:
@@ -256,7 +269,11 @@ class _Session:
         if node.spec.is_resource:
             self._build_resource(node)
             return
-        instance = self._instantiate(node)
+        try:
+            instance = self._instantiate(node)
+        except RunAborted:  # it failed before it started: it ends failed, not waiting
+            self.state.sink(NodeFinished(self.run_id, node.id, "failed", {}, 1, 0.0))
+            raise
         runner = runner_for(node, instance, self.state)
         if self.cache is not None:
             runner.recording = self.cache.recording(node.id)
@@ -285,16 +302,16 @@ class _Session:
 
     def _instantiate(self, node: GraphNode) -> Any:
         params = dict(node.params)
-        for name, source in node.resources.items():
-            spec = node.spec.param(name)
-            value = self.values[source]
-            params[name] = (
-                coerce(spec, value) if spec is not None and not spec.is_resource else value
-            )
         try:
+            for name, source in node.resources.items():
+                spec = node.spec.param(name)
+                value = self.values[source]
+                params[name] = (
+                    coerce(spec, value) if spec is not None and not spec.is_resource else value
+                )
             with node_context(node.id, self._log_to_sink):
                 instance = node.spec.build(params)
-        except Exception as exc:
+        except Exception as exc:  # a resource's value of the wrong type fails here too
             self._fail(node.id, exc)
         instance.id = node.id
         return instance

@@ -274,6 +274,8 @@ class Runner:
             raise RunAborted(self.id)
 
     def on_log(self, node_id: str, message: Any, level: str) -> None:
+        if self.recording is not None:
+            self.recording.log(level, message)
         self.run.sink(NodeLog(self.run.run_id, node_id, level, message))
 
 

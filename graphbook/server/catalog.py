@@ -111,6 +111,7 @@ def node_info(spec: NodeSpec) -> p.NodeInfo:
         params,
         spec.doc,
         spec.code_hash,
+        spec.gives,
     )
 
 

@@ -181,10 +181,11 @@ class Session:
                 run_id=active.run_id,
                 workflow=config.workflow,
             )
-        except BaseException:  # a bug, or an interrupt outside node code: the run still ends
+        except BaseException as exc:  # a bug, or an interrupt outside node code: the run ends
             logger.exception("run %s ended abnormally", active.run_id)
-            if not active.abandoned:
-                self._call_soon(self.hub.publish, _end_message(active, "failed"))
+            if not active.abandoned:  # the record ends failed too, with what ended it
+                history.error = history.error or f"the run ended abnormally: {exc!r:.300}"
+                sink(_end_message(active, "failed"))
         finally:
             active.ended = True
             if not active.abandoned:

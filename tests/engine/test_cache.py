@@ -7,7 +7,7 @@ from typing import Any
 from graphbook import Registry, Workflow, build_graph, param, source, step
 from graphbook.engine.cache import OutputCache, estimate_size, fingerprint
 from graphbook.engine.executor import Executor, RunResult
-from graphbook.events import Event, NodeFinished, NodePlan, NodeStarted
+from graphbook.events import Event, NodeFinished, NodeLog, NodePlan, NodeStarted
 
 CALLS: dict[str, int] = {}
 
@@ -152,3 +152,22 @@ def test_a_node_that_failed_runs_again() -> None:
     _, events = run(broken, cache, "b.json")
     assert plan(events)["f"] == ("run", "incomplete")
     assert plan(events)["src"] == ("run", "incomplete"), "the failure cut the source short"
+
+
+@step("Cache/Chatty")
+def chatty(ctx: Any, data: dict[str, Any]) -> None:
+    ctx.log(f"saw {data['x']}")
+
+
+def test_a_reused_node_shows_the_last_lines_it_logged_when_its_outputs_were_made() -> None:
+    wf = Workflow()
+    wf.connect(wf.add(numbers, id="src", n=300), wf.add(chatty, id="talk"))
+    cache = OutputCache(1 << 22)
+    run(wf, cache)
+    result, events = run(wf, cache)
+    assert result.ok and not started(events)
+    logged = [e.message for e in events if isinstance(e, NodeLog) and e.node_id == "talk"]
+    assert logged[:-1] == [f"saw {i}" for i in range(100, 300)]
+    assert logged[-1] == "reused outputs: the lines above were logged by the run that made them"
+    skipped = [e.skipped for e in events if isinstance(e, NodeLog) and e.node_id == "talk"]
+    assert skipped[0] == 100 and sum(skipped) == 100

@@ -192,6 +192,61 @@ def test_after_clearing_the_cache_a_reloaded_page_forgets_the_cleared_nodes(
     serving(scenario)
 
 
+def test_a_run_failing_before_its_nodes_start_ends_with_the_error_on_its_node(
+    serving: Serve,
+) -> None:
+    """A Number of 2.5 fits an int parameter's wire but not its value: the source fails as it
+    is built, before anything runs; the error lands on it and the run's record ends failed."""
+
+    async def scenario(server: Server) -> None:
+        document = chain(n=2)
+        document["nodes"].append(
+            {"id": "num", "type": "Number", "params": {"val": 2.5}, "position": {"x": 0, "y": 0}}
+        )
+        document["edges"].append(
+            {"source": "num", "output": "resource", "target": "src", "input": "n"}
+        )
+        server.save("early.json", document)
+        socket = await server.connect()
+        finished = await server.run_to_end(socket, "early.json")
+        assert (finished.status, finished.errors) == ("failed", 1)
+        [error] = socket.of(p.NodeError)
+        assert error.node_id == "src" and error.error.type == "ParamError"
+        assert "parameter 'n' expects a whole number" in error.error.message
+        [ended] = [m for m in socket.of(p.NodeFinished) if m.node_id == "src"]
+        assert (ended.status, ended.errors) == ("failed", 1)
+        _status, history = await server.get("/api/runs")
+        record = history["runs"][0]
+        assert record["status"] == "failed" and record["ended"] is not None
+        assert record["error"].startswith("node 'src': ")
+
+    serving(scenario)
+
+
+def test_a_wire_whose_types_cannot_match_is_refused_naming_the_node_and_the_fix(
+    serving: Serve,
+) -> None:
+    async def scenario(server: Server) -> None:
+        document = chain(n=2)
+        document["nodes"].append(
+            {"id": "txt", "type": "Text", "params": {"val": "3"}, "position": {"x": 0, "y": 0}}
+        )
+        document["edges"].append(
+            {"source": "txt", "output": "resource", "target": "a", "input": "add"}
+        )
+        body = {"workflow": "wired.json", "graph": document}
+        status, reply = await server.post("/api/runs", body)
+        assert status == 422 and reply["error"]["code"] == "invalid_workflow"
+        [problem] = reply["error"]["problems"]
+        assert problem["node_id"] == "a"
+        assert problem["message"] == (
+            "parameter 'add' expects a whole number, but resource 'txt' (Text) gives a string"
+        )
+        assert problem["fix"].startswith("delete the wire and give 'add' a value")
+
+    serving(scenario)
+
+
 def test_an_invalid_workflow_is_refused_with_its_problems(serving: Serve) -> None:
     async def scenario(server: Server) -> None:
         document = chain()

@@ -220,3 +220,55 @@ def test_graph_knows_ancestors_and_subgraphs() -> None:
     assert graph.ancestors("c") == {"a", "b", "c"}
     assert set(graph.subgraph(graph.ancestors("c")).nodes) == {"a", "b", "c"}
     assert list(graph.nodes).index("a") < list(graph.nodes).index("b")
+
+
+def test_a_resource_wired_into_a_parameter_that_cannot_take_its_value() -> None:
+    workflow = Workflow()
+    workflow.add("Number", id="num", val=5)
+    workflow.add("DumpJSONL", id="dump")
+    workflow.edges.append(Edge("num", "resource", "dump", "jsonl_path"))
+    problem = only(workflow)
+    assert problem.node_id == "dump"
+    assert problem.message == (
+        "parameter 'jsonl_path' expects a string, but resource 'num' (Number) gives a number"
+    )
+    assert problem.fix == (
+        "delete the wire and give 'jsonl_path' a value, or wire a resource that gives a string"
+    )
+
+
+def test_what_resources_give_decides_where_they_may_be_wired() -> None:
+    from graphbook import resource
+
+    @resource("Model")
+    def model(ctx: object) -> Registry:  # any class other than str, list, ...: an object
+        return Registry()
+
+    @resource("Path")
+    def path(ctx: object) -> str:
+        return "out.jsonl"
+
+    registry = Registry.with_builtins()
+    registry.add(model)
+    registry.add(path)
+    assert registry.get("Model").gives == "object"
+    assert registry.get("Path").gives == "string"
+    assert [registry.get(n).gives for n in ("Number", "Text", "Function", "List", "Dict")] == [
+        "number",
+        "string",
+        "function",
+        "list",
+        "dict",
+    ]
+
+    def wired(source: str, target: str, name: str, **params: object) -> Workflow:
+        workflow = Workflow()
+        workflow.add(source, id="r")
+        workflow.add(target, id="t", **params)
+        workflow.edges.append(Edge("r", "resource", "t", name))
+        return workflow
+
+    build_graph(wired("Path", "DumpJSONL", "jsonl_path"), registry)
+    build_graph(wired("Number", "LoadJSONL", "start_from", jsonl_path="x"), registry)
+    with pytest.raises(WorkflowError, match="gives a Python object"):
+        build_graph(wired("Model", "DumpJSONL", "jsonl_path"), registry)

@@ -132,8 +132,9 @@ export function writeWorkflow(server: Server, file: string, data: unknown): void
   writeFileSync(join(server.workflows, file), typeof data === 'string' ? data : `${JSON.stringify(data, null, 2)}\n`);
 }
 
+/** The run status the top bar shows now, '' before any run (it does not wait for one). */
 export async function runStatus(page: Page): Promise<string> {
-  return (await page.locator('[data-run-status]').getAttribute('data-run-status').catch(() => null)) ?? '';
+  return page.evaluate(() => document.querySelector('[data-run-status]')?.getAttribute('data-run-status') ?? '');
 }
 
 export const mod = process.platform === 'darwin' ? 'Meta' : 'Control';

@@ -64,7 +64,7 @@ describe('the editor', () => {
     expect(wires).toEqual(['greetings:out->shout:in']);
   });
 
-  it('refuses wires between incompatible handles', async () => {
+  it('refuses wires between incompatible handles and types', async () => {
     const pane = await app.page.locator('.react-flow__pane').boundingBox();
     const below = await node(app.page, 'greetings').boundingBox();
     if (!pane || !below) throw new Error('no canvas');
@@ -72,10 +72,10 @@ describe('the editor', () => {
     await until(() => nodeIds(app.page), (ids) => ids.includes('function'), 'the Function node');
     await wire(app.page, ['function', 'resource'], ['shout', 'in']);
     await wire(app.page, ['greetings', 'out'], ['shout', 'loud']);
-    expect(await edgeIds(app.page)).toEqual(['greetings:out->shout:in']);
+    // A function cannot be a boolean: the resource's type does not fit the parameter.
     await wire(app.page, ['function', 'resource'], ['shout', 'loud']);
-    await until(() => edgeIds(app.page), (ids) => ids.length === 2, 'the resource wire');
-    expect(await node(app.page, 'shout').locator('.gb-wired').innerText()).toContain('function');
+    await app.page.waitForTimeout(200);
+    expect(await edgeIds(app.page)).toEqual(['greetings:out->shout:in']);
   });
 
   it('undoes and redoes, copies and pastes', async () => {
@@ -86,8 +86,8 @@ describe('the editor', () => {
     await app.page.keyboard.press(`${mod}+z`);
     await until(() => nodeIds(app.page), (ids) => ids.includes('shout'), 'undo');
     // Edges render a frame after their nodes: wait for them rather than read them at once.
-    const restored = await until(() => edgeIds(app.page), (ids) => ids.length === 2, 'the restored wires');
-    expect(restored).toEqual(['function:resource->shout:loud', 'greetings:out->shout:in']);
+    const restored = await until(() => edgeIds(app.page), (ids) => ids.length === 1, 'the restored wire');
+    expect(restored).toEqual(['greetings:out->shout:in']);
     await app.page.keyboard.press(`${mod}+Shift+z`);
     await until(() => nodeIds(app.page), (ids) => !ids.includes('shout'), 'redo');
     await app.page.keyboard.press(`${mod}+z`);

@@ -23,6 +23,13 @@ const app = appSession({
       ],
       [{ source: 'greetings', output: 'out', target: 'slow', input: 'in' }],
     ),
+    'chatty.json': workflow(
+      [
+        { id: 'greetings', type: 'Greetings', params: { count: 1000 }, position: at(0, 0) },
+        { id: 'shout', type: 'Shout', params: {}, position: at(300, 0) },
+      ],
+      [{ source: 'greetings', output: 'out', target: 'shout', input: 'in' }],
+    ),
     'ask.json': workflow(
       [
         { id: 'greetings', type: 'Greetings', params: { count: 2 }, position: at(0, 0) },
@@ -59,11 +66,41 @@ describe('running', () => {
     await node(app.page, 'classify').locator('.gb-node-header').click();
     await app.page.getByRole('tab', { name: 'Output' }).click();
     await app.page.locator('.gb-output .gb-json-image').first().waitFor();
+    // Each picture has its whole item beside it: label, prediction, confidence, path.
+    const item = app.page.locator('.gb-output .gb-json-item').first();
+    const keys = await item.locator('.gb-json-fields .gb-json-key').allInnerTexts();
+    expect(keys.map((k) => k.replace(/:\s*$/, ''))).toEqual(expect.arrayContaining(['label', 'prediction', 'confidence', 'value']));
+    expect(await item.innerText()).toMatch(/prediction:\s*"(circle|square|triangle)"/);
     await screenshot(app.page, 'run-image-outputs');
     await app.page.getByLabel('switch theme').click();
     await app.page.waitForTimeout(300);
     await screenshot(app.page, 'run-image-outputs-dark');
     await app.page.getByLabel('switch theme').click();
+  });
+
+  it('keeps the last log lines, says how many are not shown, and keeps them with cached outputs', async () => {
+    await openApp(app.page, app.server, 'chatty.json');
+    await app.page.getByRole('button', { name: 'run', exact: true }).click();
+    await until(() => runStatus(app.page), finished, 'the run to finish', 30_000);
+    await node(app.page, 'shout').locator('.gb-node-header').click();
+    await app.page.getByRole('tab', { name: /Logs/ }).click();
+    const lines = app.page.locator('.gb-log-text');
+    await until(() => lines.last().innerText().catch(() => ''), (t) => t === 'Hello, World! #999', 'the last line');
+    expect(await lines.count()).toBe(200);
+    expect(await lines.first().innerText()).toBe('Hello, World! #800');
+    expect(await app.page.locator('.gb-log-dropped').innerText()).toMatch(/^800 lines not shown/);
+    await screenshot(app.page, 'run-logs-last-lines');
+
+    await app.page.getByRole('button', { name: 'run', exact: true }).click();
+    await until(() => node(app.page, 'shout').locator('.gb-status').innerText(), (t) => t.includes('cached'), 'the cached re-run', 30_000);
+    await until(() => lines.last().innerText().catch(() => ''), (t) => t.startsWith('reused outputs: the lines above were logged by the run'), 'the note');
+    expect(await lines.nth(-2).innerText()).toBe('Hello, World! #999');
+    expect(await app.page.locator('.gb-log-dropped').innerText(), 'the 800 lines the cache did not keep').toMatch(/^801 lines not shown/);
+    expect(await lines.last().isVisible(), 'the newest line is scrolled into view').toBe(true);
+    const box = await lines.last().boundingBox();
+    const panel = await app.page.locator('.gb-tab-body').boundingBox();
+    expect(box && panel && box.y + box.height <= panel.y + panel.height + 1).toBe(true);
+    await screenshot(app.page, 'run-logs-cached');
   });
 
   it('paints an error on the failing node, with its traceback one click away', async () => {

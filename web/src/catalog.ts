@@ -24,6 +24,8 @@ export interface NodeSpec {
   outputs: string[];
   doc: string;
   codeHash: string;
+  /** A resource's value type ('string', 'object', ...), 'any' when undeclared. */
+  gives: string;
 }
 
 export interface Catalog {
@@ -69,6 +71,7 @@ export function decodeNodeSpec(raw: unknown): NodeSpec {
     outputs,
     doc: str(data.doc),
     codeHash: str(data.code_hash),
+    gives: str(data.gives, 'any'),
   };
 }
 
@@ -83,4 +86,22 @@ export function isResourceParam(param: ParamSpec): boolean {
 
 export function paramOf(spec: NodeSpec | undefined, name: string): ParamSpec | undefined {
   return spec?.params.find((p) => p.name === name);
+}
+
+const FITS: Record<string, string[]> = {
+  string: ['string', 'function'],
+  int: ['int', 'number', 'float'],
+  number: ['number', 'float', 'int'], // a whole number is checked when the run starts
+  float: ['number', 'float'],
+  boolean: ['boolean'],
+  function: ['function'],
+  list: ['list'],
+  dict: ['dict'],
+};
+
+/** Whether a parameter of `paramType` can take what a resource `gives` (graphbook/params.py `accepts`). */
+export function accepts(paramType: string, gives: string): boolean {
+  if (paramType === 'resource' || gives === 'any') return true;
+  const family = paramType.startsWith('list') ? 'list' : paramType;
+  return (FITS[gives] ?? []).includes(family);
 }

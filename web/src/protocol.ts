@@ -78,6 +78,7 @@ export interface NodeLog {
   node_id: string;
   level: string;
   message: unknown;
+  skipped: number;
   type: 'node_log';
 }
 
@@ -187,6 +188,7 @@ export interface NodeSnapshot {
   errors: ErrorEntry[];
   logs: LogEntry[];
   outputs: Record<string, OutputPreview>;
+  logs_dropped: number;
 }
 
 export interface RunSnapshot {
@@ -326,6 +328,7 @@ export interface NodeInfo {
   params: ParamInfo[];
   doc: string;
   code_hash: string;
+  gives: string;
 }
 
 export interface Catalog {

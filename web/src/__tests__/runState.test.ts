@@ -33,7 +33,7 @@ describe('applyMessage', () => {
       { type: 'node_finished', run_id: run, node_id: 'g', status: 'cached', counts: { out: 10 }, errors: 0, seconds: 0 },
       { type: 'node_started', run_id: run, node_id: 's' },
       { type: 'node_progress', run_id: run, node_id: 's', received: 4, counts: { A: 2, B: 2 }, rate: 8 },
-      { type: 'node_log', run_id: run, node_id: 's', level: 'info', message: 'hi' },
+      { type: 'node_log', run_id: run, node_id: 's', level: 'info', message: 'hi', skipped: 0 },
       { type: 'node_output', run_id: run, node_id: 's', output: 'A', index: 1, preview: { n: 2 } },
       { type: 'node_error', run_id: run, node_id: 's', error: { type: 'ValueError', message: 'bad', traceback: 'Traceback…' }, item: { n: 3 } },
     ]);
@@ -65,21 +65,25 @@ describe('applyMessage', () => {
       type: 'snapshot', catalog_version: 4,
       prompts: [{ type: 'prompt', run_id: 'r2', prompt_id: 'p', node_id: 'ask', prompt: { type: 'bool', msg: 'ok?' }, data: {} }],
       run: { run_id: 'r2', workflow: 'x.json', mode: 'all', node: null, status: 'running', started: 1, seconds: 3, pause_reason: null, paused_node: null, errors: 0, nodes: [
-        { node_id: 'ask', title: 'Ask', state: 'running', action: 'run', cause: 'new', reason: '', received: 1, counts: { out: 1 }, rate: 1, seconds: 1, errors: [], logs: [], outputs: {} },
+        { node_id: 'ask', title: 'Ask', state: 'running', action: 'run', cause: 'new', reason: '', received: 1, counts: { out: 1 }, rate: 1, seconds: 1, errors: [], logs: [], outputs: {}, logs_dropped: 7 },
       ] },
     });
     expect(after.run?.run_id).toBe('r2');
     expect(after.run?.nodes.ask?.counts).toEqual({ out: 1 });
     expect(after.run?.nodes.ask?.action).toBe('run');
+    expect(after.run?.nodes.ask?.logs_dropped).toBe(7);
     expect(after.prompts.p?.node_id).toBe('ask');
     expect(after.catalogVersion).toBe(4);
   });
 
-  it('ignores events of another run and bounds the logs', () => {
+  it('ignores events of another run, keeps the last logs and counts those not shown', () => {
     const state = fold([started, { type: 'node_started', run_id: 'other', node_id: 'g' }]);
     expect(state.run?.nodes.g?.state).toBe('waiting');
-    const logs = Array.from({ length: 250 }, (_, i): ServerMessage => ({ type: 'node_log', run_id: run, node_id: 'g', level: 'info', message: i }));
-    expect(fold(logs, state).run?.nodes.g?.logs).toHaveLength(200);
+    const logs = Array.from({ length: 250 }, (_, i): ServerMessage => ({ type: 'node_log', run_id: run, node_id: 'g', level: 'info', message: i, skipped: i === 249 ? 30 : 0 }));
+    const g = fold(logs, state).run?.nodes.g;
+    expect(g?.logs).toHaveLength(200);
+    expect(g?.logs.map((l) => l.message).slice(-2)).toEqual([248, 249]);
+    expect(g?.logs_dropped, '50 older than the last 200, and 30 the server left out').toBe(80);
   });
 
   it('adds and removes prompts', () => {

@@ -51,6 +51,21 @@ describe('validate', () => {
     };
     expect(validate(wf, catalog)).toEqual([]);
   });
+
+  it("refuses a resource wired into a parameter that cannot take what it gives, naming the fix", () => {
+    const wf: Workflow = {
+      doc: '',
+      nodes: [node('o', 'Shout'), node('f', 'Function', { val: 'lambda d: 1' })],
+      edges: [{ source: 'f', output: 'resource', target: 'o', input: 'loud' }],
+    };
+    expect(validate(wf, catalog)).toEqual([
+      {
+        node: 'o',
+        message: "parameter 'loud' expects true or false, but resource 'f' (Function) gives Python source of a function (a `def` or a `lambda`)",
+        fix: "delete the wire and give 'loud' a value, or wire a resource that gives true or false",
+      },
+    ]);
+  });
 });
 
 describe('messages', () => {

@@ -3,10 +3,12 @@
 import { ApiError } from '../api/http';
 import { type RunCommand, answerPrompt, clearCache, startRun, steerRun } from '../api/runs';
 import type { RunMode } from '../protocol';
+import { useCatalog } from '../store/catalog';
 import { currentKey, currentWorkflow, useEditor } from '../store/editor';
 import { isOffline, useRun } from '../store/run';
 import { useUi } from '../store/ui';
 import { dumps } from '../workflow/format';
+import { type Problem, validate } from '../workflow/validate';
 import { failed } from './files';
 
 /** Why the run controls are off while the websocket is down (and the server likely out of reach). */
@@ -19,9 +21,23 @@ function connected(): boolean {
   return false;
 }
 
+/** The open document's own problems (as the server would find them), or none before the catalog is known. */
+function problemsNow(): Problem[] {
+  const { catalog, loaded } = useCatalog.getState();
+  return loaded ? validate(currentWorkflow(useEditor.getState()).workflow, catalog) : [];
+}
+
 export async function run(mode: RunMode, node: string | null = null): Promise<void> {
   const editor = useEditor.getState();
   if (!editor.file || !connected()) return;
+  const problems = problemsNow();
+  const first = problems[0];
+  if (first) {
+    const where = first.node ? ` Node '${first.node}': ${first.message}.` : ` ${first.message}.`;
+    useUi.getState().notify(`Not run: the workflow has ${problems.length} problem(s), shown on their nodes.${where}`, 'error');
+    if (first.node) useUi.getState().inspect(first.node, 'errors');
+    return;
+  }
   const unsaved = currentKey(editor) !== editor.savedKey;
   const graph = unsaved ? (JSON.parse(dumps(currentWorkflow(editor).workflow)) as Record<string, unknown>) : null;
   try {

@@ -1,8 +1,9 @@
 // Which wires the canvas accepts: data outputs into `in`, resources into a parameter, no cycles.
 
 import type { Connection } from '@xyflow/react';
-import type { Catalog } from '../catalog';
+import { type Catalog, accepts } from '../catalog';
 import { DATA_INPUT } from '../workflow/format';
+import { wrongTypeFix, wrongTypeMessage } from '../workflow/validate';
 import type { FlowEdge, FlowNode } from './types';
 import { isGraphNode } from './types';
 
@@ -21,7 +22,9 @@ export function connectionProblem(wire: Wire, nodes: FlowNode[], edges: FlowEdge
   if (!from.outputs.includes(output)) return `${from.name} has no output '${output}'`;
   if (from.kind === 'resource') {
     if (input === DATA_INPUT) return 'a resource feeds a parameter, not the data input';
-    if (!to.params.some((p) => p.name === input)) return `${to.name} has no parameter '${input}'`;
+    const param = to.params.find((p) => p.name === input);
+    if (!param) return `${to.name} has no parameter '${input}'`;
+    if (!accepts(param.type, from.gives)) return `${wrongTypeMessage(param, wire.source, from)}: ${wrongTypeFix(param)}`;
   } else {
     if (input !== DATA_INPUT) return 'step outputs go into a data input; only resources feed parameters';
     if (!to.inputs.includes(DATA_INPUT)) return `${to.name} takes no input`;

@@ -15,13 +15,19 @@ export function JsonTree({ value, name, depth = 0 }: { value: unknown; name?: st
   const [open, setOpen] = useState(depth < 2);
   const label = name !== undefined ? <span className="gb-json-key">{name}: </span> : null;
   if (isImage(value)) {
+    // The picture with every other field of its item beside it (label, prediction, path...).
+    const fields = Object.entries(value).filter(([k]) => k !== 'type' && k !== 'url');
     return (
-      <div className="gb-json-row">
+      <div className="gb-json-row gb-json-item">
         {label}
         <a href={value.url} target="_blank" rel="noreferrer">
           <img className="gb-json-image" src={value.url} alt={value.label ?? 'image'} />
         </a>
-        {value.label ? <span className="gb-json-meta">{value.label}</span> : null}
+        <div className="gb-json-fields">
+          {fields.map(([k, v]) => (
+            <JsonTree key={k} name={k} value={v} depth={depth + 1} />
+          ))}
+        </div>
       </div>
     );
   }

@@ -47,7 +47,7 @@ export const EMPTY_RUN_STATE: RunState = { run: null, prompts: {}, catalogVersio
 export function emptyNode(node_id: string, title = node_id): NodeRun {
   return {
     node_id, title, state: 'waiting', action: null, cause: null, reason: '', received: 0,
-    counts: {}, rate: 0, seconds: 0, errors: [], logs: [], outputs: {},
+    counts: {}, rate: 0, seconds: 0, errors: [], logs: [], outputs: {}, logs_dropped: 0,
   };
 }
 
@@ -121,7 +121,9 @@ export function applyMessage(state: RunState, message: ServerMessage): RunState 
       }));
     case 'node_log': {
       const entry: LogEntry = { level: message.level, message: message.message };
-      return updateNode(state, message.run_id, message.node_id, (n) => ({ ...n, logs: appendBounded(n.logs, entry, MAX_LOGS) }));
+      return updateNode(state, message.run_id, message.node_id, (n) => ({
+        ...n, logs: appendBounded(n.logs, entry, MAX_LOGS), logs_dropped: n.logs_dropped + (message.skipped ?? 0) + (n.logs.length >= MAX_LOGS ? 1 : 0),
+      }));
     }
     case 'node_output': {
       const preview: OutputPreview = { index: message.index, preview: message.preview };

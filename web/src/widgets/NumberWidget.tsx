@@ -1,4 +1,6 @@
-// A number field that keeps what is typed until it is a number (`1.`, `-`), int or float.
+// A number field, int or float. What is typed goes into the document as it is: a number once
+// it is one, else the text itself (`2.5` in an int field, `abc`), which validation then shows as
+// a problem on the node and which no run accepts (never the last valid value, silently).
 
 import { useEffect, useState } from 'react';
 import type { WidgetProps } from './types';
@@ -25,10 +27,10 @@ export function NumberWidget({ type, value, fallback, onChange, label }: WidgetP
       placeholder={fallback === null ? '' : String(fallback)}
       title={valid ? undefined : integer ? 'a whole number' : 'a number'}
       onChange={(e) => {
-        setText(e.target.value);
-        if (e.target.value === '') onChange(undefined);
-        const number = parseNumber(e.target.value, integer);
-        if (number !== null) onChange(number);
+        const typed = e.target.value;
+        setText(typed);
+        if (typed.trim() === '') return onChange(undefined);
+        onChange(parseNumber(typed, integer) ?? typed);
       }}
       onBlur={() => setText(shown)}
     />

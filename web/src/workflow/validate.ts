@@ -1,7 +1,7 @@
 // Checks a workflow against the catalog as graphbook/graph.py does, so problems show on their
 // nodes while editing, before the server is asked to run anything.
 
-import type { Catalog, NodeSpec, ParamSpec } from '../catalog';
+import { type Catalog, type NodeSpec, type ParamSpec, accepts } from '../catalog';
 import { DATA_INPUT, type Json, type Workflow, type WorkflowEdge, isObject } from './format';
 
 export interface Problem {
@@ -30,6 +30,8 @@ export function validate(workflow: Workflow, catalog: Catalog): Problem[] {
       }
       set.add(edge.input);
       wired.set(edge.target, set);
+      const mismatch = valueTypeProblem(edge, specs);
+      if (mismatch) problems.push(mismatch);
     }
   }
   for (const node of workflow.nodes) {
@@ -93,6 +95,27 @@ function edgeProblem(edge: WorkflowEdge, ids: Set<string>, specs: Map<string, No
     return { node: edge.target, message: `parameter '${edge.input}' is wired from the step output ${edge.source}.${edge.output}`, fix: "only resource nodes can feed parameters; wire the step into 'in' instead" };
   }
   return null;
+}
+
+/** A resource wired into a parameter that cannot take what it gives (a model into a path). */
+function valueTypeProblem(edge: WorkflowEdge, specs: Map<string, NodeSpec>): Problem | null {
+  const source = specs.get(edge.source);
+  const param = specs.get(edge.target)?.params.find((p) => p.name === edge.input);
+  if (!source || !param || accepts(param.type, source.gives)) return null;
+  return { node: edge.target, message: wrongTypeMessage(param, edge.source, source), fix: wrongTypeFix(param) };
+}
+
+/** graph.py's words for a resource wired into a parameter that cannot take its value. */
+export function wrongTypeMessage(param: ParamSpec, sourceId: string, source: NodeSpec): string {
+  return `parameter '${param.name}' expects ${expectedText(param.type)}, but resource '${sourceId}' (${source.name}) gives ${givesText(source.gives)}`;
+}
+
+export function wrongTypeFix(param: ParamSpec): string {
+  return `delete the wire and give '${param.name}' a value, or wire a resource that gives ${expectedText(param.type)}`;
+}
+
+function givesText(gives: string): string {
+  return gives === 'object' ? 'a Python object (such as a model)' : expectedText(gives);
 }
 
 function paramProblems(id: string, params: Record<string, Json>, spec: NodeSpec, wired: Set<string>): Problem[] {
