@@ -2,13 +2,14 @@
 
 import { useEffect } from 'react';
 import { ReactFlowProvider } from '@xyflow/react';
-import { openFile, openInitialFile, rememberedFile } from './actions/files';
+import { openInitialFile, rememberedFile, switchFile } from './actions/files';
 import { Canvas } from './canvas/Canvas';
 import { useAutosave } from './hooks/useAutosave';
 import { usePageTitle } from './hooks/usePageTitle';
 import { useProblemSync } from './hooks/useProblemSync';
 import { useServerEvents } from './hooks/useServerEvents';
 import { useTheme } from './hooks/useTheme';
+import { Dialog } from './panels/Dialog';
 import { Inspector } from './panels/Inspector';
 import { Notices } from './panels/Notices';
 import { Sidebar } from './panels/Sidebar';
@@ -23,7 +24,7 @@ function useStartup(): void {
     void useFiles.getState().refresh().then(openInitialFile);
     const onHash = (): void => {
       const wanted = rememberedFile();
-      if (wanted && wanted !== useEditor.getState().file?.path) void openFile(wanted);
+      if (wanted && wanted !== useEditor.getState().file?.path) void switchFile(wanted);
     };
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);
@@ -47,6 +48,7 @@ export function App() {
         </main>
         <Inspector />
         <Notices />
+        <Dialog />
       </div>
     </ReactFlowProvider>
   );

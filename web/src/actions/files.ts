@@ -3,6 +3,7 @@
 import { ApiError } from '../api/http';
 import { deleteWorkflowFile, readWorkflowFile, renameWorkflowFile, writeWorkflowFile } from '../api/workflows';
 import type { WorkflowDocument } from '../protocol';
+import { useDialog } from '../store/dialog';
 import { workflowKey } from '../store/document';
 import { currentKey, currentWorkflow, useEditor } from '../store/editor';
 import { useFiles } from '../store/files';
@@ -115,6 +116,42 @@ export async function saveFile(auto = false): Promise<boolean> {
   }
 }
 
+/**
+ * Whether the open document may be left for `next` (another file, a new one): with nothing
+ * unsaved, yes; with autosave on, once it is saved; otherwise the person says whether to save
+ * it, discard the changes, or stay. A Graphbook 0.13 file is never saved without asking.
+ */
+export async function leaveOpenFile(next: string): Promise<boolean> {
+  const editor = useEditor.getState();
+  const file = editor.file;
+  if (!file || currentKey(editor) === editor.savedKey) return true;
+  const autosaved = useUi.getState().autosave && file.format === 'canonical';
+  if (autosaved && (await saveFile())) return true;
+  const answer = await useDialog.getState().ask({
+    title: autosaved ? `${file.path} could not be saved` : `Save the changes to ${file.path}?`,
+    text: autosaved
+      ? `Open ${next} anyway and lose the changes made here?`
+      : `Autosave is off and ${file.path} has changes that are not saved. Save them before opening ${next}?`,
+    choices: [
+      ...(autosaved ? [] : [{ value: 'save', label: 'Save', primary: true }]),
+      { value: 'discard', label: autosaved ? 'Lose the changes' : "Don't save" },
+      { value: 'cancel', label: 'Cancel' },
+    ],
+  });
+  if (answer === 'save') return saveFile();
+  return answer === 'discard';
+}
+
+/** Opens another file, first asking what to do with unsaved changes (see `leaveOpenFile`). */
+export async function switchFile(path: string): Promise<boolean> {
+  if (path === useEditor.getState().file?.path) return true;
+  if (!(await leaveOpenFile(path))) {
+    remember(useEditor.getState().file?.path ?? null);
+    return false;
+  }
+  return openFile(path);
+}
+
 export function withJson(name: string): string {
   const clean = name.trim().replace(/^\/+/, '');
   return clean.endsWith('.json') ? clean : `${clean}.json`;
@@ -126,6 +163,7 @@ export async function createFile(name: string): Promise<void> {
     useUi.getState().notify(`${path} exists already; choose another name`, 'error');
     return;
   }
+  if (!(await leaveOpenFile(path))) return;
   try {
     show(await writeWorkflowFile(path, JSON.parse(dumps({ doc: '', nodes: [], edges: [] }))));
     await useFiles.getState().refresh();

@@ -1,10 +1,10 @@
-// The live run state of one node, when the run is of the open workflow.
+// The run state of one node in the open workflow's current run, or its last one seen here.
 
 import { useEditor } from '../store/editor';
-import { useRun } from '../store/run';
+import { runOf, useRun } from '../store/run';
 import type { NodeRun } from '../store/runState';
 
 export function useNodeRun(id: string): NodeRun | undefined {
   const path = useEditor((s) => s.file?.path);
-  return useRun((s) => (s.run && s.run.workflow === path ? s.run.nodes[id] : undefined));
+  return useRun((s) => runOf(s, path)?.nodes[id]);
 }

@@ -15,7 +15,9 @@ async function reloadIfChangedElsewhere(path: string): Promise<void> {
   const editor = useEditor.getState();
   if (editor.file?.path !== path || currentKey(editor) !== editor.savedKey) return;
   const latest = await readWorkflowFile(path).catch(() => null);
-  if (latest && latest.hash !== useEditor.getState().file?.hash) await openFile(path, true);
+  // Another file may have been opened meanwhile (this page's own save, then a switch).
+  const now = useEditor.getState().file;
+  if (latest && now?.path === path && latest.hash !== now.hash) await openFile(path, true);
 }
 
 function route(message: ServerMessage): void {

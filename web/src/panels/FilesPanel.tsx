@@ -1,11 +1,13 @@
 // The workflows folder: open, create, rename and delete files; the open one marked unsaved.
 
 import { useState } from 'react';
-import { createFile, deleteFile, openFile, renameFile, saveFile } from '../actions/files';
+import { createFile, deleteFile, renameFile, switchFile } from '../actions/files';
 import { useDirty } from '../hooks/useDirty';
 import { useEditor } from '../store/editor';
 import { useFiles } from '../store/files';
 import { Icon } from './Icon';
+
+const stemLength = (name: string): number => (name.endsWith('.json') ? name.length - 5 : name.length);
 
 function NameField({ initial, onDone }: { initial: string; onDone(name: string | null): void }) {
   const [name, setName] = useState(initial);
@@ -15,6 +17,8 @@ function NameField({ initial, onDone }: { initial: string; onDone(name: string |
       className="gb-input"
       aria-label="file name"
       value={name}
+      // The name without `.json` is selected, so typing replaces it: "mine" + Enter is mine.json.
+      onFocus={(e) => e.target.setSelectionRange(0, stemLength(name))}
       onChange={(e) => setName(e.target.value)}
       onKeyDown={(e) => {
         if (e.key === 'Enter' && name.trim()) onDone(name.trim());
@@ -23,13 +27,6 @@ function NameField({ initial, onDone }: { initial: string; onDone(name: string |
       onBlur={() => onDone(null)}
     />
   );
-}
-
-async function openOther(path: string, dirty: boolean): Promise<void> {
-  if (dirty && !(await saveFile())) {
-    if (!confirm('The open workflow could not be saved. Open the other one anyway and lose its changes?')) return;
-  }
-  await openFile(path);
 }
 
 export function FilesPanel() {
@@ -67,7 +64,7 @@ export function FilesPanel() {
               />
             ) : (
               <>
-                <button className="gb-file-name" onClick={() => f.path !== open && void openOther(f.path, dirty)} title={f.path}>
+                <button className="gb-file-name" onClick={() => void switchFile(f.path)} title={f.path}>
                   {f.path}
                   {f.path === open && dirty ? <span className="gb-unsaved" title="unsaved changes">●</span> : null}
                 </button>

@@ -6,7 +6,7 @@ import { useNodeProblems } from '../hooks/useNodeProblems';
 import { useNodeRun } from '../hooks/useNodeRun';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
-import { useRun } from '../store/run';
+import { runOf, useRun } from '../store/run';
 import { type InspectorTab, useUi } from '../store/ui';
 import { DocsTab } from './DocsTab';
 import { ErrorsTab } from './ErrorsTab';
@@ -22,7 +22,8 @@ function NodeInspector({ id }: { id: string }) {
   const tab = useUi((s) => s.inspector);
   const { setInspector, inspect } = useUi.getState();
   const run = useNodeRun(id);
-  const runId = useRun((s) => s.run?.run_id ?? '');
+  const path = useEditor((s) => s.file?.path);
+  const runId = useRun((s) => runOf(s, path)?.run_id ?? '');
   const problems = useNodeProblems(id);
   const type = node?.type === 'graph' ? node.data.type : '';
   const spec = useCatalog((s) => s.catalog.nodes[type]);

@@ -3,7 +3,7 @@
 import { create } from 'zustand';
 import type { ConnectionState } from '../api/socket';
 import type { ServerMessage } from '../protocol';
-import { EMPTY_RUN_STATE, type RunState, applyMessage } from './runState';
+import { EMPTY_RUN_STATE, type RunState, type RunView, applyMessage } from './runState';
 
 /** The websocket as the page sees it: up, or lost since `lostAt` (unix s) after `retries` attempts. */
 export interface Link {
@@ -24,6 +24,8 @@ export function nextLink(link: Link, connection: ConnectionState, now: number): 
 
 export interface LiveState extends RunState, Link {
   clientId: string;
+  /** The last run of each workflow seen by this page, so a workflow opened again shows its results. */
+  last: Record<string, RunView>;
   receive(message: ServerMessage): void;
   setConnection(state: ConnectionState): void;
 }
@@ -32,11 +34,13 @@ export const useRun = create<LiveState>()((set, get) => ({
   ...EMPTY_RUN_STATE,
   ...FIRST_LINK,
   clientId: '',
+  last: {},
   receive(message) {
     if (message.type === 'hello') set({ clientId: message.client_id });
     const state = get();
     const next = applyMessage({ run: state.run, prompts: state.prompts, catalogVersion: state.catalogVersion }, message);
-    if (next.run !== state.run || next.prompts !== state.prompts || next.catalogVersion !== state.catalogVersion) set(next);
+    const last = rememberRun(state.last, next.run, message);
+    if (next.run !== state.run || next.prompts !== state.prompts || next.catalogVersion !== state.catalogVersion || last !== state.last) set({ ...next, last });
   },
   setConnection(connection) {
     set(nextLink(get(), connection, Date.now() / 1000));
@@ -45,3 +49,23 @@ export const useRun = create<LiveState>()((set, get) => ({
 
 /** While the websocket is down nothing the page shows of the run is live. */
 export const isOffline = (state: Link): boolean => state.connection !== 'open';
+
+/** `last` with the current run as its workflow's latest, and cleared caches cleared there too. */
+function rememberRun(last: Record<string, RunView>, run: RunView | null, message: ServerMessage): Record<string, RunView> {
+  let next = last;
+  if (message.type === 'cache_cleared') {
+    const kept = last[message.workflow];
+    if (kept && kept !== run) {
+      const cleared = applyMessage({ ...EMPTY_RUN_STATE, run: kept }, message).run;
+      if (cleared) next = { ...next, [message.workflow]: cleared };
+    }
+  }
+  if (run && next[run.workflow] !== run) next = { ...next, [run.workflow]: run };
+  return next;
+}
+
+/** The run to show for workflow `path`: the current one if it is of that workflow, else its last. */
+export function runOf(state: Pick<LiveState, 'run' | 'last'>, path: string | undefined): RunView | null {
+  if (!path) return null;
+  return state.run?.workflow === path ? state.run : (state.last[path] ?? null);
+}
