@@ -1,4 +1,9 @@
-"""The built web app at `/` (from graphbook/webapp/), or a page that says how to build it."""
+"""The built web app at `/` (from graphbook/webapp/), or a page that says how to build it.
+
+The build writes NAME.br and NAME.gz beside each text asset; aiohttp's FileResponse sends one
+of them to a browser that accepts it. Assets have content-hashed names, so they are cached for
+a year; index.html is revalidated on every load, so a new build is seen at once.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ from graphbook.server.paths import Root
 from graphbook.server.security import TOKEN_COOKIE, token_matches
 
 routes = web.RouteTableDef()
+FOREVER = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"
 MISSING = """<!doctype html>
 <html><head><meta charset="utf-8"><title>Graphbook</title></head>
 <body style="font-family: sans-serif; max-width: 40em; margin: 3em auto">
@@ -53,4 +60,6 @@ def _page(request: web.Request, relative: str) -> web.StreamResponse:
     if not path.is_file():
         path = index_file  # the app routes its own paths
     kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-    return web.FileResponse(path, headers={"Content-Type": kind})
+    hashed = path.parent.name == "assets" and path != index_file
+    headers = {"Content-Type": kind, "Cache-Control": FOREVER if hashed else REVALIDATE}
+    return web.FileResponse(path, headers=headers)

@@ -72,6 +72,20 @@ describe('running', () => {
     expect(keys.map((k) => k.replace(/:\s*$/, ''))).toEqual(expect.arrayContaining(['label', 'prediction', 'confidence', 'value']));
     expect(await item.innerText()).toMatch(/prediction:\s*"(circle|square|triangle)"/);
     await screenshot(app.page, 'run-image-outputs');
+
+    // A click shows the picture large with its item beside it; ← → page through the output's pictures.
+    await item.locator('.gb-json-image').click();
+    const viewer = app.page.getByRole('dialog', { name: 'image viewer' });
+    await viewer.waitFor();
+    expect(await viewer.locator('.gb-viewer-count').innerText()).toBe('1 / 4');
+    expect(await viewer.locator('.gb-viewer-fields').innerText()).toMatch(/prediction:\s*"(circle|square|triangle)"/);
+    const large = await viewer.locator('img').boundingBox();
+    expect(large && large.width >= 320).toBe(true);
+    await app.page.keyboard.press('ArrowRight');
+    expect(await viewer.locator('.gb-viewer-count').innerText()).toBe('2 / 4');
+    await screenshot(app.page, 'run-image-viewer');
+    await app.page.keyboard.press('Escape');
+    await viewer.waitFor({ state: 'detached' });
     await app.page.getByLabel('switch theme').click();
     await app.page.waitForTimeout(300);
     await screenshot(app.page, 'run-image-outputs-dark');
@@ -90,6 +104,23 @@ describe('running', () => {
     expect(await lines.first().innerText()).toBe('Hello, World! #800');
     expect(await app.page.locator('.gb-log-dropped').innerText()).toMatch(/^800 lines not shown/);
     await screenshot(app.page, 'run-logs-last-lines');
+
+    // The console under the canvas has every node's lines, filtered by node and level.
+    await app.page.keyboard.press('`');
+    const consolePanel = app.page.getByRole('region', { name: 'console' });
+    await consolePanel.waitFor();
+    const consoleNodes = () => consolePanel.locator('.gb-console-line').evaluateAll((els) => [...new Set(els.map((e) => e.getAttribute('data-node')))].sort());
+    expect(await consoleNodes()).toEqual(['shout']);
+    expect(await consolePanel.locator('.gb-console-line').last().innerText()).toContain('Hello, World! #999');
+    await consolePanel.getByLabel('console level').selectOption('error');
+    expect(await consolePanel.locator('.gb-console-line').count()).toBe(0);
+    await consolePanel.getByLabel('console level').selectOption('all');
+    await consolePanel.getByLabel('console filter').fill('#99');
+    expect(await consolePanel.locator('.gb-console-line').count()).toBe(11);
+    await screenshot(app.page, 'run-console');
+    await consolePanel.getByLabel('console filter').fill('');
+    await app.page.keyboard.press('`');
+    await consolePanel.waitFor({ state: 'detached' });
 
     await app.page.getByRole('button', { name: 'run', exact: true }).click();
     await until(() => node(app.page, 'shout').locator('.gb-status').innerText(), (t) => t.includes('cached'), 'the cached re-run', 30_000);

@@ -9,7 +9,9 @@ import { usePageTitle } from './hooks/usePageTitle';
 import { useProblemSync } from './hooks/useProblemSync';
 import { useServerEvents } from './hooks/useServerEvents';
 import { useTheme } from './hooks/useTheme';
+import { ConsolePanel } from './panels/ConsolePanel';
 import { Dialog } from './panels/Dialog';
+import { ImageViewer } from './panels/ImageViewer';
 import { Inspector } from './panels/Inspector';
 import { Notices } from './panels/Notices';
 import { Sidebar } from './panels/Sidebar';
@@ -17,6 +19,7 @@ import { TopBar } from './panels/TopBar';
 import { useCatalog } from './store/catalog';
 import { useEditor } from './store/editor';
 import { useFiles } from './store/files';
+import { useUi } from './store/ui';
 
 function useStartup(): void {
   useEffect(() => {
@@ -31,6 +34,13 @@ function useStartup(): void {
   }, []);
 }
 
+function usePanelClasses(): string {
+  const panels = useUi((s) => s.panels);
+  return ['gb-app', panels.side ? '' : 'gb-side-closed', panels.inspector ? '' : 'gb-inspector-closed', panels.console ? 'gb-console-open' : '']
+    .filter(Boolean)
+    .join(' ');
+}
+
 export function App() {
   useTheme();
   useStartup();
@@ -38,17 +48,21 @@ export function App() {
   useProblemSync();
   useAutosave();
   usePageTitle();
+  const classes = usePanelClasses();
+  const panels = useUi((s) => s.panels);
   return (
     <ReactFlowProvider>
-      <div className="gb-app">
+      <div className={classes}>
         <TopBar />
-        <Sidebar />
+        {panels.side ? <Sidebar /> : null}
         <main className="gb-main">
           <Canvas />
         </main>
-        <Inspector />
+        {panels.console ? <ConsolePanel /> : null}
+        {panels.inspector ? <Inspector /> : null}
         <Notices />
         <Dialog />
+        <ImageViewer />
       </div>
     </ReactFlowProvider>
   );

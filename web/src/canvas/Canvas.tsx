@@ -3,12 +3,14 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { DragEvent, MouseEvent } from 'react';
 import { Background, BackgroundVariant, ConnectionLineType, Controls, MiniMap, ReactFlow, useNodesInitialized, useReactFlow } from '@xyflow/react';
-import type { Connection, Edge } from '@xyflow/react';
+import type { Connection, Edge, FinalConnectionState, ReactFlowInstance } from '@xyflow/react';
 import { usePointer } from '../hooks/usePointer';
 import { useShortcuts } from '../hooks/useShortcuts';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
 import { useUi } from '../store/ui';
+import { ConnectionHint, wireOf } from './ConnectionHint';
+import { ContextMenu } from './ContextMenu';
 import { connectionProblem } from './connections';
 import { NodeSearch } from './NodeSearch';
 import { nodeTypes } from './nodeTypes';
@@ -19,6 +21,23 @@ export const DRAG_TYPE = 'application/x-graphbook-node';
 function allowDrop(event: DragEvent): void {
   event.preventDefault();
   event.dataTransfer.dropEffect = 'copy';
+}
+
+/** Below this zoom node labels are too small to read. */
+export const READABLE_ZOOM = 0.75;
+
+/**
+ * Fits the workflow in view; when that would make it unreadably small, shows it at a readable
+ * zoom from its left edge instead (where a pipeline starts), centred vertically if it fits.
+ */
+async function fitReadable(flow: ReactFlowInstance): Promise<void> {
+  await flow.fitView({ padding: 0.15, maxZoom: 1 });
+  if (flow.getViewport().zoom >= READABLE_ZOOM) return;
+  const bounds = flow.getNodesBounds(flow.getNodes());
+  const pane = document.querySelector('.gb-canvas')?.getBoundingClientRect();
+  const height = bounds.height * READABLE_ZOOM;
+  const top = pane && height < pane.height - 60 ? (pane.height - height) / 2 : 40;
+  await flow.setViewport({ x: 40 - bounds.x * READABLE_ZOOM, y: top - bounds.y * READABLE_ZOOM, zoom: READABLE_ZOOM });
 }
 
 function minimapColor(node: FlowNode): string {
@@ -41,7 +60,7 @@ export function Canvas() {
   useEffect(() => {
     if (fitted === revision || (!measured && nodes.length)) return;
     if (!nodes.length) return setFitted(revision);
-    void flow.fitView({ padding: 0.2, maxZoom: 1 }).then(() => setFitted(revision));
+    void fitReadable(flow).then(() => setFitted(revision));
   }, [revision, measured, fitted, nodes.length, flow]);
 
   const isValidConnection = useCallback(
@@ -54,6 +73,22 @@ export function Canvas() {
   const onConnect = useCallback((wire: Connection) => {
     const problem = useEditor.getState().connect(wire, useCatalog.getState().catalog);
     if (problem) useUi.getState().notify(problem, 'error');
+  }, []);
+  /** A wire dropped on empty canvas opens the node search to join it; one dropped on a handle that refuses it says why. */
+  const onConnectEnd = useCallback((event: globalThis.MouseEvent | TouchEvent, state: FinalConnectionState) => {
+    if (!state.fromHandle || !state.fromNode) return;
+    const point = 'changedTouches' in event ? event.changedTouches[0] : event;
+    if (!point) return;
+    const wire = wireOf(state);
+    if (state.toHandle && state.isValid === false && wire) {
+      const { nodes: all, edges: wires } = useEditor.getState();
+      const problem = connectionProblem(wire, all, wires, useCatalog.getState().catalog);
+      if (problem) useUi.getState().notify(`Not wired: ${problem}`, 'error');
+      return;
+    }
+    if (state.toNode || !(event.target as HTMLElement).classList.contains('react-flow__pane')) return;
+    const from = { node: state.fromNode.id, handle: state.fromHandle.id ?? (state.fromHandle.type === 'source' ? 'out' : 'in'), side: state.fromHandle.type };
+    useUi.getState().openSearch({ x: point.clientX, y: point.clientY, from });
   }, []);
   const onDrop = useCallback(
     (event: DragEvent) => {
@@ -76,6 +111,19 @@ export function Canvas() {
     if (!picked.length && ui.inspected && !useEditor.getState().nodes.some((n) => n.id === ui.inspected)) ui.inspect(null);
   }, []);
 
+  const onNodeMenu = useCallback((event: MouseEvent, node: FlowNode) => {
+    event.preventDefault();
+    useUi.getState().openMenu({ x: event.clientX, y: event.clientY, on: node.type === 'group' ? 'group' : 'node', id: node.id });
+  }, []);
+  const onEdgeMenu = useCallback((event: MouseEvent, edge: Edge) => {
+    event.preventDefault();
+    useUi.getState().openMenu({ x: event.clientX, y: event.clientY, on: 'edge', id: edge.id });
+  }, []);
+  const onPaneMenu = useCallback((event: MouseEvent | globalThis.MouseEvent) => {
+    event.preventDefault();
+    useUi.getState().openMenu({ x: event.clientX, y: event.clientY, on: 'pane' });
+  }, []);
+
   const hasFile = useEditor((s) => !!s.file);
   return (
     <div className="gb-canvas" data-ready={fitted === revision} onMouseMove={onPointer} onDragOver={allowDrop} onDrop={onDrop}>
@@ -86,11 +134,15 @@ export function Canvas() {
         onNodesChange={onNodesChange}
         onEdgesChange={onEdgesChange}
         onConnect={onConnect}
+        onConnectEnd={onConnectEnd}
         isValidConnection={isValidConnection}
         onNodeDragStop={() => useEditor.getState().commit()}
         onSelectionDragStop={() => useEditor.getState().commit()}
         onSelectionChange={onSelectionChange}
         onDoubleClick={onDoubleClick}
+        onNodeContextMenu={onNodeMenu}
+        onEdgeContextMenu={onEdgeMenu}
+        onPaneContextMenu={onPaneMenu}
         deleteKeyCode={null}
         selectionKeyCode="Shift"
         multiSelectionKeyCode={['Control', 'Meta']}
@@ -104,8 +156,10 @@ export function Canvas() {
         <Background variant={BackgroundVariant.Dots} gap={20} size={1.2} />
         <MiniMap pannable zoomable nodeColor={minimapColor} nodeStrokeWidth={0} />
         <Controls showInteractive={false} />
+        <ConnectionHint />
       </ReactFlow>
       <NodeSearch />
+      <ContextMenu />
       {!hasFile ? <div className="gb-canvas-empty">Open a workflow on the left, or create one.</div> : null}
     </div>
   );

@@ -1,4 +1,4 @@
-// Images from the node's latest outputs, small, inside the node.
+// Images from the node's latest outputs, small, inside the node; a click shows one large.
 
 import { imagesIn } from '../preview';
 import type { NodeRun } from '../store/runState';
@@ -6,13 +6,23 @@ import { useUi } from '../store/ui';
 
 export function NodeMedia({ id, run }: { id: string; run: NodeRun | undefined }) {
   const inspect = useUi((s) => s.inspect);
+  const view = useUi((s) => s.view);
   if (!run) return null;
   const images = imagesIn(Object.values(run.outputs).map((o) => o.preview), 6);
   if (!images.length) return null;
   return (
-    <div className="gb-media nodrag" onClick={() => inspect(id, 'output')} title="show the outputs">
+    <div className="gb-media nodrag" title="show it large (its outputs are in the inspector)">
       {images.map((image, i) => (
-        <img key={`${image.url}-${i}`} src={image.url} alt={image.label ?? 'output image'} loading="lazy" />
+        <img
+          key={`${image.url}-${i}`}
+          src={image.url}
+          alt={image.label ?? 'output image'}
+          loading="lazy"
+          onClick={() => {
+            inspect(id, 'output');
+            view(images, i);
+          }}
+        />
       ))}
     </div>
   );

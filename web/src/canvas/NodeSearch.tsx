@@ -1,11 +1,14 @@
 // The quick search that double-clicking the canvas opens: type, pick, and the node is placed there.
+// Opened by a wire dropped on empty canvas, it lists the nodes that wire can join, and joins it.
 
 import { useMemo, useState } from 'react';
 import { useReactFlow } from '@xyflow/react';
+import type { NodeSpec } from '../catalog';
 import { searchNodes, firstLine } from '../search';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
 import { useUi } from '../store/ui';
+import { completeWire } from './connections';
 
 export function NodeSearch() {
   const at = useUi((s) => s.search);
@@ -14,13 +17,27 @@ export function NodeSearch() {
   const [query, setQuery] = useState('');
   const [active, setActive] = useState(0);
   const { screenToFlowPosition } = useReactFlow();
-  const found = useMemo(() => searchNodes(Object.values(catalog.nodes), query).slice(0, 12), [catalog, query]);
+  const from = at?.from;
+  const found = useMemo(() => {
+    const nodes = useEditor.getState().nodes;
+    const fits = (spec: NodeSpec): boolean => !from || completeWire(from, spec, '\u0000new', nodes, catalog) !== null;
+    return searchNodes(Object.values(catalog.nodes).filter(fits), query).slice(0, 12);
+  }, [catalog, query, from]);
   if (!at) return null;
   const box = document.querySelector('.gb-canvas')?.getBoundingClientRect();
   const left = Math.max(8, Math.min(at.x - (box?.left ?? 0), (box?.width ?? 800) - 330));
   const top = Math.max(8, Math.min(at.y - (box?.top ?? 0), (box?.height ?? 600) - 400));
   const pick = (name: string): void => {
-    useEditor.getState().addNode(name, screenToFlowPosition({ x: at.x, y: at.y }));
+    const editor = useEditor.getState();
+    // A node that feeds the loose end is placed to its left, one that takes from it to its right.
+    const place = screenToFlowPosition({ x: at.x, y: at.y });
+    const id = editor.addNode(name, from?.side === 'target' ? { x: place.x - 260, y: place.y - 20 } : { x: place.x, y: place.y - 20 });
+    const spec = catalog.nodes[name];
+    const wire = from && spec ? completeWire(from, spec, id, useEditor.getState().nodes, catalog) : null;
+    if (wire) {
+      const problem = useEditor.getState().connect(wire, catalog);
+      if (problem) useUi.getState().notify(problem, 'error');
+    }
     setQuery('');
     close();
   };
@@ -29,7 +46,7 @@ export function NodeSearch() {
       <input
         autoFocus
         className="gb-input"
-        placeholder="Add a node…"
+        placeholder={from ? 'Add a node to join the wire…' : 'Add a node…'}
         aria-label="search nodes"
         value={query}
         onChange={(e) => {

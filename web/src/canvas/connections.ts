@@ -1,7 +1,7 @@
 // Which wires the canvas accepts: data outputs into `in`, resources into a parameter, no cycles.
 
 import type { Connection } from '@xyflow/react';
-import { type Catalog, accepts } from '../catalog';
+import { type Catalog, type NodeSpec, accepts } from '../catalog';
 import { DATA_INPUT } from '../workflow/format';
 import { wrongTypeFix, wrongTypeMessage } from '../workflow/validate';
 import type { FlowEdge, FlowNode } from './types';
@@ -55,4 +55,37 @@ export function replacedEdges(wire: Wire, edges: FlowEdge[]): FlowEdge[] {
   const input = wire.targetHandle ?? DATA_INPUT;
   if (input === DATA_INPUT) return edges;
   return edges.filter((e) => !(e.target === wire.target && e.targetHandle === input));
+}
+
+/** Where a wire dragged from a handle and dropped on empty canvas started. */
+export interface LooseEnd {
+  node: string;
+  handle: string;
+  /** `source`: it left an output; `target`: it left an input or a parameter. */
+  side: 'source' | 'target';
+}
+
+/**
+ * The wire that joins a loose end to a new node of kind `spec` (id `id`), or null when none fits:
+ * an output into the new node's `in`, a resource into its first parameter that can take it; an
+ * input from the new node's first output, a parameter from a resource that gives what it takes.
+ */
+export function completeWire(end: LooseEnd, spec: NodeSpec, id: string, nodes: FlowNode[], catalog: Catalog): Connection | null {
+  const other = nodes.find((n) => n.id === end.node);
+  const from = other && isGraphNode(other) ? catalog.nodes[other.data.type] : undefined;
+  if (!from) return null;
+  if (end.side === 'source') {
+    if (from.kind === 'resource') {
+      const param = spec.params.find((p) => p.type !== 'resource' && accepts(p.type, from.gives)) ?? spec.params.find((p) => p.type === 'resource');
+      return param ? { source: end.node, sourceHandle: end.handle, target: id, targetHandle: param.name } : null;
+    }
+    return spec.inputs.includes(DATA_INPUT) ? { source: end.node, sourceHandle: end.handle, target: id, targetHandle: DATA_INPUT } : null;
+  }
+  if (end.handle === DATA_INPUT) {
+    const output = spec.kind !== 'resource' ? spec.outputs[0] : undefined;
+    return output ? { source: id, sourceHandle: output, target: end.node, targetHandle: DATA_INPUT } : null;
+  }
+  const param = from.params.find((p) => p.name === end.handle);
+  if (spec.kind !== 'resource' || !param || !accepts(param.type, spec.gives)) return null;
+  return { source: id, sourceHandle: spec.outputs[0] ?? 'resource', target: end.node, targetHandle: end.handle };
 }

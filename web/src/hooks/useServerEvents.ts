@@ -5,7 +5,8 @@ import { openFile, openInitialFile } from '../actions/files';
 import { openSocket, socketUrl } from '../api/socket';
 import { readWorkflowFile } from '../api/workflows';
 import type { ServerMessage } from '../protocol';
-import { useCatalog } from '../store/catalog';
+import { catalogLoading, useCatalog } from '../store/catalog';
+import { useConsole } from '../store/console';
 import { currentKey, useEditor } from '../store/editor';
 import { useFiles } from '../store/files';
 import { useRun } from '../store/run';
@@ -20,13 +21,20 @@ async function reloadIfChangedElsewhere(path: string): Promise<void> {
   if (latest && now?.path === path && latest.hash !== now.hash) await openFile(path, true);
 }
 
+/** Hellos so far: the first comes as the page loads, which fetches the catalog and files itself. */
+let hellos = 0;
+
 function route(message: ServerMessage): void {
   useRun.getState().receive(message);
+  useConsole.getState().receive(message);
   if (message.type === 'hello' || message.type === 'catalog_changed') {
     const version = message.type === 'hello' ? message.catalog_version : message.version;
-    if (version !== useCatalog.getState().catalog.version || !useCatalog.getState().loaded) void useCatalog.getState().load();
+    const { catalog, loaded } = useCatalog.getState();
+    // A fetch under way (the page's first) brings the current version already.
+    const stale = version !== catalog.version || !loaded;
+    if (stale && !(message.type === 'hello' && catalogLoading())) void useCatalog.getState().load();
   }
-  if (message.type === 'hello') void useFiles.getState().refresh().then(openInitialFile);
+  if (message.type === 'hello' && hellos++ > 0) void useFiles.getState().refresh().then(openInitialFile);
   // The server could not record runs in its store: say so (runs go on, unrecorded).
   if (message.type === 'error' && message.code === 'store_failed') useUi.getState().notify(message.message, 'error');
   if (message.type === 'workflows_changed') {

@@ -20,6 +20,7 @@ export const SHORTCUTS: [keys: string, action: string][] = [
   ['Double-click, Ctrl+K', 'add a node by name'],
   ['Shift+drag', 'box-select'],
   ['F', 'fit the view'],
+  ['[ / ] / `', 'fold the side panel / inspector / console'],
   ['Esc', 'close, deselect'],
 ];
 
@@ -64,6 +65,9 @@ function plain(fit: () => void): Record<string, Handler> {
       return false;
     },
     f: () => fit(),
+    '[': () => useUi.getState().togglePanel('side'),
+    ']': () => useUi.getState().togglePanel('inspector'),
+    '`': () => useUi.getState().togglePanel('console'),
   };
 }
 

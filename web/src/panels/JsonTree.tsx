@@ -1,7 +1,8 @@
 // A preview as a collapsible tree; images show as images and tensors as their summaries.
 
-import { useState } from 'react';
-import { isImage, isTensor, tensorText } from '../preview';
+import { createContext, useContext, useMemo, useState } from 'react';
+import { type ImagePreview, imagesIn, isImage, isTensor, tensorText } from '../preview';
+import { useUi } from '../store/ui';
 
 function Leaf({ value }: { value: unknown }) {
   if (value === null) return <span className="gb-json-null">null</span>;
@@ -11,7 +12,18 @@ function Leaf({ value }: { value: unknown }) {
   return <span>{String(value)}</span>;
 }
 
-export function JsonTree({ value, name, depth = 0 }: { value: unknown; name?: string; depth?: number }) {
+/** The images of the tree a click opens the viewer on (the root's), so ← → go through them. */
+const Gallery = createContext<ImagePreview[]>([]);
+
+export function JsonTree(props: { value: unknown; name?: string; depth?: number }) {
+  const outer = useContext(Gallery);
+  const images = useMemo(() => (outer.length ? outer : imagesIn(props.value, 500)), [outer, props.value]);
+  return outer.length ? <Tree {...props} /> : <Gallery.Provider value={images}><Tree {...props} /></Gallery.Provider>;
+}
+
+function Tree({ value, name, depth = 0 }: { value: unknown; name?: string; depth?: number }) {
+  const gallery = useContext(Gallery);
+  const showLarge = (image: ImagePreview): void => useUi.getState().view(gallery.length ? gallery : [image], Math.max(0, gallery.findIndex((i) => i.url === image.url)));
   const [open, setOpen] = useState(depth < 2);
   const label = name !== undefined ? <span className="gb-json-key">{name}: </span> : null;
   if (isImage(value)) {
@@ -20,12 +32,12 @@ export function JsonTree({ value, name, depth = 0 }: { value: unknown; name?: st
     return (
       <div className="gb-json-row gb-json-item">
         {label}
-        <a href={value.url} target="_blank" rel="noreferrer">
+        <button className="gb-json-image-button" title="show it large" onClick={() => showLarge(value)}>
           <img className="gb-json-image" src={value.url} alt={value.label ?? 'image'} />
-        </a>
+        </button>
         <div className="gb-json-fields">
           {fields.map(([k, v]) => (
-            <JsonTree key={k} name={k} value={v} depth={depth + 1} />
+            <Tree key={k} name={k} value={v} depth={depth + 1} />
           ))}
         </div>
       </div>
@@ -59,7 +71,7 @@ export function JsonTree({ value, name, depth = 0 }: { value: unknown; name?: st
       {open ? (
         <div className="gb-json-children">
           {entries.map(([k, v]) => (
-            <JsonTree key={k} name={k} value={v} depth={depth + 1} />
+            <Tree key={k} name={k} value={v} depth={depth + 1} />
           ))}
         </div>
       ) : null}

@@ -4,7 +4,7 @@ import { saveFile } from '../actions/files';
 import { useDirty } from '../hooks/useDirty';
 import { useEditor } from '../store/editor';
 import { canRedo, canUndo } from '../store/history';
-import { useUi } from '../store/ui';
+import { type Panel, useUi } from '../store/ui';
 import { Icon } from './Icon';
 import { RunControls } from './RunControls';
 
@@ -27,6 +27,34 @@ function FileState() {
         <input type="checkbox" checked={autosave} onChange={(e) => setAutosave(e.target.checked)} />
         <span>autosave</span>
       </label>
+    </span>
+  );
+}
+
+const TOGGLES: [panel: Panel, icon: 'panelLeft' | 'panelBottom' | 'panelRight', name: string, key: string][] = [
+  ['side', 'panelLeft', 'side panel', '['],
+  ['console', 'panelBottom', 'console', '`'],
+  ['inspector', 'panelRight', 'inspector', ']'],
+];
+
+/** Fold or unfold the panels around the canvas. */
+function PanelToggles() {
+  const panels = useUi((s) => s.panels);
+  const toggle = useUi((s) => s.togglePanel);
+  return (
+    <span className="gb-panel-toggles">
+      {TOGGLES.map(([panel, icon, name, key]) => (
+        <button
+          key={panel}
+          className={`gb-icon${panels[panel] ? ' gb-on' : ''}`}
+          aria-pressed={panels[panel]}
+          aria-label={`${panels[panel] ? 'hide' : 'show'} the ${name}`}
+          title={`${panels[panel] ? 'Hide' : 'Show'} the ${name} (${key})`}
+          onClick={() => toggle(panel)}
+        >
+          <Icon name={icon} size={16} />
+        </button>
+      ))}
     </span>
   );
 }
@@ -54,6 +82,7 @@ export function TopBar() {
       </span>
       <span className="gb-spacer" />
       <RunControls />
+      <PanelToggles />
       <button className="gb-icon gb-theme" onClick={() => setTheme(theme === 'dark' ? 'light' : 'dark')} title="switch between light and dark" aria-label="switch theme">
         <Icon name={theme === 'dark' ? 'sun' : 'moon'} size={16} />
       </button>

@@ -11,15 +11,26 @@ export interface CatalogState {
   load(): Promise<void>;
 }
 
+/** The fetch under way: a second ask while it runs gets the same one, not a second request. */
+let loading: Promise<void> | null = null;
+
 export const useCatalog = create<CatalogState>()((set) => ({
   catalog: EMPTY_CATALOG,
   loaded: false,
   error: null,
-  async load() {
-    try {
-      set({ catalog: decodeCatalog(await fetchCatalog()), loaded: true, error: null });
-    } catch (error) {
-      set({ error: (error as Error).message });
-    }
+  load() {
+    loading ??= (async () => {
+      try {
+        set({ catalog: decodeCatalog(await fetchCatalog()), loaded: true, error: null });
+      } catch (error) {
+        set({ error: (error as Error).message });
+      }
+    })().finally(() => {
+      loading = null;
+    });
+    return loading;
   },
 }));
+
+/** Whether a fetch of the catalog is under way. */
+export const catalogLoading = (): boolean => loading !== null;

@@ -55,6 +55,8 @@ export interface EditorState {
   select(ids: string[]): void;
   deleteSelection(): void;
   deleteNode(id: string): void;
+  /** Copies of the nodes (and the wires among them) a little below and to the right, selected. */
+  duplicate(ids: string[]): void;
   copySelection(): Clip | null;
   paste(clip: Clip, at: XYPosition): void;
   groupSelection(): void;
@@ -183,6 +185,14 @@ export const useEditor = create<EditorState>()((set, get) => {
     deleteNode(id) {
       get().select([id]);
       get().deleteSelection();
+    },
+    duplicate(ids) {
+      const wanted = new Set(ids);
+      const clip = makeClip(get().nodes.map((n) => ({ ...n, selected: wanted.has(n.id) })), get().edges);
+      if (!clip) return;
+      const left = Math.min(...clip.nodes.map((n) => n.position.x));
+      const top = Math.min(...clip.nodes.map((n) => n.position.y));
+      get().paste(clip, { x: left + 40, y: top + 40 });
     },
     copySelection() {
       return makeClip(get().nodes, get().edges);

@@ -10,15 +10,23 @@ export interface FilesState {
   refresh(): Promise<void>;
 }
 
+/** The listing under way: a second ask while it runs gets the same one. */
+let listing: Promise<void> | null = null;
+
 export const useFiles = create<FilesState>()((set) => ({
   files: [],
   error: null,
-  async refresh() {
-    try {
-      const { files } = await listWorkflows();
-      set({ files: [...files].sort((a, b) => a.path.localeCompare(b.path)), error: null });
-    } catch (error) {
-      set({ error: (error as Error).message });
-    }
+  refresh() {
+    listing ??= (async () => {
+      try {
+        const { files } = await listWorkflows();
+        set({ files: [...files].sort((a, b) => a.path.localeCompare(b.path)), error: null });
+      } catch (error) {
+        set({ error: (error as Error).message });
+      }
+    })().finally(() => {
+      listing = null;
+    });
+    return listing;
   },
 }));

@@ -1,11 +1,23 @@
 // Presentation state: theme, panels, the inspected node, notices, problems from the server.
 
 import { create } from 'zustand';
+import type { LooseEnd } from '../canvas/connections';
+import type { ImagePreview } from '../preview';
 import type { Problem } from '../protocol';
 
 export type Theme = 'light' | 'dark';
 export type InspectorTab = 'output' | 'logs' | 'errors' | 'docs';
 export type SideTab = 'files' | 'nodes' | 'runs';
+/** The panels around the canvas that fold away: the sidebar, the inspector, the console below. */
+export type Panel = 'side' | 'inspector' | 'console';
+export type Panels = Record<Panel, boolean>;
+
+export interface ContextMenu {
+  x: number;
+  y: number;
+  on: 'pane' | 'node' | 'edge' | 'group';
+  id?: string;
+}
 
 export interface Notice {
   id: number;
@@ -21,9 +33,15 @@ export interface UiState {
   autosave: boolean;
   /** Runs started here go on past a node's error (the server's `continue_on_error`). */
   continueOnError: boolean;
-  /** Where the node search is open, in client coordinates. */
-  search: { x: number; y: number } | null;
+  /** Which panels are open (kept in this browser). */
+  panels: Panels;
+  /** Where the node search is open, in client coordinates; `from`: a wire dropped there to join. */
+  search: { x: number; y: number; from?: LooseEnd } | null;
   notices: Notice[];
+  /** The large image viewer: the images it pages through, and which is shown. */
+  viewer: { images: ImagePreview[]; index: number } | null;
+  /** The right-click menu: where (client coordinates) and on what. */
+  menu: ContextMenu | null;
   /** Problems the server reported when the file was opened or a run was refused. */
   serverProblems: Problem[];
   setTheme(theme: Theme): void;
@@ -32,8 +50,13 @@ export interface UiState {
   setInspector(tab: InspectorTab): void;
   setAutosave(on: boolean): void;
   setContinueOnError(on: boolean): void;
-  openSearch(at: { x: number; y: number } | null): void;
+  /** Opens or closes a panel; with no `open`, toggles it. */
+  togglePanel(panel: Panel, open?: boolean): void;
+  openSearch(at: { x: number; y: number; from?: LooseEnd } | null): void;
   notify(text: string, kind?: Notice['kind']): void;
+  openMenu(menu: ContextMenu | null): void;
+  view(images: ImagePreview[], index: number): void;
+  closeViewer(): void;
   dismiss(id: number): void;
   setServerProblems(problems: Problem[]): void;
 }
@@ -59,6 +82,20 @@ function initialTheme(): Theme {
   return typeof matchMedia === 'function' && matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
 }
 
+/** Below this width the inspector starts folded, so that the canvas keeps room for a pipeline. */
+const WIDE = 1400;
+
+function initialPanels(): Panels {
+  const wide = typeof window === 'undefined' || window.innerWidth >= WIDE;
+  const defaults: Panels = { side: true, inspector: wide, console: false };
+  try {
+    const saved = JSON.parse(stored('graphbook.panels') ?? 'null') as Partial<Panels> | null;
+    return { ...defaults, ...(saved && typeof saved === 'object' ? saved : {}) };
+  } catch {
+    return defaults;
+  }
+}
+
 let noticeId = 0;
 
 export const useUi = create<UiState>()((set, get) => ({
@@ -68,8 +105,11 @@ export const useUi = create<UiState>()((set, get) => ({
   inspected: null,
   autosave: stored('graphbook.autosave') !== 'off',
   continueOnError: stored('graphbook.continueOnError') === 'on',
+  panels: initialPanels(),
   search: null,
   notices: [],
+  menu: null,
+  viewer: null,
   serverProblems: [],
   setTheme(theme) {
     store('graphbook.theme', theme);
@@ -79,7 +119,9 @@ export const useUi = create<UiState>()((set, get) => ({
     set({ side });
   },
   inspect(node, tab) {
+    // Asking for a tab (an error link, a node's docs button) opens a folded inspector.
     set({ inspected: node, ...(tab ? { inspector: tab } : {}) });
+    if (tab && node && !get().panels.inspector) get().togglePanel('inspector', true);
   },
   setInspector(inspector) {
     set({ inspector });
@@ -92,6 +134,11 @@ export const useUi = create<UiState>()((set, get) => ({
     store('graphbook.continueOnError', continueOnError ? 'on' : 'off');
     set({ continueOnError });
   },
+  togglePanel(panel, open) {
+    const panels = { ...get().panels, [panel]: open ?? !get().panels[panel] };
+    store('graphbook.panels', JSON.stringify(panels));
+    set({ panels });
+  },
   openSearch(search) {
     set({ search });
   },
@@ -99,6 +146,15 @@ export const useUi = create<UiState>()((set, get) => ({
     const id = ++noticeId;
     set({ notices: [...get().notices.slice(-3), { id, kind, text }] });
     setTimeout(() => get().dismiss(id), kind === 'error' ? 8000 : 3500);
+  },
+  openMenu(menu) {
+    set({ menu });
+  },
+  view(images, index) {
+    if (images.length) set({ viewer: { images, index: Math.max(0, Math.min(index, images.length - 1)) } });
+  },
+  closeViewer() {
+    set({ viewer: null });
   },
   dismiss(id) {
     set({ notices: get().notices.filter((n) => n.id !== id) });

@@ -1,0 +1,72 @@
+// Room for the canvas: the panels around it fold away (buttons and [ ] ` keys, remembered), the
+// inspector starts folded on a narrow screen, and a workflow opens at a zoom its labels can be
+// read at.
+
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { appSession, canvasReady, openApp } from './app';
+import { screenshot } from './browser';
+
+const app = appSession();
+
+const zoom = (page: Page): Promise<number> =>
+  page.locator('.react-flow__viewport').evaluate((el) => new DOMMatrix(getComputedStyle(el).transform).a);
+const canvasWidth = async (page: Page): Promise<number> => (await page.locator('.gb-canvas').boundingBox())?.width ?? 0;
+
+describe('the layout', () => {
+  it('at 1280×720 folds the inspector, and opens the image example at a readable zoom', async () => {
+    await app.page.setViewportSize({ width: 1280, height: 720 });
+    await openApp(app.page, app.server, 'image_classification.json');
+    expect(await app.page.locator('.gb-inspector').count(), 'the inspector starts folded').toBe(0);
+    expect(await canvasWidth(app.page)).toBeGreaterThan(1000);
+    expect(await zoom(app.page)).toBeGreaterThanOrEqual(0.75);
+    const title = app.page.locator('.react-flow__node[data-id="images"] .gb-title');
+    expect(await title.evaluate((el) => el.getBoundingClientRect().height)).toBeGreaterThanOrEqual(12);
+    await screenshot(app.page, 'layout-1280-image-example');
+
+    await app.page.getByRole('button', { name: 'hide the side panel' }).click();
+    expect(await app.page.locator('.gb-sidebar').count()).toBe(0);
+    expect(await canvasWidth(app.page)).toBe(1280);
+    await app.page.keyboard.press('[');
+    await app.page.locator('.gb-sidebar').waitFor();
+    await app.page.keyboard.press(']');
+    await app.page.locator('.gb-inspector').waitFor();
+    await screenshot(app.page, 'layout-1280-panels-open');
+    await app.page.keyboard.press(']');
+    await app.page.locator('.gb-inspector').waitFor({ state: 'detached' });
+
+    // Asking for a node's docs opens the folded inspector on them.
+    await app.page.locator('.react-flow__node[data-id="classify"]').getByLabel('about classify').click();
+    await app.page.locator('.gb-inspector [data-inspecting="classify"]').waitFor();
+  });
+
+  it('keeps the panels as they were left, and fits a small workflow at 1440×900', async () => {
+    await app.page.setViewportSize({ width: 1440, height: 900 });
+    await openApp(app.page, app.server, 'hello.json');
+    await canvasReady(app.page);
+    expect(await app.page.locator('.gb-inspector').count(), 'left open before the reload').toBe(1);
+    const z = await zoom(app.page);
+    expect(z).toBeGreaterThanOrEqual(0.75);
+    expect(z).toBeLessThanOrEqual(1);
+    await screenshot(app.page, 'layout-1440-hello');
+  });
+
+  it('loads with the catalog and the file list fetched once, and its assets compressed and cached', async () => {
+    const asked: string[] = [];
+    const assets: { url: string; encoding: string; cache: string }[] = [];
+    app.page.on('request', (r) => asked.push(new URL(r.url()).pathname));
+    app.page.on('response', (r) => {
+      if (new URL(r.url()).pathname.startsWith('/assets/')) {
+        assets.push({ url: r.url(), encoding: r.headers()['content-encoding'] ?? '', cache: r.headers()['cache-control'] ?? '' });
+      }
+    });
+    await app.page.reload();
+    await canvasReady(app.page);
+    await app.page.waitForTimeout(500);
+    expect(asked.filter((p) => p === '/api/catalog')).toHaveLength(1);
+    expect(asked.filter((p) => p === '/api/workflows')).toHaveLength(1);
+    const script = assets.find((a) => /\/index-[\w-]+\.js$/.test(a.url));
+    expect(script?.encoding).toBe('br');
+    expect(script?.cache).toBe('public, max-age=31536000, immutable');
+  });
+});

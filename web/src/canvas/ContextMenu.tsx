@@ -1,0 +1,93 @@
+// The right-click menu of the canvas, a node, a wire or a group: what can be done to it there.
+
+import { useEffect } from 'react';
+import { useReactFlow } from '@xyflow/react';
+import { clear, run } from '../actions/run';
+import { useCatalog } from '../store/catalog';
+import { useEditor } from '../store/editor';
+import { isOffline, useRun } from '../store/run';
+import { type ContextMenu as Menu, useUi } from '../store/ui';
+import { isGraphNode } from './types';
+
+interface Item {
+  label: string;
+  keys?: string;
+  disabled?: boolean;
+  danger?: boolean;
+  act(): void;
+}
+
+function useItems(menu: Menu | null): Item[] {
+  const { fitView } = useReactFlow();
+  const offline = useRun(isOffline);
+  if (!menu) return [];
+  const editor = useEditor.getState();
+  const ui = useUi.getState();
+  if (menu.on === 'pane') {
+    return [
+      { label: 'Add a node…', keys: 'Double-click', act: () => ui.openSearch({ x: menu.x, y: menu.y }) },
+      { label: 'Select all', keys: 'Ctrl+A', act: () => editor.select(editor.nodes.map((n) => n.id)) },
+      { label: 'Fit the view', keys: 'F', act: () => void fitView({ padding: 0.2, duration: 200 }) },
+    ];
+  }
+  const id = menu.id ?? '';
+  if (menu.on === 'edge') return [{ label: 'Delete the wire', keys: 'Delete', danger: true, act: () => editor.onEdgesChange([{ type: 'remove', id }]) }];
+  if (menu.on === 'group') {
+    return [
+      { label: 'Ungroup', keys: 'Ctrl+Shift+G', act: () => (editor.select([id]), editor.ungroupSelection()) },
+      { label: 'Delete the group', danger: true, act: () => (editor.select([id]), editor.deleteSelection()) },
+    ];
+  }
+  const node = editor.nodes.find((n) => n.id === id);
+  const spec = node && isGraphNode(node) ? useCatalog.getState().catalog.nodes[node.data.type] : undefined;
+  return [
+    ...(spec?.kind !== 'resource' ? [{ label: 'Run up to here', disabled: offline, act: () => void run('until', id) }] : []),
+    { label: 'Duplicate', act: () => editor.duplicate([id]) },
+    { label: 'Docs, outputs and logs', act: () => ui.inspect(id, 'docs') },
+    { label: 'Clear its cached outputs', act: () => void clear(id) },
+    { label: 'Delete', keys: 'Delete', danger: true, act: () => editor.deleteNode(id) },
+  ];
+}
+
+export function ContextMenu() {
+  const menu = useUi((s) => s.menu);
+  const close = (): void => useUi.getState().openMenu(null);
+  const items = useItems(menu);
+  useEffect(() => {
+    if (!menu) return;
+    const onKey = (e: KeyboardEvent): void => {
+      if (e.key === 'Escape') close();
+    };
+    window.addEventListener('keydown', onKey);
+    window.addEventListener('blur', close);
+    return () => {
+      window.removeEventListener('keydown', onKey);
+      window.removeEventListener('blur', close);
+    };
+  }, [menu]);
+  if (!menu) return null;
+  const left = Math.min(menu.x, window.innerWidth - 240);
+  const top = Math.min(menu.y, window.innerHeight - 40 - items.length * 30);
+  return (
+    <div className="gb-menu-backdrop" onMouseDown={close} onContextMenu={(e) => (e.preventDefault(), close())}>
+      <ul className="gb-menu" role="menu" style={{ left, top }} onMouseDown={(e) => e.stopPropagation()}>
+        {items.map((item) => (
+          <li key={item.label} role="none">
+            <button
+              role="menuitem"
+              className={item.danger ? 'gb-danger-text' : ''}
+              disabled={item.disabled}
+              onClick={() => {
+                close();
+                item.act();
+              }}
+            >
+              <span>{item.label}</span>
+              {item.keys ? <kbd>{item.keys}</kbd> : null}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}

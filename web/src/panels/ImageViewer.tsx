@@ -1,0 +1,50 @@
+// The large image viewer: one image at full size with its item's fields beside it, and the
+// others of the same output a key press away (← →; Esc closes).
+
+import { useEffect } from 'react';
+import { useUi } from '../store/ui';
+import { JsonTree } from './JsonTree';
+
+export function ImageViewer() {
+  const viewer = useUi((s) => s.viewer);
+  const { view, closeViewer } = useUi.getState();
+  useEffect(() => {
+    if (!viewer) return;
+    const onKey = (e: KeyboardEvent): void => {
+      if (e.key === 'Escape') closeViewer();
+      else if (e.key === 'ArrowLeft') view(viewer.images, viewer.index - 1);
+      else if (e.key === 'ArrowRight') view(viewer.images, viewer.index + 1);
+      else return;
+      e.preventDefault();
+      e.stopPropagation();
+    };
+    window.addEventListener('keydown', onKey, true);
+    return () => window.removeEventListener('keydown', onKey, true);
+  }, [viewer, view, closeViewer]);
+  if (!viewer) return null;
+  const { images, index } = viewer;
+  const image = images[index];
+  if (!image) return null;
+  const fields = Object.entries(image).filter(([k]) => k !== 'type' && k !== 'url');
+  return (
+    <div className="gb-dialog-backdrop gb-viewer-backdrop" onMouseDown={(e) => e.target === e.currentTarget && closeViewer()}>
+      <div className="gb-viewer" role="dialog" aria-label="image viewer">
+        <figure className="gb-viewer-image">
+          <img src={image.url} alt={image.label ?? 'image'} />
+        </figure>
+        <aside className="gb-viewer-side">
+          <header>
+            <span className="gb-viewer-count">{index + 1} / {images.length}</span>
+            <button className="gb-icon" aria-label="previous image" disabled={index === 0} onClick={() => view(images, index - 1)}>‹</button>
+            <button className="gb-icon" aria-label="next image" disabled={index === images.length - 1} onClick={() => view(images, index + 1)}>›</button>
+            <button className="gb-icon" aria-label="close the viewer" onClick={closeViewer}>×</button>
+          </header>
+          <div className="gb-viewer-fields">
+            {fields.map(([k, v]) => <JsonTree key={k} name={k} value={v} depth={1} />)}
+          </div>
+          <a className="gb-link" href={image.url} target="_blank" rel="noreferrer">open the file</a>
+        </aside>
+      </div>
+    </div>
+  );
+}

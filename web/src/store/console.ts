@@ -1,0 +1,63 @@
+// The console: every log line and error of the current run, in the order they came, for the
+// panel under the canvas (filtered there by node and level). A snapshot (a reload, a reconnect)
+// starts it again from what the server kept of each node.
+
+import { create } from 'zustand';
+import type { ServerMessage } from '../protocol';
+
+export const MAX_LINES = 2000;
+
+export interface ConsoleLine {
+  seq: number;
+  node: string;
+  level: string;
+  message: unknown;
+}
+
+export interface ConsoleState {
+  run: string | null;
+  lines: ConsoleLine[];
+  /** Lines left out: over MAX_LINES, or by the server. */
+  dropped: number;
+  receive(message: ServerMessage): void;
+}
+
+let seq = 0;
+const line = (node: string, level: string, message: unknown): ConsoleLine => ({ seq: ++seq, node, level, message });
+
+/** The console after one server message. */
+export function foldConsole(state: Pick<ConsoleState, 'run' | 'lines' | 'dropped'>, message: ServerMessage): Pick<ConsoleState, 'run' | 'lines' | 'dropped'> {
+  switch (message.type) {
+    case 'snapshot': {
+      const nodes = message.run?.nodes ?? [];
+      const lines = nodes.flatMap((n) => [
+        ...n.logs.map((l) => line(n.node_id, l.level, l.message)),
+        ...n.errors.map((e) => line(n.node_id, 'error', `${e.error.type}: ${e.error.message}`)),
+      ]);
+      return { run: message.run?.run_id ?? null, lines: lines.slice(-MAX_LINES), dropped: nodes.reduce((sum, n) => sum + n.logs_dropped, 0) };
+    }
+    case 'run_started':
+      return { run: message.run_id, lines: [], dropped: 0 };
+    case 'node_log':
+    case 'node_error': {
+      if (message.run_id !== state.run) return state;
+      const added = message.type === 'node_log' ? line(message.node_id, message.level, message.message) : line(message.node_id, 'error', `${message.error.type}: ${message.error.message}`);
+      const skipped = message.type === 'node_log' ? message.skipped : 0;
+      const over = state.lines.length >= MAX_LINES ? 1 : 0;
+      return { ...state, lines: [...state.lines.slice(over), added], dropped: state.dropped + over + skipped };
+    }
+    default:
+      return state;
+  }
+}
+
+export const useConsole = create<ConsoleState>()((set, get) => ({
+  run: null,
+  lines: [],
+  dropped: 0,
+  receive(message) {
+    const state = get();
+    const next = foldConsole(state, message);
+    if (next !== state && (next.lines !== state.lines || next.run !== state.run)) set(next);
+  },
+}));
