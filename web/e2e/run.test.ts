@@ -149,17 +149,17 @@ describe('running', () => {
   });
 
   it('goes on past errors when "Continue on error" is ticked', async () => {
-    await openApp(page, server, 'failing.json');
-    const toggle = page.getByLabel('continue on error');
+    await openApp(app.page, app.server, 'failing.json');
+    const toggle = app.page.getByLabel('continue on error');
     expect(await toggle.isChecked()).toBe(false);
     await toggle.check();
     try {
-      await page.getByRole('button', { name: 'run', exact: true }).click();
+      await app.page.getByRole('button', { name: 'run', exact: true }).click();
       // The last test's run of this file failed: wait for this run's end, not that one's.
-      const status = page.locator('.gb-run-status');
+      const status = app.page.locator('.gb-run-status');
       await until(() => status.innerText(), (text) => text.includes('3 errors'), 'three errors, and the run going on past them', 30_000);
-      await until(() => runStatus(page), finished, 'the run to finish', 30_000);
-      expect(await runStatus(page), 'every dict fails, and the run still ends on its own').toBe('completed');
+      await until(() => runStatus(app.page), finished, 'the run to finish', 30_000);
+      expect(await runStatus(app.page), 'every dict fails, and the run still ends on its own').toBe('completed');
     } finally {
       await toggle.uncheck();
     }
