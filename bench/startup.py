@@ -60,7 +60,7 @@ EVERY_NODE_FILE = """
 import sys
 from graphbook.registry import Registry
 
-def load_all(self, folders, names):
+def load_all(self, folders, names, modules=None):
     return [spec for folder in folders for spec in self.load_folder(folder)]
 
 Registry.load_needed = load_all
