@@ -146,9 +146,11 @@ def node_name(node: Any) -> str:
     return str(getattr(node, "__graphbook_name__", None) or type(node).__name__)
 
 
-def items_of(data: Data, key: str, step: Step) -> list[Any]:
+def items_of(data: Data, key: str | None, step: Step) -> list[Any]:
     """The items under `key`: a list or tuple gives many, anything else one."""
     try:
+        if key is None:
+            raise KeyError(key)
         value = data[key]
     except (KeyError, TypeError):
         found = ", ".join(map(repr, data)) if isinstance(data, Mapping) else type(data).__name__

@@ -170,8 +170,8 @@ class _Session:
         self.cache = cache
         self.plan: Plan | None = None
         self.run_id = state.run_id
-        self.runners: list[Runner] = []
-        self.started: list[Runner] = []
+        self.runners: list[Runner[Any]] = []
+        self.started: list[Runner[Any]] = []
         self.values: dict[str, Any] = {}
 
     def run(self, started: RunStarted) -> tuple[EndStatus, float]:
@@ -296,7 +296,7 @@ class _Session:
             seconds = time.perf_counter() - start
             self.state.sink(NodeFinished(self.run_id, node.id, status, {}, errors, seconds))
 
-    def _replay(self, node: GraphNode) -> Runner:
+    def _replay(self, node: GraphNode) -> Runner[Any]:
         entry = self.cache.entry(node.id) if self.cache is not None else None
         return ReplayRunner(node, entry.pairs if entry is not None else (), self.state)
 
@@ -414,7 +414,7 @@ def _titles(graph: Graph) -> list[NodeTitle]:
     return [NodeTitle(node_id, node.title) for node_id, node in graph.nodes.items()]
 
 
-def _close_exhausted(pending: list[Runner]) -> bool:
+def _close_exhausted(pending: list[Runner[Any]]) -> bool:
     """Close runners with nothing left to do, sources first; True if any closed."""
     closed = False
     for runner in pending:

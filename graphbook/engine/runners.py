@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from graphbook.engine.control import RunControl
 from graphbook.engine.pool import Done, Failed, Lane, Pool
@@ -35,7 +35,16 @@ from graphbook.events import (
 )
 from graphbook.graph import GraphNode
 from graphbook.logs import node_context
-from graphbook.steps import Data, Routed, items_of, routed
+from graphbook.steps import (
+    BatchStep,
+    Data,
+    PromptStep,
+    Routed,
+    SourceStep,
+    Step,
+    items_of,
+    routed,
+)
 
 if TYPE_CHECKING:
     from graphbook.engine.cache import Recording
@@ -83,16 +92,20 @@ class RunState:
     run_id: str = ""
 
 
-class Runner:
+StepT = TypeVar("StepT", bound=Step)
+"""The kind of step a runner runs."""
+
+
+class Runner(Generic[StepT]):
     """Runs a plain step: the lifecycle on each dict, then routing."""
 
-    def __init__(self, node: GraphNode, instance: Any, run: RunState) -> None:
+    def __init__(self, node: GraphNode, instance: StepT, run: RunState) -> None:
         self.node = node
         self.id = node.id
         self.instance = instance
         self.run = run
         self.inbox: deque[Data] = deque()
-        self.targets: dict[str, list[Runner]] = {o: [] for o in node.spec.outputs}
+        self.targets: dict[str, list[Runner[Any]]] = {o: [] for o in node.spec.outputs}
         self.open_upstream = 0
         self.counts = dict.fromkeys(node.spec.outputs, 0)
         self.received = 0
@@ -279,10 +292,10 @@ class Runner:
         self.run.sink(NodeLog(self.run.run_id, node_id, level, message))
 
 
-class SourceRunner(Runner):
+class SourceRunner(Runner[SourceStep]):
     """Pulls from a source's `produce()` while the nodes downstream have room."""
 
-    def __init__(self, node: GraphNode, instance: Any, run: RunState) -> None:
+    def __init__(self, node: GraphNode, instance: SourceStep, run: RunState) -> None:
         super().__init__(node, instance, run)
         self._chunks: Iterator[Routed] | None = None
         self._done = False
@@ -339,14 +352,14 @@ class Parked:
     answer: Future[Any]
 
 
-class PromptRunner(Runner):
+class PromptRunner(Runner[PromptStep]):
     """Asks the prompter about each dict before routing it, one dict at a time.
 
     When the answer is a `Future`, the dict is parked and the scheduler runs other nodes; the
     future's completion wakes the scheduler, which then finishes the dict.
     """
 
-    def __init__(self, node: GraphNode, instance: Any, run: RunState) -> None:
+    def __init__(self, node: GraphNode, instance: PromptStep, run: RunState) -> None:
         super().__init__(node, instance, run)
         self.parked: Parked | None = None
 
@@ -417,7 +430,7 @@ class ReplayRunner(SourceRunner):
     again, and neither starts, previews nor reports: its outputs are already known."""
 
     def __init__(self, node: GraphNode, pairs: Iterable[tuple[str, Data]], run: RunState) -> None:
-        super().__init__(node, None, run)
+        super().__init__(node, SourceStep(), run)  # nothing of it runs
         self._pairs = deque(pairs)
         self._done = not self._pairs
 
@@ -464,10 +477,10 @@ class Holder:
         return self.remaining == 0 and self.dumps == 0
 
 
-class BatchRunner(Runner):
+class BatchRunner(Runner[BatchStep]):
     """Items of many dicts -> load_fn in the pool -> batches -> on_item_batch -> dump_fn."""
 
-    def __init__(self, node: GraphNode, instance: Any, run: RunState) -> None:
+    def __init__(self, node: GraphNode, instance: BatchStep, run: RunState) -> None:
         super().__init__(node, instance, run)
         self.batch_size = max(1, int(instance.batch_size))
         capacity = max(2 * self.batch_size, 2 * max(run.pool.workers, 1))
@@ -641,7 +654,15 @@ def fork(value: Any) -> Any:
     return value
 
 
-def runner_for(node: GraphNode, instance: Any, run: RunState) -> Runner:
-    kind = node.spec.kind
-    cls = {"source": SourceRunner, "batch": BatchRunner, "prompt": PromptRunner}.get(kind, Runner)
-    return cls(node, instance, run)
+def runner_for(node: GraphNode, instance: Step, run: RunState) -> Runner[Any]:
+    """The runner for the node's kind of step (NodeSpec.kind follows the step's class)."""
+    match node.spec.kind:
+        case "source" if isinstance(instance, SourceStep):
+            return SourceRunner(node, instance, run)
+        case "batch" if isinstance(instance, BatchStep):
+            return BatchRunner(node, instance, run)
+        case "prompt" if isinstance(instance, PromptStep):
+            return PromptRunner(node, instance, run)
+        case "step":
+            return Runner(node, instance, run)
+    raise TypeError(f"node {node.id!r}: a {node.spec.kind} node built a {type(instance).__name__}")

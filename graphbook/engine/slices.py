@@ -25,11 +25,12 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
 LOGGER = logging.getLogger(__name__)
+ModelT = TypeVar("ModelT", bound=torch.nn.Module)
 MARK = "_graphbook_slices"
 MIN_SLICE = 4
 
@@ -45,7 +46,7 @@ def default_slices() -> int:
     return cores() + 1 if cores() > 1 else 1
 
 
-def slice_on_cores(model: torch.nn.Module, parts: int = 0) -> torch.nn.Module:
+def slice_on_cores(model: ModelT, parts: int = 0) -> ModelT:
     """Make `model(batch)` run on up to `parts` slices of the batch at once (0: the default,
     `default_slices()`), each slice at least MIN_SLICE items.
 

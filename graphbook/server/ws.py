@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
 from aiohttp import WSMsgType, web
 
@@ -16,20 +15,11 @@ from graphbook.server.session import Session
 
 logger = logging.getLogger(__name__)
 routes = web.RouteTableDef()
+Command = p.Run | p.Pause | p.Resume | p.Step | p.Stop | p.Answer | p.Clear
+"""Every client message but `ping`."""
 HARD_LIMIT_FACTOR = 4
 """Messages over max_message get an `error` reply; over this many times it, the connection
 is closed by aiohttp (code 1009) before the message is read into memory."""
-
-Command = Callable[[Session, Any], Any]
-COMMANDS: dict[str, Command] = {
-    "run": lambda s, m: p.RunAccepted(s.start(m)),
-    "pause": lambda s, m: s.pause(),
-    "resume": lambda s, m: s.resume(),
-    "step": lambda s, m: s.step(m.node),
-    "stop": lambda s, m: s.stop(),
-    "answer": lambda s, m: s.answer(m.prompt_id, m.answer),
-    "clear": lambda s, m: p.to_json(s.clear(m.workflow, m.node)),
-}
 
 
 @routes.get("/ws")
@@ -66,7 +56,7 @@ def handle(session: Session, client: Client, text: str, limit: int) -> None:
         client.send(p.Pong(message.ref))
         return
     try:
-        result = COMMANDS[message.type](session, message)
+        result = command(session, message)
     except ServerError as exc:
         client.send(p.Error(exc.code, exc.message, message.ref, exc.problems))
     except Exception as exc:  # a bug must not end the connection
@@ -74,3 +64,24 @@ def handle(session: Session, client: Client, text: str, limit: int) -> None:
         client.send(p.Error("internal", f"{type(exc).__name__}: {exc}", message.ref))
     else:
         client.send(p.Ack(message.ref, result))
+
+
+def command(session: Session, message: Command) -> Any:
+    """Do what the message asks; the result goes back in the `ack` (as HTTP would reply)."""
+    match message:
+        case p.Run():
+            return p.RunAccepted(session.start(message))
+        case p.Pause():
+            return session.pause()
+        case p.Resume():
+            return session.resume()
+        case p.Step():
+            return session.step(message.node)
+        case p.Stop():
+            return session.stop()
+        case p.Answer():
+            return session.answer(message.prompt_id, message.answer)
+        case p.Clear():
+            return session.clear(message.workflow, message.node)
+        case _:
+            assert_never(message)

@@ -171,7 +171,7 @@ def test_processor_class_is_checked(home: Path) -> None:
     with pytest.raises(TypeError, match="subclass of TorchBatchProcessor"):
         torch_batch_process(object, Numbers(3))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="must define process_batch"):
-        torch_batch_process(NoBatches, Numbers(3))
+        torch_batch_process(NoBatches, Numbers(3))  # type: ignore[type-abstract]
 
 
 def test_one_shot_iterators_are_refused(home: Path) -> None:

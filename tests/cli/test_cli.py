@@ -422,7 +422,8 @@ def test_on_a_terminal_the_sink_draws_a_live_table_and_then_the_summary() -> Non
 
 
 def test_the_live_view_shows_the_worker_pools_queues() -> None:
-    out = Console(file=io.StringIO(), force_terminal=True, width=120)
+    shown = io.StringIO()
+    out = Console(file=shown, force_terminal=True, width=120)
     pool = ProcessPool(2)
     try:
         lane = pool.lane(time.sleep, capacity=8)
@@ -432,7 +433,7 @@ def test_the_live_view_shows_the_worker_pools_queues() -> None:
         out.print(sink._render())
     finally:
         pool.close()
-    text = out.file.getvalue()
+    text = shown.getvalue()
     assert "worker pool: 2 per kind" in text
     assert re.search(r"load \d queued, 3 in workers \(2 alive\)", text), text
     assert "dump 0 queued, 0 in workers" in text

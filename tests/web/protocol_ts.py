@@ -59,7 +59,7 @@ def ts_type(hint: Any) -> str:
         return f"({inner})[]" if "|" in inner else f"{inner}[]"
     if origin is dict:
         return f"Record<string, {ts_type(get_args(hint)[1])}>"
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return hint.__name__
     return SCALARS[hint]
 
