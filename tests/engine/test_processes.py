@@ -40,6 +40,14 @@ def drain(pool: ProcessPool, lane: ProcessLane, count: int, limit: float = 20) -
     return outcomes
 
 
+def wait_until(condition: Callable[[], bool], what: str, limit: float = 20) -> None:
+    """Poll `condition` until it holds; fail naming `what` after `limit` seconds."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {limit}s for {what}"
+        time.sleep(0.01)
+
+
 def run(pool: ProcessPool, fn: Callable[..., Any], inputs: list[Any]) -> list[Outcome]:
     lane = pool.lane(fn, len(inputs))
     for value in inputs:
@@ -243,8 +251,7 @@ def test_no_segment_outlives_close_or_a_crash() -> None:
     lane = pool.lane(tensor_and_array, 8)
     for x in range(6):
         lane.submit(x)
-    time.sleep(1.0)  # the results wait, unread, in segments
-    assert segments(mine), "the unread results should be waiting in this pool's segments"
+    wait_until(lambda: bool(segments(mine)), "the unread results in this pool's segments")
     pool.close()
     assert segments(mine) == set()
     assert graphbook_children() == []
@@ -254,7 +261,8 @@ def test_close_ends_a_worker_stuck_in_a_task() -> None:
     pool = ProcessPool(2)
     lane = pool.lane(sleep_then_echo, 2)
     lane.submit(1000)
-    time.sleep(0.3)
+    stats = pool.stats
+    wait_until(lambda: stats().load.running == 1 and stats().load.workers == 2, "the task to start")
     start = time.monotonic()
     pool.close()
     assert time.monotonic() - start < 5

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -18,73 +19,8 @@ from graphbook.server.keys import SESSION
 from graphbook.workflow import Workflow
 
 TIMEOUT = 20.0
-NODES = '''"""Nodes for the server tests."""
-
-import time
-from typing import Any
-
-from graphbook import param, source, step
-from graphbook.decorators import batch
-from graphbook.prompts import selection_prompt
-from graphbook.steps import PromptStep
-
-
-@step("Test/Numbers")
-@source()
-@param("n", "int", default=5)
-@param("delay", "number", default=0.0)
-def numbers(ctx: Any) -> Any:
-    """Yields `n` dicts `{"x": i}`."""
-    for i in range(ctx.n):
-        if ctx.delay:
-            time.sleep(ctx.delay)
-        yield {"x": i}
-
-
-@step("Test/Add")
-@param("add", "int", default=1, description="added to x")
-def add(ctx: Any, data: dict) -> None:
-    ctx.log(f"x={data['x']}")
-    data["x"] += ctx.add
-
-
-def square(item: int) -> int:
-    return item * item
-
-
-@step("Test/Squares")
-@batch(4, "x", load_fn=square)
-def squares(ctx: Any, outputs: list, items: list, data: list) -> None:
-    """Squares x in the worker pool."""
-    for value, d in zip(outputs, data):
-        d["square"] = value
-
-
-@step("Test/Boom")
-def boom(ctx: Any, data: dict) -> None:
-    raise ValueError(f"boom at {data['x']}")
-
-
-@step("Test/Picture")
-@source()
-@param("path", "string", default="")
-def picture(ctx: Any) -> Any:
-    from PIL import Image
-
-    yield {"image": Image.new("RGB", (8, 6), "red"), "file": {"type": "image", "value": ctx.path}}
-
-
-class Label(PromptStep):
-    """Asks for a label of every dict."""
-
-    Category = "Test"
-
-    def get_prompt(self, data: dict) -> dict:
-        return selection_prompt(data, ["cat", "dog"], msg=f"label {data['x']}?")
-
-    def on_prompt_response(self, data: dict, response: Any) -> None:
-        data["label"] = response
-'''
+NODES = Path(__file__).resolve().parents[1] / "fixtures" / "server_nodes.py"
+"""The node file every test server loads (copied into its nodes folder)."""
 
 
 def chain(n: int = 5, add: int = 1, delay: float = 0.0) -> dict[str, Any]:
@@ -199,7 +135,7 @@ def settings_for(root: Path, **overrides: Any) -> ServerSettings:
     nodes = root / "nodes"
     nodes.mkdir(parents=True, exist_ok=True)
     if not (nodes / "test_nodes.py").exists():
-        (nodes / "test_nodes.py").write_text(NODES)
+        shutil.copyfile(NODES, nodes / "test_nodes.py")
     base = ServerSettings(
         host="127.0.0.1",
         port=0,
