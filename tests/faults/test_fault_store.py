@@ -7,6 +7,7 @@ import asyncio
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
@@ -35,7 +36,7 @@ def refused(folder: Path) -> str:
     return " ".join(done.stderr.split())
 
 
-DAMAGE = {
+DAMAGE: dict[str, Callable[[bytes], bytes]] = {
     "garbage": lambda good: b"this is not an SQLite file, it is garbage " * 50,
     "truncated": lambda good: good[: len(good) // 2],
     "zero bytes": lambda good: b"",
