@@ -12,47 +12,16 @@ import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
+from graphbook.draft import Draft
 from graphbook.errors import NodeDefinitionError
+from graphbook.functional import factory_for, reserved_names
 from graphbook.params import ANY, ParamSpec, normalize_type, value_type
 from graphbook.spec import RESOURCE_OUTPUT, NodeSpec, code_hash, parse_name, source_file
 
 F = TypeVar("F")
-Role = Literal["step", "source", "batch", "prompt", "resource"]
 DRAFT_ATTR = "__graphbook__"
-
-
-@dataclass
-class Draft:
-    """What the decorators on one function have said so far."""
-
-    name: str | None = None
-    is_node: bool = False
-    role: Role = "step"
-    is_resource: bool = False
-    main_event: str | None = None
-    roles: list[Role] = field(default_factory=list)
-    """Every kind-setting decorator applied (@source, @batch, @prompt, @resource)."""
-    params: dict[str, ParamSpec] = field(default_factory=dict)
-    """Declared with @param, in the order they read top to bottom."""
-    batch_params: dict[str, ParamSpec] = field(default_factory=dict)
-    outputs: list[str] = field(default_factory=list)
-    events: dict[str, Callable[..., Any]] = field(default_factory=dict)
-    batch: dict[str, Any] = field(default_factory=dict)
-    casts: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
-
-    def set_role(self, role: Role) -> None:
-        self.role = role
-        self.roles.append(role)
-
-    def all_params(self) -> tuple[ParamSpec, ...]:
-        """`batch_size` and `item_key` first (an @param of that name replaces one), then the
-        @param declarations top to bottom, whatever order the decorators were stacked in."""
-        merged = {name: self.params.get(name, p) for name, p in self.batch_params.items()}
-        merged.update((name, p) for name, p in self.params.items() if name not in merged)
-        return tuple(merged.values())
 
 
 def draft_of(fn: Any, create: bool = True) -> Draft | None:
@@ -202,8 +171,6 @@ def event(event: str, event_fn: Callable[..., Any]) -> Callable[[F], F]:
 
 def function_spec(fn: Any) -> NodeSpec:
     """The NodeSpec described by the decorators on `fn`."""
-    from graphbook.functional import factory_for, reserved_names  # they import Draft
-
     draft = draft_of(fn, create=False)
     if draft is None:
         raise NodeDefinitionError(f"{fn!r} carries no graphbook decorators")

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from graphbook.decorators import Draft
+from graphbook.draft import Draft
 from graphbook.resources import Resource
 from graphbook.steps import (
     BatchStep,

@@ -213,3 +213,17 @@ def _check_output(step: Step, output: str) -> None:
             f"{node_name(step)} routed a dict to output {output!r}, but it declares outputs: "
             f"{declared}; add {output!r} to its Outputs (or @output)"
         )
+
+
+def fork(value: Any) -> Any:
+    """Copy containers (dicts, lists, tuples, sets) so branches don't see each other's edits;
+    leaves such as tensors and images are shared, not copied."""
+    if isinstance(value, dict):
+        return {k: fork(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fork(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(fork(v) for v in value)
+    if isinstance(value, set):
+        return set(value)
+    return value

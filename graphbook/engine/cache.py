@@ -23,10 +23,9 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
-from graphbook.engine.runners import fork
 from graphbook.events import PlanAction, PlanCause
 from graphbook.graph import Graph, GraphNode
-from graphbook.steps import Data
+from graphbook.steps import Data, fork
 
 SAMPLE = 16
 KEPT_LOGS = 200

@@ -14,8 +14,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
+from graphbook.engine.cache import Recording
 from graphbook.engine.control import RunControl
 from graphbook.engine.pool import Done, Failed, Lane, Pool
 from graphbook.engine.preview import preview
@@ -42,12 +43,10 @@ from graphbook.steps import (
     Routed,
     SourceStep,
     Step,
+    fork,
     items_of,
     routed,
 )
-
-if TYPE_CHECKING:
-    from graphbook.engine.cache import Recording
 
 CHUNK = 256
 """Dicts a runner handles per turn: large enough to amortise scheduling, small to stream."""
@@ -638,20 +637,6 @@ def _unique(holders: list[Holder]) -> list[Holder]:
     for holder in holders:
         seen.setdefault(id(holder), holder)
     return list(seen.values())
-
-
-def fork(value: Any) -> Any:
-    """Copy containers (dicts, lists, tuples, sets) so branches don't see each other's edits;
-    leaves such as tensors and images are shared, not copied."""
-    if isinstance(value, dict):
-        return {k: fork(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [fork(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(fork(v) for v in value)
-    if isinstance(value, set):
-        return set(value)
-    return value
 
 
 def runner_for(node: GraphNode, instance: Step, run: RunState) -> Runner[Any]:
