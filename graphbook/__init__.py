@@ -3,7 +3,7 @@
 from graphbook import steps as steps
 from graphbook import utils as utils
 from graphbook.decorators import batch, event, output, param, prompt, resource, source, step
-from graphbook.engine.executor import Executor, RunControl, RunResult, run_workflow
+from graphbook.engine.executor import Executor, RayBackend, RunControl, RunResult, run_workflow
 from graphbook.errors import GraphbookError, Problem, WorkflowError, WorkflowFormatError
 from graphbook.events import Event
 from graphbook.graph import build_graph
@@ -20,6 +20,7 @@ __all__ = [
     "Graph",
     "GraphbookError",
     "Problem",
+    "RayBackend",
     "Registry",
     "RunControl",
     "RunResult",

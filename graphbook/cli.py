@@ -28,7 +28,16 @@ from rich.text import Text
 
 from graphbook import __version__
 from graphbook.asking import prompter_for
-from graphbook.engine.executor import RunControl, RunResult, make_pool, run_workflow
+from graphbook.engine.executor import (
+    Backend,
+    RayBackend,
+    RunControl,
+    RunResult,
+    make_pool,
+    run_workflow,
+)
+from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
+from graphbook.engine.ray_pool import connect as connect_ray
 from graphbook.errors import GraphbookError
 from graphbook.params import ParamSpec
 from graphbook.registry import Registry
@@ -136,7 +145,23 @@ def add_run_parser(
         default="auto",
         metavar="N",
         help="worker processes for load and dump functions (0: run them inline; default "
-        "auto: one per core, started only for a step that has a load or dump function)",
+        "auto: one per core, started only for a step that has a load or dump function); with "
+        "--ray, Ray actors per kind (0: one per CPU of the cluster)",
+    )
+    run.add_argument(
+        "--ray",
+        nargs="?",
+        const=LOCAL_RAY,
+        metavar="ADDRESS",
+        help="run load and dump functions on Ray: alone, a local Ray started for this run; "
+        "'auto' or ray://HOST:PORT, an existing cluster (needs pip install 'graphbook[ray]')",
+    )
+    run.add_argument(
+        "--retries",
+        type=workers_count,
+        default=0,
+        metavar="N",
+        help="with --ray, run a task again (up to N times) when its actor dies",
     )
     run.add_argument(
         "--continue-on-error",
@@ -232,7 +257,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.until is not None and args.until not in workflow.nodes:
         known = ", ".join(workflow.nodes) or "none"
         raise GraphbookError(f"--until {args.until!r}: no such node; the nodes are: {known}")
-    pool = make_pool(args.workers)
+    pool = make_pool(args.workers, backend_of(args))
     sink = make_sink(args, err, getattr(pool, "stats", None))
     control = RunControl()
     prompter = prompter_for(sink, output_console(), err)
@@ -263,6 +288,15 @@ def load_workflow(path: Path) -> Workflow:
 
         return load_script(path)
     return Workflow.load(path)
+
+
+def backend_of(args: argparse.Namespace) -> Backend:
+    if args.ray is None:
+        if args.retries:
+            raise GraphbookError("--retries applies to Ray actors: add --ray")
+        return "local"
+    address = None if args.ray == LOCAL_RAY else args.ray
+    return RayBackend(address, retries=args.retries)
 
 
 def make_sink(
@@ -362,6 +396,13 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     serve.add_argument("--workers", "--num_workers", type=workers_count, default=0, metavar="N")
     serve.add_argument(
+        "--ray",
+        nargs="?",
+        const=LOCAL_RAY,
+        metavar="ADDRESS",
+        help="run load and dump functions on Ray (as graphbook run --ray)",
+    )
+    serve.add_argument(
         "--token",
         default=os.environ.get("GRAPHBOOK_TOKEN"),
         help="require this token (needed off 127.0.0.1; default: $GRAPHBOOK_TOKEN)",
@@ -392,6 +433,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         data=args.data or data_home(),
         media=tuple(media),
         workers=args.workers,
+        ray=args.ray,
         token=args.token,
         allowed_origins=tuple(args.allow_origin),
         cache_budget=args.cache_mb << 20,
@@ -400,6 +442,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     for note in ignored_013_options(args):
         error_console().print(Text(f"note: {note}", style="yellow"))
+    if args.ray is not None:  # the server holds Ray; the pools its runs make only add actors
+        connect_ray(None if args.ray == LOCAL_RAY else args.ray)
     app = create_app(settings)
     out = output_console()
 

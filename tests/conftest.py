@@ -1,6 +1,12 @@
-"""Shared fixtures: the engine suite runs with 0 (inline) and 2 worker processes."""
+"""Shared fixtures: the engine suite runs with 0 (inline) and 2 worker processes, and on Ray.
+
+Ray starts once per test session (local, 2 CPUs) and its actors are shared by every test that
+runs on it; a test that needs Ray is skipped when Ray is not installed."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -8,3 +14,37 @@ import pytest
 @pytest.fixture(params=[0, 2], ids=["inline", "2workers"])
 def workers(request: pytest.FixtureRequest) -> int:
     return int(request.param)
+
+
+@pytest.fixture(scope="session")
+def ray_address() -> Iterator[str]:
+    """A local Ray for the whole session; its address lets subprocesses join it."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'graphbook[ray]'")
+    from graphbook.engine.ray_pool import connect
+
+    started = connect(num_cpus=2)
+    try:
+        yield str(ray.get_runtime_context().gcs_address)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def ray_pool(ray_address: str) -> Iterator[Any]:
+    """Two Ray actors per kind, kept for the session (runs open lanes on it, never close it)."""
+    from graphbook.engine.ray_pool import RayPool
+
+    pool = RayPool(ray_address, workers=2)
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+@pytest.fixture(params=["inline", "2workers", "ray"])
+def backend(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Arguments for `run_workflow`: inline, 2 worker processes, or the session's Ray pool."""
+    if request.param == "ray":
+        return {"pool": request.getfixturevalue("ray_pool")}
+    return {"workers": 0 if request.param == "inline" else 2}

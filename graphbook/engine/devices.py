@@ -29,10 +29,18 @@ def prepare(value: Any, params: dict[str, Any]) -> Any:
     """If `value` is a torch module, set eval mode and move it to the `device` parameter. On
     the CPU, cut its batches into slices run at once (`cpu_slices` parameter, else the
     GRAPHBOOK_CPU_SLICES variable, else 0: one slice per core and one more; 1 is off). On a
-    CUDA device, feed it CPU batches through pinned memory."""
+    CUDA device, feed it CPU batches through pinned memory. A `devices` parameter naming more
+    than one device (`all`: every GPU) replicates it on each, dealing each batch between them."""
     if not is_module(value):
         return value
     value.eval()
+    if params.get("devices"):  # replicas on several devices (graphbook/engine/replicas.py)
+        from graphbook.engine.replicas import devices_of, replicate
+
+        names = devices_of(params["devices"])
+        if len(names) > 1:
+            return replicate(value, names)
+        params = {**params, "device": names[0]}
     if "device" in params:
         value.to(choose_device(params["device"]))
     if on_cpu(value):

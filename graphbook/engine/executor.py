@@ -13,13 +13,14 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from graphbook.engine.cache import Entry, Plan, WorkflowCache
 from graphbook.engine.control import RunControl
 from graphbook.engine.devices import prepare
-from graphbook.engine.pool import InlinePool, Pool
+from graphbook.engine.pool import InlinePool, Pool, RemoteError
 from graphbook.engine.preview import preview
+from graphbook.engine.ray_pool import RayBackend
 from graphbook.engine.runners import (
     Previewer,
     Prompter,
@@ -79,7 +80,15 @@ class RunResult:
         return self.outputs.get(node_id, {}).get(output, [])
 
 
-__all__ = ["Executor", "RunControl", "RunResult", "make_pool", "run_workflow"]
+__all__ = [
+    "Backend",
+    "Executor",
+    "RayBackend",
+    "RunControl",
+    "RunResult",
+    "make_pool",
+    "run_workflow",
+]
 
 
 def default_prompter(node_id: str, question: dict[str, Any], data: Data) -> Any:
@@ -286,7 +295,7 @@ class _Session:
         start = time.perf_counter()
         status: NodeStatus = "failed"
         try:
-            self.values[node.id] = self._value(node, self._instantiate(node))
+            self.values[node.id] = self._resource_value(node)
             status = "done"
         except KeyboardInterrupt:
             status = "stopped"
@@ -300,15 +309,34 @@ class _Session:
         entry = self.cache.entry(node.id) if self.cache is not None else None
         return ReplayRunner(node, entry.pairs if entry is not None else (), self.state)
 
-    def _instantiate(self, node: GraphNode) -> Any:
+    def _resource_value(self, node: GraphNode) -> Any:
+        """The resource's value: built where the pool places it (a model on a Ray actor with a
+        GPU), else here."""
+        place = getattr(self.state.pool, "place_resource", None)
+        if place is not None:
+            try:
+                with node_context(node.id, self._log_to_sink):
+                    value = place(node, self._params(node))
+            except Exception as exc:
+                self._fail(node.id, exc)
+            if value is not None:
+                return value
+        return self._value(node, self._instantiate(node))
+
+    def _params(self, node: GraphNode) -> dict[str, Any]:
+        """The node's parameters with the values of the resources wired to it."""
         params = dict(node.params)
+        for name, source in node.resources.items():
+            spec = node.spec.param(name)
+            value = self.values[source]
+            params[name] = (
+                coerce(spec, value) if spec is not None and not spec.is_resource else value
+            )
+        return params
+
+    def _instantiate(self, node: GraphNode) -> Any:
         try:
-            for name, source in node.resources.items():
-                spec = node.spec.param(name)
-                value = self.values[source]
-                params[name] = (
-                    coerce(spec, value) if spec is not None and not spec.is_resource else value
-                )
+            params = self._params(node)
             with node_context(node.id, self._log_to_sink):
                 instance = node.spec.build(params)
         except Exception as exc:  # a resource's value of the wrong type fails here too
@@ -324,7 +352,10 @@ class _Session:
             self._fail(node.id, exc)
 
     def _fail(self, node_id: str, exc: BaseException) -> Any:
-        self.state.sink(NodeError(self.run_id, node_id, ErrorInfo.from_exception(exc)))
+        """Report `exc` on the node (with its own traceback when it came from elsewhere) and
+        abort the run."""
+        error = exc.error if isinstance(exc, RemoteError) else ErrorInfo.from_exception(exc)
+        self.state.sink(NodeError(self.run_id, node_id, error))
         self.state.failed = True
         raise RunAborted(node_id)
 
@@ -424,10 +455,22 @@ def _close_exhausted(pending: list[Runner[Any]]) -> bool:
     return closed
 
 
-def make_pool(workers: int) -> Pool:
-    """The pool for `workers` processes; 0 runs everything inline."""
+Backend = Literal["local", "ray"] | RayBackend
+"""Where pool work runs: `local` (worker processes, or inline with 0 workers), `ray` (Ray
+actors: the Ray this process runs, or a new local one), or a `RayBackend` (an address, retries)."""
+
+
+def make_pool(workers: int, backend: Backend = "local") -> Pool:
+    """The pool for `workers` processes; 0 runs everything inline. On Ray, `workers` actors
+    per kind (0: one per CPU of the cluster)."""
     if workers < 0:
         raise ValueError(f"workers must be 0 or more, got {workers}")
+    if backend == "ray":
+        backend = RayBackend()
+    if isinstance(backend, RayBackend):
+        return backend.pool(workers)
+    if backend != "local":
+        raise ValueError(f"backend is 'local', 'ray' or a RayBackend, got {backend!r}")
     if workers == 0:
         return InlinePool()
     from graphbook.engine.processes import ProcessPool
@@ -448,12 +491,14 @@ def run_workflow(
     control: RunControl | None = None,
     pool: Pool | None = None,
     prompter: Prompter = default_prompter,
+    backend: Backend = "local",
 ) -> RunResult:
     """Validate and run a workflow (object or file) with its node folders, here and now.
 
-    The run has a pool of `workers` processes of its own, closed at the end, unless `pool` is
-    given: then it runs on that one, which stays open (its owner closes it). `prompter`
-    answers the questions of prompt steps (default: each prompt's default answer)."""
+    The run has a pool of `workers` processes of its own (or Ray actors, with `backend` "ray"
+    or a `RayBackend`), closed at the end, unless `pool` is given: then it runs on that one,
+    which stays open (its owner closes it). `prompter` answers the questions of prompt steps
+    (default: each prompt's default answer)."""
     name = ""
     if not isinstance(workflow, Workflow):
         name = Path(workflow).name
@@ -464,7 +509,7 @@ def run_workflow(
     registry.load_needed(nodes, needed, modules)
     graph = build_graph(workflow, registry)
     own = pool is None
-    pool = make_pool(workers) if pool is None else pool
+    pool = make_pool(workers, backend) if pool is None else pool
     try:
         executor = Executor(
             pool, continue_on_error=continue_on_error, collect=collect, prompter=prompter

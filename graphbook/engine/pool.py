@@ -32,6 +32,14 @@ class Failed:
 Outcome = Done | Failed
 
 
+class RemoteError(Exception):
+    """Something failed in another process or machine; `error` carries its own traceback."""
+
+    def __init__(self, error: ErrorInfo) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 class Lane(Protocol):
     """Tasks for one function of one node."""
 

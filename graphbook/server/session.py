@@ -105,7 +105,7 @@ class Session:
 
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self.pool = make_pool(self.settings.workers)
+        self.pool = make_pool(self.settings.workers, self.settings.backend)
 
     async def close(self) -> None:
         active = self.active
@@ -203,7 +203,7 @@ class Session:
         active.released = True
         if self.pool is active.pool and _busy_after_stop(active):
             logger.info("ending worker processes still busy after a stop")
-            self.pool = make_pool(self.settings.workers)
+            self.pool = make_pool(self.settings.workers, self.settings.backend)
             active.retire_pool = True
         self._call_soon(self._finished, active)
 
@@ -266,7 +266,7 @@ class Session:
         logger.warning("run %s: %s; its thread is left behind", active.run_id, reason)
         active.abandoned = True
         if self.pool is active.pool:  # the stuck thread keeps the old pool, closed now
-            self.pool = make_pool(self.settings.workers)
+            self.pool = make_pool(self.settings.workers, self.settings.backend)
             threading.Thread(target=active.pool.close, name="graphbook-close", daemon=True).start()
         try:
             self.store.finish_run(active.run_id, "stopped", {}, f"stopped: {reason}")

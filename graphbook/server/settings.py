@@ -6,6 +6,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graphbook.engine.executor import Backend, RayBackend
 from graphbook.errors import GraphbookError
 from graphbook.store import data_home
 
@@ -25,6 +26,9 @@ class ServerSettings:
     media: tuple[Path, ...] = ()
     """More folders whose images may be shown (read only)."""
     workers: int = 0
+    ray: str | None = None
+    """Run pool work on Ray: `local` (a Ray on this machine), `auto` or `ray://host:port`."""
+    ray_retries: int = 0
     token: str | None = None
     allowed_origins: tuple[str, ...] = ()
     cache_budget: int = 1 << 30
@@ -52,6 +56,12 @@ class ServerSettings:
             raise GraphbookError(f"workers must be 0 or more, got {self.workers}")
         if self.cache_budget < 0:
             raise GraphbookError(f"the cache budget must be 0 or more, got {self.cache_budget}")
+
+    @property
+    def backend(self) -> Backend:
+        if self.ray is None:
+            return "local"
+        return RayBackend(None if self.ray == "local" else self.ray, retries=self.ray_retries)
 
     def roots(self) -> dict[str, Path]:
         """Every folder the API may read from, by the name used in media URLs."""

@@ -54,7 +54,7 @@ def produce(ctx: Any) -> Any:
         yield {"i": i}
 
 
-def test_a_slow_node_holds_its_source_back(workers: int) -> None:
+def test_a_slow_node_holds_its_source_back(backend: dict[str, Any]) -> None:
     gaps: list[int] = []
 
     @step("Test/Slow")
@@ -63,12 +63,12 @@ def test_a_slow_node_holds_its_source_back(workers: int) -> None:
 
     wf = Workflow()
     wf.connect(wf.add(produce), wf.add(slow))
-    assert run_workflow(wf, workers=workers).ok
+    assert run_workflow(wf, **backend).ok
     assert len(gaps) == 5000
     assert max(gaps) <= INBOX_CAPACITY + CHUNK, "the source ran ahead of its consumer"
 
 
-def test_items_flow_while_the_source_still_produces(workers: int) -> None:
+def test_items_flow_while_the_source_still_produces(backend: dict[str, Any]) -> None:
     seen: list[int] = []
 
     @step("Test/See")
@@ -77,7 +77,7 @@ def test_items_flow_while_the_source_still_produces(workers: int) -> None:
 
     wf = Workflow()
     wf.connect(wf.add(produce), wf.add(see))
-    assert run_workflow(wf, workers=workers).ok
+    assert run_workflow(wf, **backend).ok
     assert seen[0] <= CHUNK, "the first dict arrived only after the source ran far ahead"
     assert seen[-1] == 5000
 
@@ -115,7 +115,7 @@ def test_a_slow_source_and_a_slow_step_hand_on_each_dict_at_once() -> None:
     assert len(previews) >= 3  # the source's first dict, the slow step's, the last node's
 
 
-def test_fan_out_gives_each_branch_its_own_copy(workers: int) -> None:
+def test_fan_out_gives_each_branch_its_own_copy(backend: dict[str, Any]) -> None:
     @step("Test/Tag")
     @param("tag", "string")
     def tag(ctx: Any, data: dict[str, Any]) -> None:
@@ -132,21 +132,21 @@ def test_fan_out_gives_each_branch_its_own_copy(workers: int) -> None:
     a, b = wf.add(tag, tag="a"), wf.add(tag, tag="b")
     wf.connect(src, a)
     wf.connect(src, b)
-    result = run_workflow(wf, workers=workers, collect=True)
+    result = run_workflow(wf, **backend, collect=True)
     assert [d["tags"] for d in result.output(a.id)] == [["a"]] * 3
     assert [d["tags"] for d in result.output(b.id)] == [["b"]] * 3
 
 
-def test_fan_in_receives_everything(workers: int) -> None:
+def test_fan_in_receives_everything(backend: dict[str, Any]) -> None:
     wf = Workflow()
     join = wf.add(keep)
     wf.connect(wf.add(count, n=30), join)
     wf.connect(wf.add(count, n=20), join)
-    result = run_workflow(wf, workers=workers, collect=True)
+    result = run_workflow(wf, **backend, collect=True)
     assert result.counts[join.id] == {"out": 50}
 
 
-def test_routing_to_named_outputs(workers: int) -> None:
+def test_routing_to_named_outputs(backend: dict[str, Any]) -> None:
     @step("Test/Parity")
     @output("even", "odd")
     def parity(ctx: Any, data: dict[str, Any]) -> str:
@@ -155,7 +155,7 @@ def test_routing_to_named_outputs(workers: int) -> None:
     wf = Workflow()
     p = wf.add(parity)
     wf.connect(wf.add(count, n=9), p)
-    result = run_workflow(wf, workers=workers, collect=True)
+    result = run_workflow(wf, **backend, collect=True)
     assert result.counts[p.id] == {"even": 5, "odd": 4}
     assert [d["i"] for d in result.output(p.id, "odd")] == [1, 3, 5, 7]
 
@@ -198,14 +198,14 @@ def complete(ctx: Any, data: dict[str, Any]) -> None:
     assert len(data["loaded"]) == len(data["items"]), "a dict moved on before its items were done"
 
 
-def test_batches_gather_items_across_dicts(workers: int) -> None:
+def test_batches_gather_items_across_dicts(backend: dict[str, Any]) -> None:
     BATCHES.clear()
     wf = Workflow()
     b = wf.add(batcher)
     c = wf.add(complete)
     wf.connect(wf.add(dicts, n=5, per=3), b)
     wf.connect(b, c)
-    result = run_workflow(wf, workers=workers, collect=True)
+    result = run_workflow(wf, **backend, collect=True)
     assert result.ok, result.errors
     assert [len(x) for x in BATCHES] == [4, 4, 4, 3], "15 items in batches of 4, last flushed"
     assert [i for x in BATCHES for i in x] == [i * 100 + k for i in range(5) for k in range(3)]
@@ -213,7 +213,7 @@ def test_batches_gather_items_across_dicts(workers: int) -> None:
     assert result.output(b.id)[0]["loaded"] == [0, 10, 20]
 
 
-def test_last_partial_batch_is_flushed_without_load_fn(workers: int) -> None:
+def test_last_partial_batch_is_flushed_without_load_fn(backend: dict[str, Any]) -> None:
     seen: list[list[Any]] = []
 
     @step("Test/Plain")
@@ -225,12 +225,12 @@ def test_last_partial_batch_is_flushed_without_load_fn(workers: int) -> None:
     wf = Workflow()
     p = wf.add(plain, batch_size=4)
     wf.connect(wf.add(dicts, n=2, per=3), p)
-    result = run_workflow(wf, workers=workers)
+    result = run_workflow(wf, **backend)
     assert result.counts[p.id] == {"out": 2}
     assert [len(x) for x in seen] == [4, 2]
 
 
-def test_item_key_may_hold_one_value(workers: int) -> None:
+def test_item_key_may_hold_one_value(backend: dict[str, Any]) -> None:
     got: list[Any] = []
 
     @step("Test/One")
@@ -245,11 +245,13 @@ def test_item_key_may_hold_one_value(workers: int) -> None:
 
     wf = Workflow()
     wf.connect(wf.add(values), wf.add(one))
-    assert run_workflow(wf, workers=workers).ok
+    assert run_workflow(wf, **backend).ok
     assert got == [10, 20]
 
 
-def test_dump_fn_runs_and_dicts_wait_for_their_dumps(workers: int, tmp_path: Any) -> None:
+def test_dump_fn_runs_and_dicts_wait_for_their_dumps(
+    backend: dict[str, Any], tmp_path: Any
+) -> None:
     def write(path: str, text: str) -> None:
         with open(path, "w") as handle:
             handle.write(text)
@@ -269,7 +271,7 @@ def test_dump_fn_runs_and_dicts_wait_for_their_dumps(workers: int, tmp_path: Any
     c = wf.add(check)
     wf.connect(wf.add(dicts, n=3, per=3), d)
     wf.connect(d, c)
-    result = run_workflow(wf, workers=workers)
+    result = run_workflow(wf, **backend)
     assert result.ok, result.errors
     assert result.counts[c.id] == {"out": 3}
     assert len(list(tmp_path.glob("*.txt"))) == 9
@@ -364,14 +366,14 @@ class Fragile(Step):
         ENDED.append(self.id)
 
 
-def test_a_failing_node_stops_the_run_cleanly(workers: int) -> None:
+def test_a_failing_node_stops_the_run_cleanly(backend: dict[str, Any]) -> None:
     ENDED.clear()
     events: list[Event] = []
     wf = Workflow()
     f = wf.add(Fragile)
     src = wf.add(count, n=1000)
     wf.connect(src, f)
-    result = run_workflow(wf, workers=workers, collect=True, sink=events.append)
+    result = run_workflow(wf, **backend, collect=True, sink=events.append)
     assert result.status == "failed"
     finished = {e.node_id: e.status for e in events if isinstance(e, NodeFinished)}
     assert finished == {f.id: "failed", src.id: "stopped"}, "only the node that raised failed"
@@ -385,11 +387,11 @@ def test_a_failing_node_stops_the_run_cleanly(workers: int) -> None:
     assert len(result.output(f.id)) < 1000
 
 
-def test_continue_on_error_lets_the_other_dicts_through(workers: int) -> None:
+def test_continue_on_error_lets_the_other_dicts_through(backend: dict[str, Any]) -> None:
     wf = Workflow()
     f = wf.add(Fragile)
     wf.connect(wf.add(count, n=100), f)
-    result = run_workflow(wf, workers=workers, continue_on_error=True)
+    result = run_workflow(wf, **backend, continue_on_error=True)
     assert result.status == "completed" and not result.ok
     assert result.counts[f.id] == {"out": 99}
     assert len(result.errors) == 1
@@ -401,7 +403,7 @@ def broken_load(item: int) -> int:
     return item
 
 
-def test_a_load_fn_error_comes_back_with_its_traceback_and_item(workers: int) -> None:
+def test_a_load_fn_error_comes_back_with_its_traceback_and_item(backend: dict[str, Any]) -> None:
     @step("Test/LoadsBadly")
     @batch(2, "items", load_fn=broken_load)
     def loads_badly(ctx: Any, outputs: list[Any], items: list[Any], data: list[Any]) -> None:
@@ -410,7 +412,7 @@ def test_a_load_fn_error_comes_back_with_its_traceback_and_item(workers: int) ->
     wf = Workflow()
     node = wf.add(loads_badly)
     wf.connect(wf.add(dicts, n=3, per=3), node)
-    result = run_workflow(wf, workers=workers, continue_on_error=True)
+    result = run_workflow(wf, **backend, continue_on_error=True)
     assert [e.item for e in result.errors] == [101]
     assert "broken_load" in result.errors[0].error.traceback
     assert result.counts[node.id] == {"out": 2}, "the dict whose item failed is not passed on"

@@ -60,10 +60,12 @@ def where(events: list[Event], kind: type[Any], node_id: str) -> int:
     return next(i for i, e in enumerate(events) if isinstance(e, kind) and e.node_id == node_id)
 
 
-def test_a_resource_starts_and_finishes_before_the_steps_that_use_it(workers: int) -> None:
+def test_a_resource_starts_and_finishes_before_the_steps_that_use_it(
+    backend: dict[str, Any],
+) -> None:
     events: list[Event] = []
     wf, res, use = scaled()
-    result = run_workflow(wf, workers=workers, sink=events.append, collect=True)
+    result = run_workflow(wf, **backend, sink=events.append, collect=True)
     assert result.ok and [d["x"] for d in result.output(use)] == [0, 3, 6, 9]
     finished = [e for e in events if isinstance(e, NodeFinished) and e.node_id == res]
     assert len(finished) == 1
@@ -73,10 +75,10 @@ def test_a_resource_starts_and_finishes_before_the_steps_that_use_it(workers: in
     assert started_at < log_at < where(events, NodeFinished, res) < where(events, NodeStarted, use)
 
 
-def test_a_resource_that_raises_fails_as_a_node(workers: int) -> None:
+def test_a_resource_that_raises_fails_as_a_node(backend: dict[str, Any]) -> None:
     events: list[Event] = []
     wf, res, use = scaled(broken)
-    result = run_workflow(wf, workers=workers, sink=events.append)
+    result = run_workflow(wf, **backend, sink=events.append)
     assert result.status == "failed"
     failed = events[where(events, NodeFinished, res)]
     assert isinstance(failed, NodeFinished) and (failed.status, failed.errors) == ("failed", 1)

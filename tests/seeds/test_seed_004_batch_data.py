@@ -214,7 +214,9 @@ def check_results(result: Any, load_id: str, infer_id: str) -> None:
         assert all(item["output"].shape == (3, 12, 16) for item in d["image_paths"])
 
 
-def test_functional_version_runs_as_written(tmp_path: Path, images: Path, workers: int) -> None:
+def test_functional_version_runs_as_written(
+    tmp_path: Path, images: Path, backend: dict[str, Any]
+) -> None:
     nodes = write_nodes(tmp_path / "custom_nodes", FUNCTIONAL_LOAD)
     model_file = nodes / "model_steps.py"
     model_file.write_text(
@@ -225,7 +227,7 @@ def test_functional_version_runs_as_written(tmp_path: Path, images: Path, worker
     registry.load_folder(nodes)
     assert not registry.failures, registry.failures
     wf, load_id, infer_id = seed_workflow(images)
-    result = run_workflow(wf, registry=registry, workers=workers, collect=True)
+    result = run_workflow(wf, registry=registry, **backend, collect=True)
     check_results(result, load_id, infer_id)
 
 
@@ -239,11 +241,13 @@ def test_functional_versions_in_one_file_both_register(tmp_path: Path) -> None:
     assert "LoadImages" in registry and "MyMLModel" in registry
 
 
-def test_class_version_runs_as_written(tmp_path: Path, images: Path, workers: int) -> None:
+def test_class_version_runs_as_written(
+    tmp_path: Path, images: Path, backend: dict[str, Any]
+) -> None:
     nodes = write_nodes(tmp_path / "custom_nodes", CLASS_LOAD, CLASS_MODEL)
     registry = Registry.with_builtins()
     registry.load_folder(nodes)
     assert not registry.failures, registry.failures
     wf, load_id, infer_id = seed_workflow(images)
-    result = run_workflow(wf, registry=registry, workers=workers, collect=True)
+    result = run_workflow(wf, registry=registry, **backend, collect=True)
     check_results(result, load_id, infer_id)

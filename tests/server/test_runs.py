@@ -297,3 +297,25 @@ def test_runs_with_worker_processes(serving: Serve) -> None:
         assert stats["pool"]["workers"] == 2
 
     serving(scenario, workers=2)
+
+
+def test_runs_on_ray_look_like_local_runs(serving: Serve, ray_address: str) -> None:
+    async def scenario(server: Server) -> None:
+        document = chain(n=10)
+        next(n for n in document["nodes"] if n["id"] == "b").update(type="Squares", params={})
+        server.save("squares.json", document)
+        socket = await server.connect()
+        run_id = await server.run("squares.json")
+        # Ray actors start with the pool; on a busy machine importing torch takes a while
+        finished = await socket.next(timeout=180)
+        while not (isinstance(finished, p.RunFinished) and finished.run_id == run_id):
+            finished = await socket.next(timeout=180)
+        await server.idle()
+        assert finished.status == "completed" and finished.counts["b"] == {"out": 10}
+        _, item = await server.get("/api/outputs?workflow=squares.json&node=b&index=3")
+        assert item["item"] == {"x": 4, "square": 16}
+        assert [m.message for m in socket.of(p.NodeLog) if m.node_id == "a"][:2] == ["x=0", "x=1"]
+        _, stats = await server.get("/api/system")
+        assert stats["pool"]["workers"] == 1 and stats["pool"]["load"]["workers"] == 1
+
+    serving(scenario, workers=1, ray=ray_address)

@@ -1,0 +1,588 @@
+"""The Ray pool: load and dump functions run in Ray actors, on this machine or a cluster.
+
+It implements the worker-pool seam (`graphbook.engine.pool`), so the executor, its scheduling,
+the one event stream, counts, previews, prompts and stop stay on the driver exactly as in a
+local run; only the work that a local run gives to worker processes goes to Ray. Each kind of
+task (load, dump) has its own actors, so writing never waits behind loading. A lane's function
+is put in Ray's object store once and learned once by each actor that runs it. Outcomes are
+object refs until taken; a lane's capacity bounds the tasks in flight, so memory is flat in the
+dataset's size. An actor that dies is replaced: the task it was running is reported failed (or
+run again, `retries` times), and the tasks queued behind it go to the other actors.
+
+Ray is optional (`pip install 'graphbook[ray]'`): this module imports it only when a pool is
+made, and says how to install it when it is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+import secrets
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from graphbook.engine.pool import Failed, Kind, Outcome, call
+from graphbook.errors import GraphbookError
+from graphbook.events import ErrorInfo, KindStats, PoolStats
+
+logger = logging.getLogger(__name__)
+
+KINDS: tuple[Kind, ...] = ("load", "dump")
+LOCAL = "local"
+"""The address that means: start Ray on this machine (or use the Ray this process runs)."""
+PER_ACTOR = 16
+"""Tasks queued on one actor at a time; the rest wait on the driver, so a new actor (one that
+replaced a dead one) or an idle one gets work first."""
+GROUP = 4
+"""Tasks of one lane sent in one actor call: a Ray call costs the driver a few hundred µs, as
+much as decoding a small image; a group shares that cost."""
+PRELOAD = ("numpy", "torch", "torchvision", "PIL.Image")
+"""Modules an actor imports as it starts, if the driver has imported them."""
+INSTALL = "pip install 'graphbook[ray]'"
+NODE_PACKAGE = "graphbook_nodes"
+"""Node files are imported under this package; Ray workers cannot import it, so its modules
+travel by value (their code is pickled with the functions)."""
+
+
+_OPEN_POOLS = [0]
+_POOLS_STARTED_RAY = [False]
+"""Pools open in this process, and whether one of them started (or joined) Ray: the last one
+closed shuts it down. Ray that something else started (a test session, `graphbook serve`)
+stays up."""
+
+
+def require_ray() -> ModuleType:
+    """The `ray` module, or an error that says how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise GraphbookError(
+            f"the Ray backend needs Ray, which is not installed: {INSTALL}"
+        ) from None
+    return ray
+
+
+@contextmanager
+def _driver_path() -> Iterator[None]:
+    """While a local Ray starts, its workers inherit PYTHONPATH: give them this process's
+    sys.path, so they import what the driver imports (as forked workers do)."""
+    before = os.environ.get("PYTHONPATH")
+    paths = dict.fromkeys(os.path.abspath(p or os.curdir) for p in sys.path)  # '' is the cwd
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if os.path.isdir(p))
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
+
+
+def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
+    """Join Ray: the one this process already runs, else a new local one (`None` or `local`),
+    else the cluster at `address` (`auto`, `ray://host:port`, `host:port`). Returns True when
+    this call started or joined it (and so the caller should shut it down)."""
+    ray = require_ray()
+    if ray.is_initialized():
+        return False
+    quiet = {"include_dashboard": False, "logging_level": logging.WARNING}
+    try:
+        if address in (None, LOCAL):
+            with _driver_path():
+                ray.init(num_cpus=num_cpus, **quiet)
+        else:
+            ray.init(address=address, logging_level=logging.WARNING)
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        where = "a local Ray" if address in (None, LOCAL) else f"the Ray cluster at {address!r}"
+        raise GraphbookError(f"could not start or join {where}: {exc}") from exc
+    return True
+
+
+def _share_node_modules(ray: ModuleType) -> None:
+    """Make node files' modules travel by value: Ray workers have no `graphbook_nodes`."""
+    if NODE_PACKAGE in sys.modules:
+        ray.cloudpickle.register_pickle_by_value(sys.modules[NODE_PACKAGE])
+
+
+class _Actor:
+    """One Ray actor: learns lanes' functions, then runs their tasks in order, in the driver's
+    folder when its machine has that folder (relative paths then mean what they mean there)."""
+
+    def __init__(self, seed: int, cwd: str, preload: Sequence[str] = ()) -> None:
+        import importlib
+        import random
+
+        if os.path.isdir(cwd):  # the driver's folder, where the node's relative paths point
+            os.chdir(cwd)
+        for module in preload:  # while the driver builds its resources, not on the first task
+            with contextlib.suppress(ImportError):
+                importlib.import_module(module)
+        random.seed(seed)
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            torch.manual_seed(seed)
+            torch.set_num_threads(1)
+        self.fns: dict[int, Callable[..., Any] | ErrorInfo] = {}
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def learn(self, lane: int, pickled: bytes) -> None:
+        """Load a lane's function; one that cannot be loaded fails each of its tasks."""
+        from ray import cloudpickle
+
+        try:
+            self.fns[lane] = cloudpickle.loads(pickled)
+        except Exception as exc:
+            error = ErrorInfo.from_exception(exc)
+            message = f"the function could not be loaded on the Ray actor: {error.message}"
+            hint = " (is the module it needs installed on every Ray node?)"
+            self.fns[lane] = ErrorInfo(error.type, message + hint, error.traceback)
+
+    def forget(self, lane: int) -> None:
+        self.fns.pop(lane, None)
+
+    def run(self, lane: int, tasks: list[tuple[Any, ...]]) -> list[Outcome]:
+        """Run a group of tasks of one lane, in order; each outcome is a value."""
+        fn = self.fns.get(lane)
+        if fn is None:
+            fn = ErrorInfo("LookupError", "the actor has no function for this lane", "")
+        if isinstance(fn, ErrorInfo):
+            return [Failed(fn) for _ in tasks]
+        return [call(fn, args) for args in tasks]
+
+
+@dataclass
+class Timings:
+    """Where the driver's time went (seconds), for bench/ray.py."""
+
+    sending: float = 0.0
+    """Making calls: arguments serialized, calls queued to actors."""
+    receiving: float = 0.0
+    """Taking outcomes back: results fetched and deserialized."""
+    waiting: float = 0.0
+    """Blocked with nothing else to do until some call finished."""
+    tasks: int = 0
+
+
+@dataclass(frozen=True)
+class RayBackend:
+    """Where a run's pool work goes when it runs on Ray: `address` None (or `local`) starts
+    Ray here, `auto` or `ray://host:port` joins a cluster; `workers` actors per kind (0: one
+    per CPU of the cluster); `retries` runs a task again when its actor dies."""
+
+    address: str | None = None
+    workers: int = 0
+    retries: int = 0
+    models_on_actors: bool = False
+    """Models run on actors of their own even on the CPU (with a GPU, they always do)."""
+
+    def pool(self, workers: int = 0) -> RayPool:
+        return RayPool(
+            self.address,
+            workers or self.workers,
+            retries=self.retries,
+            models_on_actors=self.models_on_actors,
+        )
+
+
+@dataclass
+class _Task:
+    ticket: int
+    lane: int
+    kind: Kind
+    args: tuple[Any, ...]
+    deaths: int = 0
+    """Times an actor died running this task, known for certain (it ran alone)."""
+    suspect: bool = False
+    """Its actor died while it was one of several calls: it runs again alone, to find out."""
+    actor: _Handle | None = None
+
+
+@dataclass(eq=False)
+class _Handle:
+    """The driver's view of one actor: its calls in flight (oldest first), lanes it knows."""
+
+    actor: Any
+    calls: deque[tuple[Any, tuple[int, ...]]] = field(default_factory=deque)
+    """(object ref, tickets) of each call not yet collected, in the order they were made."""
+    load: int = 0
+    """Tasks in those calls."""
+    lanes: set[int] = field(default_factory=set)
+    dead: bool = False
+    alone: bool = False
+    """Running a suspect task: it gets nothing else until that task is back."""
+
+
+class RayPool:
+    """`workers` Ray actors for load functions and as many for dump functions, started on
+    their kind's first task and kept until `close()`. With `retries`, a task whose actor died
+    runs again (on another actor) up to that many times before it is reported failed."""
+
+    def __init__(
+        self,
+        address: str | None = None,
+        workers: int = 0,
+        *,
+        retries: int = 0,
+        num_cpus: int | None = None,
+        models_on_actors: bool = False,
+    ) -> None:
+        if workers < 0 or retries < 0:
+            raise ValueError(f"workers and retries must be 0 or more, got {workers}, {retries}")
+        self._ray = require_ray()
+        if connect(address, num_cpus):
+            _POOLS_STARTED_RAY[0] = True
+        _OPEN_POOLS[0] += 1
+        self.workers = workers or max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+        self.retries = retries
+        self.models_on_actors = models_on_actors
+        self._remote = self._ray.remote(num_cpus=0, scheduling_strategy="SPREAD")(_Actor)
+        self._actors: dict[Kind, list[_Handle]] = {kind: [] for kind in KINDS}
+        self._backlog: dict[Kind, deque[int]] = {kind: deque() for kind in KINDS}
+        self._tasks: dict[int, _Task] = {}
+        self._refs: dict[Any, tuple[_Handle, tuple[int, ...]]] = {}
+        """Object ref of each call in flight -> its actor and tickets, in the order made."""
+        self._lanes: dict[int, RayLane] = {}
+        self._fns: dict[int, Any] = {}
+        """Lane id -> the function's object ref, or the ErrorInfo of why it could not be put."""
+        self._tickets = itertools.count()
+        self._lane_ids = itertools.count()
+        self._seed = secrets.randbits(32)
+        self._numbers = itertools.count()
+        self.closed = False
+        self.timings = Timings()
+        for kind in KINDS:  # started now, they are ready by the first task
+            self._group(kind)
+
+    # -- the Pool protocol ----------------------------------------------------------------
+    def lane(self, fn: Callable[..., Any], capacity: int, kind: Kind = "load") -> RayLane:
+        if kind not in KINDS:
+            raise ValueError(f"a lane's kind is one of {KINDS}, got {kind!r}")
+        self._check_open()
+        lane = RayLane(self, next(self._lane_ids), kind, capacity)
+        self._lanes[lane.id] = lane
+        _share_node_modules(self._ray)
+        try:
+            self._fns[lane.id] = self._ray.put(self._ray.cloudpickle.dumps(fn))
+        except Exception as exc:
+            error = ErrorInfo.from_exception(exc)
+            name = getattr(fn, "__qualname__", fn)
+            message = f"function {name!r} could not be sent to Ray: {error.message}"
+            self._fns[lane.id] = ErrorInfo(error.type, message, error.traceback)
+        return lane
+
+    def wait(self, timeout: float) -> None:
+        """Block until some call finishes (or `timeout` passes), then route what finished."""
+        start = time.perf_counter()
+        self.collect(timeout)
+        self.timings.waiting += time.perf_counter() - start
+
+    def close(self) -> None:
+        """Stop the actors (and Ray itself, when this pool started it)."""
+        if self.closed:
+            return
+        self.closed = True
+        for handles in self._actors.values():
+            for handle in handles:
+                self._ray.kill(handle.actor, no_restart=True)
+        self._actors = {kind: [] for kind in KINDS}
+        self._tasks.clear()
+        self._refs.clear()
+        _OPEN_POOLS[0] -= 1
+        if _POOLS_STARTED_RAY[0] and not _OPEN_POOLS[0]:  # the last pool on a Ray a pool began
+            _POOLS_STARTED_RAY[0] = False
+            self._ray.shutdown()
+
+    def __enter__(self) -> RayPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def place_resource(self, node: Any, params: dict[str, Any]) -> Any:
+        """Build a resource that asks for a GPU (every model, with `models_on_actors`) on an
+        actor of its own; None: build it on the driver (graphbook/engine/ray_resources.py)."""
+        self._check_open()
+        _share_node_modules(self._ray)
+        from graphbook.engine.ray_resources import place
+
+        return place(node, params, self.models_on_actors, self.retries)
+
+    def stats(self) -> PoolStats:
+        """Tasks waiting on the driver and running (or queued) on actors, per kind."""
+
+        def of(kind: Kind) -> KindStats:
+            handles = self._actors[kind]
+            waiting = sum(1 for t in self._backlog[kind] if t in self._tasks)
+            running = sum(h.load for h in handles)
+            return KindStats(waiting, running, sum(1 for h in handles if not h.dead))
+
+        return PoolStats(self.workers, of("load"), of("dump"))
+
+    def pids(self, kind: Kind = "load") -> list[int]:
+        """The process ids of the live actors of `kind` (starting them if need be)."""
+        handles = self._group(kind)
+        return list(self._ray.get([h.actor.pid.remote() for h in handles]))
+
+    # -- tasks ----------------------------------------------------------------------------
+    def submit(self, lane: RayLane, args: tuple[Any, ...]) -> int:
+        self._check_open()
+        ticket = next(self._tickets)
+        fn = self._fns[lane.id]
+        if isinstance(fn, ErrorInfo):
+            lane.resolve(ticket, Failed(fn))
+            return ticket
+        self._tasks[ticket] = _Task(ticket, lane.id, lane.kind, args)
+        backlog = self._backlog[lane.kind]
+        backlog.append(ticket)
+        if len(backlog) >= GROUP:  # else the next collect sends it, with those that follow
+            self._dispatch(lane.kind)
+        return ticket
+
+    def forget(self, lane_id: int) -> None:
+        """Drop a lane: its waiting tasks, its outcomes to come, its function in the actors."""
+        self._lanes.pop(lane_id, None)
+        if self._fns.pop(lane_id, None) is None or self.closed:
+            return
+        for ticket, task in list(self._tasks.items()):
+            if task.lane == lane_id and task.actor is None:
+                del self._tasks[ticket]
+        for handles in self._actors.values():
+            for handle in handles:
+                if lane_id in handle.lanes and not handle.dead:
+                    handle.lanes.discard(lane_id)
+                    handle.actor.forget.remote(lane_id)
+
+    def collect(self, timeout: float) -> None:
+        """Route every finished call's outcomes to their lanes (waiting up to `timeout` for
+        one), replace dead actors, and hand waiting tasks to actors with room."""
+        if self.closed:
+            return
+        for kind in KINDS:
+            self._dispatch(kind)
+        if not self._refs:
+            return
+        refs = list(self._refs)
+        ready, _ = self._ray.wait(refs, num_returns=1, timeout=timeout)
+        if ready:
+            ready, _ = self._ray.wait(refs, num_returns=len(refs), timeout=0)
+            self._receive_all(ready)
+        for kind in KINDS:
+            self._dispatch(kind)
+
+    def _receive_all(self, ready: list[Any]) -> None:
+        start = time.perf_counter()
+        try:
+            groups = self._ray.get(ready)
+        except Exception:  # some call failed as a whole (its actor died): one by one
+            for ref in ready:
+                self._receive_one(ref)
+        else:
+            for ref, outcomes in zip(ready, groups, strict=True):
+                self._route(ref, outcomes)
+        self.timings.receiving += time.perf_counter() - start
+
+    def _receive_one(self, ref: Any) -> None:
+        entry = self._refs.get(ref)
+        if entry is None or entry[0].dead:
+            return
+        try:
+            outcomes = self._ray.get(ref)
+        except self._ray.exceptions.RayActorError as exc:
+            self._bury(entry[0], exc)
+            return
+        except Exception as exc:  # the results could not be read back
+            outcomes = [Failed(ErrorInfo.from_exception(exc))] * len(entry[1])
+        self._route(ref, outcomes)
+
+    def _route(self, ref: Any, outcomes: list[Outcome]) -> None:
+        handle, tickets = self._refs.pop(ref)
+        handle.calls.remove((ref, tickets))
+        handle.load -= len(tickets)
+        handle.alone = False
+        for ticket, outcome in zip(tickets, outcomes, strict=True):
+            self._resolve(ticket, outcome)
+        self.timings.tasks += len(tickets)
+
+    def _resolve(self, ticket: int, outcome: Outcome) -> None:
+        task = self._tasks.pop(ticket, None)
+        if task is None:
+            return
+        lane = self._lanes.get(task.lane)
+        if lane is not None:
+            lane.resolve(ticket, outcome)
+
+    def _bury(self, handle: _Handle, exc: Exception) -> None:
+        """An actor died. Calls whose outcomes arrived keep them. If one call was left, its task
+        killed the actor: it fails (or runs again, `retries` times). If several were left,
+        Ray cannot say which one ran (replies of finished calls may be lost with the actor):
+        each runs again alone on an actor, so a task that kills its actor is found for sure."""
+        handle.dead = True
+        kind = next(k for k, hs in self._actors.items() if handle in hs)
+        logger.warning("a Ray %s actor died; starting another", kind)
+        left: list[_Task] = []
+        for ref, tickets in handle.calls:
+            self._refs.pop(ref, None)
+            outcomes = self._finished(ref)
+            for n, ticket in enumerate(tickets):
+                task = self._tasks.get(ticket)
+                if task is None:
+                    continue
+                task.actor = None
+                if outcomes is not None:
+                    self._resolve(ticket, outcomes[n])
+                else:
+                    left.append(task)
+        handle.calls.clear()
+        handle.load = 0
+        if len(left) == 1:
+            left[0].deaths += 1
+        requeue = []
+        for task in left:
+            if task.deaths > self.retries:
+                self._resolve(task.ticket, Failed(_died(kind, exc)))
+            else:
+                task.suspect = True
+                requeue.append(task.ticket)
+        self._backlog[kind].extendleft(reversed(requeue))
+        handles = self._actors[kind]
+        handles[handles.index(handle)] = self._start(kind)
+
+    def _finished(self, ref: Any) -> list[Outcome] | None:
+        """The outcomes of a call of a dead actor, if it finished before the actor died."""
+        try:
+            outcomes: list[Outcome] = self._ray.get(ref, timeout=0)
+        except Exception:
+            return None
+        return outcomes
+
+    def _dispatch(self, kind: Kind) -> None:
+        """Hand waiting tasks to the least busy actors, in groups of one lane's tasks; a suspect
+        task waits for an idle actor and runs alone on it."""
+        backlog = self._backlog[kind]
+        while backlog:
+            free = [h for h in self._group(kind) if not h.alone and h.load < PER_ACTOR]
+            first = self._tasks.get(backlog[0])
+            if first is None or first.lane not in self._fns:
+                backlog.popleft()
+                continue
+            if not free:
+                return
+            handle = min(free, key=lambda h: h.load)
+            if first.suspect:
+                if handle.load:
+                    return
+                self._give(handle, [self._tasks[backlog.popleft()]])
+                continue
+            size = min(GROUP, PER_ACTOR - handle.load, -(-len(backlog) // len(free)))
+            self._give(handle, self._take(backlog, first.lane, size))
+
+    def _take(self, backlog: deque[int], lane: int, size: int) -> list[_Task]:
+        """Up to `size` tasks from the front of the backlog, all of `lane` and none suspect."""
+        group: list[_Task] = []
+        while backlog and len(group) < size:
+            task = self._tasks.get(backlog[0])
+            if task is not None and (task.lane != lane or task.suspect):
+                break
+            backlog.popleft()
+            if task is not None:
+                group.append(task)
+        return group
+
+    def _give(self, handle: _Handle, tasks: list[_Task]) -> None:
+        if not tasks:
+            return
+        start = time.perf_counter()
+        lane = tasks[0].lane
+        if lane not in handle.lanes:
+            handle.lanes.add(lane)
+            handle.actor.learn.remote(lane, self._fns[lane])
+        ref = handle.actor.run.remote(lane, [task.args for task in tasks])
+        tickets = tuple(task.ticket for task in tasks)
+        for task in tasks:
+            task.actor = handle
+        handle.alone = tasks[0].suspect
+        handle.calls.append((ref, tickets))
+        handle.load += len(tasks)
+        self._refs[ref] = (handle, tickets)
+        self.timings.sending += time.perf_counter() - start
+
+    def _group(self, kind: Kind) -> list[_Handle]:
+        handles = self._actors[kind]
+        if not handles:
+            handles.extend(self._start(kind) for _ in range(self.workers))
+        return handles
+
+    def _start(self, kind: Kind) -> _Handle:
+        seed = (self._seed + next(self._numbers)) % 2**32
+        preload = [name for name in PRELOAD if name in sys.modules]
+        actor = self._remote.remote(seed, os.getcwd(), preload)
+        logger.debug("started a Ray %s actor", kind)
+        return _Handle(actor)
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuntimeError("the Ray pool is closed; make a new one")
+
+
+class RayLane:
+    """Tasks for one function; outcomes come back out of order and leave in order."""
+
+    def __init__(self, pool: RayPool, id: int, kind: Kind, capacity: int) -> None:
+        self.id = id
+        self.kind = kind
+        self.capacity = capacity
+        self.closed = False
+        self._pool = pool
+        self._order: deque[int] = deque()
+        self._outcomes: dict[int, Outcome] = {}
+
+    def submit(self, *args: Any) -> None:
+        if self.closed:
+            raise RuntimeError(f"lane {self.id} is closed; open a new lane to submit tasks")
+        self._order.append(self._pool.submit(self, args))
+
+    def take_ready(self) -> list[Outcome]:
+        self._pool.collect(0)
+        ready = []
+        while self._order and self._order[0] in self._outcomes:
+            ready.append(self._outcomes.pop(self._order.popleft()))
+        return ready
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._order)
+
+    @property
+    def has_ready(self) -> bool:
+        self._pool.collect(0)
+        return bool(self._order) and self._order[0] in self._outcomes
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._order.clear()
+            self._outcomes.clear()
+            self._pool.forget(self.id)
+
+    def resolve(self, ticket: int, outcome: Outcome) -> None:
+        if not self.closed:
+            self._outcomes[ticket] = outcome
+
+
+def _died(kind: str, exc: Exception) -> ErrorInfo:
+    why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    message = f"the Ray {kind} actor running this task died ({why}); a new actor took its place"
+    return ErrorInfo("WorkerDied", message, f"{message}\n\n{exc}")
+
+
+__all__ = ["INSTALL", "RayBackend", "RayLane", "RayPool", "connect", "require_ray"]

@@ -1,0 +1,165 @@
+"""Model resources on Ray actors: a model whose device is CUDA gets an actor with a GPU.
+
+On the Ray backend a resource with a `device` parameter that asks for CUDA (`cuda`, `cuda:N`, or
+`auto` on a cluster with GPUs) is built inside an actor that Ray gives a GPU, once. The nodes
+that use it get a `RemoteModel` in its place: calling it sends the batch to the actor, runs the
+model there (inference mode when the model is in eval mode), and returns the outputs on the CPU.
+Node code stays as it is (`self.model(batch)`, `next(model.parameters()).device`, `.to(...)`).
+Ray restarts an actor that dies (building the model again); the batch it was running fails on
+its node, as a dead worker's item does.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+import torch
+
+from graphbook.engine.devices import prepare
+from graphbook.engine.pool import RemoteError
+from graphbook.engine.replicas import to_device
+from graphbook.events import ErrorInfo
+
+RESTARTS = 3
+"""Times Ray rebuilds a model actor that died."""
+RESTART_WAIT = 120.0
+"""Seconds a call waits for a model actor that Ray is building again."""
+
+
+class WorkerDied(Exception):
+    """The actor running a model died during the call."""
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def wants_gpu(params: dict[str, Any], cluster_gpus: float) -> bool:
+    """Whether a resource with these parameters asks Ray for a GPU."""
+    device = str(params.get("device") or "auto")
+    if device.startswith("cuda"):
+        return True
+    return device == "auto" and cluster_gpus > 0
+
+
+def actor_params(params: dict[str, Any], gpu: bool) -> dict[str, Any]:
+    """The parameters the actor builds with: Ray shows it only its own GPU, as `cuda`."""
+    if not gpu or "device" not in params:
+        return dict(params)
+    return {**params, "device": "cuda"}
+
+
+class ModelActor:
+    """Builds one resource (a node's spec and parameters) and runs the model it returns."""
+
+    def __init__(self, spec: Any, params: dict[str, Any], node_id: str, cwd: str) -> None:
+        if os.path.isdir(cwd):
+            os.chdir(cwd)
+        self.value: Any = None
+        self.error: ErrorInfo | None = None
+        try:
+            instance = spec.build(params)
+            instance.id = node_id
+            self.value = prepare(instance.value(), params)
+        except Exception as exc:
+            self.error = ErrorInfo.from_exception(exc)
+
+    def ready(self) -> tuple[ErrorInfo | None, bool]:
+        """(why building failed, or None; whether the value is a torch module)."""
+        return self.error, isinstance(self.value, torch.nn.Module)
+
+    def get(self) -> Any:
+        return self.value
+
+    def forward(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        model = self.value
+        device = next((p.device for p in model.parameters()), torch.device("cpu"))
+        args, kwargs = to_device((args, kwargs), device)
+        with torch.inference_mode(not model.training):
+            return to_device(model(*args, **kwargs), torch.device("cpu"))
+
+
+class RemoteModel(torch.nn.Module):
+    """Stands in for a model that lives on a Ray actor: calls go to it, outputs come back on
+    the CPU. It reports the CPU as its device, so inputs are built here and sent as they are."""
+
+    def __init__(self, actor: Any, name: str, retries: int = 0) -> None:
+        super().__init__()
+        self._actor = actor
+        self._name = name
+        self._retries = retries
+        self._lost = False
+        self.anchor = torch.nn.Parameter(torch.empty(0), requires_grad=False)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the model on its actor. If the actor dies meanwhile, the call fails (or runs
+        again, `retries` times, once Ray has built the actor again)."""
+        ray = sys.modules["ray"]
+        attempt = 0
+        while True:
+            if self._lost:
+                self._wait_until_rebuilt()
+            try:
+                return ray.get(self._actor.forward.remote(args, kwargs))
+            except ray.exceptions.RayActorError as exc:
+                self._lost = True
+                attempt += 1
+                if attempt > self._retries:
+                    raise WorkerDied(
+                        f"the Ray actor running model {self._name!r} died while running this "
+                        f"batch (Ray builds it again for the next one): {first_line(exc)}"
+                    ) from exc
+
+    def _wait_until_rebuilt(self) -> None:
+        ray = sys.modules["ray"]
+        deadline = time.monotonic() + RESTART_WAIT
+        while True:
+            try:
+                ray.get(self._actor.ready.remote())
+                self._lost = False
+                return
+            except ray.exceptions.ActorUnavailableError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+            except ray.exceptions.RayActorError as exc:
+                raise WorkerDied(
+                    f"the Ray actor running model {self._name!r} died and could not be built "
+                    f"again: {first_line(exc)}"
+                ) from exc
+
+    def to(self, *args: Any, **kwargs: Any) -> RemoteModel:
+        """The model stays on its actor's device."""
+        return self
+
+    def extra_repr(self) -> str:
+        return f"on a Ray actor: {self._name}"
+
+
+def place(node: Any, params: dict[str, Any], everything: bool = False, retries: int = 0) -> Any:
+    """Build `node`'s resource on an actor when it asks for a GPU (or always, with
+    `everything`: models on actors even on the CPU). Returns a `RemoteModel` for a model, the
+    value itself for anything else, or None when it should be built here."""
+    ray: Any = sys.modules["ray"]  # the Ray pool that calls this has imported it
+
+    if "device" not in params:
+        return None
+    gpu = wants_gpu(params, float(ray.cluster_resources().get("GPU", 0)))
+    if not gpu and not everything:
+        return None
+    options = {"num_gpus": 1 if gpu else 0, "num_cpus": 0, "max_restarts": RESTARTS}
+    remote = ray.remote(**options)(ModelActor)
+    actor = remote.remote(node.spec, actor_params(params, gpu), node.id, os.getcwd())
+    error, is_model = ray.get(actor.ready.remote())
+    if error is not None:
+        ray.kill(actor)
+        raise RemoteError(error)
+    if is_model:
+        return RemoteModel(actor, node.title, retries)
+    value = ray.get(actor.get.remote())
+    ray.kill(actor)
+    return value

@@ -1,0 +1,323 @@
+"""The Ray backend: load and dump functions on Ray actors, everything else as in a local run.
+
+The engine's end-to-end tests also run on Ray (the `backend` fixture); these cover what only
+Ray has: actors that die, retries, a stop while actors work, prompts, and the missing extra.
+Tests that need Ray take the session's (`ray_address`, `ray_pool`), skipped without Ray."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from graphbook import (
+    Registry,
+    Workflow,
+    batch,
+    build_graph,
+    param,
+    resource,
+    run_workflow,
+    source,
+    step,
+)
+from graphbook.cli import main
+from graphbook.engine.executor import Executor, RunControl
+from graphbook.engine.pool import Done, Failed
+from graphbook.engine.ray_pool import RayPool
+from graphbook.engine.ray_resources import actor_params, wants_gpu
+from graphbook.events import Event, Prompt, PromptAnswered
+from graphbook.steps import PromptStep
+
+
+def die_on_three(path: str) -> int:
+    """Kill the actor running it on item 3; a file counts the deaths."""
+    if path.endswith("/3"):
+        with open(path + ".deaths", "a") as deaths:
+            deaths.write("x")
+        os.kill(os.getpid(), signal.SIGKILL)
+    return int(path.rsplit("/", 1)[1])
+
+
+def die_once_on_three(path: str) -> int:
+    if path.endswith("/3") and not os.path.exists(path + ".deaths"):
+        die_on_three(path)
+    return int(path.rsplit("/", 1)[1])
+
+
+@step("Ray/Loads")
+@batch(2, "items", load_fn=die_on_three)
+def loads(ctx: Any, outputs: list[Any], items: list[Any], data: list[Any]) -> None:
+    for value, d in zip(outputs, data, strict=True):
+        d["value"] = value
+
+
+@step("Ray/LoadsOnce")
+@batch(2, "items", load_fn=die_once_on_three)
+def loads_once(ctx: Any, outputs: list[Any], items: list[Any], data: list[Any]) -> None:
+    for value, d in zip(outputs, data, strict=True):
+        d["value"] = value
+
+
+def dying_workflow(folder: Path, items: list[int], node_kind: Any = loads) -> tuple[Workflow, str]:
+    wf = Workflow()
+    node = wf.add(node_kind)
+    wf.connect(wf.add(source_of(folder, items)), node)
+    return wf, node.id
+
+
+def source_of(folder: Path, items: list[int]) -> Any:
+    @step("Ray/Paths")
+    @source()
+    def paths(ctx: Any) -> Any:
+        for i in items:
+            yield {"items": [f"{folder}/{i}"]}
+
+    return paths
+
+
+def test_an_actor_killed_mid_task_fails_that_item_and_the_run_goes_on(
+    ray_address: str, tmp_path: Path
+) -> None:
+    wf, node = dying_workflow(tmp_path, list(range(8)))
+    with RayPool(ray_address, workers=1) as pool:
+        result = run_workflow(wf, pool=pool, continue_on_error=True, collect=True)
+        assert len(result.errors) == 1, result.errors
+        error = result.errors[0]
+        assert error.node_id == node and error.error.type == "WorkerDied"
+        assert "actor running this task died" in error.error.message
+        assert error.item == f"{tmp_path}/3", "the item that killed its actor, none other"
+        assert [d["value"] for d in result.output(node)] == [0, 1, 2, 4, 5, 6, 7]
+        again = run_workflow(dying_workflow(tmp_path, [0, 1])[0], pool=pool)
+        assert again.ok, "a new actor took its place"
+
+
+def test_with_retries_the_item_of_a_dead_actor_runs_again(ray_address: str, tmp_path: Path) -> None:
+    wf, node = dying_workflow(tmp_path, [3], loads_once)
+    with RayPool(ray_address, workers=1, retries=1) as pool:
+        result = run_workflow(wf, pool=pool, collect=True)
+    assert result.ok, result.errors
+    assert [d["value"] for d in result.output(node)] == [3]
+    assert (tmp_path / "3.deaths").read_text() == "x", "the actor did die, once"
+
+
+def test_the_pool_keeps_order_and_returns_errors_as_values(ray_pool: RayPool) -> None:
+    def tenfold(x: int) -> int:
+        if x == 4:
+            raise ValueError("no fours")
+        return x * 10
+
+    lane = ray_pool.lane(tenfold, 16)
+    for x in range(8):
+        lane.submit(x)
+    outcomes: list[Any] = []
+    deadline = time.monotonic() + 120  # actors may still be starting on a busy machine
+    while lane.in_flight and time.monotonic() < deadline:
+        ray_pool.wait(0.1)
+        outcomes += lane.take_ready()
+    lane.close()
+    assert [o.value for o in outcomes if isinstance(o, Done)] == [0, 10, 20, 30, 50, 60, 70]
+    failed = [o for o in outcomes if isinstance(o, Failed)]
+    assert outcomes.index(failed[0]) == 4
+    assert "no fours" in failed[0].error.traceback and "tenfold" in failed[0].error.traceback
+
+
+def slow_load(item: int) -> int:
+    time.sleep(0.01)
+    return item
+
+
+def test_stop_ends_a_never_ending_run_while_actors_work(ray_pool: RayPool) -> None:
+    control = RunControl()
+
+    @step("Ray/Forever")
+    @source()
+    def forever(ctx: Any) -> Any:
+        i = 0
+        while True:
+            i += 1
+            yield {"items": [i]}
+
+    @step("Ray/Slow")
+    @batch(4, "items", load_fn=slow_load)
+    def slow(ctx: Any, outputs: list[Any], items: list[Any], data: list[Any]) -> None:
+        if max(items) >= 50:
+            threading.Thread(target=control.stop).start()
+
+    wf = Workflow()
+    wf.connect(wf.add(forever), wf.add(slow))
+    result = run_workflow(wf, pool=ray_pool, control=control)
+    assert result.status == "stopped"
+    assert run_workflow(wf_counting(), pool=ray_pool).ok, "the pool still works after a stop"
+
+
+def wf_counting() -> Workflow:
+    wf = Workflow()
+    wf.connect(wf.add(source_of(Path("/nowhere"), [0, 1, 2])), wf.add(plain_batch))
+    return wf
+
+
+@step("Ray/Plain")
+@batch(2, "items", load_fn=len)
+def plain_batch(ctx: Any, outputs: list[Any], items: list[Any], data: list[Any]) -> None:
+    pass
+
+
+class Ask(PromptStep):
+    def get_prompt(self, data: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "bool", "msg": f"keep {data['items'][0]}?", "def": True, "options": {}}
+
+    def on_prompt_response(self, data: dict[str, Any], response: Any) -> None:
+        data["kept"] = response
+
+    def route(self, data: dict[str, Any]) -> str | None:
+        return "out" if data["kept"] else None
+
+
+def test_a_prompt_after_a_ray_batch_is_answered_through_the_event_stream(
+    ray_pool: RayPool,
+) -> None:
+    events: list[Event] = []
+
+    def prompter(node_id: str, question: dict[str, Any], data: dict[str, Any]) -> Future[Any]:
+        answer: Future[Any] = Future()
+        answer.set_result(data["items"][0].endswith(("0", "2")))
+        return answer
+
+    wf = Workflow()
+    b = wf.add(plain_batch)
+    ask = wf.add(Ask, id="ask")
+    wf.connect(wf.add(source_of(Path("/p"), [0, 1, 2])), b)
+    wf.connect(b, ask)
+    graph = build_graph(wf, Registry.with_builtins())
+    result = Executor(ray_pool, collect=True, prompter=prompter).run(graph, events.append)
+    assert result.ok, result.errors
+    assert [d["items"] for d in result.output("ask")] == [["/p/0"], ["/p/2"]]
+    assert len([e for e in events if isinstance(e, Prompt)]) == 3
+    assert len([e for e in events if isinstance(e, PromptAnswered)]) == 3
+
+
+def test_without_ray_the_cli_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
+    workflow = tmp_path / "wf.json"
+    Workflow().save(workflow)
+    assert main(["run", str(workflow), "--ray"]) == 2
+    assert "pip install 'graphbook[ray]'" in capsys.readouterr().err
+
+
+# -- models on actors ----------------------------------------------------------------------------
+
+
+class PidNet(torch.nn.Module):
+    """Answers each row with the id of the process it runs in; dies on a row of -1 once."""
+
+    def __init__(self, marker: str) -> None:
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.ones(1))
+        self.marker = marker
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if bool((x == -1).any()) and not os.path.exists(self.marker):
+            Path(self.marker).touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return torch.full((len(x),), float(os.getpid())) * self.scale
+
+
+@resource("Ray/PidModel")
+@param("device", "string", default="cpu")
+@param("marker", "string", default="")
+def pid_model(ctx: Any) -> torch.nn.Module:
+    if ctx.marker == "fail":
+        raise OSError("no weights here")
+    return PidNet(ctx.marker)
+
+
+@step("Ray/Ask")
+@batch(2, "items")
+@param("model", "resource")
+def ask_model(ctx: Any, outputs: list[Any], items: list[Any], data: list[Any]) -> None:
+    device = next(ctx.model.parameters()).device
+    pids = ctx.model(torch.tensor(items, dtype=torch.float32).to(device))
+    for d, pid in zip(data, pids.tolist(), strict=True):
+        d["pid"] = int(pid)
+
+
+def model_workflow(items: list[int], marker: str = "") -> tuple[Workflow, str, str]:
+    @step("Ray/Items")
+    @source()
+    def numbers(ctx: Any) -> Any:
+        for item in items:
+            yield {"items": [item]}
+
+    wf = Workflow()
+    model = wf.add(pid_model, marker=marker)
+    node = wf.add(ask_model, model=model)
+    wf.connect(wf.add(numbers), node)
+    return wf, node.id, model.id
+
+
+def test_a_model_runs_on_its_own_actor_and_node_code_is_unchanged(ray_address: str) -> None:
+    wf, node, _ = model_workflow([1, 2, 3, 4, 5])
+    with RayPool(ray_address, workers=1, models_on_actors=True) as pool:
+        result = run_workflow(wf, pool=pool, collect=True)
+    assert result.ok, result.errors
+    pids = {d["pid"] for d in result.output(node)}
+    assert len(pids) == 1 and os.getpid() not in pids, "one actor, not the driver, ran the model"
+    here = run_workflow(wf, pool=pool_for_driver_models(ray_address), collect=True)
+    assert {d["pid"] for d in here.output(node)} == {os.getpid()}, "CPU models stay here"
+
+
+def pool_for_driver_models(ray_address: str) -> RayPool:
+    return RayPool(ray_address, workers=1)
+
+
+def test_a_model_actor_that_dies_fails_its_batch_and_is_rebuilt(
+    ray_address: str, tmp_path: Path
+) -> None:
+    wf, node, _ = model_workflow([1, 2, -1, 4, 5, 6], marker=str(tmp_path / "died"))
+    with RayPool(ray_address, workers=1, models_on_actors=True) as pool:
+        result = run_workflow(wf, pool=pool, collect=True, continue_on_error=True)
+    assert (tmp_path / "died").exists()
+    assert len(result.errors) == 1 and result.errors[0].node_id == node
+    assert result.errors[0].error.type == "WorkerDied"
+    assert "model 'PidModel'" in result.errors[0].error.message
+    assert [d["items"] for d in result.output(node)] == [[1], [2], [5], [6]]
+    assert len({d["pid"] for d in result.output(node)}) == 2, "the model was built again"
+
+
+def test_a_resource_failing_on_its_actor_fails_as_its_node(ray_address: str) -> None:
+    wf, _, model = model_workflow([1], marker="fail")
+    with RayPool(ray_address, workers=1, models_on_actors=True) as pool:
+        result = run_workflow(wf, pool=pool)
+    assert result.status == "failed"
+    assert [e.node_id for e in result.errors] == [model]
+    assert "no weights here" in result.errors[0].error.traceback
+    assert "pid_model" in result.errors[0].error.traceback, "the traceback is the actor's"
+
+
+@pytest.mark.parametrize(
+    ("device", "gpus", "asks"),
+    [
+        ("cuda", 0, True),
+        ("cuda:1", 0, True),
+        ("auto", 2, True),
+        ("auto", 0, False),
+        ("cpu", 2, False),
+    ],
+)
+def test_a_model_asks_ray_for_a_gpu_when_its_device_is_cuda(
+    device: str, gpus: float, asks: bool
+) -> None:
+    assert wants_gpu({"device": device}, gpus) is asks
+    if asks:
+        assert actor_params({"device": device}, True)["device"] == "cuda", "Ray shows one GPU"
