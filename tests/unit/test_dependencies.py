@@ -1,5 +1,5 @@
 """Item 10 of issue 13: what the bench and the package import is installed by the README's
-set-up (`scripts/install`: `pip install -e '.[dev]'`)."""
+set-up (`scripts/install`: `pip install -e '.[dev,ray]'`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ LOCAL = {"graphbook", "bench", "graphbook_nodes"}
 
 def declared() -> set[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    specs = [*project["dependencies"], *project["optional-dependencies"]["dev"]]
+    extras = project["optional-dependencies"]
+    specs = [*project["dependencies"], *extras["dev"], *extras["ray"]]
     names = set()
     for spec in specs:
         name = spec.split(";")[0]
