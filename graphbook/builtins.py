@@ -13,6 +13,7 @@ from graphbook.resources import (
     FunctionResource,
     ListResource,
     NumberResource,
+    Resource,
     TextResource,
 )
 from graphbook.steps import Data, GeneratorSourceStep, Step
@@ -96,6 +97,41 @@ class DumpJSONL(Step):
             self._file = None
 
 
+class TrainedModel(Resource):
+    """A model trained with the Trainer API (docs/trainer.md), loaded from the run store: give
+    one of `run` (a training run's id or name: its best checkpoint), `checkpoint` (an id such
+    as `3f2a9c81d0e4-step-40`) or `model` (a registered model version). The trial class is
+    imported from where it was trained; its first wrapped model is the value."""
+
+    Parameters: ClassVar[dict[str, Any]] = {
+        "run": {"type": "string", "default": "", "description": "training run id or name"},
+        "checkpoint": {"type": "string", "default": "", "description": "checkpoint id"},
+        "model": {"type": "string", "default": "", "description": "registered model name"},
+        "version": {"type": "int", "default": -1, "description": "model version (-1: latest)"},
+        "device": {"type": "string", "default": "auto", "description": "cpu, cuda ... or auto"},
+    }
+    Category: ClassVar[str] = "Models"
+    run: str = ""
+    checkpoint: str = ""
+    model: str = ""
+    version: int = -1
+
+    def value(self) -> Any:
+        from graphbook.trainer.context import unwrap
+        from graphbook.trainer.load import load_checkpoint_trial
+        from graphbook.trainer.trial import PyTorchTrial
+
+        trial: PyTorchTrial = load_checkpoint_trial(
+            run=self.run or None,
+            checkpoint=self.checkpoint or None,
+            model=self.model or None,
+            version=int(self.version),
+        )
+        if not trial.context.models:
+            raise ValueError(f"{type(trial).__name__} wraps no model to use")
+        return unwrap(trial.context.models[0]).eval()
+
+
 STEPS: tuple[type[Step], ...] = (Split, Copy, LoadJSONL, DumpJSONL)
 RESOURCES = {
     "Number": NumberResource,
@@ -103,4 +139,5 @@ RESOURCES = {
     "Function": FunctionResource,
     "List": ListResource,
     "Dict": DictResource,
+    "TrainedModel": TrainedModel,
 }

@@ -13,13 +13,13 @@ from graphbook.trainer import checkpoints
 from graphbook.trainer.context import PyTorchTrialContext, Session, hparams_of, unwrap
 from graphbook.trainer.errors import TrainerError
 from graphbook.trainer.runs import KIND
-from graphbook.trainer.trial import PyTorchTrial
+from graphbook.trainer.trial import PyTorchTrial, trial_class
 
 TrialT = TypeVar("TrialT", bound=PyTorchTrial)
 
 
 def load_checkpoint_trial(
-    trial_cls: type[TrialT],
+    trial_cls: type[TrialT] | None = None,
     *,
     run: str | None = None,
     trial_id: str | None = None,
@@ -36,9 +36,12 @@ def load_checkpoint_trial(
     `hparams`) and its models' weights loaded, in eval mode. Say which checkpoint by one of:
     `run` / `trial_id` (a training run's id or name; its `which` = "best" or "latest"
     checkpoint), `checkpoint` (an id such as `3f2a9c81d0e4-step-40`), `path` (a checkpoint
-    folder), or `model` and `version` (a registered model version; -1: the latest)."""
+    folder), or `model` and `version` (a registered model version; -1: the latest).
+    Without `trial_cls`, the class the checkpoint was trained with is imported (its module, or
+    the script's file)."""
     folder, uuid = locate(run or trial_id, checkpoint, path, model, version, which)
     info = checkpoints.read_info(folder)
+    cls: type[Any] = trial_cls if trial_cls is not None else _trained_class(info, uuid)
     state = checkpoints.read_state(folder)
     base = session or Session(
         SingleProcess(),
@@ -50,17 +53,23 @@ def load_checkpoint_trial(
     merged = hparams_of({**info.get("hparams", {}), **(hparams or {})})
     context = PyTorchTrialContext(replace(base, hparams=merged))
     context.checkpoint_uuid = uuid
-    trial = trial_cls(context, **(trial_kwargs or {}))
+    trial: TrialT = cls(context, **(trial_kwargs or {}))
     models = [unwrap(m) for m in context.models]
     if len(models) != len(state["models"]):
         raise TrainerError(
             f"checkpoint {uuid} holds {len(state['models'])} model(s) but "
-            f"{trial_cls.__name__} wraps {len(models)}"
+            f"{cls.__name__} wraps {len(models)}"
         )
     for target, weights in zip(models, state["models"], strict=True):
         target.load_state_dict(weights)
         target.eval()
     return trial
+
+
+def _trained_class(info: dict[str, Any], uuid: str) -> type[PyTorchTrial]:
+    if "trial_class" not in info:
+        raise TrainerError(f"checkpoint {uuid} does not name its trial class; pass the class")
+    return trial_class(info["trial_class"])
 
 
 def locate(
@@ -151,7 +160,7 @@ def _folder(record: CheckpointRecord) -> Path:
 
 def load_trial_from_checkpoint_path(
     path: Path | str,
-    trial_class: type[TrialT],
+    trial_class: type[TrialT] | None = None,
     trial_kwargs: dict[str, Any] | None = None,
     **_determined_only: Any,
 ) -> TrialT:

@@ -35,7 +35,14 @@ from graphbook.trainer.metrics import (
 )
 from graphbook.trainer.progress import Display
 from graphbook.trainer.runs import MAX_LENGTH_ENV, PROGRESS_ENV, RunStart, start_or_resume
-from graphbook.trainer.trial import PyTorchCallback, PyTorchTrial, accepts, as_metrics, check_trial
+from graphbook.trainer.trial import (
+    PyTorchCallback,
+    PyTorchTrial,
+    accepts,
+    as_metrics,
+    check_trial,
+    trial_reference,
+)
 from graphbook.trainer.units import Batch, Epoch, Length, TrainUnit, check_period, period_due
 
 logger = logging.getLogger(__name__)
@@ -519,6 +526,7 @@ class _Run:
             "batches": state.batches,
             "epoch": state.batches / self.epoch_length,
             "trial": qualified_name(type(self.trial)),
+            "trial_class": trial_reference(type(self.trial)),
             "hparams": plain(dict(self.session.hparams)),
             "seed": self.session.seed,
             "world_size": self.collective.size,

@@ -4,7 +4,13 @@ must pass before training starts."""
 from __future__ import annotations
 
 import enum
+import hashlib
+import importlib
+import importlib.util
 import inspect
+import sys
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -149,3 +155,47 @@ def as_metrics(value: Any, where: str) -> dict[str, Any]:
     raise TrainerError(
         f"{where} must return a loss tensor or a dict of metrics, got {type(value).__name__}"
     )
+
+
+def trial_reference(cls: type) -> dict[str, str]:
+    """How to find `cls` again: its module and name, and the file it was defined in (a script
+    run as __main__ is imported from its file)."""
+    return {
+        "module": cls.__module__,
+        "qualname": cls.__qualname__,
+        "file": str(Path(inspect.getfile(cls)).resolve()),
+    }
+
+
+def trial_class(reference: dict[str, str]) -> type[PyTorchTrial]:
+    """The trial class a checkpoint was trained with (see `trial_reference`)."""
+    module_name, file = reference.get("module", ""), reference.get("file", "")
+    try:
+        if module_name != "__main__" and module_name:
+            module = importlib.import_module(module_name)
+        else:
+            module = _import_file(Path(file))
+        found: Any = module
+        for part in reference["qualname"].split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError, KeyError, OSError) as exc:
+        raise TrainerError(
+            f"cannot import the trial class {reference.get('qualname')!r} from "
+            f"{module_name or file}: {exc}; pass the class (load_checkpoint_trial(MyTrial, ...))"
+        ) from None
+    if not (isinstance(found, type) and issubclass(found, PyTorchTrial)):
+        raise TrainerError(f"{reference.get('qualname')!r} is not a PyTorchTrial subclass")
+    return found
+
+
+def _import_file(path: Path) -> ModuleType:
+    name = "graphbook_trial_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no Python module at {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
