@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,6 +204,18 @@ class Store:
                 "INSERT INTO metrics (run_id, grp, steps_completed, metrics, time) "
                 "VALUES (?,?,?,?,?)",
                 (run_id, group, steps_completed, _dump(metrics), time.time()),
+            )
+
+    def report_metric_rows(
+        self, run_id: str, rows: Sequence[tuple[str, int, dict[str, Any]]]
+    ) -> None:
+        """Several `(group, steps_completed, metrics)` rows in one transaction, in order."""
+        now = time.time()
+        with self._connect() as db:
+            db.executemany(
+                "INSERT INTO metrics (run_id, grp, steps_completed, metrics, time) "
+                "VALUES (?,?,?,?,?)",
+                [(run_id, g, s, _dump(m), now) for g, s, m in rows],
             )
 
     def metrics(self, run_ids: list[str], group: str | None = None) -> list[MetricRecord]:

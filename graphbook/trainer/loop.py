@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -47,6 +48,7 @@ from graphbook.trainer.units import Batch, Epoch, Length, TrainUnit, check_perio
 
 logger = logging.getLogger(__name__)
 DEFAULT_REPORTING = Batch(10)
+FLUSH_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -264,6 +266,8 @@ class _Run:
             self.session.run_name,
         )
         self._best_pending = False
+        self._rows: list[tuple[str, int, dict[str, Any]]] = []
+        self._flushed = time.monotonic()
         self._eval_takes_index = accepts(
             getattr(self.trial, "evaluate_batch", None) or (lambda b: None), 2
         )
@@ -391,6 +395,7 @@ class _Run:
         if self.state.last_checkpoint != self.state.batches:
             self._checkpoint(status="stopped")
         elif self.store is not None and self.run is not None:
+            self._flush()
             self.store.set_status(self.run.run_id, "stopped")
         assert self.run is not None
         self.display.close()
@@ -469,8 +474,18 @@ class _Run:
             state.best_checkpoint = checkpoints.checkpoint_id(self.run.run_id, state.batches)
 
     def _store_metrics(self, group: str, metrics: dict[str, Any]) -> None:
-        if self.store is not None and self.run is not None:
-            self.store.report_metrics(self.run.run_id, group, self.state.batches, metrics)
+        """Metrics go to the store in one transaction per FLUSH_SECONDS (a commit per report
+        would cost more than small batches do), and before every checkpoint and the end."""
+        if self.store is None:
+            return
+        self._rows.append((group, self.state.batches, metrics))
+        if time.monotonic() - self._flushed >= FLUSH_SECONDS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.store is not None and self.run is not None and self._rows:
+            self.store.report_metric_rows(self.run.run_id, self._rows)
+        self._rows, self._flushed = [], time.monotonic()
 
     # -- checkpoints -----------------------------------------------------------------------------
     def _checkpoint(self, status: str | None = None) -> None:
@@ -491,6 +506,7 @@ class _Run:
 
     def _write(self, ranks: list[RankState], status: str | None) -> str:
         assert self.store is not None and self.run is not None
+        self._flush()  # the checkpoint records how many metric rows precede it
         context = self.context
         payload: dict[str, Any] = {
             "format": checkpoints.FORMAT,
@@ -604,6 +620,7 @@ class _Run:
         if state.last_checkpoint != state.batches or self._best_pending:
             self._checkpoint(status="completed")
         elif self.store is not None:
+            self._flush()
             self.store.finish_run(run.run_id, "completed", self._counts())
         if self.store is not None:
             checkpoints.prune(
@@ -637,6 +654,7 @@ class _Run:
         if self.store is None or self.run is None:
             return
         try:
+            self._flush()
             self.store.finish_run(
                 self.run.run_id, "failed", self._counts(), f"{type(exc).__name__}: {exc}"
             )
