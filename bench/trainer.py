@@ -10,8 +10,11 @@ scatter, and the CPU time shows what the API itself costs.
   at the end: by hand (DataLoader, the usual loop, the mean loss every 10 batches), and through
   `context.train` checkpointing only at the end, every epoch, and every 5 batches;
 - trivial: the same with a 16-16-1 MLP on 16 numbers per item, where the loop's own cost shows.
-The checkpoint cost is the extra time of "every 5 batches" over "at the end", per checkpoint
-(a ShapesNet checkpoint is ≈ 0.6 MB: model, Adam state, RNG states; fsync and a SQLite commit).
+Each contender runs for 1 and for 3 epochs: the difference, per batch, is its steady throughput
+(what a long run sees), and what is left of the 1-epoch run is its fixed cost per run (the
+store, the final validation and checkpoint). The checkpoint cost is the extra time of "every
+5 batches" over "at the end", per checkpoint (a ShapesNet checkpoint is about 0.6 MB: model,
+Adam state, RNG states; fsync and a SQLite commit).
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ from bench.common import machine, median, spread, table
 from graphbook.examples.shapes import ShapesNet
 
 BATCH = 64
-EPOCHS = 2
+SHORT, LONG = 1, 3
+TRIVIAL = 32
+"""Items of the trivial task per ShapesNet image (its batches are much cheaper)."""
 Timing = tuple[float, float]
 """Wall seconds, CPU seconds."""
 Build = Callable[[], nn.Module]
@@ -62,7 +67,7 @@ def mlp() -> nn.Module:
     return nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 2))
 
 
-def by_hand(build: Build, data: tuple[TensorDataset, TensorDataset]) -> Timing:
+def by_hand(build: Build, data: tuple[TensorDataset, TensorDataset], epochs: int) -> Timing:
     wall, cpu = time.perf_counter(), time.process_time()
     torch.manual_seed(0)
     model = build()
@@ -71,7 +76,7 @@ def by_hand(build: Build, data: tuple[TensorDataset, TensorDataset]) -> Timing:
         data[0], batch_size=BATCH, shuffle=True, generator=torch.Generator().manual_seed(0)
     )
     losses: list[torch.Tensor] = []
-    for _ in range(EPOCHS):
+    for _ in range(epochs):
         for x, y in loader:
             loss = nn.functional.cross_entropy(model(x), y)
             optimizer.zero_grad()
@@ -108,7 +113,9 @@ class Trial(det.pytorch.PyTorchTrial):
         return nn.functional.cross_entropy(self.model(x), y)
 
 
-def through_api(build: Build, data: tuple[TensorDataset, TensorDataset], every: Any) -> Timing:
+def through_api(
+    build: Build, data: tuple[TensorDataset, TensorDataset], every: Any, epochs: int
+) -> Timing:
     Trial.build = staticmethod(build)
     with tempfile.TemporaryDirectory() as home:
         os.environ["GRAPHBOOK_HOME"] = home
@@ -119,7 +126,7 @@ def through_api(build: Build, data: tuple[TensorDataset, TensorDataset], every: 
             trial,
             det.pytorch.DataLoader(data[0], batch_size=BATCH, shuffle=True),
             det.pytorch.DataLoader(data[1], batch_size=BATCH),
-            max_length=det.Epochs(EPOCHS),
+            max_length=det.Epochs(epochs),
             min_checkpoint_period=every,
             checkpoint_policy="all",
             progress=False,
@@ -127,72 +134,80 @@ def through_api(build: Build, data: tuple[TensorDataset, TensorDataset], every: 
         return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def contenders(count: int) -> dict[str, Callable[[], Timing]]:
-    shapes, trivial = shapes_data(count), trivial_data(count * 8)
+Run = Callable[[int], Timing]
+
+
+def contenders(count: int) -> dict[str, Run]:
+    shapes, trivial = shapes_data(count), trivial_data(count * TRIVIAL)
     return {
-        "shapes: by hand": lambda: by_hand(ShapesNet, shapes),
-        "shapes: trainer, checkpoint at the end": lambda: through_api(ShapesNet, shapes, None),
-        "shapes: trainer, every epoch": lambda: through_api(ShapesNet, shapes, det.Epochs(1)),
-        "shapes: trainer, every 5 batches": lambda: through_api(ShapesNet, shapes, det.Batches(5)),
-        "trivial: by hand": lambda: by_hand(mlp, trivial),
-        "trivial: trainer, checkpoint at the end": lambda: through_api(mlp, trivial, None),
+        "shapes: by hand": lambda e: by_hand(ShapesNet, shapes, e),
+        "shapes: trainer, checkpoint at the end": lambda e: through_api(ShapesNet, shapes, None, e),
+        "shapes: trainer, every epoch": lambda e: through_api(ShapesNet, shapes, det.Epochs(1), e),
+        "shapes: trainer, every 5 batches": lambda e: through_api(
+            ShapesNet, shapes, det.Batches(5), e
+        ),
+        "trivial: by hand": lambda e: by_hand(mlp, trivial, e),
+        "trivial: trainer, checkpoint at the end": lambda e: through_api(mlp, trivial, None, e),
     }
 
 
-def measure(reps: int, count: int) -> dict[str, list[Timing]]:
+def measure(reps: int, count: int) -> dict[tuple[str, int], list[Timing]]:
     runs = contenders(count)
     for run in runs.values():  # warm-up: first-call allocations, imports
-        run()
-    seconds: dict[str, list[Timing]] = {}
+        run(SHORT)
+    seconds: dict[tuple[str, int], list[Timing]] = {}
     for _ in range(reps):
         for name, run in runs.items():
-            seconds.setdefault(name, []).append(run())
+            for epochs in (SHORT, LONG):
+                seconds.setdefault((name, epochs), []).append(run(epochs))
     return seconds
 
 
-def summarise(timings: dict[str, list[Timing]], count: int) -> None:
-    wall = {name: [w for w, _ in values] for name, values in timings.items()}
-    cpu = {name: [c for _, c in values] for name, values in timings.items()}
-    hand = {
-        kind: (median(wall[f"{kind}: by hand"]), median(cpu[f"{kind}: by hand"]))
-        for kind in ("shapes", "trivial")
+def summarise(timings: dict[tuple[str, int], list[Timing]], count: int) -> None:
+    names = list(dict.fromkeys(name for name, _ in timings))
+    med = {
+        key: (median([w for w, _ in v]), median([c for _, c in v])) for key, v in timings.items()
     }
+    per_epoch = {n: -(-count * (TRIVIAL if n.startswith("trivial") else 1) // BATCH) for n in names}
+    steady: dict[str, tuple[float, float]] = {}
     rows = []
-    for name in timings:
-        kind = name.split(":")[0]
-        batches = EPOCHS * -(-count * (8 if kind == "trivial" else 1) // BATCH)
+    for name in names:
+        batches = per_epoch[name] * (LONG - SHORT)
+        wall = (med[(name, LONG)][0] - med[(name, SHORT)][0]) / batches
+        cpu = (med[(name, LONG)][1] - med[(name, SHORT)][1]) / batches
+        steady[name] = (wall, cpu)
+        hand = steady[name.split(":")[0] + ": by hand"]
+        fixed = med[(name, SHORT)][0] - wall * per_epoch[name] * SHORT
         rows.append(
             [
                 name,
-                median(wall[name]),
-                spread(wall[name]),
-                batches / median(wall[name]),
-                median(cpu[name]),
-                f"{median(wall[name]) / hand[kind][0]:.3f}",
-                f"{median(cpu[name]) / hand[kind][1]:.3f}",
+                1 / wall,
+                wall * 1e3,
+                cpu * 1e3,
+                f"{wall / hand[0]:.3f}",
+                f"{cpu / hand[1]:.3f}",
+                fixed,
+                spread([w for w, _ in timings[(name, LONG)]]),
             ]
         )
     header = [
         "contender",
-        "wall s",
-        "wall range",
         "batches/s",
-        "CPU s",
+        "ms/batch",
+        "CPU ms/batch",
         "wall / by hand",
         "CPU / by hand",
+        "fixed s",
+        f"{LONG}-epoch wall range",
     ]
     print(table(header, rows))
-    batches = EPOCHS * -(-count // BATCH)
-    extra = batches // 5 - 1
-    each = median(wall["shapes: trainer, every 5 batches"]) - median(
-        wall["shapes: trainer, checkpoint at the end"]
-    )
-    each_cpu = median(cpu["shapes: trainer, every 5 batches"]) - median(
-        cpu["shapes: trainer, checkpoint at the end"]
-    )
+    extra = per_epoch["shapes: by hand"] * LONG // 5 - 1
+    ends, fives = "shapes: trainer, checkpoint at the end", "shapes: trainer, every 5 batches"
+    each = med[(fives, LONG)][0] - med[(ends, LONG)][0]
+    each_cpu = med[(fives, LONG)][1] - med[(ends, LONG)][1]
     print(
         f"\none ShapesNet checkpoint: {each / extra * 1e3:.1f} ms wall, "
-        f"{each_cpu / extra * 1e3:.1f} ms CPU ({extra} extra checkpoints)"
+        f"{each_cpu / extra * 1e3:.1f} ms CPU ({extra} extra checkpoints in {LONG} epochs)"
     )
 
 
@@ -206,7 +221,7 @@ def main() -> None:
     count, reps = (640, 2) if args.quick else (1280, args.reps)
     load = os.getloadavg()[0]
     print(
-        f"# trainer: {machine()}; {count} images x {EPOCHS} epochs, batch {BATCH}, "
+        f"# trainer: {machine()}; {count} images, {SHORT} and {LONG} epochs, batch {BATCH}, "
         f"1 torch thread; load average {load:.1f}"
     )
     summarise(measure(reps, count), count)

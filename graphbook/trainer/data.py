@@ -160,7 +160,8 @@ class Reader:
         if not shuffle:
             return list(range(self.length))
         generator = torch.Generator().manual_seed(_mix(self.shard.seed, epoch))
-        return [int(i) for i in torch.randperm(self.length, generator=generator)]
+        order: list[int] = torch.randperm(self.length, generator=generator).tolist()
+        return order
 
     def batches(self, epoch: int, shuffle: bool) -> list[list[int]]:
         """This process's item indices for each step of `epoch`."""

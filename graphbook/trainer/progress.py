@@ -71,8 +71,10 @@ class Display:
         )
 
     def _description(self, done: int) -> str:
-        epoch, batch = divmod(done, self.epoch_length)
-        return f"epoch {epoch + 1} batch {batch}/{self.epoch_length}"
+        if done == 0:
+            return f"epoch 1 batch 0/{self.epoch_length}"
+        epoch, batch = divmod(done - 1, self.epoch_length)  # the batch just finished
+        return f"epoch {epoch + 1} batch {batch + 1}/{self.epoch_length}"
 
     def close(self) -> None:
         if self._progress is not None:
