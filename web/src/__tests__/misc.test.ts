@@ -35,3 +35,15 @@ describe('previews', () => {
     );
   });
 });
+
+describe('clipFromText', () => {
+  it('takes a copied selection or a workflow file, and nothing else', async () => {
+    const { clipFromText } = await import('../store/clipboard');
+    const clip = { kind: 'graphbook.clip', nodes: [{ id: 'a', type: 'Shout', label: '', params: {}, position: { x: 0, y: 0 } }], edges: [] };
+    expect(clipFromText(JSON.stringify(clip))).toEqual(clip);
+    const file = { format: 'graphbook.workflow', version: 1, nodes: [{ id: 'g', type: 'Greetings', params: { count: 2 }, position: { x: 5, y: 6 } }], edges: [] };
+    expect(clipFromText(JSON.stringify(file))?.nodes.map((n) => [n.id, n.params])).toEqual([['g', { count: 2 }]]);
+    expect(clipFromText('hello')).toBeNull();
+    expect(clipFromText('{"nodes": 3}')).toBeNull();
+  });
+});

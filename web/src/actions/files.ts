@@ -202,3 +202,38 @@ export async function deleteFile(path: string): Promise<void> {
     failed(error);
   }
 }
+
+/** `name`, or `stem-2.json`, `stem-3.json`... if the folder has it already. */
+function freeName(name: string): string {
+  const taken = new Set(useFiles.getState().files.map((f) => f.path));
+  const path = withJson(name.split(/[\\/]/).pop() ?? name);
+  const stem = path.slice(0, -5);
+  let candidate = path;
+  for (let n = 2; taken.has(candidate); n++) candidate = `${stem}-${n}.json`;
+  return candidate;
+}
+
+/**
+ * Adds a workflow file dropped on the page (ours or Graphbook 0.13's) to the workflows folder,
+ * under its own name or a free one beside it, and opens it. A Graphbook 0.13 file is written
+ * in the current format (the server converts it); the file dropped is not changed.
+ */
+export async function importFile(name: string, text: string): Promise<void> {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+    readWorkflowData(data, name);
+  } catch (error) {
+    useUi.getState().notify(`${name} is not a workflow: ${(error as Error).message}`, 'error');
+    return;
+  }
+  const path = freeName(name);
+  if (!(await leaveOpenFile(path))) return;
+  try {
+    show(await writeWorkflowFile(path, data));
+    await useFiles.getState().refresh();
+    useUi.getState().notify(path === withJson(name) ? `Imported ${path}` : `Imported ${name} as ${path} (${withJson(name)} exists)`);
+  } catch (error) {
+    failed(error);
+  }
+}

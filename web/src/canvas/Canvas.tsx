@@ -4,6 +4,7 @@ import { useCallback, useEffect, useState } from 'react';
 import type { DragEvent, MouseEvent } from 'react';
 import { Background, BackgroundVariant, ConnectionLineType, Controls, MiniMap, ReactFlow, useNodesInitialized, useReactFlow } from '@xyflow/react';
 import type { Connection, Edge, FinalConnectionState, ReactFlowInstance } from '@xyflow/react';
+import { importFile } from '../actions/files';
 import { usePointer } from '../hooks/usePointer';
 import { useShortcuts } from '../hooks/useShortcuts';
 import { useCatalog } from '../store/catalog';
@@ -92,6 +93,12 @@ export function Canvas() {
   }, []);
   const onDrop = useCallback(
     (event: DragEvent) => {
+      const file = [...event.dataTransfer.files].find((f) => f.name.toLowerCase().endsWith('.json'));
+      if (file) {
+        event.preventDefault();
+        void file.text().then((text) => importFile(file.name, text));
+        return;
+      }
       const type = event.dataTransfer.getData(DRAG_TYPE);
       if (!type) return;
       event.preventDefault();

@@ -13,7 +13,7 @@ export const SHORTCUTS: [keys: string, action: string][] = [
   ['Ctrl+S', 'save'],
   ['Ctrl+Enter', 'run the workflow'],
   ['Ctrl+Z / Ctrl+Shift+Z', 'undo / redo'],
-  ['Ctrl+C / Ctrl+X / Ctrl+V', 'copy / cut / paste nodes'],
+  ['Ctrl+C / Ctrl+X / Ctrl+V', 'copy / cut / paste nodes (JSON on the clipboard)'],
   ['Delete', 'delete the selection'],
   ['Ctrl+A', 'select all'],
   ['Ctrl+G / Ctrl+Shift+G', 'group / ungroup'],

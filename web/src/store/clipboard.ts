@@ -6,6 +6,7 @@ import { isGraphNode } from '../canvas/types';
 import { absolutePosition } from '../workflow/canvas';
 import type { WorkflowEdge, WorkflowNode } from '../workflow/format';
 import { fromFlowEdge } from '../workflow/canvas';
+import { readWorkflowData } from '../workflow/load';
 import { freshId } from './ids';
 
 export interface Clip {
@@ -58,4 +59,21 @@ export function pasteClip(clip: Clip, taken: ReadonlySet<string>, at: { x: numbe
   }));
   const edges = clip.edges.map((e) => ({ ...e, source: rename.get(e.source) as string, target: rename.get(e.target) as string }));
   return { kind: 'graphbook.clip', nodes, edges };
+}
+
+/** Nodes in clipboard text: a copied selection, or a workflow file (ours or Graphbook 0.13's). */
+export function clipFromText(text: string): Clip | null {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (isClip(data)) return data;
+  try {
+    const { workflow } = readWorkflowData(data, 'the clipboard');
+    return workflow.nodes.length ? { kind: 'graphbook.clip', nodes: workflow.nodes, edges: workflow.edges } : null;
+  } catch {
+    return null;
+  }
 }
