@@ -42,6 +42,10 @@ class Node:
     module: str = ""
     """The Python module that defines the node kind, when a file says so (Graphbook 0.13's
     `data.module`, e.g. a plugin's); it is imported if no node folder defines the kind."""
+    width: float | None = None
+    """The node's width on the canvas when it was resized there; running ignores it."""
+    collapsed: bool = False
+    """Folded on the canvas to its title and ports; running ignores it."""
 
 
 @dataclass(frozen=True)
@@ -293,6 +297,10 @@ def _node_json(node: Node) -> dict[str, Any]:
         data["module"] = node.module
     data["params"] = {k: _jsonable(node, k, node.params[k]) for k in sorted(node.params)}
     data["position"] = {"x": _coordinate(node.position[0]), "y": _coordinate(node.position[1])}
+    if node.width:
+        data["width"] = _coordinate(node.width)
+    if node.collapsed:
+        data["collapsed"] = True
     return data
 
 
@@ -496,7 +504,14 @@ def _parse_node(raw: Any, where: str) -> Node:
         raise WorkflowFormatError(f"{where} (id {node_id!r}): 'label' must be a string")
     if not isinstance(module, str):
         raise WorkflowFormatError(f"{where} (id {node_id!r}): 'module' must be a string")
-    return Node(node_id, type_, dict(params), _position(raw.get("position")), label, module)
+    width, collapsed = raw.get("width"), raw.get("collapsed", False)
+    number = isinstance(width, int | float) and not isinstance(width, bool)
+    if width is not None and not (number and width > 0):
+        raise WorkflowFormatError(f"{where} (id {node_id!r}): 'width' must be a positive number")
+    if not isinstance(collapsed, bool):
+        raise WorkflowFormatError(f"{where} (id {node_id!r}): 'collapsed' must be true or false")
+    position = _position(raw.get("position"))
+    return Node(node_id, type_, dict(params), position, label, module, width, collapsed)
 
 
 def _position(raw: Any) -> tuple[float, float]:

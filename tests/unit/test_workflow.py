@@ -375,3 +375,23 @@ def test_the_documented_group_file_is_canonical() -> None:
     workflow = Workflow.loads(text, name="docs group")
     assert workflow.groups["outputs"].nodes == ("high", "low")
     assert workflow.dumps() == text
+
+
+def test_a_resized_or_folded_node_keeps_its_width_and_fold_and_bad_ones_are_named() -> None:
+    text = (
+        '{"format": "graphbook.workflow", "version": 1, "nodes": [{"id": "a", "type": "Copy", '
+        '"position": {"x": 0, "y": 0}, "width": 412.25, "collapsed": true}], "edges": []}'
+    )
+    workflow = Workflow.loads(text)
+    node = workflow.nodes["a"]
+    assert (node.width, node.collapsed) == (412.25, True)
+    assert '"position": {"x": 0, "y": 0},\n      "width": 412.2,\n      "collapsed": true\n' in (
+        workflow.dumps()
+    )
+    assert '"width"' not in Workflow.loads(text.replace(', "width": 412.25', "")).dumps()
+    for bad, words in (
+        ('"width": -3', "'width' must be a positive number"),
+        ('"collapsed": 1', "'collapsed' must be true or false"),
+    ):
+        with pytest.raises(WorkflowFormatError, match=words):
+            Workflow.loads(text.replace('"width": 412.25, "collapsed": true', bad))

@@ -4,7 +4,7 @@
 
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { appSession, canvasReady, openApp } from './app';
+import { appSession, canvasReady, mod, openApp, readJson, until } from './app';
 import { screenshot } from './browser';
 
 const app = appSession();
@@ -68,5 +68,45 @@ describe('the layout', () => {
     const script = assets.find((a) => /\/index-[\w-]+\.js$/.test(a.url));
     expect(script?.encoding).toBe('br');
     expect(script?.cache).toBe('public, max-age=31536000, immutable');
+  });
+});
+
+describe('node size', () => {
+  it('folds a node to its title and ports, widens one by dragging its edge, and saves both', async () => {
+    await app.page.setViewportSize({ width: 1440, height: 900 });
+    await openApp(app.page, app.server, 'hello.json');
+    const split = app.page.locator('.react-flow__node[data-id="split"]');
+    const before = await split.boundingBox();
+    await split.getByLabel('fold split').click();
+    await until(() => split.boundingBox().then((b) => b?.height ?? 0), (h) => !!before && h < before.height - 40, 'the fold');
+    expect(await split.locator('.gb-params').count()).toBe(0);
+    expect(await app.page.locator('.react-flow__edge').count(), 'its wires stay').toBe(3);
+
+    const say = app.page.locator('.react-flow__node[data-id="say_odd"]');
+    const box = await say.boundingBox();
+    if (!box) throw new Error('node not shown');
+    await say.click();
+    const edge = say.locator('.gb-resize');
+    const grip = await edge.boundingBox();
+    if (!grip) throw new Error('no resize grip');
+    await app.page.mouse.move(grip.x + grip.width / 2, grip.y + grip.height / 2);
+    await app.page.mouse.down();
+    await app.page.mouse.move(grip.x + 120, grip.y + grip.height / 2, { steps: 8 });
+    await app.page.mouse.up();
+    const wider = await say.boundingBox();
+    expect(wider && wider.width).toBeGreaterThan(box.width + 50);
+    await screenshot(app.page, 'layout-fold-and-resize');
+
+    await app.page.keyboard.press(`${mod}+s`);
+    await until(() => app.page.locator('.gb-file-title').getAttribute('data-dirty'), (d) => d === 'false', 'the save');
+    const saved = readJson(app.server, 'hello.json').nodes as { id: string; width?: number; collapsed?: boolean }[];
+    expect(saved.find((n) => n.id === 'split')?.collapsed).toBe(true);
+    expect(saved.find((n) => n.id === 'say_odd')?.width).toBeGreaterThan(270);
+    await app.page.reload();
+    await canvasReady(app.page);
+    expect(await split.locator('.gb-params').count(), 'still folded after a reload').toBe(0);
+    expect((await say.boundingBox())?.width).toBeGreaterThan(box.width + 50);
+    await split.getByLabel('unfold split').click();
+    await split.locator('.gb-params').waitFor();
   });
 });

@@ -19,7 +19,7 @@ const tricky: Workflow = {
     { id: 'n2', type: 'A', label: 'Löwe', params: { f: 'def f(d):\n\treturn d\n', t: true }, position: { x: 3.25, y: -7 } },
     { id: '01', type: 'A', label: '', params: {}, position: { x: 0, y: 0 } },
     { id: '1', type: 'A', label: '', params: { n: 0.1 }, position: { x: 1e-7, y: 100.05 } },
-    { id: 'r1', type: 'A', label: '', params: {}, position: { x: 3.75, y: -3.25 } },
+    { id: 'r1', type: 'A', label: '', params: {}, position: { x: 3.75, y: -3.25 }, width: 412.25, collapsed: true },
     { id: 'r2', type: 'A', label: '', params: {}, position: { x: 0.25, y: 2.675 } },
     { id: 'r3', type: 'A', label: '', params: {}, position: { x: 1.15, y: -0.04 } },
   ],

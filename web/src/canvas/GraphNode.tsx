@@ -1,7 +1,7 @@
 // A workflow node on the canvas: header, ports, parameter widgets, live status, prompt, errors.
 
 import { memo, useMemo } from 'react';
-import type { NodeProps } from '@xyflow/react';
+import { Handle, NodeResizeControl, Position, type NodeProps } from '@xyflow/react';
 import { OFFLINE, run } from '../actions/run';
 import type { NodeSpec } from '../catalog';
 import { useNodeProblems } from '../hooks/useNodeProblems';
@@ -68,10 +68,16 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
   const extra = spec ? names.filter((n) => !spec.params.some((p) => p.name === n)) : names;
   const kind = spec?.kind ?? 'unknown';
   const failed = (nodeRun?.errors.length ?? 0) > 0 || nodeRun?.state === 'failed';
-  const classes = ['gb-node', `gb-kind-${kind}`, `gb-state-${nodeRun?.state ?? 'idle'}`, selected ? 'gb-selected' : '', problems.length ? 'gb-has-problems' : '', failed ? 'gb-failed' : '', prompt ? 'gb-asking' : '', stale ? 'gb-stale' : ''];
+  const collapsed = !!data.collapsed;
+  const setCollapsed = useEditor((s) => s.setCollapsed);
+  const classes = ['gb-node', collapsed ? 'gb-collapsed' : '', `gb-kind-${kind}`, `gb-state-${nodeRun?.state ?? 'idle'}`, selected ? 'gb-selected' : '', problems.length ? 'gb-has-problems' : '', failed ? 'gb-failed' : '', prompt ? 'gb-asking' : '', stale ? 'gb-stale' : ''];
   return (
     <div className={classes.filter(Boolean).join(' ')} data-node={id} data-type={data.type}>
+      <NodeResizeControl className="gb-resize nodrag" position="right" resizeDirection="horizontal" minWidth={200} maxWidth={900} />
       <header className="gb-node-header">
+        <button className="gb-icon gb-fold nodrag" title={collapsed ? 'unfold' : 'fold to its title and ports'} aria-label={`${collapsed ? 'unfold' : 'fold'} ${id}`} aria-expanded={!collapsed} onClick={() => setCollapsed(id, !collapsed)}>
+          {collapsed ? '▸' : '▾'}
+        </button>
         <span className="gb-dot" />
         <span className="gb-title" title={`${data.type} (id ${id})`}>{data.label || data.type}</span>
         <span className="gb-kind">{spec ? spec.kind : loaded ? 'unknown type' : ''}</span>
@@ -80,16 +86,21 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
         ) : null}
         <button className="gb-icon nodrag" title="docs, outputs and logs" aria-label={`about ${id}`} onClick={() => inspect(id, 'docs')}><Icon name="help" size={13} /></button>
       </header>
-      <NodeProblems problems={problems} />
+      {collapsed ? null : <NodeProblems problems={problems} />}
       <Ports inputs={inputs} outputs={outputs} counts={nodeRun?.counts ?? {}} resource={kind === 'resource'} unknown={unknown} />
-      {spec?.params.length || extra.length ? (
+      {collapsed ? (
+        <div className="gb-folded-handles">
+          {[...into.keys()].filter((h) => h !== 'in').map((h) => <Handle key={h} type="target" id={h} position={Position.Left} className="gb-handle gb-handle-param" />)}
+          {problems.length ? <span className="gb-folded-problems" title={problems.map((p) => p.message).join('\n')}>⚠ {problems.length} problem{problems.length === 1 ? '' : 's'}</span> : null}
+        </div>
+      ) : spec?.params.length || extra.length ? (
         <div className="gb-params">
           {spec?.params.map((p) => <ParamRow key={p.name} nodeId={id} param={p} value={data.params[p.name]} wiredFrom={into.get(p.name)} />)}
           {extra.map((name) => <UnknownParamRow key={name} nodeId={id} name={name} value={data.params[name]} undeclared={!!spec} />)}
         </div>
       ) : null}
       {prompt ? <PromptForm prompt={prompt} /> : null}
-      <NodeMedia id={id} run={nodeRun} />
+      {collapsed ? null : <NodeMedia id={id} run={nodeRun} />}
       <NodeStatus id={id} run={nodeRun} resource={kind === 'resource'} stale={stale} />
     </div>
   );

@@ -11,6 +11,8 @@ export type GraphNodeData = {
   module?: string;
   /** Parameter values set on the node, by name; defaults are not copied in. */
   params: Record<string, Json>;
+  /** Folded to its title and ports. */
+  collapsed?: boolean;
 };
 
 export type GroupNodeData = { label: string };

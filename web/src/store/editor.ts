@@ -50,6 +50,8 @@ export interface EditorState {
   addNode(type: string, position: XYPosition, params?: Record<string, Json>): string;
   setParam(id: string, name: string, value: Json | undefined): void;
   setLabel(id: string, label: string): void;
+  /** Folds a node to its title and ports, or unfolds it. */
+  setCollapsed(id: string, collapsed: boolean): void;
   setGroupLabel(id: string, label: string): void;
   setDoc(doc: string): void;
   select(ids: string[]): void;
@@ -115,8 +117,11 @@ export const useEditor = create<EditorState>()((set, get) => {
     },
     onNodesChange(changes) {
       const structural = changes.some((c) => c.type === 'remove' || c.type === 'add');
-      set({ nodes: applyNodeChanges(changes, get().nodes) });
-      if (structural) commitNow();
+      const resized = changes.some((c) => c.type === 'dimensions' && c.setAttributes && c.resizing === false);
+      // A resized graph node keeps its width; its height follows its content.
+      const nodes = applyNodeChanges(changes, get().nodes).map((n) => (isGraphNode(n) && n.height !== undefined ? { ...n, height: undefined } : n));
+      set({ nodes });
+      if (structural || resized) commitNow();
     },
     onEdgesChange(changes) {
       const structural = changes.some((c) => c.type === 'remove' || c.type === 'add');
@@ -159,6 +164,13 @@ export const useEditor = create<EditorState>()((set, get) => {
     setLabel(id, label) {
       updateGraphNode(id, (n) => ({ ...n, data: { ...n.data, label } }));
       commitSoon();
+    },
+    setCollapsed(id, collapsed) {
+      updateGraphNode(id, (n) => {
+        const { collapsed: _was, ...data } = n.data;
+        return { ...n, data: collapsed ? { ...data, collapsed } : data };
+      });
+      commitNow();
     },
     setGroupLabel(id, label) {
       set({ nodes: get().nodes.map((n) => (n.id === id && n.type === 'group' ? { ...n, data: { label } } : n)) });

@@ -60,8 +60,9 @@ export function workflowToCanvas(workflow: Workflow): CanvasState {
       id: n.id,
       type: 'graph',
       position: { ...position },
-      data: { type: n.type, label: n.label, params: structuredClone(n.params), ...(n.module ? { module: n.module } : {}) },
+      data: { type: n.type, label: n.label, params: structuredClone(n.params), ...(n.module ? { module: n.module } : {}), ...(n.collapsed ? { collapsed: true } : {}) },
     };
+    if (n.width) node.width = n.width;
     if (group) node.parentId = group.id;
     return node;
   });
@@ -97,6 +98,8 @@ export function canvasToWorkflow(state: CanvasState, doc: string): Workflow {
     ...(n.data.module ? { module: n.data.module } : {}),
     params: structuredClone(n.data.params),
     position: absolutePosition(n, byId),
+    ...(n.width ? { width: coordinate(n.width) } : {}),
+    ...(n.data.collapsed ? { collapsed: true } : {}),
   }));
   const groups = canvasGroups(state);
   const workflow: Workflow = { doc, nodes, edges: state.edges.map(fromFlowEdge) };

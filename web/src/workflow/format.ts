@@ -14,6 +14,10 @@ export interface WorkflowNode {
   label: string;
   /** The Python module that defines the type (a Graphbook 0.13 file's `data.module`); kept as it is. */
   module?: string;
+  /** The width set by resizing the node on the canvas. */
+  width?: number;
+  /** Folded on the canvas to its title and ports. */
+  collapsed?: boolean;
   params: Record<string, Json>;
   position: { x: number; y: number };
 }
@@ -157,8 +161,13 @@ function parseNode(raw: unknown, where: string): WorkflowNode {
   if (typeof label !== 'string') throw new WorkflowFormatError(`${where} (id '${id}'): 'label' must be a string`);
   const module = raw.module ?? '';
   if (typeof module !== 'string') throw new WorkflowFormatError(`${where} (id '${id}'): 'module' must be a string`);
+  const { width, collapsed = false } = raw;
+  if (width !== undefined && width !== null && !(typeof width === 'number' && width > 0)) {
+    throw new WorkflowFormatError(`${where} (id '${id}'): 'width' must be a positive number`);
+  }
+  if (typeof collapsed !== 'boolean') throw new WorkflowFormatError(`${where} (id '${id}'): 'collapsed' must be true or false`);
   const node: WorkflowNode = { id, type, label, params: params as Record<string, Json>, position: parsePosition(raw.position) };
-  return module ? { ...node, module } : node;
+  return { ...node, ...(module ? { module } : {}), ...(typeof width === 'number' ? { width } : {}), ...(collapsed ? { collapsed } : {}) };
 }
 
 export function parsePosition(raw: unknown): { x: number; y: number } {
@@ -282,6 +291,8 @@ function nodeText(node: WorkflowNode): string {
   parts.push(`      "params": ${Object.keys(params).length ? pyIndented(params, '      ') : '{}'}`);
   const position = { x: coordinate(node.position.x), y: coordinate(node.position.y) };
   parts.push(`      "position": ${pyDumps(position)}`);
+  if (node.width) parts.push(`      "width": ${pyDumps(coordinate(node.width))}`);
+  if (node.collapsed) parts.push('      "collapsed": true');
   return `    {\n${parts.join(',\n')}\n    }`;
 }
 
