@@ -27,7 +27,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench.common import OUT, ROOT, busy_seconds, machine, median, table
+from bench.common import OUT, ROOT, busy_seconds, children_seconds, machine, median, table
 
 TINY_NODES = '''"""Two trivial nodes: the start-up benchmark's workflow."""
 
@@ -101,16 +101,18 @@ def commands(images_workflow: Path) -> dict[str, list[str]]:
     }
 
 
-def timed(args: list[str], path: str) -> tuple[float, str]:
+def timed(args: list[str], path: str) -> tuple[float, float, str]:
+    """Wall-clock seconds, CPU-seconds of the process and its children (what the command
+    costs, much less disturbed by others' load than its wall time), and its stdout."""
     env = {**os.environ, "PYTHONPATH": path}
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), children_seconds()
     done = subprocess.run(
         [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, check=False
     )
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, children_seconds() - cpu
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}")
-    return wall, done.stdout
+    return wall, cpu, done.stdout
 
 
 def run_seconds(stdout: str) -> float:
@@ -137,19 +139,23 @@ def main(argv: Sequence[str] | None = None) -> None:
         checkouts = {str(args.compare): str(args.compare.resolve()), **checkouts}
     print(f"start-up, {machine()}, {reps} rep(s)", flush=True)
     walls: dict[tuple[str, str], list[float]] = {}
+    cpus: dict[tuple[str, str], list[float]] = {}
     busy, start = busy_seconds(), time.perf_counter()
     for _ in range(reps):
         for name, command in commands(workflow).items():
             for label, path in checkouts.items():
-                wall, stdout = timed(command, path)
+                wall, cpu, stdout = timed(command, path)
                 if name.endswith("(whole - run)"):
                     wall -= run_seconds(stdout)
                 walls.setdefault((name, label), []).append(wall)
+                cpus.setdefault((name, label), []).append(cpu)
     load = busy_seconds() - busy
     elapsed = time.perf_counter() - start
-    rows = [[name, label, f"{median(values) * 1e3:,.0f}", f"{min(values) * 1e3:,.0f}"]
+    rows = [[name, label, f"{median(values) * 1e3:,.0f}", f"{min(values) * 1e3:,.0f}",
+             f"{median(cpus[name, label]) * 1e3:,.0f}"]
             for (name, label), values in walls.items()]  # fmt: skip
-    print(table(["command", "checkout", "median ms", "min ms"], rows))
+    header = ["command", "checkout", "median ms", "min ms", "CPU ms (whole command)"]
+    print(table(header, rows))
     print(f"machine busy (all processes, this benchmark included): {load / elapsed:.2f} cores")
 
 
