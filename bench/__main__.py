@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from bench import images, memory, overhead
+from bench import images, memory, overhead, pool, preview
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -15,7 +15,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args not in ([], ["--quick"]):
         sys.exit("usage: python -m bench [--quick]")
     start = time.perf_counter()
-    for benchmark in (overhead, images, memory):
+    for benchmark in (overhead, pool, images, memory, preview):
         benchmark.main(args)
         print(flush=True)
     print(f"all benchmarks: {time.perf_counter() - start:.0f} s")

@@ -139,8 +139,7 @@ def feed_on_device(model: torch.nn.Module, slots: int = IN_FLIGHT) -> torch.nn.M
     """Make a CUDA model take CPU batches through a `DeviceFeed`; returns the same model."""
     if MARK in model.__dict__:
         return model
-    device = next(model.parameters()).device
-    fed = Fed(model.forward, lambda: DeviceFeed(device, slots), device)
+    fed = Fed(model.forward, next(model.parameters()).device, slots)
     try:
         model.forward = fed
     except (AttributeError, RuntimeError, TypeError) as exc:  # a TorchScript module, say
@@ -151,20 +150,27 @@ def feed_on_device(model: torch.nn.Module, slots: int = IN_FLIGHT) -> torch.nn.M
 
 
 class Fed:
-    """The replacement `forward`: a CPU first argument goes through the feed first."""
+    """The replacement `forward`: a CPU first argument goes through the feed first. The feed
+    (a stream, pinned buffers) is made on the first such call, and not pickled."""
 
     def __init__(
-        self, forward: Callable[..., Any], feed: Callable[[], Any], device: torch.device
+        self, forward: Callable[..., Any], device: torch.device, slots: int = IN_FLIGHT
     ) -> None:
         self.forward = forward
         self.device = device
-        self._make_feed = feed
-        self._feed: Any = None
+        self.slots = slots
+        self.feed: Any = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         first = args[0] if args else None
         if isinstance(first, torch.Tensor) and first.device.type == "cpu":
-            if self._feed is None:
-                self._feed = self._make_feed()
-            args = (self._feed.to_device(first), *args[1:])
+            if self.feed is None:
+                self.feed = DeviceFeed(self.device, self.slots)
+            args = (self.feed.to_device(first), *args[1:])
         return self.forward(*args, **kwargs)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"forward": self.forward, "device": self.device, "slots": self.slots}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["forward"], state["device"], state["slots"])  # type: ignore[misc]

@@ -4,6 +4,7 @@ paths run only where CUDA is present."""
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import pytest
@@ -94,11 +95,23 @@ def test_a_fed_forward_sends_cpu_batches_through_the_feed_and_nothing_else() -> 
         seen.append(x)
         return x
 
-    fed = Fed(forward, lambda: feed, torch.device("cuda"))
+    fed = Fed(forward, torch.device("cuda"))
+    fed.feed = feed  # made on the first CPU batch where CUDA exists
     x = torch.ones(2, 3)
     assert torch.equal(fed(x, scale=3), x * 2)
     assert fed("not a tensor") == "not a tensor"
     assert len(feed.moved) == 1 and seen[1] == "not a tensor"
+
+
+def scale(x: Any) -> Any:
+    return x
+
+
+def test_a_fed_forward_pickles_without_its_feed() -> None:
+    fed = Fed(scale, torch.device("cuda", 1), slots=3)
+    fed.feed = Feed()
+    copy = pickle.loads(pickle.dumps(fed))
+    assert (copy.forward, copy.device, copy.slots, copy.feed) == (scale, fed.device, 3, None)
 
 
 def test_a_cpu_model_is_not_fed_and_a_device_feed_wants_cuda() -> None:
@@ -121,7 +134,7 @@ def test_a_cuda_model_resource_takes_cpu_batches_through_pinned_memory() -> None
         on_device = model(x.cuda())
     assert all(torch.allclose(o.cpu(), expected, atol=1e-5) for o in outputs)
     assert torch.allclose(on_device.cpu(), expected, atol=1e-5)
-    feed = model.__dict__[MARK]._feed
+    feed = model.__dict__[MARK].feed
     assert feed.ring.slots == 2 and feed.ring.waits == 3
 
 
