@@ -145,8 +145,21 @@ def matches(where: str, value: int) -> bool:
 
 
 def fault(where: str, value: int, signum: int, pid: int | None = None) -> None:
-    if matches(where, value):
-        os.kill(pid or os.getpid(), signum)
+    if not matches(where, value):
+        return
+    if pid is None:
+        os.kill(os.getpid(), signum)
+        return
+    # Signal the parent (torchrun), then wait for the signal it forwards before going on: it
+    # forwards from its monitoring loop, which on a busy machine came after the last batch.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signum})
+    try:
+        os.kill(pid, signum)
+        forwarded = signal.sigtimedwait({signum}, 60)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
+    if forwarded is not None:
+        os.kill(os.getpid(), signum)  # now to this process's own handler
 
 
 def install_commit_faults() -> None:
