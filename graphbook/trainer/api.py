@@ -15,7 +15,7 @@ from graphbook.batch_process.distributed import open_collective
 from graphbook.store import Store, data_home
 from graphbook.trainer import rng
 from graphbook.trainer.context import HParams, PyTorchTrialContext, Session, hparams_of
-from graphbook.trainer.errors import TrainerError, TrainingResumeError
+from graphbook.trainer.errors import TrainerError, TrainingResumeError, accept_determined_only
 from graphbook.trainer.loop import Trainer, TrainResult
 from graphbook.trainer.runs import (
     CONFIG_DATA_ENV,
@@ -115,6 +115,9 @@ def init(
     torch from one run seed — `seed`, or the seed of the unfinished run this script resumes,
     or a fresh one (recorded with the run). $GRAPHBOOK_TRAIN_HPARAMS (JSON, as a search sets
     it) overrides `hparams`."""
+    accept_determined_only(
+        "init", _determined_only, ("exp_conf", "distributed", "enable_tensorboard_logging")
+    )
     if aggregation_frequency < 1:
         raise TrainerError(f"aggregation_frequency must be >= 1, got {aggregation_frequency}")
     stack = ExitStack()

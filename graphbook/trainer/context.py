@@ -19,7 +19,7 @@ from torch.nn.parallel import DistributedDataParallel
 from graphbook.batch_process.context import _to_device
 from graphbook.batch_process.distributed import Collective
 from graphbook.batch_process.reducers import FunctionReducer, Reducer
-from graphbook.trainer.errors import TrainerError
+from graphbook.trainer.errors import TrainerError, accept_determined_only
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -222,6 +222,11 @@ class PyTorchTrialContext:
         **_determined_only: Any,
     ) -> OptT:
         """Register `optimizer` for `step_optimizer` and checkpoints."""
+        accept_determined_only(
+            "wrap_optimizer",
+            _determined_only,
+            ("fp16_compression", "average_aggregated_gradients"),
+        )
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise TrainerError(
                 f"wrap_optimizer expects a torch.optim.Optimizer, got {type(optimizer).__name__}"

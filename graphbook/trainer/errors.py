@@ -5,7 +5,13 @@ from __future__ import annotations
 from graphbook.batch_process.errors import EXIT_PREEMPTED, BatchPreempted
 from graphbook.errors import GraphbookError
 
-__all__ = ["EXIT_PREEMPTED", "TrainerError", "TrainingPreempted", "TrainingResumeError"]
+__all__ = [
+    "EXIT_PREEMPTED",
+    "TrainerError",
+    "TrainingPreempted",
+    "TrainingResumeError",
+    "accept_determined_only",
+]
 
 
 class TrainerError(GraphbookError):
@@ -25,4 +31,14 @@ class TrainingPreempted(BatchPreempted):
         return (
             f"training run {self.run_id} stopped by signal {self.signum} after "
             f"{self.batches_completed} batch(es); run the same command again to resume"
+        )
+
+
+def accept_determined_only(where: str, given: dict[str, object], known: tuple[str, ...]) -> None:
+    """Determined arguments that mean nothing here are accepted (and ignored); anything else
+    is a typo worth a clear error rather than silence."""
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise TrainerError(
+            f"{where}() got unexpected argument(s) {', '.join(unknown)}; see docs/trainer.md"
         )

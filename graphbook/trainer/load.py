@@ -11,7 +11,7 @@ from graphbook.batch_process.distributed import SingleProcess
 from graphbook.store import CheckpointRecord, Store, data_home
 from graphbook.trainer import checkpoints
 from graphbook.trainer.context import PyTorchTrialContext, Session, hparams_of, unwrap
-from graphbook.trainer.errors import TrainerError
+from graphbook.trainer.errors import TrainerError, accept_determined_only
 from graphbook.trainer.runs import KIND
 from graphbook.trainer.trial import PyTorchTrial, trial_class
 
@@ -165,4 +165,7 @@ def load_trial_from_checkpoint_path(
     **_determined_only: Any,
 ) -> TrialT:
     """Determined's spelling: `load_checkpoint_trial(trial_class, path=path)`."""
+    accept_determined_only(
+        "load_trial_from_checkpoint_path", _determined_only, ("torch_load_kwargs",)
+    )
     return load_checkpoint_trial(trial_class, path=path, trial_kwargs=trial_kwargs)

@@ -24,7 +24,7 @@ from graphbook.trainer import checkpoints, rng
 from graphbook.trainer.checkpoints import Retention, Snapshot
 from graphbook.trainer.context import LRScheduler, PyTorchTrialContext, unwrap
 from graphbook.trainer.data import DataLoader, Reader, Shard, as_loader
-from graphbook.trainer.errors import TrainerError, TrainingPreempted
+from graphbook.trainer.errors import TrainerError, TrainingPreempted, accept_determined_only
 from graphbook.trainer.metrics import (
     Window,
     across_ranks,
@@ -151,6 +151,7 @@ class Trainer:
         averaged over each `reporting_period` (default det.Batches(10)). SIGTERM/SIGINT stop
         after the current batch with a checkpoint and exit status 75. Returns the last metrics.
         """
+        accept_determined_only("train", _determined_only, ("profiling_enabled",))
         if latest_checkpoint is not None:
             raise TrainerError(
                 "latest_checkpoint is not needed here: an unfinished run of the same name "

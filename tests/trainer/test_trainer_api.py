@@ -171,6 +171,10 @@ def test_load_checkpoint_trial_every_way_and_predict_in_order(home: Path) -> Non
         ),
         ({"keep_last": 0}, "keep_last must be a positive whole number"),
         (
+            {"min_validaton_period": det.Batches(1)},
+            "train() got unexpected argument(s) min_validaton_period",
+        ),
+        (
             {"searcher_metric": "auc", "min_validation_period": det.Batches(1)},
             "searcher_metric 'auc' is not among the validation metrics (count, loss)",
         ),

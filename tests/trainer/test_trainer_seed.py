@@ -12,6 +12,7 @@ fixes them so: `self.model(batch)` -> `self.model(data)` in train_batch (the not
 from __future__ import annotations
 
 import json
+import re
 import runpy
 from pathlib import Path
 
@@ -70,3 +71,19 @@ def test_seed_batch_inference_predicts_with_the_trained_trial(
     (batch_run,) = Store().list_runs("batch")
     assert batch_run.status == "completed"
     assert [link.checkpoint_uuid for link in Store().links(batch_run.id)] == [f"{run_id}-step-40"]
+
+
+def test_training_runs_show_in_graphbook_runs_and_metrics(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from graphbook.cli import main
+
+    run_id = train_seed(monkeypatch)
+    capsys.readouterr()
+    assert main(["runs", "--kind", "train"]) == 0
+    assert re.search(
+        rf"{run_id}\s+train\s+completed .*seed_train\.py\s+40/40 batches", capsys.readouterr().out
+    )
+    assert main(["metrics", run_id, "--group", "validation"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 10 and re.search(rf"{run_id}\s+validation\s+40\s+loss=", lines[-1])
