@@ -72,6 +72,16 @@ class Group:
     size: tuple[float, float] = GROUP_SIZE
 
 
+@dataclass(frozen=True)
+class Comment:
+    """A note on the canvas (Markdown text in a box); running ignores it."""
+
+    id: str
+    text: str = ""
+    position: tuple[float, float] = (0.0, 0.0)
+    width: float = 240.0
+
+
 class Workflow:
     """A graph of nodes to run; build it in code, or load it from a file."""
 
@@ -80,6 +90,7 @@ class Workflow:
         self.nodes: dict[str, Node] = {}
         self.edges: list[Edge] = []
         self.groups: dict[str, Group] = {}
+        self.comments: dict[str, Comment] = {}
         self.code: dict[str, Any] = {}
         """Node classes/functions added by object, registered when the workflow runs."""
         self.notes: list[Problem] = []
@@ -169,6 +180,9 @@ class Workflow:
         if self.groups:
             groups = sorted(self.groups.values(), key=lambda g: natural(g.id))
             data["groups"] = [_group_json(g, self.nodes) for g in groups]
+        if self.comments:
+            comments = sorted(self.comments.values(), key=lambda c: natural(c.id))
+            data["comments"] = [_comment_json(c) for c in comments]
         return data
 
     def dumps(self) -> str:
@@ -304,6 +318,16 @@ def _node_json(node: Node) -> dict[str, Any]:
     return data
 
 
+def _comment_json(comment: Comment) -> dict[str, Any]:
+    x, y = comment.position
+    return {
+        "id": comment.id,
+        "text": comment.text,
+        "position": {"x": _coordinate(x), "y": _coordinate(y)},
+        "width": _coordinate(comment.width),
+    }
+
+
 def _group_json(group: Group, nodes: Mapping[str, Node]) -> dict[str, Any]:
     (x, y), (width, height) = group.position, group.size
     return {
@@ -361,9 +385,9 @@ def _format(data: dict[str, Any]) -> str:
         elif key == "edges":
             body = ",\n".join(f"    {dump(e)}" for e in value)
             entries.append(f'  "edges": [\n{body}\n  ]' if value else '  "edges": []')
-        elif key == "groups":
+        elif key in ("groups", "comments"):
             body = ",\n".join(_format_node(g) for g in value)
-            entries.append(f'  "groups": [\n{body}\n  ]')
+            entries.append(f"  {dump(key)}: [\n{body}\n  ]")
         else:
             entries.append(f"  {dump(key)}: {dump(value)}")
     lines.append(",\n".join(entries))
@@ -414,7 +438,29 @@ def _parse(data: Mapping[str, Any], name: str) -> Workflow:
         workflow.edges.append(_parse_edge(raw, f"{name}: edges[{index}]"))
     for index, raw in enumerate(_list(data, "groups", name)):
         _add_group(workflow, _parse_group(raw, f"{name}: groups[{index}]"), name)
+    for index, raw in enumerate(_list(data, "comments", name)):
+        comment = _parse_comment(raw, f"{name}: comments[{index}]")
+        if comment.id in workflow.comments or comment.id in workflow.nodes:
+            raise WorkflowFormatError(
+                f"{name}: comment id {comment.id!r} is taken; ids must be unique in a file"
+            )
+        workflow.comments[comment.id] = comment
     return workflow
+
+
+def _parse_comment(raw: Any, where: str) -> Comment:
+    if not isinstance(raw, Mapping):
+        raise WorkflowFormatError(f"{where} must be an object, not {_kind(raw)}")
+    comment_id, text, width = raw.get("id"), raw.get("text", ""), raw.get("width", 240.0)
+    if not isinstance(comment_id, str) or not comment_id:
+        raise WorkflowFormatError(f"{where} needs a non-empty string 'id'")
+    where = f"{where} (id {comment_id!r})"
+    if not isinstance(text, str):
+        raise WorkflowFormatError(f"{where}: 'text' must be a string")
+    if isinstance(width, bool) or not isinstance(width, int | float) or width <= 0:
+        raise WorkflowFormatError(f"{where}: 'width' must be a positive number")
+    position = _pair(raw, "position", ("x", "y"), where) or (0.0, 0.0)
+    return Comment(comment_id, text, position, float(width))
 
 
 def _add_group(workflow: Workflow, group: Group, name: str) -> None:

@@ -395,3 +395,24 @@ def test_a_resized_or_folded_node_keeps_its_width_and_fold_and_bad_ones_are_name
     ):
         with pytest.raises(WorkflowFormatError, match=words):
             Workflow.loads(text.replace('"width": 412.25, "collapsed": true', bad))
+
+
+def test_comments_on_the_canvas_are_kept_in_the_file_and_bad_ones_are_named() -> None:
+    text = (
+        '{"format": "graphbook.workflow", "version": 1, "nodes": [], "edges": [], "comments": '
+        '[{"id": "c2", "text": "**Read** me", "position": {"x": 1, "y": 2}}, '
+        '{"id": "c10", "text": "later", "position": {"x": 0.04, "y": 0}, "width": 300}]}'
+    )
+    workflow = Workflow.loads(text)
+    assert [(c.id, c.text, c.width) for c in workflow.comments.values()] == [
+        ("c2", "**Read** me", 240.0),
+        ("c10", "later", 300.0),
+    ]
+    dumped = workflow.dumps()
+    assert dumped.index('"id": "c2"') < dumped.index('"id": "c10"')
+    assert '      "position": {"x": 0, "y": 0},\n      "width": 300\n' in dumped
+    assert Workflow.loads(dumped).dumps() == dumped
+    with pytest.raises(
+        WorkflowFormatError, match=r"comments\[0\] \(id 'c2'\): 'text' must be a string"
+    ):
+        Workflow.loads(text.replace('"**Read** me"', "3"))

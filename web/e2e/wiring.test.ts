@@ -2,9 +2,11 @@
 // nodes it can join, and joins the one picked; a handle that refuses a wire says why while it is
 // dragged over it (a step output into a parameter, a cycle), and again when it is dropped.
 
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { appSession, edgeIds, emptySpot, handle, node, nodeIds, openApp, until } from './app';
+import { appSession, edgeIds, emptySpot, handle, mod, node, nodeIds, openApp, until } from './app';
 import { screenshot } from './browser';
 
 const app = appSession();
@@ -90,9 +92,32 @@ describe('right-click menus', () => {
     const pane = await app.page.locator('.react-flow__pane').boundingBox();
     if (!pane) throw new Error('no canvas');
     await app.page.mouse.click(pane.x + 30, pane.y + 30, { button: 'right' });
-    expect(await menuItems()).toEqual(['Add a node…', 'Select all', 'Fit the view']);
+    expect(await menuItems()).toEqual(['Add a node…', 'Add a comment', 'Select all', 'Fit the view']);
     await app.page.getByRole('menuitem', { name: 'Add a node…' }).click();
     await app.page.getByLabel('search nodes').waitFor();
     await app.page.keyboard.press('Escape');
+  });
+
+  it('adds a Markdown comment to the canvas, saved in the file', async () => {
+    const pane = await app.page.locator('.react-flow__pane').boundingBox();
+    if (!pane) throw new Error('no canvas');
+    await app.page.mouse.click(pane.x + 30, pane.y + 30, { button: 'right' });
+    await app.page.getByRole('menuitem', { name: 'Add a comment' }).click();
+    const text = app.page.getByLabel('comment', { exact: true });
+    await text.waitFor();
+    await text.fill('**Read me** first: split sends even numbers to A.');
+    await text.press('Escape');
+    const comment = app.page.locator('.gb-comment');
+    expect(await comment.locator('strong').innerText()).toBe('Read me');
+    await screenshot(app.page, 'canvas-comment');
+    await app.page.keyboard.press(`${mod}+s`);
+    await until(() => app.page.locator('.gb-file-title').getAttribute('data-dirty'), (d) => d === 'false', 'the save');
+    const saved = JSON.parse(readFileSync(join(app.server.workflows, 'hello.json'), 'utf8')) as { comments?: { id: string; text: string }[] };
+    expect(saved.comments?.map((c) => [c.id, c.text])).toEqual([['note', '**Read me** first: split sends even numbers to A.']]);
+    await app.page.reload();
+    await comment.locator('strong').waitFor();
+    await comment.click({ button: 'right' });
+    await app.page.getByRole('menuitem', { name: 'Delete the comment' }).click();
+    await comment.waitFor({ state: 'detached' });
   });
 });

@@ -34,6 +34,10 @@ const tricky: Workflow = {
     { id: 'g2', label: '', position: { x: 1e-7, y: 2.675 }, size: { width: 300, height: 200 }, nodes: [] },
     { id: 'g1', label: 'r', position: { x: 0, y: 0 }, size: { width: 1, height: 1 }, nodes: ['r2', 'r1', '01'] },
   ],
+  comments: [
+    { id: 'c10', text: 'Ünï **bold**\n"q"', position: { x: 0.25, y: 2.675 }, width: 412.25 },
+    { id: 'c2', text: '', position: { x: 0, y: 0 }, width: 240 },
+  ],
 };
 
 function pythonDumps(inputs: Record<string, string>): Record<string, string> | null {
@@ -77,7 +81,7 @@ describe('dumps', () => {
     expect(text).not.toContain('ghost');
     expect([...text.matchAll(/"id": "(g\d+)"/g)].map((m) => m[1])).toEqual(['g1', 'g2', 'g10']);
     expect(dumps({ ...tricky, groups: [] })).not.toContain('groups');
-    expect(dumps({ ...tricky, groups: [] })).toBe(dumps({ doc: tricky.doc, nodes: tricky.nodes, edges: tricky.edges }));
+    expect(dumps({ ...tricky, groups: [] })).toBe(dumps({ doc: tricky.doc, nodes: tricky.nodes, edges: tricky.edges, comments: tricky.comments }));
   });
 
   it('sorts ids naturally and breaks ties by the text', () => {

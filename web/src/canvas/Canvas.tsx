@@ -42,6 +42,7 @@ async function fitReadable(flow: ReactFlowInstance): Promise<void> {
 }
 
 function minimapColor(node: FlowNode): string {
+  if (node.type === 'comment') return 'var(--gb-comment)';
   return node.type === 'group' ? 'var(--gb-group)' : 'var(--gb-minimap-node)';
 }
 
@@ -120,7 +121,8 @@ export function Canvas() {
 
   const onNodeMenu = useCallback((event: MouseEvent, node: FlowNode) => {
     event.preventDefault();
-    useUi.getState().openMenu({ x: event.clientX, y: event.clientY, on: node.type === 'group' ? 'group' : 'node', id: node.id });
+    const on = node.type === 'group' ? 'group' : node.type === 'comment' ? 'comment' : 'node';
+    useUi.getState().openMenu({ x: event.clientX, y: event.clientY, on, id: node.id });
   }, []);
   const onEdgeMenu = useCallback((event: MouseEvent, edge: Edge) => {
     event.preventDefault();

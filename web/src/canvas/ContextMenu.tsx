@@ -18,7 +18,7 @@ interface Item {
 }
 
 function useItems(menu: Menu | null): Item[] {
-  const { fitView } = useReactFlow();
+  const { fitView, screenToFlowPosition } = useReactFlow();
   const offline = useRun(isOffline);
   if (!menu) return [];
   const editor = useEditor.getState();
@@ -26,6 +26,7 @@ function useItems(menu: Menu | null): Item[] {
   if (menu.on === 'pane') {
     return [
       { label: 'Add a node…', keys: 'Double-click', act: () => ui.openSearch({ x: menu.x, y: menu.y }) },
+      { label: 'Add a comment', act: () => editor.addComment(screenToFlowPosition({ x: menu.x, y: menu.y })) },
       { label: 'Select all', keys: 'Ctrl+A', act: () => editor.select(editor.nodes.map((n) => n.id)) },
       { label: 'Fit the view', keys: 'F', act: () => void fitView({ padding: 0.2, duration: 200 }) },
     ];
@@ -38,6 +39,7 @@ function useItems(menu: Menu | null): Item[] {
       { label: 'Delete the group', danger: true, act: () => (editor.select([id]), editor.deleteSelection()) },
     ];
   }
+  if (menu.on === 'comment') return [{ label: 'Delete the comment', keys: 'Delete', danger: true, act: () => editor.deleteNode(id) }];
   const node = editor.nodes.find((n) => n.id === id);
   const spec = node && isGraphNode(node) ? useCatalog.getState().catalog.nodes[node.data.type] : undefined;
   return [

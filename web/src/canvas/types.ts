@@ -16,10 +16,13 @@ export type GraphNodeData = {
 };
 
 export type GroupNodeData = { label: string };
+/** A note on the canvas: Markdown text, saved in the file's `comments`. */
+export type CommentNodeData = { text: string };
 
 export type GraphFlowNode = Node<GraphNodeData, 'graph'>;
 export type GroupFlowNode = Node<GroupNodeData, 'group'>;
-export type FlowNode = GraphFlowNode | GroupFlowNode;
+export type CommentFlowNode = Node<CommentNodeData, 'comment'>;
+export type FlowNode = GraphFlowNode | GroupFlowNode | CommentFlowNode;
 export type FlowEdge = Edge;
 
 export function isGraphNode(node: FlowNode): node is GraphFlowNode {
@@ -28,4 +31,8 @@ export function isGraphNode(node: FlowNode): node is GraphFlowNode {
 
 export function isGroupNode(node: FlowNode): node is GroupFlowNode {
   return node.type === 'group';
+}
+
+export function isCommentNode(node: FlowNode): node is CommentFlowNode {
+  return node.type === 'comment';
 }

@@ -50,6 +50,9 @@ export interface EditorState {
   addNode(type: string, position: XYPosition, params?: Record<string, Json>): string;
   setParam(id: string, name: string, value: Json | undefined): void;
   setLabel(id: string, label: string): void;
+  /** Adds an empty comment (a Markdown note) at `position`; returns its id. */
+  addComment(position: XYPosition): string;
+  setCommentText(id: string, text: string): void;
   /** Folds a node to its title and ports, or unfolds it. */
   setCollapsed(id: string, collapsed: boolean): void;
   setGroupLabel(id: string, label: string): void;
@@ -119,7 +122,7 @@ export const useEditor = create<EditorState>()((set, get) => {
       const structural = changes.some((c) => c.type === 'remove' || c.type === 'add');
       const resized = changes.some((c) => c.type === 'dimensions' && c.setAttributes && c.resizing === false);
       // A resized graph node keeps its width; its height follows its content.
-      const nodes = applyNodeChanges(changes, get().nodes).map((n) => (isGraphNode(n) && n.height !== undefined ? { ...n, height: undefined } : n));
+      const nodes = applyNodeChanges(changes, get().nodes).map((n) => (n.type !== 'group' && n.height !== undefined ? { ...n, height: undefined } : n));
       set({ nodes });
       if (structural || resized) commitNow();
     },
@@ -165,6 +168,18 @@ export const useEditor = create<EditorState>()((set, get) => {
       updateGraphNode(id, (n) => ({ ...n, data: { ...n.data, label } }));
       commitSoon();
     },
+    addComment(position) {
+      const { nodes } = get();
+      const id = freshId('note', new Set(nodes.map((n) => n.id)));
+      const comment: FlowNode = { id, type: 'comment', position, width: 240, data: { text: '' }, selected: true };
+      set({ nodes: [...nodes.map((n) => ({ ...n, selected: false })), comment] });
+      commitNow();
+      return id;
+    },
+    setCommentText(id, text) {
+      set({ nodes: get().nodes.map((n) => (n.id === id && n.type === 'comment' ? { ...n, data: { text } } : n)) });
+      commitSoon();
+    },
     setCollapsed(id, collapsed) {
       updateGraphNode(id, (n) => {
         const { collapsed: _was, ...data } = n.data;
@@ -187,7 +202,7 @@ export const useEditor = create<EditorState>()((set, get) => {
     deleteSelection() {
       const { nodes, edges } = get();
       const groups = new Set(nodes.filter((n) => n.selected && n.type === 'group').map((n) => n.id));
-      const gone = new Set(nodes.filter((n) => n.selected && isGraphNode(n)).map((n) => n.id));
+      const gone = new Set(nodes.filter((n) => n.selected && n.type !== 'group').map((n) => n.id));
       if (!groups.size && !gone.size && !edges.some((e) => e.selected)) return;
       const kept = ungroup(nodes, groups).filter((n) => !gone.has(n.id));
       const keptEdges = edges.filter((e) => !e.selected && !gone.has(e.source) && !gone.has(e.target));

@@ -15,7 +15,7 @@ export type Panels = Record<Panel, boolean>;
 export interface ContextMenu {
   x: number;
   y: number;
-  on: 'pane' | 'node' | 'edge' | 'group';
+  on: 'pane' | 'node' | 'edge' | 'group' | 'comment';
   id?: string;
 }
 

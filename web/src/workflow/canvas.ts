@@ -2,8 +2,8 @@
 // group on the canvas; groups as frame nodes; edges keyed by their four ends so the same wire
 // always has the same id.
 
-import type { FlowEdge, FlowNode, GraphFlowNode, GroupFlowNode } from '../canvas/types';
-import { isGraphNode, isGroupNode } from '../canvas/types';
+import type { CommentFlowNode, FlowEdge, FlowNode, GraphFlowNode, GroupFlowNode } from '../canvas/types';
+import { isCommentNode, isGraphNode, isGroupNode } from '../canvas/types';
 import { GROUP_SIZE, RESOURCE_OUTPUT, type Workflow, type WorkflowEdge, type WorkflowGroup, coordinate, edgeKey, naturalCompare } from './format';
 
 /** A group frame as the file keeps it (`groups` in the canonical format). */
@@ -68,7 +68,14 @@ export function workflowToCanvas(workflow: Workflow): CanvasState {
   });
   const seen = new Set<string>();
   const edges = workflow.edges.filter((e) => !seen.has(edgeKey(e)) && seen.add(edgeKey(e))).map(toFlowEdge);
-  return { nodes: [...groupNodes, ...graphNodes], edges };
+  const comments: CommentFlowNode[] = (workflow.comments ?? []).map((c) => ({
+    id: c.id,
+    type: 'comment',
+    position: { ...c.position },
+    width: c.width,
+    data: { text: c.text },
+  }));
+  return { nodes: [...groupNodes, ...graphNodes, ...comments], edges };
 }
 
 /** A node's position on the canvas, adding the positions of the groups around it. */
@@ -102,8 +109,14 @@ export function canvasToWorkflow(state: CanvasState, doc: string): Workflow {
     ...(n.data.collapsed ? { collapsed: true } : {}),
   }));
   const groups = canvasGroups(state);
+  const comments = state.nodes.filter(isCommentNode).map((c) => ({
+    id: c.id,
+    text: c.data.text,
+    position: absolutePosition(c, byId),
+    width: coordinate(c.width ?? c.measured?.width ?? 240),
+  }));
   const workflow: Workflow = { doc, nodes, edges: state.edges.map(fromFlowEdge) };
-  return groups.length ? { ...workflow, groups } : workflow;
+  return { ...workflow, ...(groups.length ? { groups } : {}), ...(comments.length ? { comments } : {}) };
 }
 
 export function canvasGroups(state: CanvasState): Group[] {

@@ -40,12 +40,22 @@ export interface WorkflowGroup {
   nodes: string[];
 }
 
+/** A note on the canvas (Markdown); running the workflow ignores it. */
+export interface WorkflowComment {
+  id: string;
+  text: string;
+  position: { x: number; y: number };
+  width: number;
+}
+
 export interface Workflow {
   doc: string;
   nodes: WorkflowNode[];
   edges: WorkflowEdge[];
   /** Left out, like the file's `groups` key, when there are none. */
   groups?: WorkflowGroup[];
+  /** Left out, like the file's `comments` key, when there are none. */
+  comments?: WorkflowComment[];
 }
 
 /** A group's size when the file gives none, as graphbook/workflow.py reads it. */
@@ -88,8 +98,22 @@ export function parseCanonical(data: unknown, name: string): Workflow {
   }
   const edges = listOf(data, 'edges', name).map((raw, i) => parseEdge(raw, `${name}: edges[${i}]`));
   const groups = parseGroups(listOf(data, 'groups', name), seen, name);
+  const comments = listOf(data, 'comments', name).map((raw, i) => parseComment(raw, `${name}: comments[${i}]`));
+  for (const comment of comments) {
+    if (seen.has(comment.id)) throw new WorkflowFormatError(`${name}: comment id '${comment.id}' is taken; ids must be unique in a file`);
+    seen.add(comment.id);
+  }
   const workflow: Workflow = { doc: typeof data.doc === 'string' ? data.doc : '', nodes, edges };
-  return groups.length ? { ...workflow, groups } : workflow;
+  return { ...workflow, ...(groups.length ? { groups } : {}), ...(comments.length ? { comments } : {}) };
+}
+
+function parseComment(raw: unknown, where: string): WorkflowComment {
+  if (!isObject(raw)) throw new WorkflowFormatError(`${where} must be an object, not ${kindOf(raw)}`);
+  const { id, text = '', width = 240 } = raw;
+  if (typeof id !== 'string' || id === '') throw new WorkflowFormatError(`${where} needs a non-empty string 'id'`);
+  if (typeof text !== 'string') throw new WorkflowFormatError(`${where} (id '${id}'): 'text' must be a string`);
+  if (typeof width !== 'number' || !(width > 0)) throw new WorkflowFormatError(`${where} (id '${id}'): 'width' must be a positive number`);
+  return { id, text, position: parsePosition(raw.position), width };
 }
 
 /** Groups as graphbook/workflow.py reads them: ids naming no node are left out of the group. */
@@ -236,7 +260,8 @@ export function canonicalOrder(workflow: Workflow): Workflow {
   const groups = [...(workflow.groups ?? [])]
     .sort((a, b) => naturalCompare(a.id, b.id))
     .map((g) => ({ ...g, nodes: [...new Set(g.nodes)].filter((id) => ids.has(id)).sort(naturalCompare) }));
-  return groups.length ? { doc: workflow.doc, nodes, edges, groups } : { doc: workflow.doc, nodes, edges };
+  const comments = [...(workflow.comments ?? [])].sort((a, b) => naturalCompare(a.id, b.id));
+  return { doc: workflow.doc, nodes, edges, ...(groups.length ? { groups } : {}), ...(comments.length ? { comments } : {}) };
 }
 
 export function edgeKey(edge: WorkflowEdge): string {
@@ -307,6 +332,16 @@ function groupText(group: WorkflowGroup): string {
   return `    {\n${parts.join(',\n')}\n    }`;
 }
 
+function commentText(comment: WorkflowComment): string {
+  const parts = [
+    `      "id": ${JSON.stringify(comment.id)}`,
+    `      "text": ${JSON.stringify(comment.text)}`,
+    `      "position": ${pyDumps({ x: coordinate(comment.position.x), y: coordinate(comment.position.y) })}`,
+    `      "width": ${pyDumps(coordinate(comment.width))}`,
+  ];
+  return `    {\n${parts.join(',\n')}\n    }`;
+}
+
 /** The file text, exactly as `Workflow.dumps()` writes it. */
 export function dumps(workflow: Workflow): string {
   const ordered = canonicalOrder(workflow);
@@ -317,5 +352,6 @@ export function dumps(workflow: Workflow): string {
   const edges = ordered.edges.map((e) => `    ${pyDumps({ source: e.source, output: e.output, target: e.target, input: e.input })}`);
   entries.push(edges.length ? `  "edges": [\n${edges.join(',\n')}\n  ]` : '  "edges": []');
   if (ordered.groups?.length) entries.push(`  "groups": [\n${ordered.groups.map(groupText).join(',\n')}\n  ]`);
+  if (ordered.comments?.length) entries.push(`  "comments": [\n${ordered.comments.map(commentText).join(',\n')}\n  ]`);
   return `{\n${entries.join(',\n')}\n}\n`;
 }
