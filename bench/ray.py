@@ -43,6 +43,8 @@ IMAGES, QUICK_IMAGES = 1000, 256
 # -- the contenders, each in its own process --------------------------------------------------
 def graphbook(model: str, folder: Path, out: Path, backend: str) -> dict[str, Any]:
     """The decorated image workflow (bench/workflows/images.json) through `run_workflow`."""
+    import torch  # noqa: F401  (imported first, as the CLI's node files do: actors preload it)
+
     from graphbook import run_workflow
     from graphbook.engine.pool import Pool
     from graphbook.engine.processes import ProcessPool
@@ -56,6 +58,7 @@ def graphbook(model: str, folder: Path, out: Path, backend: str) -> dict[str, An
         from graphbook.engine.ray_pool import RayPool
 
         pool = RayPool(None, workers=int(backend[-1]), num_cpus=CORES)
+        pool.wait_ready()  # a pool's actors start once; a server's runs all share them
     started = time.perf_counter() - start
     try:
         start = time.perf_counter()

@@ -328,6 +328,10 @@ class RayPool:
 
         return PoolStats(self.workers, of("load"), of("dump"))
 
+    def wait_ready(self) -> None:
+        """Block until every actor has started (and imported what it preloads)."""
+        self._ray.get([h.actor.pid.remote() for kind in KINDS for h in self._group(kind)])
+
     def pids(self, kind: Kind = "load") -> list[int]:
         """The process ids of the live actors of `kind` (starting them if need be)."""
         handles = self._group(kind)
