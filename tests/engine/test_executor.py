@@ -434,14 +434,16 @@ def test_a_resource_that_fails_fails_the_run_before_any_step() -> None:
     assert [e.node_id for e in events if isinstance(e, NodeStarted)] == [r.id], "no step started"
 
 
-def test_until_runs_only_what_the_node_needs() -> None:
+def test_until_runs_only_what_the_node_needs(backend: dict[str, Any]) -> None:
+    BATCHES.clear()
     wf = Workflow()
-    src = wf.add(count, n=3)
-    a, b = wf.add(keep), wf.add(keep)
+    src = wf.add(dicts, n=3, per=2)
+    a, b = wf.add(batcher), wf.add(keep)
     wf.connect(src, a)
     wf.connect(src, b)
-    result = run_workflow(wf, until=a.id)
+    result = run_workflow(wf, until=a.id, **backend)
     assert set(result.counts) == {src.id, a.id}
+    assert [i for x in BATCHES for i in x] == [0, 1, 100, 101, 200, 201]
 
 
 def test_stop_ends_a_never_ending_run() -> None:
