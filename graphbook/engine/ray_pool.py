@@ -6,8 +6,9 @@ local run; only the work that a local run gives to worker processes goes to Ray.
 task (load, dump) has its own actors, so writing never waits behind loading. A lane's function
 is put in Ray's object store once and learned once by each actor that runs it. Outcomes are
 object refs until taken; a lane's capacity bounds the tasks in flight, so memory is flat in the
-dataset's size. An actor that dies is replaced: the task it was running is reported failed (or
-run again, `retries` times), and the tasks queued behind it go to the other actors.
+dataset's size. Tasks travel in small groups, as one call costs the driver about as much as
+decoding an image. An actor that dies is replaced: the task that killed it is reported failed
+(or run again, `retries` times), and the others it held run again (see `RayPool._bury`).
 
 Ray is optional (`pip install 'graphbook[ray]'`): this module imports it only when a pool is
 made, and says how to install it when it is missing.
@@ -223,9 +224,9 @@ class _Handle:
 
 
 class RayPool:
-    """`workers` Ray actors for load functions and as many for dump functions, started on
-    their kind's first task and kept until `close()`. With `retries`, a task whose actor died
-    runs again (on another actor) up to that many times before it is reported failed."""
+    """`workers` Ray actors for load functions and as many for dump functions, started with
+    the pool and kept until `close()`. With `retries`, a task that killed its actor runs again
+    (on another actor) up to that many times before it is reported failed."""
 
     def __init__(
         self,
@@ -253,7 +254,7 @@ class RayPool:
         """Object ref of each call in flight -> its actor and tickets, in the order made."""
         self._lanes: dict[int, RayLane] = {}
         self._fns: dict[int, Any] = {}
-        """Lane id -> the function's object ref, or the ErrorInfo of why it could not be put."""
+        """Lane id -> the object ref of the pickled function, or why it could not be pickled."""
         self._tickets = itertools.count()
         self._lane_ids = itertools.count()
         self._seed = secrets.randbits(32)
