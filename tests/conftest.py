@@ -5,10 +5,16 @@ runs on it; a test that needs Ray is skipped when Ray is not installed."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+# A shell without job control starts background jobs with SIGINT ignored, and every child
+# inherits that; the tests that press Ctrl-C (in-process and in `graphbook run`) need it heard.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(params=[0, 2], ids=["inline", "2workers"])
