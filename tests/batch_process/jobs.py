@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import signal
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -152,14 +153,24 @@ def fault(where: str, value: int, signum: int, pid: int | None = None) -> None:
         return
     # Signal the parent (torchrun), then wait for the signal it forwards before going on: it
     # forwards from its monitoring loop, which on a busy machine came after the last batch.
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signum})
+    # The wait is in Python (the handler runs on the main thread whichever thread the kernel
+    # picks), so the forwarded signal reaches this process's own handler as it would anyway.
+    handler = signal.getsignal(signum) or signal.SIG_DFL
+    heard: list[int] = []
+
+    def note(got: int, frame: Any) -> None:
+        heard.append(got)
+        if callable(handler):
+            handler(got, frame)
+
+    signal.signal(signum, note)
     try:
         os.kill(pid, signum)
-        forwarded = signal.sigtimedwait({signum}, 60)
+        deadline = time.monotonic() + 60
+        while not heard and time.monotonic() < deadline:
+            time.sleep(0.02)
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
-    if forwarded is not None:
-        os.kill(os.getpid(), signum)  # now to this process's own handler
+        signal.signal(signum, handler)
 
 
 def install_commit_faults() -> None:
