@@ -40,6 +40,70 @@ class RemoteError(Exception):
         self.error = error
 
 
+class Dispatcher(Protocol):
+    """What an `OrderedLane` hands its tasks to: a pool's own scheduler."""
+
+    def submit(self, lane: OrderedLane, args: tuple[Any, ...]) -> int:
+        """Send one task; return its ticket (increasing within the lane)."""
+        ...
+
+    def collect(self, timeout: float) -> None:
+        """Resolve on their lanes the outcomes that have arrived, waiting up to `timeout`."""
+        ...
+
+    def forget(self, lane_id: int) -> None:
+        """The lane is closed: drop its function and anything still owed to it."""
+        ...
+
+
+class OrderedLane:
+    """Tasks for one function; outcomes come back out of order and leave in order. Shared by
+    the process pool and the Ray pool, which differ only in their `Dispatcher`."""
+
+    def __init__(self, dispatcher: Dispatcher, id: int, kind: Kind, capacity: int) -> None:
+        self.id = id
+        self.kind = kind
+        self.capacity = capacity
+        self.closed = False
+        self._dispatcher = dispatcher
+        self._order: deque[int] = deque()
+        self._outcomes: dict[int, Outcome] = {}
+
+    def submit(self, *args: Any) -> None:
+        if self.closed:
+            raise RuntimeError(f"lane {self.id} is closed; open a new lane to submit tasks")
+        self._order.append(self._dispatcher.submit(self, args))
+
+    def take_ready(self) -> list[Outcome]:
+        self._dispatcher.collect(0)
+        ready = []
+        while self._order and self._order[0] in self._outcomes:
+            ready.append(self._outcomes.pop(self._order.popleft()))
+        return ready
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._order)
+
+    @property
+    def has_ready(self) -> bool:
+        """Whether the next outcome in order is here (after collecting what has arrived)."""
+        self._dispatcher.collect(0)
+        return bool(self._order) and self._order[0] in self._outcomes
+
+    def close(self) -> None:
+        """Drop the tasks not yet taken; the workers forget the function."""
+        if not self.closed:
+            self.closed = True
+            self._order.clear()
+            self._outcomes.clear()
+            self._dispatcher.forget(self.id)
+
+    def resolve(self, ticket: int, outcome: Outcome) -> None:
+        if not self.closed:
+            self._outcomes[ticket] = outcome
+
+
 class Lane(Protocol):
     """Tasks for one function of one node."""
 

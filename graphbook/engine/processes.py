@@ -39,7 +39,7 @@ import multiprocess
 from multiprocess.connection import wait as wait_for
 
 from graphbook.engine import shm
-from graphbook.engine.pool import Failed, Kind, Outcome, call
+from graphbook.engine.pool import Failed, Kind, OrderedLane, Outcome, call
 from graphbook.events import ErrorInfo, KindStats, PoolStats
 
 logger = logging.getLogger(__name__)
@@ -141,51 +141,7 @@ class ProcessPool:
         self.close()
 
 
-class ProcessLane:
-    """Tasks for one function; outcomes come back out of order and leave in order."""
-
-    def __init__(self, scheduler: _Scheduler, id: int, kind: Kind, capacity: int) -> None:
-        self.id = id
-        self.kind = kind
-        self.capacity = capacity
-        self.closed = False
-        self._scheduler = scheduler
-        self._order: deque[int] = deque()
-        self._outcomes: dict[int, Outcome] = {}
-
-    def submit(self, *args: Any) -> None:
-        if self.closed:
-            raise RuntimeError(f"lane {self.id} is closed; open a new lane to submit tasks")
-        self._order.append(self._scheduler.submit(self, args))
-
-    def take_ready(self) -> list[Outcome]:
-        self._scheduler.collect(0)
-        ready = []
-        while self._order and self._order[0] in self._outcomes:
-            ready.append(self._outcomes.pop(self._order.popleft()))
-        return ready
-
-    @property
-    def in_flight(self) -> int:
-        return len(self._order)
-
-    @property
-    def has_ready(self) -> bool:
-        """Whether the next outcome in order is here (after collecting what has arrived)."""
-        self._scheduler.collect(0)
-        return bool(self._order) and self._order[0] in self._outcomes
-
-    def close(self) -> None:
-        """Drop the tasks not yet taken; the workers forget the function."""
-        if not self.closed:
-            self.closed = True
-            self._order.clear()
-            self._outcomes.clear()
-            self._scheduler.forget(self.id)
-
-    def resolve(self, ticket: int, outcome: Outcome) -> None:
-        if not self.closed:
-            self._outcomes[ticket] = outcome
+ProcessLane = OrderedLane
 
 
 @dataclass

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from graphbook.engine.pool import Failed, Kind, Outcome, call
+from graphbook.engine.pool import Failed, Kind, OrderedLane, Outcome, call
 from graphbook.errors import GraphbookError
 from graphbook.events import ErrorInfo, KindStats, PoolStats
 
@@ -539,49 +539,7 @@ class RayPool:
             raise RuntimeError("the Ray pool is closed; make a new one")
 
 
-class RayLane:
-    """Tasks for one function; outcomes come back out of order and leave in order."""
-
-    def __init__(self, pool: RayPool, id: int, kind: Kind, capacity: int) -> None:
-        self.id = id
-        self.kind = kind
-        self.capacity = capacity
-        self.closed = False
-        self._pool = pool
-        self._order: deque[int] = deque()
-        self._outcomes: dict[int, Outcome] = {}
-
-    def submit(self, *args: Any) -> None:
-        if self.closed:
-            raise RuntimeError(f"lane {self.id} is closed; open a new lane to submit tasks")
-        self._order.append(self._pool.submit(self, args))
-
-    def take_ready(self) -> list[Outcome]:
-        self._pool.collect(0)
-        ready = []
-        while self._order and self._order[0] in self._outcomes:
-            ready.append(self._outcomes.pop(self._order.popleft()))
-        return ready
-
-    @property
-    def in_flight(self) -> int:
-        return len(self._order)
-
-    @property
-    def has_ready(self) -> bool:
-        self._pool.collect(0)
-        return bool(self._order) and self._order[0] in self._outcomes
-
-    def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self._order.clear()
-            self._outcomes.clear()
-            self._pool.forget(self.id)
-
-    def resolve(self, ticket: int, outcome: Outcome) -> None:
-        if not self.closed:
-            self._outcomes[ticket] = outcome
+RayLane = OrderedLane
 
 
 def _died(kind: str, exc: Exception) -> ErrorInfo:
