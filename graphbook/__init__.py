@@ -1,7 +1,8 @@
 """Graphbook: build, watch and run ML data pipelines as graphs of Python nodes."""
 
 from graphbook import steps as steps
-from graphbook import utils as utils
+from graphbook.compat013 import utils as utils
+from graphbook.compat013.script import Graph
 from graphbook.decorators import batch, event, output, param, prompt, resource, source, step
 from graphbook.engine.executor import Executor, RayBackend, RunControl, RunResult, run_workflow
 from graphbook.errors import GraphbookError, Problem, WorkflowError, WorkflowFormatError
@@ -9,7 +10,6 @@ from graphbook.events import Event
 from graphbook.graph import build_graph
 from graphbook.logs import log
 from graphbook.registry import Registry
-from graphbook.script_graph import Graph
 from graphbook.workflow import Workflow
 
 __version__ = "0.1.0"

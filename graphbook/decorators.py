@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
+from graphbook.adapters import factory_for, reserved_names
 from graphbook.draft import Draft
 from graphbook.errors import NodeDefinitionError
-from graphbook.functional import factory_for, reserved_names
 from graphbook.params import ANY, ParamSpec, normalize_type, value_type
 from graphbook.spec import RESOURCE_OUTPUT, NodeSpec, code_hash, parse_name, source_file
 

@@ -1,5 +1,5 @@
 """Draft: what the decorators on one function have said so far (filled by graphbook.decorators,
-run by the adapters of graphbook.functional)."""
+run by the adapters of graphbook.adapters)."""
 
 from __future__ import annotations
 

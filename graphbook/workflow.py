@@ -220,7 +220,7 @@ class Workflow:
         if not isinstance(data, Mapping):
             raise WorkflowFormatError(f"{name}: a workflow is a JSON object, not {_kind(data)}")
         if is_graphbook_format(data):
-            from graphbook.graphbook_format import from_graphbook
+            from graphbook.formats.graphbook013 import from_graphbook
 
             return from_graphbook(data, name, path)
         if data.get("format") != FORMAT:

@@ -19,9 +19,9 @@ from rich.console import Console
 
 from graphbook import __version__
 from graphbook.cli import main
+from graphbook.cli.terminal import TerminalSink, json_safe
 from graphbook.engine.processes import ProcessPool
 from graphbook.events import NodeFinished, NodeLog, NodeStarted, NodeTitle, RunFinished, RunStarted
-from graphbook.terminal import TerminalSink, json_safe
 
 ROOT = Path(__file__).resolve().parents[2]
 

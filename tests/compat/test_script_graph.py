@@ -12,10 +12,10 @@ import pytest
 import graphbook as gb
 from graphbook import run_workflow
 from graphbook.cli import main
+from graphbook.compat013.script import load_script
 from graphbook.core import DefaultExecutor
 from graphbook.core.steps import SourceStep, Step
 from graphbook.errors import GraphbookError
-from graphbook.script_graph import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 
 from graphbook import Registry, Workflow, build_graph, param, resource, run_workflow, source, step
+from graphbook.cli.terminal import TerminalSink
 from graphbook.engine.cache import OutputCache
 from graphbook.engine.executor import Executor
 from graphbook.events import (
@@ -18,7 +19,6 @@ from graphbook.events import (
     NodeLog,
     NodeStarted,
 )
-from graphbook.terminal import TerminalSink
 
 
 @resource("Res/Scale")

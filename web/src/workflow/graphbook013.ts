@@ -1,5 +1,5 @@
 // Reading Graphbook 0.13 workflow files (React Flow nodes and edges) as canonical workflows,
-// exactly as graphbook/graphbook_format.py does: groups kept, wires through them made direct,
+// exactly as graphbook/formats/graphbook013.py does: groups kept, wires through them made direct,
 // data.module kept, exports dropped, subflows refused. (The server converts the files the editor
 // opens, and also says what was left out; docs/<Workflow>.md is read there.)
 

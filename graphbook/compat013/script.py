@@ -158,10 +158,10 @@ def _run(workflow: Workflow, workers: int, until: str | None) -> Any:
     """As `graphbook run` runs a workflow: the terminal view, prompts asked there."""
     from contextlib import closing
 
-    from graphbook.asking import prompter_for
-    from graphbook.cli import error_console, output_console
+    from graphbook.cli.asking import prompter_for
+    from graphbook.cli.commands import error_console, output_console
+    from graphbook.cli.terminal import TerminalSink
     from graphbook.engine.executor import make_pool, run_workflow
-    from graphbook.terminal import TerminalSink
 
     err = error_console()
     pool = make_pool(workers)

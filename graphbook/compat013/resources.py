@@ -1,4 +1,4 @@
-"""`graphbook.core.resources`, as Graphbook 0.13 node files import it."""
+"""Graphbook 0.13's `graphbook.core.resources`: the resources of graphbook/resources.py."""
 
 from graphbook.resources import (
     DictResource,

@@ -1,4 +1,4 @@
-"""`graphbook.core.steps`, as Graphbook 0.13 node files import it."""
+"""Graphbook 0.13's `graphbook.core.steps`: our steps, the shipped nodes and `StepOutput`."""
 
 from graphbook.builtins import Copy, DumpJSONL, LoadJSONL, Split
 from graphbook.logs import log

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.prompt import Confirm, FloatPrompt, Prompt
 from rich.text import Text
 
-from graphbook.terminal import JsonSink, TerminalSink, message_text
+from graphbook.cli.terminal import JsonSink, TerminalSink, message_text
 
 Pause = Callable[[], AbstractContextManager[object]]
 

@@ -1,4 +1,4 @@
-"""`graphbook.core.prompts`, as Graphbook 0.13 node files import it."""
+"""Graphbook 0.13's `graphbook.core.prompts`: the prompt helpers of graphbook/prompts.py."""
 
 from graphbook.prompts import (
     bool_prompt,

@@ -27,7 +27,9 @@ from rich.console import Console
 from rich.text import Text
 
 from graphbook import __version__
-from graphbook.asking import prompter_for
+from graphbook.cli.asking import prompter_for
+from graphbook.cli.terminal import JsonSink, TerminalSink
+from graphbook.cli.train import add_train_parser
 from graphbook.engine.executor import (
     Backend,
     RayBackend,
@@ -43,8 +45,6 @@ from graphbook.params import ParamSpec
 from graphbook.registry import Registry
 from graphbook.spec import NodeSpec
 from graphbook.store import MOVE_FLAG, MetricRecord, RunRecord, Store, data_home
-from graphbook.terminal import JsonSink, TerminalSink
-from graphbook.train_cli import add_train_parser
 from graphbook.workflow import Workflow
 
 if TYPE_CHECKING:
@@ -284,7 +284,7 @@ def print_notes(workflow: Workflow, err: Console) -> None:
 def load_workflow(path: Path) -> Workflow:
     """A workflow file, or a Python script that builds one (Graphbook 0.13's `Graph`)."""
     if path.suffix == ".py":
-        from graphbook.script_graph import load_script
+        from graphbook.compat013.script import load_script
 
         return load_script(path)
     return Workflow.load(path)
