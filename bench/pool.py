@@ -1,7 +1,7 @@
 """Worker-pool overhead and scaling: a batch step whose `load_fn` runs in 1, 2 and as many
 workers as the machine has cores.
 
-    python -m bench.pool [--quick] [--items 4000] [--work-ms 2.0] [--reps 3]
+    python -m bench.pool [--quick] [--items 4000] [--work-ms 2.0] [--reps 3] [--compare DIR]
 
 Two loads per item: `spin` burns `work-ms` of CPU (a stand-in for decoding), `nothing` returns
 its item (what the pool itself costs per item: pickling, the queue, the result pipe, the
@@ -10,17 +10,25 @@ batch bookkeeping). Graphbook runs in this process (`run_workflow`, a source of 
 min(workers, cores) / work items per second: a ratio near 1 means the pool adds little and
 throughput grows with workers until the cores run out. For `nothing`, the figure is the
 pool's own cost in µs per item, with the parent's CPU per item beside it. Repetitions are
-interleaved; the machine is shared, so read ratios within one run, with the load beside them.
+interleaved, each run in a fresh process; the machine is shared, so read ratios within one
+run, with the load beside them. `--compare DIR` runs the same with another checkout (main
+before a change), interleaved, and prints this checkout's figures over the other's.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
-from bench.common import CORES, busy_seconds, children_seconds, machine, median, table
+from bench.common import CORES, ROOT, busy_seconds, children_seconds, machine, median, table
 from graphbook import Workflow, batch, param, run_workflow, source, step
 
 ITEMS = 4000
@@ -80,37 +88,94 @@ def run(load: str, count: int, seconds: float, workers: int) -> tuple[float, flo
     return count / wall, cpu / count * 1e6, others
 
 
+def run_in(path: str, load: str, count: int, seconds: float, workers: int) -> Figures:
+    """`run` in a fresh process with the checkout at `path` first on its path."""
+    code = (
+        "import json, sys; from bench.pool import run; "
+        f"print(json.dumps(run({load!r}, {count}, {seconds}, {workers})))"
+    )
+    env = {**os.environ, "PYTHONPATH": path}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=path, env=env, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{path}: {load} with {workers} workers: {done.stderr[-2000:]}")
+    rate, cpu, others = json.loads(done.stdout.splitlines()[-1])
+    return float(rate), float(cpu), float(others)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.pool", description=__doc__)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_ITEMS} items, 1 rep")
     parser.add_argument("--items", type=int, help=f"items per run (default {ITEMS})")
     parser.add_argument("--work-ms", type=float, default=WORK_MS, help="CPU ms per item")
     parser.add_argument("--reps", type=int, help="repetitions (default 3, quick 1)")
+    parser.add_argument("--compare", type=Path, help="another checkout, run interleaved")
     args = parser.parse_args(argv)
     count = args.items or (QUICK_ITEMS if args.quick else ITEMS)
     reps = args.reps or (1 if args.quick else 3)
     seconds = args.work_ms / 1e3
     counts = sorted({1, 2, CORES})
+    checkouts = {"this checkout": str(ROOT)}
+    if args.compare is not None:
+        checkouts = {str(args.compare): str(args.compare.resolve()), **checkouts}
     print(f"worker pool, {machine()}, {count} items, {args.work_ms} ms of CPU each", flush=True)
-    figures: dict[tuple[str, int], list[tuple[float, float, float]]] = {}
+    figures: dict[tuple[str, int, str], list[Figures]] = {}
     for _ in range(reps):
         for workers in counts:
             for load in ("spin", "nothing"):
-                found = run(load, count, seconds, workers)
-                figures.setdefault((load, workers), []).append(found)
-    rows = []
-    for (load, workers), values in figures.items():
-        rate = median([v[0] for v in values])
-        ideal = min(workers, CORES) / seconds if load == "spin" else float("nan")
-        per_item = (
-            min(workers, CORES) * 1e6 / rate - args.work_ms * 1e3 if load == "spin" else 1e6 / rate
-        )
-        rows.append([load, workers, f"{rate:,.0f}", rate / ideal if load == "spin" else "",
-                     f"{per_item:,.1f}", f"{median([v[1] for v in values]):,.1f}",
-                     median([v[2] for v in values])])  # fmt: skip
-    header = ["load_fn", "workers", "items/s", "/ ideal", "µs of pool per item (wall x busy)",
-              "parent CPU µs per item", "others' load (cores)"]  # fmt: skip
-    print(table(header, rows))
+                for label, path in checkouts.items():
+                    found = run_in(path, load, count, seconds, workers)
+                    figures.setdefault((load, workers, label), []).append(found)
+    print(table(HEADER, [row(key, values, args.work_ms) for key, values in figures.items()]))
+    for label in checkouts:
+        print(scaling(figures, label, counts))
+    if args.compare is not None:
+        print(comparison(figures, counts, list(checkouts)))
+
+
+Figures = tuple[float, float, float]
+"""Items per second, parent CPU µs per item, others' load (cores)."""
+HEADER = ["load_fn", "workers", "checkout", "items/s", "/ ideal",
+          "µs of pool per item (wall x busy)", "parent CPU µs per item",
+          "others' load (cores)"]  # fmt: skip
+
+
+def row(key: tuple[str, int, str], values: list[Figures], work_ms: float) -> list[Any]:
+    load, workers, label = key
+    rate = median([v[0] for v in values])
+    busy = min(workers, CORES)
+    ideal = busy / (work_ms / 1e3)
+    per_item = busy * 1e6 / rate - work_ms * 1e3 if load == "spin" else 1e6 / rate
+    return [load, workers, label, f"{rate:,.0f}", rate / ideal if load == "spin" else "",
+            f"{per_item:,.1f}", f"{median([v[1] for v in values]):,.1f}",
+            median([v[2] for v in values])]  # fmt: skip
+
+
+def scaling(
+    figures: dict[tuple[str, int, str], list[Figures]], label: str, counts: list[int]
+) -> str:
+    """Does throughput grow with workers until the cores run out? Said in one line."""
+    rates = {w: median([v[0] for v in figures[("spin", w, label)]]) for w in counts}
+    steps = ", ".join(f"{w}: x{rates[w] / rates[1]:.2f} (ideal x{min(w, CORES)})" for w in counts)
+    grows = all(rates[b] > rates[a] * 1.1 for a, b in itertools.pairwise(counts) if b <= CORES)
+    return f"{label}: spin items/s against 1 worker, {steps}; grows until the cores: {grows}"
+
+
+def comparison(
+    figures: dict[tuple[str, int, str], list[Figures]], counts: list[int], labels: list[str]
+) -> str:
+    """This checkout against the other, per row, within the same run."""
+    before, after = labels
+    lines = ["| load_fn | workers | items/s after / before | parent CPU per item after / before |",
+             "|---|---|---|---|"]  # fmt: skip
+    for workers in counts:
+        for load in ("spin", "nothing"):
+            old, new = figures[(load, workers, before)], figures[(load, workers, after)]
+            rate = median([v[0] for v in new]) / median([v[0] for v in old])
+            cpu = median([v[1] for v in new]) / median([v[1] for v in old])
+            lines.append(f"| {load} | {workers} | {rate:.3f} | {cpu:.3f} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

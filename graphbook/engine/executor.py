@@ -381,6 +381,7 @@ class _Session:
             if self.control.paused is not None:
                 self._pause()
                 continue
+            self.state.pool.wait(0)  # the pool's I/O: tasks out, outcomes in, without blocking
             runner = next((r for r in downstream_first if not r.closed and r.ready()), None)
             if runner is not None:
                 runner.work()

@@ -1,9 +1,12 @@
 """The worker pool seam: where load_fn and dump_fn run, and how their outcomes come back.
 
-A node opens a `Lane` for one function. Tasks go in with `submit`; outcomes come out of
-`take_ready` in submission order. At most `capacity` tasks are in flight per lane: that is
-the backpressure. `InlinePool` (zero workers) runs each task at once in this process; a
-process pool implements the same protocol.
+A node opens a `Lane` for one function. Each task goes in with `submit(context, args)`: the
+arguments travel to a worker, the context stays here, and the two meet again as `(context,
+outcome)` from `take_ready`, in submission order. At most `capacity` tasks are in flight per
+lane: that is the backpressure. A lane only keeps books; the pool's `wait` is the one call that
+does I/O (hands queued tasks to workers, reads what came back, routes it to its lane).
+`InlinePool` (zero workers) runs each task at once in this process; the process and Ray pools
+implement the same protocol over `OrderedLane`.
 """
 
 from __future__ import annotations
@@ -11,12 +14,14 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from graphbook.events import ErrorInfo, PoolStats
 
 Kind = Literal["load", "dump"]
 """Load and dump tasks go to separate workers, so writing never waits behind loading."""
+C = TypeVar("C")
+"""What a task's submitter keeps with it (the item and the dict it came from, say)."""
 
 
 @dataclass(frozen=True)
@@ -43,12 +48,8 @@ class RemoteError(Exception):
 class Dispatcher(Protocol):
     """What an `OrderedLane` hands its tasks to: a pool's own scheduler."""
 
-    def submit(self, lane: OrderedLane, args: tuple[Any, ...]) -> int:
-        """Send one task; return its ticket (increasing within the lane)."""
-        ...
-
-    def collect(self, timeout: float) -> None:
-        """Resolve on their lanes the outcomes that have arrived, waiting up to `timeout`."""
+    def submit(self, lane: OrderedLane[Any], args: tuple[Any, ...]) -> int:
+        """Queue one task (no I/O needed); return its ticket (increasing within the lane)."""
         ...
 
     def forget(self, lane_id: int) -> None:
@@ -56,9 +57,10 @@ class Dispatcher(Protocol):
         ...
 
 
-class OrderedLane:
-    """Tasks for one function; outcomes come back out of order and leave in order. Shared by
-    the process pool and the Ray pool, which differ only in their `Dispatcher`."""
+class OrderedLane(Generic[C]):
+    """Tasks for one function; outcomes come back out of order (`resolve`, called by the
+    pool's `wait`) and leave in order with their contexts. Shared by the process pool and the
+    Ray pool, which differ only in their `Dispatcher`."""
 
     def __init__(self, dispatcher: Dispatcher, id: int, kind: Kind, capacity: int) -> None:
         self.id = id
@@ -66,19 +68,19 @@ class OrderedLane:
         self.capacity = capacity
         self.closed = False
         self._dispatcher = dispatcher
-        self._order: deque[int] = deque()
+        self._order: deque[tuple[int, C]] = deque()
         self._outcomes: dict[int, Outcome] = {}
 
-    def submit(self, *args: Any) -> None:
+    def submit(self, context: C, args: tuple[Any, ...]) -> None:
         if self.closed:
             raise RuntimeError(f"lane {self.id} is closed; open a new lane to submit tasks")
-        self._order.append(self._dispatcher.submit(self, args))
+        self._order.append((self._dispatcher.submit(self, args), context))
 
-    def take_ready(self) -> list[Outcome]:
-        self._dispatcher.collect(0)
+    def take_ready(self) -> list[tuple[C, Outcome]]:
         ready = []
-        while self._order and self._order[0] in self._outcomes:
-            ready.append(self._outcomes.pop(self._order.popleft()))
+        while self._order and self._order[0][0] in self._outcomes:
+            ticket, context = self._order.popleft()
+            ready.append((context, self._outcomes.pop(ticket)))
         return ready
 
     @property
@@ -87,9 +89,7 @@ class OrderedLane:
 
     @property
     def has_ready(self) -> bool:
-        """Whether the next outcome in order is here (after collecting what has arrived)."""
-        self._dispatcher.collect(0)
-        return bool(self._order) and self._order[0] in self._outcomes
+        return bool(self._order) and self._order[0][0] in self._outcomes
 
     def close(self) -> None:
         """Drop the tasks not yet taken; the workers forget the function."""
@@ -104,36 +104,43 @@ class OrderedLane:
             self._outcomes[ticket] = outcome
 
 
-class Lane(Protocol):
-    """Tasks for one function of one node."""
+class Lane(Protocol[C]):
+    """Tasks for one function of one node. Nothing here does I/O: what has come back is what
+    the pool's last `wait` routed to the lane."""
 
     capacity: int
 
-    def submit(self, *args: Any) -> None: ...
+    def submit(self, context: C, args: tuple[Any, ...]) -> None:
+        """Queue `fn(*args)`; `context` comes back beside its outcome."""
 
-    def take_ready(self) -> list[Outcome]: ...
+    def take_ready(self) -> list[tuple[C, Outcome]]:
+        """The outcomes that came back, with their contexts, up to the first still missing."""
 
     @property
     def in_flight(self) -> int:
         """Tasks submitted and not yet taken back."""
 
     @property
-    def has_ready(self) -> bool: ...
+    def has_ready(self) -> bool:
+        """Whether `take_ready` would return something now."""
 
     def close(self) -> None: ...
 
 
 class Pool(Protocol):
-    """Opens lanes and lets the executor sleep until some outcome is ready."""
+    """Opens lanes, and moves tasks and outcomes between them and the workers in `wait`."""
 
     workers: int
 
-    def lane(self, fn: Callable[..., Any], capacity: int, kind: Kind = "load") -> Lane: ...
+    def lane(self, fn: Callable[..., Any], capacity: int, kind: Kind = "load") -> Lane[Any]: ...
 
-    def wait(self, timeout: float) -> None: ...
+    def wait(self, timeout: float) -> None:
+        """Hand queued tasks to workers, wait up to `timeout` seconds (0: not at all) for some
+        outcome to arrive, and route every outcome that has arrived to its lane."""
 
     def stats(self) -> PoolStats | None:
-        """The workers' load; None for a pool without workers."""
+        """The workers' load: tasks queued here and handed to workers, per kind; None for a
+        pool without workers."""
 
     def close(self) -> None: ...
 
@@ -146,16 +153,16 @@ def call(fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
         return Failed(ErrorInfo.from_exception(exc))
 
 
-class InlineLane:
+class InlineLane(Generic[C]):
     def __init__(self, fn: Callable[..., Any], capacity: int) -> None:
         self.fn = fn
         self.capacity = capacity
-        self._ready: deque[Outcome] = deque()
+        self._ready: deque[tuple[C, Outcome]] = deque()
 
-    def submit(self, *args: Any) -> None:
-        self._ready.append(call(self.fn, args))
+    def submit(self, context: C, args: tuple[Any, ...]) -> None:
+        self._ready.append((context, call(self.fn, args)))
 
-    def take_ready(self) -> list[Outcome]:
+    def take_ready(self) -> list[tuple[C, Outcome]]:
         ready = list(self._ready)
         self._ready.clear()
         return ready
@@ -177,7 +184,7 @@ class InlinePool:
 
     workers = 0
 
-    def lane(self, fn: Callable[..., Any], capacity: int, kind: Kind = "load") -> InlineLane:
+    def lane(self, fn: Callable[..., Any], capacity: int, kind: Kind = "load") -> InlineLane[Any]:
         return InlineLane(fn, capacity)
 
     def wait(self, timeout: float) -> None:

@@ -2,10 +2,12 @@
 
 Each worker has its own task queue and its own result pipe, as in PyTorch's DataLoader (one
 index queue per worker): a worker killed with SIGKILL then holds no lock that others need and
-leaves no half-written message where others write. `wait()` sleeps on every result pipe and
-every worker's process sentinel at once, so a death is seen as soon as it happens. The pool
-hands each worker at most `PREFETCH` tasks; the rest wait here, per kind, and each kind has its
-own workers, so dump tasks never queue behind load tasks. A function is pickled once per lane
+leaves no half-written message where others write. `submit` only queues a task here; `wait()`
+hands what is queued to the workers, one message per worker for all of them, then sleeps on
+every result pipe and every worker's process sentinel at once (one poll set, kept), so a death
+is seen as soon as it happens. The pool hands each worker at most `PREFETCH` tasks; the rest
+wait here, per kind, and each kind has its own workers, so dump tasks never queue behind load
+tasks. A function is pickled once per lane
 and sent once to each worker that runs it. Arrays and tensors travel through shared memory
 (`graphbook.engine.shm`). A worker writes the ticket it is about to run in a shared slot; when
 it dies, that task is reported failed and its other tasks go to the other workers.
@@ -22,6 +24,8 @@ import os
 import queue
 import random
 import secrets
+import select
+import selectors
 import signal
 import stat
 import struct
@@ -50,6 +54,10 @@ PREFETCH = 16
 and a batch step's parent may be in a model's forward pass for a tenth of a second: a worker
 needs a batch's share of tasks queued to stay busy meanwhile. A lane's capacity still bounds
 the tasks in flight."""
+REFILL = PREFETCH // 2
+"""A worker is handed more tasks once it has this many or fewer, then up to `PREFETCH` at once:
+one message (one wake-up of the queue's feeder thread, one pipe write) per `REFILL` tasks rather
+than one per task, while the worker still has `REFILL` tasks queued."""
 WATCHDOG_INTERVAL = 1.0
 """How long an idle worker blocks on its queue before checking that its parent lives."""
 SHUTDOWN_GRACE = 2.0
@@ -68,7 +76,8 @@ _HEADER = struct.Struct("<qq")
 """A result message starts with its lane id and ticket; the pickled outcome follows."""
 Message = tuple[str, int, int, bytes]
 """To a worker: ("fn", lane, 0, pickled fn), ("forget", lane, 0, b""), ("task", lane, ticket,
-pickled args); None stops it."""
+pickled args). A worker's queue carries lists of them (all a `wait` hands it at once); None
+stops it."""
 
 # NOTE [ Shutdown protocol ]
 #
@@ -123,8 +132,9 @@ class ProcessPool:
         return self._scheduler.open_lane(fn, capacity, kind)
 
     def wait(self, timeout: float) -> None:
-        """Block until some outcome arrives (or `timeout` passes), then route every outcome
-        that has arrived to its lane."""
+        """Hand queued tasks to workers, block until some outcome arrives (or `timeout`
+        passes; not at all when nothing is out), then route every outcome that has arrived to
+        its lane."""
         self._scheduler.collect(timeout)
 
     def stats(self) -> PoolStats:
@@ -141,7 +151,7 @@ class ProcessPool:
         self.close()
 
 
-ProcessLane = OrderedLane
+ProcessLane = OrderedLane[Any]
 
 
 @dataclass
@@ -163,8 +173,11 @@ class _Scheduler:
             _live_prefixes.add(self.prefix)
         self.forks = context.get_start_method() == "fork"
         self.stop = context.RawValue("b", 0)
+        self.selector = _selector()
+        """Every worker's result pipe and sentinel, registered while the worker lives."""
         self.groups = {
-            kind: _Group(kind, workers, context, self.prefix, self.stop) for kind in KINDS
+            kind: _Group(kind, workers, context, self.prefix, self.stop, self.selector)
+            for kind in KINDS
         }
         self.lanes: weakref.WeakValueDictionary[int, ProcessLane] = weakref.WeakValueDictionary()
         self.fns: dict[int, bytes | ErrorInfo] = {}
@@ -185,7 +198,8 @@ class _Scheduler:
         return lane
 
     def submit(self, lane: ProcessLane, args: tuple[Any, ...]) -> int:
-        """Queue a task and return its ticket; a task that cannot be sent fails at once."""
+        """Queue a task (the next `collect` hands it to a worker) and return its ticket; a task
+        that cannot be sent fails at once."""
         self._check_open()
         ticket = next(self._tickets)
         fn = self.fns[lane.id]
@@ -198,9 +212,7 @@ class _Scheduler:
             lane.resolve(ticket, Failed(_unsendable("the task's arguments", exc)))
             return ticket
         self.tasks[ticket] = _Task(lane.id, lane.kind, packed)
-        group = self.groups[lane.kind]
-        group.backlog.append(ticket)
-        group.dispatch(self.tasks, self.fns)
+        self.groups[lane.kind].backlog.append(ticket)
         return ticket
 
     def forget(self, lane_id: int) -> None:
@@ -217,18 +229,25 @@ class _Scheduler:
 
     # -- outcomes ---------------------------------------------------------------------------
     def collect(self, timeout: float) -> None:
-        """Wait up to `timeout` for any worker to answer or die, then handle all that did,
-        and hand waiting tasks to workers with room."""
+        """Hand waiting tasks to workers with room, wait up to `timeout` for any worker to
+        answer or die (not at all if no task is out), handle all that did, and hand out
+        again."""
         if self.closed:
             return
         while self.collected:
             self.forget(self.collected.pop())
-        workers = {o: w for g in self.groups.values() for w in g.workers for o in w.waitables}
-        ready = wait_for(list(workers), timeout) if workers or timeout > 0 else []
-        for worker in {workers[obj]: None for obj in ready}:
+        self._dispatch()
+        if not self.tasks:
+            return
+        ready = self.selector.select(timeout)
+        for worker in {key.data: None for key, _ in ready}:
             self._route(worker.receive())
             if worker.dead:
                 self._bury(worker)
+        if ready:
+            self._dispatch()
+
+    def _dispatch(self) -> None:
         for group in self.groups.values():
             group.dispatch(self.tasks, self.fns)
 
@@ -301,32 +320,39 @@ class _Scheduler:
 class _Group:
     """The workers of one kind and the tasks waiting for them, started on the first task."""
 
-    def __init__(self, kind: Kind, size: int, context: Any, prefix: str, stop: Any) -> None:
+    def __init__(
+        self, kind: Kind, size: int, context: Any, prefix: str, stop: Any, selector: Any
+    ) -> None:
         self.kind = kind
         self.size = size
         self.context = context
         self.prefix = prefix
         self.stop = stop
+        self.selector = selector
         self.workers: list[_Worker] = []
         self.backlog: deque[int] = deque()
         self._numbers = itertools.count()
         self._seed = secrets.randbits(32)  # not `random`: the parent's stream stays as it was
 
     def dispatch(self, tasks: dict[int, _Task], fns: dict[int, bytes | ErrorInfo]) -> None:
+        """Hand waiting tasks to the least busy workers: one message per worker for them all."""
+        given: dict[_Worker, list[Message]] = {}
         while self.backlog:
             worker = self._least_busy()
-            if len(worker.assigned) >= PREFETCH:
-                return
+            if len(worker.assigned) >= (PREFETCH if worker in given else REFILL + 1):
+                break
             ticket = self.backlog.popleft()
             task = tasks.get(ticket)
             if task is None:
                 continue
             fn = fns.get(task.lane)
             if isinstance(fn, bytes):
-                worker.give(ticket, task, fn)
+                given.setdefault(worker, []).extend(worker.assign(ticket, task, fn))
             else:  # its lane was closed while a dead worker held the task
                 del tasks[ticket]
                 shm.unlink(task.args.segments)
+        for worker, messages in given.items():
+            worker.tasks.put(messages)
 
     def forget(self, lane_id: int) -> None:
         for worker in self.workers:
@@ -375,6 +401,10 @@ class _Worker:
         self.pid: int = self.process.pid
         self.assigned: list[int] = []
         self.lanes: set[int] = set()
+        self.selector = group.selector
+        for waitable in self.waitables:
+            self.selector.register(waitable, selectors.EVENT_READ, self)
+        self._pending = _poller(reader)
 
     @property
     def waitables(self) -> tuple[Any, int]:
@@ -384,30 +414,36 @@ class _Worker:
     def dead(self) -> bool:
         return self.process.exitcode is not None
 
-    def give(self, ticket: int, task: _Task, fn: bytes) -> None:
+    def assign(self, ticket: int, task: _Task, fn: bytes) -> list[Message]:
+        """Take the task on; returns the messages that give it to the process."""
+        messages: list[Message] = []
         if task.lane not in self.lanes:
             self.lanes.add(task.lane)
-            self.tasks.put(("fn", task.lane, 0, fn))
-        self.tasks.put(("task", task.lane, ticket, task.args.data))
+            messages.append(("fn", task.lane, 0, fn))
+        messages.append(("task", task.lane, ticket, task.args.data))
         self.assigned.append(ticket)
         task.worker = self
+        return messages
 
     def forget(self, lane_id: int) -> None:
         if lane_id in self.lanes and not self.dead:
             self.lanes.discard(lane_id)
-            self.tasks.put(("forget", lane_id, 0, b""))
+            self.tasks.put([("forget", lane_id, 0, b"")])
 
     def receive(self) -> list[bytes]:
         """Every whole message in the pipe, without blocking."""
         messages = []
         try:
-            while self.reader.poll():
+            while self._pending():
                 messages.append(self.reader.recv_bytes())
         except (EOFError, OSError):
             pass
         return messages
 
     def release(self) -> None:
+        for waitable in self.waitables:
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(waitable)
         self.reader.close()
         self.tasks.cancel_join_thread()
         self.tasks.close()
@@ -459,19 +495,21 @@ def _work(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -
 def _serve(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -> None:
     fns: dict[int, Callable[..., Any] | ErrorInfo] = {}
     while not stop.value:
-        message = _receive(tasks, settings.parent)
-        if message is None:
+        messages = _receive(tasks, settings.parent)
+        if messages is None:
             return
-        tag, lane, ticket, data = message
-        if tag == "fn":
-            fns[lane] = _unpickle_fn(data)
-        elif tag == "forget":
-            fns.pop(lane, None)
-        elif not stop.value:
-            slot.value = ticket
-            outcome = _run(fns.get(lane), data)
-            if not _send(results, lane, ticket, outcome, settings.prefix):
+        for tag, lane, ticket, data in messages:
+            if tag == "fn":
+                fns[lane] = _unpickle_fn(data)
+            elif tag == "forget":
+                fns.pop(lane, None)
+            elif stop.value:
                 return
+            else:
+                slot.value = ticket
+                outcome = _run(fns.get(lane), data)
+                if not _send(results, lane, ticket, outcome, settings.prefix):
+                    return
 
 
 def _detach(parent: int) -> None:
@@ -534,11 +572,11 @@ def _prepare(seed: int) -> None:
         torch.set_num_threads(1)
 
 
-def _receive(tasks: Any, parent: int) -> Message | None:
+def _receive(tasks: Any, parent: int) -> list[Message] | None:
     while True:
         try:
-            message: Message | None = tasks.get(timeout=WATCHDOG_INTERVAL)
-            return message
+            messages: list[Message] | None = tasks.get(timeout=WATCHDOG_INTERVAL)
+            return messages
         except queue.Empty:
             if os.getppid() != parent:
                 return None
@@ -624,6 +662,24 @@ class _Forker:
                 done.set_exception(exc)
             else:
                 done.set_result(None)
+
+
+def _selector() -> selectors.BaseSelector:
+    """poll(2) where there is one: it keeps no state in the kernel, so a pipe that a forked
+    worker still holds open cannot stay registered after the parent closes its end."""
+    if hasattr(selectors, "PollSelector"):
+        return selectors.PollSelector()
+    return selectors.SelectSelector()
+
+
+def _poller(reader: Any) -> Callable[[], bool]:
+    """Whether `reader` has something to read, without blocking: one poll(2) call where there is
+    one (`Connection.poll` builds a selector each time)."""
+    if not hasattr(select, "poll"):
+        return lambda: bool(reader.poll())
+    poller = select.poll()
+    poller.register(reader.fileno(), select.POLLIN)
+    return lambda: bool(poller.poll(0))
 
 
 def _context() -> Any:

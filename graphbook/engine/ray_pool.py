@@ -539,7 +539,7 @@ class RayPool:
             raise RuntimeError("the Ray pool is closed; make a new one")
 
 
-RayLane = OrderedLane
+RayLane = OrderedLane[Any]
 
 
 def _died(kind: str, exc: Exception) -> ErrorInfo:

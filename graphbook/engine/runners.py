@@ -484,12 +484,16 @@ class BatchRunner(Runner[BatchStep]):
         self.batch_size = max(1, int(instance.batch_size))
         capacity = max(2 * self.batch_size, 2 * max(run.pool.workers, 1))
         load_fn, dump_fn = getattr(instance, "load_fn", None), getattr(instance, "dump_fn", None)
-        self.loads: Lane | None = run.pool.lane(load_fn, capacity) if load_fn else None
-        self.dumps: Lane | None = run.pool.lane(dump_fn, capacity, "dump") if dump_fn else None
-        self.waiting: deque[tuple[Any, Holder]] = deque()
+        self.loads: Lane[tuple[Any, Holder]] | None = (
+            run.pool.lane(load_fn, capacity) if load_fn else None
+        )
+        """Each item's load, with the item and its holder as the task's context."""
+        self.dumps: Lane[list[Holder]] | None = (
+            run.pool.lane(dump_fn, capacity, "dump") if dump_fn else None
+        )
+        """Each dump, with the holders of the batch it came from as the task's context."""
         self.loaded: deque[tuple[Any, Any, Holder]] = deque()
         self.holders: deque[Holder] = deque()
-        self.dump_owners: deque[list[Holder]] = deque()
 
     def ready(self) -> bool:
         if not self.has_room():
@@ -522,7 +526,7 @@ class BatchRunner(Runner[BatchStep]):
         self._collect_dumps()
         self._release()
 
-    def _lanes(self) -> list[Lane]:
+    def _lanes(self) -> list[Lane[Any]]:
         return [lane for lane in (self.loads, self.dumps) if lane is not None]
 
     def _in_flight(self) -> int:
@@ -532,7 +536,11 @@ class BatchRunner(Runner[BatchStep]):
         return self.loads is None or self.loads.in_flight < self.loads.capacity
 
     def _upstream_done(self) -> bool:
-        return self.open_upstream == 0 and not self.inbox and not self.waiting
+        return (
+            self.open_upstream == 0
+            and not self.inbox
+            and (self.loads is None or not self.loads.in_flight)
+        )
 
     def _batch_due(self) -> bool:
         if self.dumps is not None and self.dumps.in_flight >= self.dumps.capacity:
@@ -560,14 +568,12 @@ class BatchRunner(Runner[BatchStep]):
         if self.loads is None:
             self.loaded.append((item, item, holder))
             return
-        self.loads.submit(item)
-        self.waiting.append((item, holder))
+        self.loads.submit((item, holder), (item,))
 
     def _collect(self) -> None:
         if self.loads is None:
             return
-        for outcome in self.loads.take_ready():
-            item, holder = self.waiting.popleft()
+        for (item, holder), outcome in self.loads.take_ready():
             if isinstance(outcome, Done):
                 self.loaded.append((outcome.value, item, holder))
             else:
@@ -601,16 +607,14 @@ class BatchRunner(Runner[BatchStep]):
                 "the step has no dump_fn; return None or give it a dump_fn"
             )
         for args in result:
-            self.dumps.submit(*(args if isinstance(args, tuple) else (args,)))
-            self.dump_owners.append(owners)
+            self.dumps.submit(owners, args if isinstance(args, tuple) else (args,))
             for holder in owners:
                 holder.dumps += 1
 
     def _collect_dumps(self) -> None:
         if self.dumps is None:
             return
-        for outcome in self.dumps.take_ready():
-            owners = self.dump_owners.popleft()
+        for owners, outcome in self.dumps.take_ready():
             for holder in owners:
                 holder.dumps -= 1
             if isinstance(outcome, Failed):

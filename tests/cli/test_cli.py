@@ -428,7 +428,8 @@ def test_the_live_view_shows_the_worker_pools_queues() -> None:
     try:
         lane = pool.lane(time.sleep, capacity=8)
         for _ in range(3):
-            lane.submit(2.0)
+            lane.submit(None, (2.0,))
+        pool.wait(0)  # hands the queued tasks to the workers
         sink = TerminalSink(out, Console(file=io.StringIO()), pool_stats=pool.stats)
         out.print(sink._render())
     finally:

@@ -31,13 +31,19 @@ def pool() -> Iterator[ProcessPool]:
 
 
 def drain(pool: ProcessPool, lane: ProcessLane, count: int, limit: float = 20) -> list[Outcome]:
-    outcomes: list[Outcome] = []
+    return [outcome for _, outcome in drain_with_contexts(pool, lane, count, limit)]
+
+
+def drain_with_contexts(
+    pool: ProcessPool, lane: ProcessLane, count: int, limit: float = 20
+) -> list[tuple[Any, Outcome]]:
+    taken: list[tuple[Any, Outcome]] = []
     deadline = time.monotonic() + limit
-    while len(outcomes) < count:
-        assert time.monotonic() < deadline, f"only {len(outcomes)} of {count} outcomes came back"
+    while len(taken) < count:
+        assert time.monotonic() < deadline, f"only {len(taken)} of {count} outcomes came back"
         pool.wait(0.1)
-        outcomes += lane.take_ready()
-    return outcomes
+        taken += lane.take_ready()
+    return taken
 
 
 def wait_until(condition: Callable[[], bool], what: str, limit: float = 20) -> None:
@@ -51,7 +57,7 @@ def wait_until(condition: Callable[[], bool], what: str, limit: float = 20) -> N
 def run(pool: ProcessPool, fn: Callable[..., Any], inputs: list[Any]) -> list[Outcome]:
     lane = pool.lane(fn, len(inputs))
     for value in inputs:
-        lane.submit(value)
+        lane.submit(None, (value,))
     return drain(pool, lane, len(inputs))
 
 
@@ -118,10 +124,10 @@ def test_outcomes_leave_in_submission_order(pool: ProcessPool) -> None:
 
 def test_take_ready_returns_only_the_outcomes_next_in_order(pool: ProcessPool) -> None:
     lane = pool.lane(sleep_then_echo, 4)
-    lane.submit(0.5)
-    lane.submit(0.0)
+    lane.submit("slow", (0.5,))
+    lane.submit("quick", (0.0,))
     deadline = time.monotonic() + 5
-    while pool.stats().load.running > 1 and time.monotonic() < deadline:
+    while pool.stats().load.running != 1 and time.monotonic() < deadline:
         pool.wait(0.05)
     assert pool.stats().load.running == 1
     assert not lane.has_ready
@@ -131,20 +137,30 @@ def test_take_ready_returns_only_the_outcomes_next_in_order(pool: ProcessPool) -
     assert lane.in_flight == 0
 
 
+def test_each_outcome_comes_back_with_its_tasks_context(pool: ProcessPool) -> None:
+    lane = pool.lane(sleep_then_echo, 8)
+    contexts = [object() for _ in range(8)]
+    for n, context in enumerate(contexts):
+        lane.submit(context, ((8 - n) / 100,))
+    taken = drain_with_contexts(pool, lane, 8)
+    assert [context for context, _ in taken] == contexts
+    assert values([outcome for _, outcome in taken]) == [(8 - n) / 100 for n in range(8)]
+
+
 def test_the_pool_and_its_lanes_meet_the_protocols(pool: ProcessPool) -> None:
     as_pool: Pool = pool
-    lane: Lane = as_pool.lane(square_slowly, 4)
+    lane: Lane[str] = as_pool.lane(square_slowly, 4)
     assert lane.capacity == 4 and as_pool.workers == 2
 
 
 def test_a_closed_lane_drops_its_tasks_and_the_pool_goes_on(pool: ProcessPool) -> None:
     lane = pool.lane(sleep_then_echo, 8)
     for _ in range(8):
-        lane.submit(0.2)
+        lane.submit(None, (0.2,))
     lane.close()
     assert lane.in_flight == 0 and lane.take_ready() == []
     with pytest.raises(RuntimeError, match="closed"):
-        lane.submit(0.2)
+        lane.submit(None, (0.2,))
     assert pool.stats().load.waiting == 0
     assert values(run(pool, square_slowly, [1, 2, 3])) == [1, 4, 9]
 
@@ -191,10 +207,10 @@ def test_an_idle_worker_killed_from_outside_is_replaced(pool: ProcessPool) -> No
 def test_dump_tasks_do_not_wait_behind_load_tasks(pool: ProcessPool) -> None:
     loads = pool.lane(sleep_then_echo, 8)
     for _ in range(4):
-        loads.submit(1.0)
+        loads.submit(None, (1.0,))
     dumps = pool.lane(lambda x: x, 1, kind="dump")
     start = time.monotonic()
-    dumps.submit("saved")
+    dumps.submit(None, ("saved",))
     assert values(drain(pool, dumps, 1)) == ["saved"]
     assert time.monotonic() - start < 0.9
     assert pool.stats().load.waiting + pool.stats().load.running == 4
@@ -250,7 +266,8 @@ def test_no_segment_outlives_close_or_a_crash() -> None:
     assert segments(mine) == set()
     lane = pool.lane(tensor_and_array, 8)
     for x in range(6):
-        lane.submit(x)
+        lane.submit(None, (x,))
+    pool.wait(0)  # hands them to the workers
     wait_until(lambda: bool(segments(mine)), "the unread results in this pool's segments")
     pool.close()
     assert segments(mine) == set()
@@ -260,7 +277,8 @@ def test_no_segment_outlives_close_or_a_crash() -> None:
 def test_close_ends_a_worker_stuck_in_a_task() -> None:
     pool = ProcessPool(2)
     lane = pool.lane(sleep_then_echo, 2)
-    lane.submit(1000)
+    lane.submit(None, (1000,))
+    pool.wait(0)
     stats = pool.stats
     wait_until(lambda: stats().load.running == 1 and stats().load.workers == 2, "the task to start")
     start = time.monotonic()

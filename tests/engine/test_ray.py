@@ -117,12 +117,12 @@ def test_the_pool_keeps_order_and_returns_errors_as_values(ray_pool: RayPool) ->
 
     lane = ray_pool.lane(tenfold, 16)
     for x in range(8):
-        lane.submit(x)
+        lane.submit(None, (x,))
     outcomes: list[Any] = []
     deadline = time.monotonic() + 120  # actors may still be starting on a busy machine
     while lane.in_flight and time.monotonic() < deadline:
         ray_pool.wait(0.1)
-        outcomes += lane.take_ready()
+        outcomes += [outcome for _, outcome in lane.take_ready()]
     lane.close()
     assert [o.value for o in outcomes if isinstance(o, Done)] == [0, 10, 20, 30, 50, 60, 70]
     failed = [o for o in outcomes if isinstance(o, Failed)]
