@@ -1,4 +1,5 @@
-"""Workflow files: the canonical JSON format, Graphbook's own format, and building in Python.
+"""Workflows: building them in Python, and their files in the canonical JSON format (files in
+Graphbook 0.13's format are read through graphbook/formats/graphbook013.py).
 
 A workflow is data: nodes (id, type, parameter values by name, position) and edges from
 (node, output) to (node, input), plus the groups drawn around nodes on the canvas, which do not
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from graphbook.errors import Problem, WorkflowFormatError
+from graphbook.formats import graphbook013
+from graphbook.registry import spec_of
 
 FORMAT = "graphbook.workflow"
 VERSION = 1
@@ -158,8 +161,6 @@ class Workflow:
                 )
 
     def _remember(self, kind: Any) -> str:
-        from graphbook.registry import spec_of
-
         spec = spec_of(kind)
         self.code[spec.name] = kind
         return spec.name
@@ -215,14 +216,15 @@ class Workflow:
 
     @classmethod
     def from_json(cls, data: Any, name: str = "<workflow>", path: Path | None = None) -> Workflow:
-        """Read the canonical format, or Graphbook's own (`{"version": "0", "type": ...}`);
-        `path` is the file it came from (a Graphbook file's docs are found beside it)."""
+        """Read the canonical format, or Graphbook 0.13's (`{"type": "workflow", ...}`);
+        `path` is the file it came from (a 0.13 file's docs are found beside it)."""
         if not isinstance(data, Mapping):
             raise WorkflowFormatError(f"{name}: a workflow is a JSON object, not {_kind(data)}")
-        if is_graphbook_format(data):
-            from graphbook.formats.graphbook013 import from_graphbook
-
-            return from_graphbook(data, name, path)
+        if graphbook013.is_graphbook013(data):
+            canonical, notes = graphbook013.to_canonical(data, name, path)
+            workflow = _parse(canonical, name)
+            workflow.notes.extend(notes)
+            return workflow
         if data.get("format") != FORMAT:
             raise WorkflowFormatError(
                 f'{name}: not a workflow file; expected "format": "{FORMAT}" (or a Graphbook '
@@ -252,10 +254,6 @@ class Port:
     workflow: Workflow
     node: str
     name: str
-
-
-def is_graphbook_format(data: Mapping[str, Any]) -> bool:
-    return data.get("type") == "workflow" and "format" not in data
 
 
 def atomic_write(path: Path, text: str) -> Path:

@@ -1,11 +1,12 @@
-"""Reading workflow files written by Graphbook 0.13 (React Flow nodes and edges) as ours.
+"""Reading workflow files written by Graphbook 0.13 (React Flow nodes and edges) as ours:
+`to_canonical` turns the file's data into the canonical format's (graphbook/workflow.py).
 
 Step and resource nodes become nodes; parameter `value`s become parameter values, and
 `data.module` is kept. Groups stay groups (with their step and resource children); a child's
 position is made absolute, and a wire through a group's handles (`h` outside, `h_inner` inside)
 becomes a direct wire. The `docs/<Workflow>.md` beside a workflow file becomes its `doc`.
 Export nodes only matter when the file is used as a subflow, so they are left out, as Graphbook
-does, and so are wires to nodes that do not exist: each is said in the workflow's `notes`, with
+does, and so are wires to nodes that do not exist: each is said in the notes returned, with
 parameter types this Graphbook does not know. Subflow nodes are refused.
 """
 
@@ -14,11 +15,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from graphbook.errors import Problem, WorkflowFormatError
 from graphbook.params import ALIASES, SCALAR_TYPES
-from graphbook.workflow import GROUP_SIZE, Edge, Group, Node, Workflow
 
 RUNNABLE = ("step", "resource")
 KNOWN = (*RUNNABLE, "group", "export", "subflow")
@@ -32,27 +32,39 @@ NO_MODULE = ("", "transient_module", "graphbook.core.decorators", "custom_nodes"
 """What 0.13 wrote as `data.module` when the node came from a node file, not a module."""
 
 
-def from_graphbook(
+class Edge(NamedTuple):
+    source: str
+    output: str
+    target: str
+    input: str
+
+
+def is_graphbook013(data: Mapping[str, Any]) -> bool:
+    """A 0.13 workflow file says `"type": "workflow"` and has no canonical `"format"`."""
+    return data.get("type") == "workflow" and "format" not in data
+
+
+def to_canonical(
     data: Mapping[str, Any], name: str = "<workflow>", path: Path | None = None
-) -> Workflow:
-    """Convert a Graphbook-format workflow (read from `path`, if from a file); what is left
-    out is said in `notes`; subflows are refused."""
+) -> tuple[dict[str, Any], list[Problem]]:
+    """The canonical file data (less its format and version) of a 0.13 workflow read from
+    `path` (if from a file), and notes on what was left out; subflows are refused."""
     raw_nodes, raw_edges = data.get("nodes", []), data.get("edges", [])
     if not isinstance(raw_nodes, list) or not isinstance(raw_edges, list):
         raise WorkflowFormatError(f"{name}: 'nodes' and 'edges' must be lists")
     by_id = _index(raw_nodes, name)
-    workflow = Workflow(doc=str(data.get("doc", "")) or _docs_beside(path))
-    for raw in by_id.values():
-        if raw["type"] in RUNNABLE:
-            node = _node(raw, by_id, name)
-            workflow.nodes[node.id] = node
-            workflow.notes.extend(_unknown_types(raw, node))
+    runnable = [raw for raw in by_id.values() if raw["type"] in RUNNABLE]
+    nodes = [_node(raw, by_id, name) for raw in runnable]
+    notes = [note for raw in runnable for note in _unknown_types(raw)]
     edges = [_edge(raw, name) for raw in raw_edges]
-    workflow.edges.extend(_flatten(edges, by_id))
-    workflow.notes.extend(_left_out(edges, by_id))
-    for group in _groups(by_id, workflow):
-        workflow.groups[group.id] = group
-    return workflow
+    notes.extend(_left_out(edges, by_id))
+    canonical = {
+        "doc": str(data.get("doc", "")) or _docs_beside(path),
+        "nodes": nodes,
+        "edges": [edge._asdict() for edge in _flatten(edges, by_id)],
+        "groups": _groups(by_id),
+    }
+    return canonical, notes
 
 
 def docs_path(path: Path) -> Path:
@@ -96,7 +108,9 @@ def _index(raw_nodes: list[Any], name: str) -> dict[str, Mapping[str, Any]]:
     return by_id
 
 
-def _node(raw: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]], name: str) -> Node:
+def _node(
+    raw: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]], name: str
+) -> dict[str, Any]:
     node_id = str(raw["id"])
     data = raw.get("data")
     if not isinstance(data, Mapping) or not isinstance(data.get("name"), str):
@@ -110,17 +124,17 @@ def _node(raw: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]], name: 
         if isinstance(spec, Mapping) and spec.get("value") is not None
     }
     label, module = data.get("label", ""), data.get("module", "")
-    return Node(
-        id=node_id,
-        type=data["name"],
-        params=params,
-        position=_absolute_position(raw, by_id),
-        label=label if isinstance(label, str) and label != data["name"] else "",
-        module=module if isinstance(module, str) and module not in NO_MODULE else "",
-    )
+    return {
+        "id": node_id,
+        "type": data["name"],
+        "params": params,
+        "position": _absolute_position(raw, by_id),
+        "label": label if isinstance(label, str) and label != data["name"] else "",
+        "module": module if isinstance(module, str) and module not in NO_MODULE else "",
+    }
 
 
-def _unknown_types(raw: Mapping[str, Any], node: Node) -> list[Problem]:
+def _unknown_types(raw: Mapping[str, Any]) -> list[Problem]:
     """A note for each parameter whose declared type this Graphbook does not know: it becomes
     a resource input, as in 0.13, and a value the file gives it cannot be used."""
     parameters = raw["data"].get("parameters") or {}
@@ -131,7 +145,7 @@ def _unknown_types(raw: Mapping[str, Any], node: Node) -> list[Problem]:
         if isinstance(kind, str) and kind.lower() not in known and not kind.startswith("list"):
             notes.append(
                 Problem(
-                    node.id,
+                    str(raw["id"]),
                     f"parameter {key!r} has type {kind!r}, which this Graphbook does not know; "
                     "it is a resource input here, as in Graphbook 0.13",
                     "wire a resource to it, or declare a known type (string, number, list, ...)",
@@ -171,21 +185,24 @@ def _left_out(edges: list[Edge], by_id: Mapping[str, Mapping[str, Any]]) -> list
     return notes
 
 
-def _groups(by_id: Mapping[str, Mapping[str, Any]], workflow: Workflow) -> list[Group]:
+def _groups(by_id: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """0.13's groups, each around its step and resource children."""
     members: dict[str, list[str]] = defaultdict(list)
     for node_id, raw in by_id.items():
         parent = raw.get("parentId") or raw.get("parentNode")
-        if parent and node_id in workflow.nodes:
+        if parent and raw["type"] in RUNNABLE:
             members[str(parent)].append(node_id)
     groups = []
     for group_id, raw in by_id.items():
-        if raw["type"] == "group" and group_id not in workflow.nodes:
+        if raw["type"] == "group":
             label = _mapping(raw, "data").get("label", "")
-            position = _absolute_position(raw, by_id)
-            nodes = tuple(members.get(group_id, ()))
-            text = label if isinstance(label, str) else ""
-            groups.append(Group(group_id, text, nodes, position, _size(raw)))
+            group = {
+                "id": group_id,
+                "label": label if isinstance(label, str) else "",
+                "position": _absolute_position(raw, by_id),
+                "nodes": members.get(group_id, []),
+            }
+            groups.append(group | _size(raw))
     return groups
 
 
@@ -194,18 +211,19 @@ def _mapping(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _size(raw: Mapping[str, Any]) -> tuple[float, float]:
+def _size(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """`{"size": ...}` when the group has one; the canonical format's default otherwise."""
     style = _mapping(raw, "style")
     width = raw.get("width") or style.get("width")
     height = raw.get("height") or style.get("height")
     if isinstance(width, int | float) and isinstance(height, int | float) and width > 0 < height:
-        return (float(width), float(height))
-    return GROUP_SIZE
+        return {"size": {"width": float(width), "height": float(height)}}
+    return {}
 
 
 def _absolute_position(
     raw: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]]
-) -> tuple[float, float]:
+) -> dict[str, float]:
     """Children of a group store positions relative to it; ours are absolute."""
     x, y = 0.0, 0.0
     current: Mapping[str, Any] | None = raw
@@ -218,7 +236,7 @@ def _absolute_position(
             y += _number(position.get("y"))
         parent = current.get("parentId") or current.get("parentNode")
         current = by_id.get(str(parent)) if parent else None
-    return (x, y)
+    return {"x": x, "y": y}
 
 
 def _number(value: Any) -> float:

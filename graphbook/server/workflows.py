@@ -15,13 +15,14 @@ from aiohttp import web
 
 from graphbook import protocol as p
 from graphbook.errors import Problem, WorkflowError, WorkflowFormatError
+from graphbook.formats.graphbook013 import is_graphbook013
 from graphbook.graph import build_graph
 from graphbook.registry import Registry
 from graphbook.server.errors import ServerError, bad_message, conflict, not_found
 from graphbook.server.keys import HUB, SESSION, WORKFLOWS
 from graphbook.server.paths import Root
 from graphbook.server.request import ok, read_json, reply
-from graphbook.workflow import TEMPORARY, Workflow, atomic_write, is_graphbook_format
+from graphbook.workflow import TEMPORARY, Workflow, atomic_write
 
 logger = logging.getLogger(__name__)
 SUFFIX = ".json"
@@ -136,7 +137,7 @@ def parse(raw: bytes, name: str, path: Path | None = None) -> tuple[Workflow, An
 
 
 def source_format(data: Any) -> Any:
-    return "graphbook0" if isinstance(data, dict) and is_graphbook_format(data) else "graphbook"
+    return "graphbook0" if isinstance(data, dict) and is_graphbook013(data) else "graphbook"
 
 
 def from_body(data: Any, name: str, status: int = 400, path: Path | None = None) -> Workflow:
