@@ -158,13 +158,14 @@ def test_set_profiler_drives_torch_profiler(tmp_path: Path) -> None:
     assert list(ctx.get_tensorboard_path().glob("*.json")), "a trace was written"
 
 
-def test_graphbook_batch_is_the_api_and_still_the_decorator() -> None:
-    import graphbook.batch
+def test_graphbook_batch_is_the_decorator_under_both_seed_spellings() -> None:
+    """Seed 004 writes `from graphbook import step, batch` and calls it `graphbook.batch`; the
+    batch-processing API lives at `graphbook.batch_process`, so nothing shadows the decorator."""
+    import graphbook
     from graphbook import Registry, batch, step
-    from graphbook.batch import torch_batch_process
+    from graphbook.batch_process import torch_batch_process
 
-    package: Any = graphbook  # to mypy, graphbook.batch is only the decorator
-    assert package.batch.torch_batch_process is torch_batch_process
+    assert batch is graphbook.batch and callable(torch_batch_process)
 
     @step("Decorated")
     @batch(4, "items")
@@ -173,5 +174,14 @@ def test_graphbook_batch_is_the_api_and_still_the_decorator() -> None:
     ) -> None:
         pass
 
-    spec = Registry().add(decorated)
-    assert spec.kind == "batch" and [p.name for p in spec.params] == ["batch_size", "item_key"]
+    @step("Spelled")
+    @graphbook.batch(2, "paths")
+    def spelled(
+        ctx: object, outputs: list[object], items: list[object], data: list[object]
+    ) -> None:
+        pass
+
+    for node, size in ((decorated, 4), (spelled, 2)):
+        spec = Registry().add(node)
+        assert spec.kind == "batch" and [p.name for p in spec.params] == ["batch_size", "item_key"]
+        assert spec.params[0].default == size
