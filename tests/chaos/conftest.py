@@ -1,4 +1,5 @@
-"""The chaos tests share the fault tests' process helpers and the batch tests' job."""
+"""The chaos tests share the fault tests' process helpers and the batch tests' job
+(tests.batch_process.outcome, importable from the repository root: pytest's `pythonpath`)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,8 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
-for folder in (TESTS, TESTS / "faults"):
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
+if str(TESTS / "faults") not in sys.path:
+    sys.path.insert(0, str(TESTS / "faults"))
 
 ROUNDS_ENV = "GRAPHBOOK_CHAOS_ROUNDS"
 SEED_ENV = "GRAPHBOOK_CHAOS_SEED"

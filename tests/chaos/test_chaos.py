@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-from batch_process.outcome import JOBS, assert_complete, outcome
 from fault_procs import (
     Served,
     alive,
@@ -33,6 +32,7 @@ from fault_procs import (
 )
 
 from graphbook.workflow import Workflow
+from tests.batch_process.outcome import JOBS, assert_complete, outcome
 
 pytestmark = pytest.mark.chaos
 

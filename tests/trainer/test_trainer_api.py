@@ -3,6 +3,7 @@ reducers, loading, prediction, and a clear error for every bad input."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import warnings
 from pathlib import Path
@@ -57,7 +58,7 @@ def test_epoch_periods_match_the_seed(home: Path) -> None:
 
 
 def test_checkpoint_policies(home: Path) -> None:
-    every = {
+    every: dict[str, Any] = {
         "min_checkpoint_period": det.Batches(1),
         "min_validation_period": det.Batches(1),
         "max_length": det.Batches(6),
@@ -244,9 +245,7 @@ def test_amp_on_cpu_warns_and_tensorboard_says_what_it_needs(home: Path) -> None
         warnings.simplefilter("always")
         context.experimental.use_amp()
     assert "needs a CUDA GPU" in str(caught[0].message)
-    try:
-        import tensorboard  # type: ignore[import-untyped]  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("tensorboard") is None:
         with pytest.raises(TrainerError, match="pip install tensorboard"):
             context.get_tensorboard_writer()
     else:

@@ -29,7 +29,7 @@ def test_killed_and_stopped_run_resumes_bit_for_bit(tmp_path: Path) -> None:
         "FAULTS": faults,
         "FAULT_MARKS": str(tmp_path),
     }
-    codes = []
+    codes: list[int] = []
     while not (tmp_path / "res.json").exists():
         assert len(codes) < 8, f"did not finish: exit statuses {codes}"
         attempt = run_script(JOB, env, tmp_path)

@@ -59,7 +59,7 @@ def test_seed_batch_inference_predicts_with_the_trained_trial(
 ) -> None:
     run_id = train_seed(monkeypatch)
     monkeypatch.syspath_prepend(str(SCRIPTS))
-    from uploads import UPLOADED  # type: ignore[import-not-found]
+    from uploads import UPLOADED
 
     UPLOADED.clear()
     config = {"trial_id": run_id, "batch_size": 64}
