@@ -1,5 +1,8 @@
-// Small pure helpers: ids, search, previews.
+// Small pure helpers: ids, search, previews, clipboard text.
 
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { imagesIn, tensorText } from '../preview';
 import { byCategory, searchNodes } from '../search';
@@ -45,5 +48,15 @@ describe('clipFromText', () => {
     expect(clipFromText(JSON.stringify(file))?.nodes.map((n) => [n.id, n.params])).toEqual([['g', { count: 2 }]]);
     expect(clipFromText('hello')).toBeNull();
     expect(clipFromText('{"nodes": 3}')).toBeNull();
+  });
+  it('reads a Graphbook 0.13 file pasted on the canvas, with no server in between', async () => {
+    // The reason web/src/workflow/graphbook013.ts exists: files the server opens reach the
+    // browser converted, but a paste is read here, at once.
+    const { clipFromText } = await import('../store/clipboard');
+    const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+    const old = readFileSync(join(root, 'tests/fixtures/graphbook013_simple_workflow.json'), 'utf8');
+    const clip = clipFromText(old);
+    expect(clip?.nodes.map((n) => n.type)).toEqual(['MyFirstStep', 'Number', 'MyFirstSource', 'AddLabel', 'AddLabel', 'DumpJSONL']);
+    expect(clip?.edges.length).toBeGreaterThan(0);
   });
 });
