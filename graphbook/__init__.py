@@ -1,7 +1,7 @@
 """Graphbook: build, watch and run ML data pipelines as graphs of Python nodes."""
 
 from graphbook import steps as steps
-from graphbook.compat013 import utils as utils
+from graphbook import utils as utils
 from graphbook.compat013.script import Graph
 from graphbook.decorators import batch, event, output, param, prompt, resource, source, step
 from graphbook.engine.executor import Executor, RayBackend, RunControl, RunResult, run_workflow

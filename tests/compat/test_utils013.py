@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-import graphbook
 from graphbook import run_workflow
 
 
@@ -22,10 +21,13 @@ def test_image_nodes_using_utils_image_run(project: Path) -> None:
     assert shown["value"].mode == "L" and shown["value"].size == (16, 8)
 
 
-def test_both_import_paths_hold_the_same_helpers() -> None:
+def test_every_import_path_holds_the_same_helpers() -> None:
+    import graphbook.utils
     from graphbook.core import utils as core_utils
+    from graphbook.utils import image, transform_function_string
 
-    assert graphbook.utils.image is core_utils.image
+    assert graphbook.utils.image is core_utils.image is image
+    assert transform_function_string("def f(x):\n    return x + 1\n")(1) == 2
     assert graphbook.utils.image("a.png") == {"type": "image", "value": "a.png"}
     picture = Image.new("RGB", (4, 2))
     assert core_utils.image(picture)["value"] is picture
