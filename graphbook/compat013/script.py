@@ -155,7 +155,10 @@ class DefaultExecutor:
 
 
 def _run(workflow: Workflow, workers: int, until: str | None) -> Any:
-    """As `graphbook run` runs a workflow: the terminal view, prompts asked there."""
+    """As `graphbook run` runs a workflow: the terminal view, prompts asked there.
+
+    The only import of the CLI outside it, made when `g.run()` is called: `import graphbook`
+    exports `Graph` and must not load the front end (which itself imports graphbook)."""
     from contextlib import closing
 
     from graphbook.cli.asking import prompter_for
