@@ -181,17 +181,23 @@ class NodeFinished:
 
 @dataclass(frozen=True)
 class RunPaused:
-    """`reason` is "pause" (asked to) or "step" (`node_id` finished one unit of work)."""
+    """`reason` is "pause" (asked to) or "step" (`node_id` finished one unit of work). The
+    run's clock stops at `at` (unix time); `paused` is the seconds it was paused before."""
 
     run_id: str
     reason: PauseReason
     node_id: str | None = None
+    at: float = 0.0
+    paused: float = 0.0
     type: Literal["run_paused"] = "run_paused"
 
 
 @dataclass(frozen=True)
 class RunResumed:
+    """The run's clock goes on; `paused` is every second it has been paused so far."""
+
     run_id: str
+    paused: float = 0.0
     type: Literal["run_resumed"] = "run_resumed"
 
 
@@ -219,11 +225,14 @@ class PromptAnswered:
 
 @dataclass(frozen=True)
 class RunFinished:
+    """`seconds` the run ran, not counting the `paused` seconds it was paused or stepped."""
+
     run_id: str
     status: EndStatus
     seconds: float
     counts: dict[str, dict[str, int]]
     errors: int
+    paused: float = 0.0
     type: Literal["run_finished"] = "run_finished"
 
 

@@ -130,6 +130,11 @@ class RunSnapshot:
     errors: int = 0
     paused_node: str | None = None
     """With pause reason `step`: the node whose unit of work ended the step."""
+    paused: float = 0.0
+    """Seconds paused before the current pause (all of them once it ended); `seconds` leaves
+    them out."""
+    paused_at: float | None = None
+    """While paused: the unix time the run's clock stopped."""
 
 
 # -- server -> client --------------------------------------------------------------------------
@@ -381,6 +386,8 @@ class RunRecordInfo:
     counts: dict[str, Any]
     error: str | None
     params: dict[str, Any]
+    paused: float = 0.0
+    """Seconds of `ended - started` the run spent paused."""
 
 
 @dataclass(frozen=True)

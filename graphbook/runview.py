@@ -70,10 +70,21 @@ class RunState:
     pause_reason: p.PauseReason | None = None
     paused_node: str | None = None
     errors: int = 0
+    paused: float = 0.0
+    """Seconds paused, up to the last resume: the run's clock does not count them."""
+    paused_at: float | None = None
+    """Unix time the current pause began: the clock stands still since."""
 
     @property
     def active(self) -> bool:
         return self.status in ("running", "paused")
+
+    def clock(self, now: float) -> float:
+        """Seconds run, not counting pauses."""
+        if self.seconds is not None:
+            return self.seconds
+        end = self.paused_at if self.paused_at is not None else now
+        return max(0.0, end - self.started.started - self.paused)
 
 
 class RunView:
@@ -134,8 +145,10 @@ class RunView:
         if isinstance(message, p.RunPaused):
             self.run.status, self.run.pause_reason = "paused", message.reason
             self.run.paused_node = message.node_id
+            self.run.paused, self.run.paused_at = message.paused, message.at
         else:
             self.run.status, self.run.pause_reason, self.run.paused_node = "running", None, None
+            self.run.paused, self.run.paused_at = message.paused, None
 
     def _apply_to_node(self, node: NodeView | None, message: p.ServerMessage) -> None:
         if node is None:
@@ -171,6 +184,7 @@ class RunView:
     def _finished(self, run: RunState, message: p.RunFinished) -> None:
         run.status, run.seconds, run.errors = message.status, message.seconds, message.errors
         run.pause_reason = run.paused_node = None
+        run.paused, run.paused_at = message.paused, None
         ended: p.NodeState = "done" if message.status == "completed" else "stopped"
         for node in run.nodes.values():
             if node.state == "running":  # the run ended before the node could finish
@@ -190,7 +204,7 @@ class RunView:
         if run is None:
             return None
         started = run.started
-        seconds = run.seconds if run.seconds is not None else time.time() - started.started
+        seconds = run.clock(time.time())
         return p.RunSnapshot(
             started.run_id,
             started.workflow,
@@ -203,6 +217,8 @@ class RunView:
             run.pause_reason,
             run.errors,
             run.paused_node,
+            run.paused,
+            run.paused_at,
         )
 
 

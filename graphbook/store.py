@@ -28,7 +28,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, kind TEXT NOT NULL, name TEXT NOT NULL, status TEXT NOT NULL,
     config TEXT NOT NULL DEFAULT '{}', counts TEXT NOT NULL DEFAULT '{}', error TEXT,
-    started REAL NOT NULL, ended REAL
+    started REAL NOT NULL, ended REAL, paused REAL NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS metrics (
     id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL REFERENCES runs(id),
@@ -91,6 +91,8 @@ class RunRecord:
     error: str | None
     started: float
     ended: float | None
+    paused: float = 0.0
+    """Seconds the run spent paused (an interactive run paused or stepped in the editor)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,7 @@ class Store:
         try:
             with self._connect() as db:
                 db.executescript(SCHEMA)
+                _add_columns(db)
         except sqlite3.DatabaseError as exc:
             raise StoreDamaged(self.path, f"SQLite says {str(exc)!r}") from None
 
@@ -169,11 +172,12 @@ class Store:
         status: str,
         counts: dict[str, Any] | None = None,
         error: str | None = None,
+        paused: float = 0.0,
     ) -> None:
         with self._connect() as db:
             db.execute(
-                "UPDATE runs SET status=?, counts=?, error=?, ended=? WHERE id=?",
-                (status, _dump(counts or {}), error, time.time(), run_id),
+                "UPDATE runs SET status=?, counts=?, error=?, ended=?, paused=? WHERE id=?",
+                (status, _dump(counts or {}), error, time.time(), paused, run_id),
             )
 
     def set_status(self, run_id: str, status: str) -> None:
@@ -522,6 +526,23 @@ def _unique(values: list[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
+ADDED_COLUMNS = {"runs": {"paused": "REAL NOT NULL DEFAULT 0"}}
+"""Columns added after a table was first made: a store made earlier gets them on opening."""
+
+
+def _add_columns(db: sqlite3.Connection) -> None:
+    for table, columns in ADDED_COLUMNS.items():
+        have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        for name, kind in columns.items():
+            if name in have:
+                continue
+            try:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+            except sqlite3.OperationalError as exc:  # another process added it just now
+                if "duplicate column" not in str(exc):
+                    raise
+
+
 def _dump(value: Any) -> str:
     return json.dumps(value, default=str, sort_keys=True)
 
@@ -537,6 +558,7 @@ def _run(row: tuple[Any, ...]) -> RunRecord:
         row[6],
         row[7],
         row[8],
+        row[9] if len(row) > 9 else 0.0,
     )
 
 

@@ -3,6 +3,11 @@
 The executor checks it between units of work; a paused run blocks on a condition (it never
 spins), and `wake()` lets the scheduler sleep until something it waits for (an answer to a
 prompt) arrives.
+
+A step runs one unit of work of one node, then pauses: a dict through a plain step, one value
+from a source, one batch (`on_item_batch`) of a batch step, one answered prompt. Stepping a
+node runs that node and what feeds it until the node's unit ends; a step of no node in
+particular steps the node the executor picks (`aim`): the one furthest downstream with work.
 """
 
 from __future__ import annotations
@@ -51,7 +56,8 @@ class RunControl:
             self._cond.notify_all()
 
     def step(self, node_id: str | None = None) -> None:
-        """Run on until `node_id` (any node if None) finishes one unit of work, then pause."""
+        """Run on until `node_id` finishes one unit of work, then pause; with None, the
+        executor picks the node (`aim`)."""
         with self._cond:
             self._pause = None
             self._stepping = True
@@ -77,12 +83,24 @@ class RunControl:
     def stepping(self) -> bool:
         return self._stepping
 
+    @property
+    def step_node(self) -> str | None:
+        """The node the current step runs until, once known."""
+        return self._step_node
+
+    def aim(self, node_id: str, instead_of: str | None = None) -> None:
+        """The executor picked the node the current step runs, as the step asked for none
+        (`instead_of` None) or for one that does not run (reused from the cache)."""
+        with self._cond:
+            if self._stepping and self._step_node == instead_of:
+                self._step_node = node_id
+
     def unit_done(self, node_id: str) -> bool:
         """A node finished one unit of work; True if it must yield now because the step ended."""
         if not self._stepping:  # the common case, read without the lock
             return False
         with self._cond:
-            if not self._stepping or self._step_node not in (None, node_id):
+            if not self._stepping or self._step_node != node_id:
                 return False
             self._stepping = False
             self._pause = Pause("step", node_id)

@@ -159,7 +159,8 @@ class Executor:
         session = _Session(graph, state, control, cache)
         status, seconds = session.run(started)
         counts = session.counts()
-        record(RunFinished(session.run_id, status, seconds, counts, len(errors)))
+        paused = session.paused
+        record(RunFinished(session.run_id, status, seconds, counts, len(errors), paused))
         return RunResult(session.run_id, status, seconds, counts, errors, state.outputs)
 
 
@@ -182,6 +183,10 @@ class _Session:
         self.runners: list[Runner[Any]] = []
         self.started: list[Runner[Any]] = []
         self.values: dict[str, Any] = {}
+        self.paused = 0.0
+        """Seconds the run has spent paused: its clock stops meanwhile."""
+        self._feeds: dict[str, set[str]] = {}
+        """Per stepped node: it and the nodes that feed it."""
 
     def run(self, started: RunStarted) -> tuple[EndStatus, float]:
         start = time.perf_counter()
@@ -201,7 +206,7 @@ class _Session:
             self._keep_outputs()
         if status == "completed" and self.state.failed:
             status = "failed"
-        return status, time.perf_counter() - start
+        return status, max(0.0, time.perf_counter() - start - self.paused)
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Counts per node and output, in graph order; reused nodes count their cached outputs."""
@@ -382,7 +387,7 @@ class _Session:
                 self._pause()
                 continue
             self.state.pool.wait(0)  # the pool's I/O: tasks out, outcomes in, without blocking
-            runner = next((r for r in downstream_first if not r.closed and r.ready()), None)
+            runner = self._next(downstream_first)
             if runner is not None:
                 runner.work()
                 continue
@@ -393,15 +398,51 @@ class _Session:
                 self._idle()
         return "completed"
 
+    def _next(self, downstream_first: list[Runner[Any]]) -> Runner[Any] | None:
+        """The runner to give a turn: the furthest downstream that can progress; while
+        stepping, only the step's node and what feeds it (see `_step_node`)."""
+        ready = (r for r in downstream_first if not r.closed and r.ready())
+        if not self.control.stepping:
+            return next(ready, None)
+        node = self._step_node(downstream_first)
+        if node is None:
+            return next(ready, None)
+        if node.closed:  # it has nothing left to do: that ends its step
+            self.control.unit_done(node.id)
+            return None
+        feeding = self._feeds.setdefault(node.id, self.graph.ancestors(node.id))
+        turn = next((r for r in ready if r.id in feeding), None)
+        if turn is None and node.pending() and not node.has_room():
+            return next((r for r in downstream_first if not r.closed and r.ready()), None)
+        return turn
+
+    def _step_node(self, downstream_first: list[Runner[Any]]) -> Runner[Any] | None:
+        """The node the current step runs one unit of: the one asked for, else the furthest
+        downstream that holds dicts, else the first that has not ended (a source)."""
+        by_id = {r.id: r for r in self.runners}
+        asked = self.control.step_node
+        if asked in by_id:
+            return by_id[asked]
+        steppable = [r for r in downstream_first if not isinstance(r, ReplayRunner)]
+        node = next((r for r in steppable if not r.closed and r.pending()), None)
+        if node is None:
+            node = next((r for r in reversed(steppable) if not r.closed), None)
+        if node is not None:
+            self.control.aim(node.id, asked)
+        return node
+
     def _pause(self) -> None:
         """Block (without spinning) until resumed, stepped or stopped."""
         pause = self.control.paused
         if pause is None:
             return
-        self.state.sink(RunPaused(self.run_id, pause.reason, pause.node_id))
+        began = time.perf_counter()
+        paused = RunPaused(self.run_id, pause.reason, pause.node_id, time.time(), self.paused)
+        self.state.sink(paused)
         self.control.wait_while_paused()
+        self.paused += time.perf_counter() - began
         if not self.control.stopping:
-            self.state.sink(RunResumed(self.run_id))
+            self.state.sink(RunResumed(self.run_id, self.paused))
 
     def _idle(self) -> None:
         """Nothing can progress: wait for the pool's outcomes, or for a wake-up (an answer)."""

@@ -138,6 +138,10 @@ class Runner(Generic[StepT]):
         """True while tasks of this node are in the worker pool."""
         return False
 
+    def pending(self) -> bool:
+        """Dicts have reached this node and are not handed on yet: a step may pick it."""
+        return bool(self.inbox)
+
     def start(self) -> None:
         self.run.sink(NodeStarted(self.run.run_id, self.id))
         with node_context(self.id, self.on_log):
@@ -157,7 +161,7 @@ class Runner(Generic[StepT]):
                 self.fail(exc)
             finally:
                 self.preview_firsts()
-        self.report_progress()
+        self.report_progress(force=self.run.control.paused is not None)
 
     def unit_done(self) -> bool:
         """One unit of work (a dict, a yield, a batch) ended; True if a step pauses here."""
@@ -259,8 +263,9 @@ class Runner(Generic[StepT]):
         """Preview the first dict of each output handed on in this turn, if one is due: once
         a turn, not once a dict, as reading the clock costs more than a trivial step."""
         now = time.perf_counter()
+        pausing = self.run.control.paused is not None  # a step ended: show what it made
         for output, (index, data) in self._firsts.items():
-            if now - self._last_preview[output] >= PREVIEW_EVERY:
+            if pausing or now - self._last_preview[output] >= PREVIEW_EVERY:
                 self._last_preview[output] = now
                 shown = self.run.preview(data)
                 self.run.sink(NodeOutput(self.run.run_id, self.id, output, index, shown))
@@ -369,6 +374,9 @@ class PromptRunner(Runner[PromptStep]):
 
     def exhausted(self) -> bool:
         return self.parked is None and super().exhausted()
+
+    def pending(self) -> bool:
+        return self.parked is not None or super().pending()
 
     def handle_chunk(self) -> None:
         if self.parked is not None:
@@ -510,6 +518,9 @@ class BatchRunner(Runner[BatchStep]):
 
     def waiting_on_pool(self) -> bool:
         return self._in_flight() > 0
+
+    def pending(self) -> bool:
+        return super().pending() or bool(self.holders)
 
     def close(self, status: NodeStatus = "done") -> None:
         for lane in self._lanes():

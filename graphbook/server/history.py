@@ -60,7 +60,8 @@ class HistorySink:
         elif isinstance(event, e.NodeError) and self.error is None:
             self.error = f"node {event.node_id!r}: {event.error}"
         elif isinstance(event, e.RunFinished):
-            self.store.finish_run(event.run_id, event.status, event.counts, self.error)
+            paused = event.paused
+            self.store.finish_run(event.run_id, event.status, event.counts, self.error, paused)
 
 
 def mark_interrupted(store: Store) -> None:
@@ -83,4 +84,5 @@ def run_info(record: RunRecord) -> p.RunRecordInfo:
         counts=record.counts,
         error=record.error,
         params=config.get("params", {}),
+        paused=record.paused,
     )

@@ -7,10 +7,20 @@ import time
 from concurrent.futures import Future
 from typing import Any
 
-from graphbook import Registry, Workflow, build_graph, param, source, step
+import pytest
+
+from graphbook import Registry, Workflow, batch, build_graph, param, source, step
 from graphbook.engine.control import RunControl, interrupt
-from graphbook.engine.executor import Executor, RunResult
-from graphbook.events import Event, Prompt, PromptAnswered, RunPaused, RunResumed
+from graphbook.engine.executor import Executor, RunResult, make_pool
+from graphbook.events import (
+    Event,
+    NodeProgress,
+    Prompt,
+    PromptAnswered,
+    RunFinished,
+    RunPaused,
+    RunResumed,
+)
 from graphbook.steps import PromptStep
 
 TIMEOUT = 20
@@ -156,3 +166,89 @@ def test_a_stuck_node_is_interrupted() -> None:
     assert interrupt(thread)
     thread.join(TIMEOUT)
     assert results[0].status == "stopped"
+
+
+BATCHES: list[list[int]] = []
+
+
+def times_ten(item: int) -> int:
+    return item * 10
+
+
+@step("Control/Batcher")
+@batch(4, "items", load_fn=times_ten)
+def batcher(ctx: Any, outputs: list[int], items: list[int], data: list[dict[str, Any]]) -> None:
+    BATCHES.append(list(items))
+
+
+@step("Control/Dicts")
+@source()
+def three_items_each(ctx: Any) -> Any:
+    for i in range(10):
+        yield {"id": i, "items": [i * 100 + k for k in range(3)]}
+
+
+@pytest.mark.parametrize("workers", [0, 2], ids=["inline", "processes"])
+def test_a_step_runs_one_batch_or_one_dict_of_the_node_furthest_downstream_with_work(
+    workers: int,
+) -> None:
+    """A step of no node in particular: first one value from the source; then one batch of
+    the batch step (its source feeding it as much as that batch needs); then one dict
+    through the step after it; then the next batch. Nothing else runs meanwhile."""
+    BATCHES.clear()
+    wf = Workflow()
+    batches = wf.add(batcher, id="b")
+    wf.connect(wf.add(three_items_each, id="src"), batches)
+    wf.connect(batches, wf.add(passing, id="c"))
+    control, sink = RunControl(), Recorder()
+    control.step()
+    pool = make_pool(workers)
+    try:
+        thread, results = start(wf, control, sink, pool=pool)
+        seen = []
+        for count in range(1, 5):
+            paused = sink.wait(RunPaused, count)
+            counts = {e.node_id: sum(e.counts.values()) for e in sink.of(NodeProgress)}
+            seen.append((paused.node_id, len(BATCHES), counts.get("c", 0)))
+            control.step()
+        control.resume()
+        thread.join(TIMEOUT)
+    finally:
+        pool.close()
+    assert seen == [("src", 0, 0), ("b", 1, 0), ("c", 1, 1), ("b", 2, 1)]
+    assert BATCHES[0] == [0, 1, 2, 100], "one batch: the first four items, in order"
+    assert results[0].ok and len(results[0].output("c")) == 10
+
+
+def test_a_step_of_a_node_that_has_ended_pauses_the_run_there() -> None:
+    wf = chain(n=1)
+    wf.connect(wf.add(numbers, id="src2", n=5), wf.add(passing, id="other"))
+    control, sink = RunControl(), Recorder()
+    control.step("a")
+    thread, results = start(wf, control, sink)
+    assert sink.wait(RunPaused).node_id == "a"
+    control.step("a")  # its one dict is done: the step ends as it has nothing more to do
+    assert sink.wait(RunPaused, 2).node_id == "a"
+    assert not [e for e in sink.of(NodeProgress) if e.node_id == "other" and e.received]
+    control.resume()
+    thread.join(TIMEOUT)
+    assert results[0].ok and len(results[0].output("other")) == 5
+
+
+def test_the_run_clock_leaves_out_the_time_paused() -> None:
+    control, sink = RunControl(), Recorder()
+    control.pause()
+    began = time.perf_counter()
+    thread, results = start(chain(), control, sink)
+    paused = sink.wait(RunPaused)
+    held = threading.Event()
+    held.wait(0.3)  # hold the pause a while: the run's clock must not count it
+    control.resume()
+    resumed = sink.wait(RunResumed)
+    thread.join(TIMEOUT)
+    wall = time.perf_counter() - began
+    finished = sink.wait(RunFinished)
+    assert paused.paused == 0.0 and paused.at > 0
+    assert 0.3 <= resumed.paused == finished.paused
+    assert finished.seconds <= wall - finished.paused
+    assert results[0].seconds == finished.seconds

@@ -102,3 +102,27 @@ def test_damage_while_serving_is_a_warning_and_history_answers_503(tmp_path: Pat
     finally:
         err = server.stop()
     assert "not being recorded" in err
+
+
+def test_a_store_made_before_paused_times_were_kept_opens_with_its_runs(tmp_path: Path) -> None:
+    """A store file from an earlier version (its runs table without `paused`) gains the column
+    when opened, keeps its runs (paused 0), and records new runs' paused seconds."""
+    import sqlite3
+
+    path = tmp_path / "graphbook.sqlite"
+    db = sqlite3.connect(path)
+    db.execute(
+        "CREATE TABLE runs (id TEXT PRIMARY KEY, kind TEXT NOT NULL, name TEXT NOT NULL, "
+        "status TEXT NOT NULL, config TEXT NOT NULL DEFAULT '{}', counts TEXT NOT NULL "
+        "DEFAULT '{}', error TEXT, started REAL NOT NULL, ended REAL)"
+    )
+    db.execute(
+        "INSERT INTO runs VALUES ('old', 'workflow', 'w.json', 'completed', '{}', '{}', NULL, 1, 2)"
+    )
+    db.commit()
+    db.close()
+    store = Store(path)
+    assert store.get_run("old").paused == 0.0
+    new = store.start_run("workflow", "w.json")
+    store.finish_run(new, "completed", {}, None, paused=2.5)
+    assert Store(path).get_run(new).paused == 2.5

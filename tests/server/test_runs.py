@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from server_harness import Serve, Server, chain
 
 from graphbook import protocol as p
@@ -137,10 +139,19 @@ def test_pause_and_resume(serving: Serve) -> None:
         status, _ = await server.post("/api/runs/current/pause")
         assert status == 200
         assert (await socket.until(p.RunPaused)).reason == "pause"
+        _status, first = await server.get("/api/runs/current")
+        await asyncio.sleep(0.3)  # paused a while: the run's clock stands still meanwhile
+        _status, later = await server.get("/api/runs/current")
+        assert later["run"]["seconds"] == first["run"]["seconds"]
+        assert later["run"]["paused_at"] is not None
         status, _ = await server.post("/api/runs/current/resume")
         await socket.until(p.RunResumed)
         finished = await socket.until(p.RunFinished)
-        assert finished.status == "completed"
+        assert finished.status == "completed" and finished.paused >= 0.3
+        _status, history = await server.get("/api/runs")
+        record = history["runs"][0]
+        assert record["paused"] == finished.paused
+        assert record["ended"] - record["started"] >= finished.seconds + finished.paused - 0.05
         await server.idle()  # the run's thread hands back just after its last message
         status, reply = await server.post("/api/runs/current/pause")
         assert status == 409 and reply["error"]["code"] == "no_run"

@@ -113,11 +113,14 @@ export interface RunPaused {
   run_id: string;
   reason: PauseReason;
   node_id: string | null;
+  at: number;
+  paused: number;
   type: 'run_paused';
 }
 
 export interface RunResumed {
   run_id: string;
+  paused: number;
   type: 'run_resumed';
 }
 
@@ -144,6 +147,7 @@ export interface RunFinished {
   seconds: number;
   counts: Record<string, Record<string, number>>;
   errors: number;
+  paused: number;
   type: 'run_finished';
 }
 
@@ -203,6 +207,8 @@ export interface RunSnapshot {
   pause_reason: PauseReason | null;
   errors: number;
   paused_node: string | null;
+  paused: number;
+  paused_at: number | null;
 }
 
 export interface Hello {
@@ -370,6 +376,7 @@ export interface RunRecordInfo {
   counts: Record<string, unknown>;
   error: string | null;
   params: Record<string, unknown>;
+  paused: number;
 }
 
 export interface RunList {

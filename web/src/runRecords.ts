@@ -31,7 +31,8 @@ export const shortTime = (at: number): string =>
   new Date(at * 1000).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', second: '2-digit' });
 
 /** Seconds a run took; a run still going counts up to `now`. */
-export const durationOf = (run: RunRecordInfo, now: number): number => Math.max(0, (run.ended ?? now) - run.started);
+/** How long the run ran: from start to end (or now), less the time it stood paused. */
+export const durationOf = (run: RunRecordInfo, now: number): number => Math.max(0, (run.ended ?? now) - run.started - (run.paused ?? 0));
 
 export function formatDuration(seconds: number): string {
   if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;

@@ -6,7 +6,7 @@ import { durationOf, formatBytes, formatDuration, fraction, itemsOf, nodeCounts,
 
 const record = (over: Partial<RunRecordInfo> = {}): RunRecordInfo => ({
   run_id: 'r1', workflow: 'hello.json', status: 'completed', mode: 'all', node: null,
-  started: 1000, ended: 1002.5, counts: {}, error: null, params: {}, ...over,
+  started: 1000, ended: 1002.5, counts: {}, error: null, params: {}, paused: 0, ...over,
 });
 
 describe('run records', () => {
@@ -27,6 +27,7 @@ describe('run records', () => {
   it('say how long', () => {
     expect(durationOf(record(), 5000)).toBe(2.5);
     expect(durationOf(record({ ended: null }), 1010)).toBe(10);
+    expect(durationOf(record({ ended: 1062.5, paused: 60 }), 5000)).toBe(2.5);
     expect(formatDuration(0.25)).toBe('250 ms');
     expect(formatDuration(2.5)).toBe('2.5 s');
     expect(formatDuration(125)).toBe('2m 5s');

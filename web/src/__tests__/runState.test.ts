@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { ProtocolError, type ServerMessage, decodeServer } from '../protocol';
-import { EMPTY_RUN_STATE, type RunState, applyMessage } from '../store/runState';
+import { EMPTY_RUN_STATE, type RunState, applyMessage, runClock } from '../store/runState';
 
 const fold = (messages: ServerMessage[], state: RunState = EMPTY_RUN_STATE): RunState => messages.reduce(applyMessage, state);
 const run = 'r1';
@@ -46,17 +46,30 @@ describe('applyMessage', () => {
     expect(s?.outputs.A).toEqual({ index: 1, preview: { n: 2 } });
     expect(s?.errors[0]?.error.type).toBe('ValueError');
     expect(state.run?.errors).toBe(1);
-    const done = fold([{ type: 'run_finished', run_id: run, status: 'failed', seconds: 2, counts: {}, errors: 1 }], state);
+    const done = fold([{ type: 'run_finished', run_id: run, status: 'failed', seconds: 2, counts: {}, errors: 1, paused: 0 }], state);
     expect(done.run?.status).toBe('failed');
     expect(done.run?.nodes.s?.state).toBe('stopped');
   });
 
   it('pauses, steps and resumes', () => {
-    let state = fold([started, { type: 'run_paused', run_id: run, reason: 'step', node_id: 's' }]);
+    let state = fold([started, { type: 'run_paused', run_id: run, reason: 'step', node_id: 's', at: 110, paused: 0 }]);
     expect(state.run?.status).toBe('paused');
     expect(state.run?.paused_node).toBe('s');
-    state = applyMessage(state, { type: 'run_resumed', run_id: run });
+    state = applyMessage(state, { type: 'run_resumed', run_id: run, paused: 30 });
     expect(state.run?.status).toBe('running');
+  });
+
+  it('stops the clock while paused and leaves the pauses out after', () => {
+    const clockAt = (state: RunState, now: number): number => (state.run ? runClock(state.run, now) : -1);
+    let state = fold([started]);
+    expect(clockAt(state, 110)).toBe(10);
+    state = applyMessage(state, { type: 'run_paused', run_id: run, reason: 'pause', node_id: null, at: 110, paused: 0 });
+    expect(clockAt(state, 500)).toBe(10);
+    state = applyMessage(state, { type: 'run_resumed', run_id: run, paused: 30 });
+    expect(clockAt(state, 145)).toBe(15);
+    state = applyMessage(state, { type: 'run_finished', run_id: run, status: 'completed', seconds: 20, counts: {}, errors: 0, paused: 30 });
+    expect(clockAt(state, 9999)).toBe(20);
+    expect(state.run?.paused).toBe(30);
   });
 
   it('replaces everything with a snapshot on reconnect', () => {
@@ -64,7 +77,7 @@ describe('applyMessage', () => {
     const after = applyMessage(before, {
       type: 'snapshot', catalog_version: 4,
       prompts: [{ type: 'prompt', run_id: 'r2', prompt_id: 'p', node_id: 'ask', prompt: { type: 'bool', msg: 'ok?' }, data: {} }],
-      run: { run_id: 'r2', workflow: 'x.json', mode: 'all', node: null, status: 'running', started: 1, seconds: 3, pause_reason: null, paused_node: null, errors: 0, nodes: [
+      run: { run_id: 'r2', workflow: 'x.json', mode: 'all', node: null, status: 'running', started: 1, seconds: 3, pause_reason: null, paused_node: null, paused: 0, paused_at: null, errors: 0, nodes: [
         { node_id: 'ask', title: 'Ask', state: 'running', action: 'run', cause: 'new', reason: '', received: 1, counts: { out: 1 }, rate: 1, seconds: 1, errors: [], logs: [], outputs: {}, logs_dropped: 7 },
       ] },
     });

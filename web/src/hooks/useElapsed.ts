@@ -1,8 +1,8 @@
-// Seconds since `started` (unix time), ticking while `live`.
+// A run's clock (`clock(now)`, now in unix seconds), ticking while `live`.
 
 import { useEffect, useState } from 'react';
 
-export function useElapsed(started: number, live: boolean, fixed: number): number {
+export function useElapsed(clock: (now: number) => number, live: boolean): number {
   const [now, setNow] = useState(() => Date.now() / 1000);
   useEffect(() => {
     if (!live) return;
@@ -10,5 +10,5 @@ export function useElapsed(started: number, live: boolean, fixed: number): numbe
     const timer = setInterval(() => setNow(Date.now() / 1000), 500);
     return () => clearInterval(timer);
   }, [live]);
-  return live ? Math.max(0, now - started) : fixed;
+  return clock(live ? now : Date.now() / 1000);
 }

@@ -21,6 +21,12 @@ function RunDetails({ run }: { run: RunRecordInfo }) {
         <dd title={exactTime(run.started)}>{shortTime(run.started)}</dd>
         <dt>ended</dt>
         <dd title={run.ended ? exactTime(run.ended) : undefined}>{run.ended ? shortTime(run.ended) : '—'}</dd>
+        {run.paused ? (
+          <>
+            <dt>paused</dt>
+            <dd title="time the run stood paused or between steps; its duration leaves it out">{formatDuration(run.paused)}</dd>
+          </>
+        ) : null}
       </dl>
       {run.error ? <pre className="gb-history-error">{run.error}</pre> : null}
       {counts.length ? (

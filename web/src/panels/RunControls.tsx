@@ -7,7 +7,10 @@ import { useNow } from '../hooks/useNow';
 import { formatSeconds } from '../preview';
 import { useEditor } from '../store/editor';
 import { isOffline, useRun } from '../store/run';
-import { isActive } from '../store/runState';
+import { type RunView, isActive, runClock } from '../store/runState';
+import { useCatalog } from '../store/catalog';
+import type { NodeKind } from '../catalog';
+import { isGraphNode } from '../canvas/types';
 import { useUi } from '../store/ui';
 
 function selectedNode(): string | null {
@@ -15,17 +18,30 @@ function selectedNode(): string | null {
   return picked.length === 1 && picked[0] ? picked[0].id : null;
 }
 
+/** What a step of a node of this kind runs: one batch, one dict, one value, one answer. */
+const UNITS: Record<NodeKind, string> = { batch: 'one batch of', source: 'one value from', prompt: 'one answer to', step: 'one dict through', resource: 'building' };
+
+/** "paused", or after a step which node stepped and by how much ("paused after one batch of Classify"). */
+function pausedText(run: RunView): string {
+  const id = run.paused_node;
+  if (run.pause_reason !== 'step' || !id) return 'paused';
+  const type = useEditor.getState().nodes.find((n) => n.id === id && isGraphNode(n))?.data;
+  const kind = type && 'type' in type ? useCatalog.getState().catalog.nodes[type.type]?.kind : undefined;
+  const title = run.nodes[id]?.title || id;
+  return `paused after ${kind ? UNITS[kind] : 'a step of'} ${title}`;
+}
+
 function RunStatus() {
   const current = useRun((s) => s.run);
   const path = useEditor((s) => s.file?.path);
   const lostAt = useRun((s) => (isOffline(s) ? s.lostAt : null));
-  const live = current?.status === 'running' || current?.status === 'paused';
-  const frozen = live && lostAt !== null ? Math.max(0, lostAt - current.started) : current?.seconds ?? 0;
-  const seconds = useElapsed(current?.started ?? 0, live && lostAt === null, frozen);
+  // The clock runs while the run does; it stands still while paused, and while offline at the moment the link was lost.
+  const ticking = current?.status === 'running' && lostAt === null;
+  const seconds = useElapsed((now) => (current ? runClock(current, lostAt ?? now) : 0), ticking);
   if (!current) return <span className="gb-run-status gb-muted">not run yet</span>;
   const stale = lostAt !== null;
   const where = current.workflow !== path ? ` (${current.workflow})` : '';
-  const paused = current.status === 'paused' ? (current.pause_reason === 'step' && current.paused_node ? `paused after a step of ${current.paused_node}` : 'paused') : current.status;
+  const paused = current.status === 'paused' ? pausedText(current) : current.status;
   return (
     <span
       className={`gb-run-status gb-run-${current.status}${stale ? ' gb-run-stale' : ''}`}

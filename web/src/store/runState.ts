@@ -31,6 +31,10 @@ export interface RunView {
   pause_reason: RunSnapshot['pause_reason'];
   /** With a `step` pause: the node whose unit of work ended the step. */
   paused_node: string | null;
+  /** Seconds paused up to the last resume (all of them once the run ended): the clock leaves them out. */
+  paused: number;
+  /** While paused: the unix time the run's clock stopped. */
+  paused_at: number | null;
   errors: number;
   order: string[];
   nodes: Record<string, NodeRun>;
@@ -59,6 +63,7 @@ export function runFromSnapshot(run: RunSnapshot): RunView {
   return {
     run_id: run.run_id, workflow: run.workflow, mode: run.mode, node: run.node, status: run.status,
     started: run.started, seconds: run.seconds, pause_reason: run.pause_reason ?? null, paused_node: run.paused_node ?? null,
+    paused: run.paused ?? 0, paused_at: run.paused_at ?? null,
     errors: run.errors ?? 0, order: run.nodes.map((n) => n.node_id),
     nodes: Object.fromEntries(run.nodes.map((n) => [n.node_id, fromSnapshot(n)])),
   };
@@ -106,7 +111,7 @@ export function applyMessage(state: RunState, message: ServerMessage): RunState 
         prompts: {},
         run: {
           run_id: message.run_id, workflow: message.workflow, mode: message.mode, node: message.node,
-          status: 'running', started: message.started, seconds: 0, pause_reason: null, paused_node: null, errors: 0,
+          status: 'running', started: message.started, seconds: 0, pause_reason: null, paused_node: null, paused: 0, paused_at: null, errors: 0,
           order: message.nodes.map((n) => n.node_id),
           nodes: Object.fromEntries(message.nodes.map((n) => [n.node_id, emptyNode(n.node_id, n.title)])),
         },
@@ -139,9 +144,12 @@ export function applyMessage(state: RunState, message: ServerMessage): RunState 
         ...n, state: message.status, counts: message.counts, seconds: message.seconds, rate: averageRate(message.counts, message.seconds),
       }));
     case 'run_paused':
-      return updateRun(state, message.run_id, (r) => ({ ...r, status: 'paused', pause_reason: message.reason, paused_node: message.node_id ?? null }));
+      return updateRun(state, message.run_id, (r) => ({
+        ...r, status: 'paused', pause_reason: message.reason, paused_node: message.node_id ?? null,
+        paused: message.paused ?? 0, paused_at: message.at ?? null,
+      }));
     case 'run_resumed':
-      return updateRun(state, message.run_id, (r) => ({ ...r, status: 'running', pause_reason: null, paused_node: null }));
+      return updateRun(state, message.run_id, (r) => ({ ...r, status: 'running', pause_reason: null, paused_node: null, paused: message.paused ?? r.paused, paused_at: null }));
     case 'run_finished':
       return updateRun({ ...state, prompts: withoutRunPrompts(state.prompts, message.run_id) }, message.run_id, (r) => ({
         ...r,
@@ -150,6 +158,8 @@ export function applyMessage(state: RunState, message: ServerMessage): RunState 
         errors: message.errors,
         pause_reason: null,
         paused_node: null,
+        paused: message.paused ?? r.paused,
+        paused_at: null,
         nodes: finishNodes(r.nodes, message.status),
       }));
     case 'prompt':
@@ -179,6 +189,13 @@ function clearNodes(state: RunState, workflow: string, ids: string[]): RunState 
   const nodes = { ...run.nodes };
   for (const id of ids) if (nodes[id]) nodes[id] = emptyNode(id, nodes[id].title);
   return { ...state, run: { ...run, nodes } };
+}
+
+/** Seconds `run` has run by unix time `now`, not counting its pauses: stands still while paused. */
+export function runClock(run: RunView, now: number): number {
+  if (!isActive(run)) return run.seconds;
+  const end = run.paused_at ?? now;
+  return Math.max(0, end - run.started - run.paused);
 }
 
 export function isActive(run: RunView | null): boolean {
