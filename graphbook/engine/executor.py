@@ -436,6 +436,9 @@ class _Session:
         pause = self.control.paused
         if pause is None:
             return
+        for runner in self.runners:  # the counts as they stand, for the person to read
+            if not runner.closed:
+                runner.report_progress(force=True)
         began = time.perf_counter()
         paused = RunPaused(self.run_id, pause.reason, pause.node_id, time.time(), self.paused)
         self.state.sink(paused)
