@@ -391,6 +391,17 @@ class RunRecordInfo:
 
 
 @dataclass(frozen=True)
+class LastRun:
+    """`GET /api/runs/last?workflow=NAME`: the workflow's last run as a page shows it, or null.
+    `source` says where it comes from: `live` (the server's view since it started: logs,
+    outputs, errors) or `history` (the run store: status, times and counts only)."""
+
+    workflow: str
+    run: RunSnapshot | None
+    source: Literal["live", "history"] | None = None
+
+
+@dataclass(frozen=True)
 class RunList:
     runs: list[RunRecordInfo]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -86,3 +87,43 @@ def run_info(record: RunRecord) -> p.RunRecordInfo:
         params=config.get("params", {}),
         paused=record.paused,
     )
+
+
+def run_snapshot(record: RunRecord) -> p.RunSnapshot:
+    """A past run, from its record, as a page shows a run: its status and time, and each node
+    that counted dicts with its counts (the node its error names marked failed). Logs, outputs
+    and tracebacks are not in the store."""
+    ended: p.NodeState = "done" if record.status == "completed" else "stopped"
+    failed = _error_node(record.error)
+    nodes = [
+        p.NodeSnapshot(node_id, node_id, "failed" if node_id == failed else ended, counts=counts)
+        for node_id, counts in record.counts.items()
+        if isinstance(counts, dict)
+    ]
+    if failed is not None and failed not in record.counts:
+        nodes.append(p.NodeSnapshot(failed, failed, "failed"))
+    config = record.config
+    seconds = max(0.0, (record.ended or record.started) - record.started - record.paused)
+    status = RUN_STATUSES.get(record.status, "stopped")
+    return p.RunSnapshot(
+        record.id,
+        record.name,
+        config.get("mode", "all"),
+        config.get("node"),
+        status,
+        record.started,
+        seconds,
+        nodes,
+        errors=1 if record.error else 0,
+        paused=record.paused,
+    )
+
+
+RUN_STATUSES: dict[str, p.RunStatus] = {"completed": "completed", "failed": "failed"}
+"""Statuses of the store as a page shows them; any other (stopped, interrupted) is stopped."""
+
+
+def _error_node(error: str | None) -> str | None:
+    """The node a recorded error names (`HistorySink` writes "node 'ID': ...")."""
+    match = re.match(r"node '([^']+)'", error or "")
+    return match.group(1) if match else None

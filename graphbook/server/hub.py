@@ -3,7 +3,9 @@
 Messages are folded into the RunView (graphbook/runview.py) before they go out, so a client
 attached between two messages gets a snapshot that the next message continues exactly.
 `node_progress` is coalesced: at most one per node every PROGRESS_INTERVAL, flushed before any
-other message to keep order. Every method runs on the event loop.
+other message to keep order. The last run of each workflow stays readable (`last_run`), so a
+page opening a workflow again, even after a reload, shows its results. Every method runs on the
+event loop.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 
 from aiohttp import web
@@ -24,6 +27,8 @@ logger = logging.getLogger(__name__)
 PROGRESS_INTERVAL = 0.1
 QUEUE_LIMIT = 20_000
 """Messages waiting for one client; a client that falls this far behind is disconnected."""
+LAST_RUNS = 64
+"""Workflows whose last run the hub keeps (their logs, outputs and errors) for `last_run`."""
 
 
 class Client:
@@ -68,6 +73,9 @@ class Hub:
     def __init__(self, catalog_version: Callable[[], int]) -> None:
         self.clients: dict[str, Client] = {}
         self.view = RunView()
+        self.last: OrderedDict[str, RunView] = OrderedDict()
+        """The last run of each workflow that ran since the server started, before the run
+        now in `view` (at most LAST_RUNS workflows, the least recently run dropped first)."""
         self._catalog_version = catalog_version
         self._progress: dict[tuple[str, str], p.NodeProgress] = {}
         self._timer: asyncio.TimerHandle | None = None
@@ -91,7 +99,30 @@ class Hub:
         with contextlib.suppress(Exception):
             await client.task
 
+    def last_run(self, workflow: str) -> p.RunSnapshot | None:
+        """The last run of `workflow` as this server saw it (the current run if it is one)."""
+        run = self.view.run
+        if run is not None and run.started.workflow == workflow:
+            return self.view.snapshot()
+        kept = self.last.get(workflow)
+        return kept.snapshot() if kept is not None else None
+
+    def _keep_last(self, message: p.ServerMessage) -> None:
+        """A run starting puts the one before it aside (`last`); a cleared cache clears there
+        too, as it does in the page."""
+        if isinstance(message, p.RunStarted) and self.view.run is not None:
+            older = RunView()
+            older.run = self.view.run
+            workflow = older.run.started.workflow
+            self.last[workflow] = older
+            self.last.move_to_end(workflow)
+            while len(self.last) > LAST_RUNS:
+                self.last.popitem(last=False)
+        elif isinstance(message, p.CacheCleared) and message.workflow in self.last:
+            self.last[message.workflow].apply(message)
+
     def publish(self, message: p.ServerMessage) -> None:
+        self._keep_last(message)
         self.view.apply(message)
         if isinstance(message, p.NodeProgress):
             self._progress[(message.run_id, message.node_id)] = message

@@ -9,7 +9,7 @@ from aiohttp import web
 
 from graphbook import protocol as p
 from graphbook.server.errors import ServerError, bad_message, not_found
-from graphbook.server.history import KIND, run_info
+from graphbook.server.history import KIND, run_info, run_snapshot
 from graphbook.server.keys import HUB, SESSION, STORE
 from graphbook.server.request import ok, read_object, reply
 from graphbook.store import Store, StoreUnavailable
@@ -40,6 +40,23 @@ async def history(request: web.Request) -> web.Response:
 @routes.get("/api/runs/current")
 async def current(request: web.Request) -> web.Response:
     return reply(request.app[HUB].snapshot())
+
+
+@routes.get("/api/runs/last")
+async def last(request: web.Request) -> web.Response:
+    """The workflow's last run: as this server saw it, else from the run store."""
+    name = request.app[SESSION].files.name(request.query.get("workflow", ""))
+    seen = request.app[HUB].last_run(name)
+    if seen is not None:
+        return reply(p.LastRun(name, seen, "live"))
+    store = request.app[STORE]
+    try:
+        record = store.latest_run(KIND, name)
+    except (sqlite3.Error, ValueError) as exc:
+        raise _unavailable(store, exc) from None
+    if record is None or record.status == "running":
+        return reply(p.LastRun(name, None))
+    return reply(p.LastRun(name, run_snapshot(record), "history"))
 
 
 @routes.get("/api/runs/{run_id}")

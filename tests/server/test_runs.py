@@ -330,3 +330,46 @@ def test_runs_on_ray_look_like_local_runs(serving: Serve, ray_address: str) -> N
         assert stats["pool"]["workers"] == 1 and stats["pool"]["load"]["workers"] == 1
 
     serving(scenario, workers=1, ray=ray_address)
+
+
+def test_a_workflows_last_run_is_kept_after_others_run_and_after_a_restart(
+    serving: Serve,
+) -> None:
+    """A page opening a workflow again (after a reload, when another workflow ran since) gets
+    its last run: live from the server's view (logs, outputs), or after a restart from the
+    run store (status and counts)."""
+
+    async def first(server: Server) -> None:
+        server.save("one.json", chain(n=4))
+        server.save("two.json", chain(n=2))
+        socket = await server.connect()
+        ran = await server.run_to_end(socket, "one.json")
+        await server.run_to_end(socket, "two.json")
+        status, last = await server.get("/api/runs/last?workflow=one.json")
+        assert status == 200 and last["source"] == "live"
+        run = last["run"]
+        assert (run["run_id"], run["status"]) == (ran.run_id, "completed")
+        nodes = {n["node_id"]: n for n in run["nodes"]}
+        assert nodes["b"]["counts"] == {"out": 4} and "out" in nodes["b"]["outputs"]
+        assert [entry["message"] for entry in nodes["a"]["logs"]] == [f"x={i}" for i in range(4)]
+        _status, current = await server.get("/api/runs/last?workflow=two.json")
+        assert current["run"]["nodes"][0]["counts"] == {"out": 2}
+        _status, never = await server.get("/api/runs/last?workflow=three.json")
+        assert never == {"workflow": "three.json", "run": None, "source": None}
+        status, bad = await server.get("/api/runs/last?workflow=../x.json")
+        assert status == 400, bad
+
+    async def after_restart(server: Server) -> None:
+        _status, last = await server.get("/api/runs/last?workflow=one.json")
+        assert last["source"] == "history"
+        run = last["run"]
+        assert run["status"] == "completed" and run["seconds"] > 0
+        nodes = {n["node_id"]: (n["state"], n["counts"]) for n in run["nodes"]}
+        assert nodes == {
+            "src": ("done", {"out": 4}),
+            "a": ("done", {"out": 4}),
+            "b": ("done", {"out": 4}),
+        }
+
+    serving(first)
+    serving(after_restart)

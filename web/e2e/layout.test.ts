@@ -4,7 +4,7 @@
 
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { appSession, canvasReady, mod, openApp, readJson, until } from './app';
+import { appSession, canvasReady, mod, openApp, readJson, runStatus, until } from './app';
 import { screenshot } from './browser';
 
 const app = appSession();
@@ -108,5 +108,34 @@ describe('node size', () => {
     expect((await say.boundingBox())?.width).toBeGreaterThan(box.width + 50);
     await split.getByLabel('unfold split').click();
     await split.locator('.gb-params').waitFor();
+  });
+});
+
+describe('the top bar', () => {
+  /** Elements of the top bar whose text is cut (an ellipsis) or that stick out of the window. */
+  const cut = (page: Page): Promise<string[]> =>
+    page.locator('.gb-topbar').evaluate((bar) => {
+      const wrong: string[] = [];
+      if (bar.scrollWidth > bar.clientWidth) wrong.push(`the bar scrolls (${bar.scrollWidth} > ${bar.clientWidth})`);
+      for (const el of Array.from(bar.querySelectorAll<HTMLElement>('.gb-file-title, .gb-run-text, button'))) {
+        const box = el.getBoundingClientRect();
+        if (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1) wrong.push(`cut: ${el.className} "${el.innerText}"`);
+        if (box.right > window.innerWidth) wrong.push(`outside: ${el.className} "${el.innerText}"`);
+      }
+      return wrong;
+    });
+
+  it('fits at 1280×720 and 1440×900: the file name, the buttons and a step\'s status whole', async () => {
+    await openApp(app.page, app.server, 'image_classification.json');
+    await app.page.getByRole('button', { name: 'step', exact: true }).click();
+    await until(() => app.page.locator('.gb-run-text').innerText(), (t) => t.startsWith('paused after'), 'the first step', 60_000);
+    for (const [width, height] of [[1280, 720], [1440, 900]] as const) {
+      await app.page.setViewportSize({ width, height });
+      expect(await cut(app.page), `at ${width}×${height}`).toEqual([]);
+      expect(await app.page.locator('.gb-file-title').innerText()).toContain('image_classification.json');
+      await screenshot(app.page, `layout-topbar-${width}`);
+    }
+    await app.page.getByRole('button', { name: 'stop' }).click();
+    await until(() => runStatus(app.page), (s) => s === 'stopped', 'the stop', 30_000);
   });
 });

@@ -3,7 +3,7 @@
 
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { appSession, at, node, openApp, runStatus, until, workflow } from './app';
+import { appSession, at, canvasReady, node, openApp, runStatus, until, workflow } from './app';
 import { screenshot } from './browser';
 
 const app = appSession({
@@ -40,6 +40,13 @@ const app = appSession({
         { source: 'greetings', output: 'out', target: 'batches', input: 'in' },
         { source: 'batches', output: 'out', target: 'slow', input: 'in' },
       ],
+    ),
+    'small.json': workflow(
+      [
+        { id: 'greetings', type: 'Greetings', params: { count: 3 }, position: at(0, 0) },
+        { id: 'shout', type: 'Shout', params: {}, position: at(300, 0) },
+      ],
+      [{ source: 'greetings', output: 'out', target: 'shout', input: 'in' }],
     ),
     'ask.json': workflow(
       [
@@ -159,11 +166,18 @@ describe('running', () => {
     await screenshot(app.page, 'run-error');
   });
 
-  it('goes on past errors when "Continue on error" is ticked', async () => {
+  it('goes on past errors when "Continue on error" is ticked in the Run menu', async () => {
     await openApp(app.page, app.server, 'failing.json');
+    const options = app.page.getByRole('button', { name: 'run options' });
     const toggle = app.page.getByLabel('continue on error');
+    expect(await toggle.count(), 'the option is in the Run menu, not in the top bar').toBe(0);
+    await options.click();
     expect(await toggle.isChecked()).toBe(false);
     await toggle.check();
+    await screenshot(app.page, 'run-options-menu');
+    await app.page.keyboard.press('Escape');
+    await toggle.waitFor({ state: 'detached' });
+    expect(await options.getAttribute('title'), 'the caret says the option is on').toContain('continue on error is on');
     try {
       await app.page.getByRole('button', { name: 'run', exact: true }).click();
       // The last test's run of this file failed: wait for this run's end, not that one's.
@@ -172,7 +186,9 @@ describe('running', () => {
       await until(() => runStatus(app.page), finished, 'the run to finish', 30_000);
       expect(await runStatus(app.page), 'every dict fails, and the run still ends on its own').toBe('completed');
     } finally {
+      await options.click();
       await toggle.uncheck();
+      await app.page.keyboard.press('Escape');
     }
   });
 
@@ -219,6 +235,8 @@ describe('running', () => {
     // The batch step's source yields what its batch needs: four greetings make one batch of four.
     await step('paused after one batch of Batches', [4, 4, 0]);
     await step('paused after one dict through Slow', [4, 4, 1]);
+    expect(await node(app.page, 'slow').locator('.gb-status-word').innerText(), 'the node that stepped says so').toBe('stepped');
+    expect(await node(app.page, 'batches').locator('.gb-status-word').innerText()).toBe('paused');
     await screenshot(app.page, 'run-step-batch');
     const clock = async (): Promise<string> => (await text()).split(' · ')[1] ?? '';
     const still = await clock();
@@ -253,6 +271,25 @@ describe('running', () => {
     await until(() => runStatus(app.page), (s) => s === 'stopped', 'the first window to see the stop');
     await until(() => runStatus(second), (s) => s === 'stopped', 'the second window to see the stop');
     await second.close();
+  });
+
+  it("shows a workflow's last results after a reload, when another workflow ran since", async () => {
+    await openApp(app.page, app.server, 'small.json');
+    await app.page.getByRole('button', { name: 'run', exact: true }).click();
+    await until(() => count(app.page, 'shout', 'out'), (n) => n === 3, 'the run of small.json', 30_000);
+    await openApp(app.page, app.server, 'failing.json');
+    await app.page.getByRole('button', { name: 'run', exact: true }).click();
+    await until(() => app.page.locator('.gb-run-status').innerText(), (t) => t.includes('failed'), 'the run of failing.json', 30_000);
+    await app.page.reload();
+    await canvasReady(app.page);
+    await openApp(app.page, app.server, 'small.json');
+    await until(() => count(app.page, 'shout', 'out'), (n) => n === 3, "small.json's last counts, from the server", 10_000);
+    expect(await node(app.page, 'shout').locator('.gb-status-word').innerText()).toBe('done');
+    await node(app.page, 'shout').click({ button: 'right' });
+    await app.page.getByRole('menuitem', { name: 'Docs, outputs and logs' }).click();
+    await app.page.getByRole('tab', { name: /logs/i }).click();
+    await until(() => app.page.locator('.gb-inspector').innerText(), (t) => t.includes('Hello, World! #2'), 'its logs, kept by the server', 5000);
+    await screenshot(app.page, 'run-last-results-after-reload');
   });
 
   it('asks a prompt inside the node and carries on with the answer', async () => {

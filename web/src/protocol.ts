@@ -379,6 +379,12 @@ export interface RunRecordInfo {
   paused: number;
 }
 
+export interface LastRun {
+  workflow: string;
+  run: RunSnapshot | null;
+  source: 'live' | 'history' | null;
+}
+
 export interface RunList {
   runs: RunRecordInfo[];
 }

@@ -5,8 +5,8 @@ import { statusLine } from '../canvas/statusLine';
 import { type NodeRun, emptyNode } from '../store/runState';
 
 const node = (fields: Partial<NodeRun>): NodeRun => ({ ...emptyNode('n'), ...fields });
-const step = { resource: false, active: false, paused: false };
-const resource = { resource: true, active: false, paused: false };
+const step = { resource: false, active: false, paused: false, stepped: false };
+const resource = { resource: true, active: false, paused: false, stepped: false };
 const error = { error: { type: 'OSError', message: 'no weights', traceback: 'Traceback…' }, item: null };
 
 describe('statusLine of a step', () => {
@@ -27,6 +27,12 @@ describe('statusLine of a step', () => {
   it('shows no speed while the run is paused', () => {
     expect(statusLine(node({ state: 'running', counts: { out: 40 }, rate: 48.7 }), { ...step, active: true, paused: true })).toEqual({
       state: 'paused', word: 'paused', figures: '40 out',
+    });
+  });
+
+  it('says which node the last step ran', () => {
+    expect(statusLine(node({ state: 'running', received: 4, counts: { out: 4 } }), { ...step, active: true, paused: true, stepped: true })).toEqual({
+      state: 'paused', word: 'stepped', figures: '4 in · 4 out',
     });
   });
 

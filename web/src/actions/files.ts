@@ -1,12 +1,15 @@
 // Opening, saving, creating, renaming and deleting workflow files: the API plus the stores.
 
 import { ApiError } from '../api/http';
+import { fetchLastRun } from '../api/runs';
 import { deleteWorkflowFile, readWorkflowFile, renameWorkflowFile, writeWorkflowFile } from '../api/workflows';
 import type { WorkflowDocument } from '../protocol';
 import { useDialog } from '../store/dialog';
 import { workflowKey } from '../store/document';
 import { currentKey, currentWorkflow, useEditor } from '../store/editor';
 import { useFiles } from '../store/files';
+import { runOf, useRun } from '../store/run';
+import { runFromSnapshot } from '../store/runState';
 import { forgetLegacyGroups, legacyGroups, moveLegacyGroups } from '../store/layout';
 import { useUi } from '../store/ui';
 import { type Workflow, dumps } from '../workflow/format';
@@ -59,6 +62,7 @@ function show(document: WorkflowDocument, keepView = false): void {
   useUi.getState().setServerProblems(document.problems);
   if (!keepView) useUi.getState().inspect(null);
   remember(document.path);
+  void showLastRun(document.path);
 }
 
 /** With no file open: the one open before the page was loaded, else the first in the folder. */
@@ -235,5 +239,19 @@ export async function importFile(name: string, text: string): Promise<void> {
     useUi.getState().notify(path === withJson(name) ? `Imported ${path}` : `Imported ${name} as ${path} (${withJson(name)} exists)`);
   } catch (error) {
     failed(error);
+  }
+}
+
+/**
+ * Shows the last run of the workflow at `path` when this page has not seen one (after a reload,
+ * or when the server ran it for another page): from the server's view, or its run store.
+ */
+export async function showLastRun(path: string): Promise<void> {
+  if (runOf(useRun.getState(), path)) return;
+  try {
+    const last = await fetchLastRun(path);
+    if (last.run) useRun.getState().keep(runFromSnapshot(last.run));
+  } catch {
+    // Nothing to show: the nodes stay as they are (not run).
   }
 }

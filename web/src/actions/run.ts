@@ -79,3 +79,4 @@ export async function clear(node: string | null): Promise<void> {
     failed(error);
   }
 }
+

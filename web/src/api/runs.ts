@@ -1,7 +1,7 @@
 // Starting and steering runs, answering prompts, clearing caches, fetching outputs; run history
 // and system stats.
 
-import type { Catalog, OutputItem, RunAccepted, RunList, RunMode, SystemStats } from '../protocol';
+import type { Catalog, LastRun, OutputItem, RunAccepted, RunList, RunMode, SystemStats } from '../protocol';
 import { encodePath, request } from './http';
 
 export interface RunRequest {
@@ -31,6 +31,10 @@ export function fetchOutput(workflow: string, node: string, output: string, inde
   const query = new URLSearchParams({ workflow, node, output, index: String(index) });
   return request('GET', `/api/outputs?${query.toString()}`);
 }
+
+/** The workflow's last run as the server saw it, or from its run store after a restart. */
+export const fetchLastRun = (workflow: string): Promise<LastRun> =>
+  request('GET', `/api/runs/last?${new URLSearchParams({ workflow }).toString()}`);
 
 /** Past runs, newest first (the server keeps them in its run store). */
 export const fetchRuns = (limit = 100): Promise<RunList> => request('GET', `/api/runs?limit=${limit}`);

@@ -15,6 +15,8 @@ export interface StatusContext {
   /** A run of this workflow is running or paused. */
   active: boolean;
   paused: boolean;
+  /** The run is paused after a step of this node. */
+  stepped: boolean;
 }
 
 const STEP_WORDS: Record<string, string> = { cached: 'cached', done: 'done', failed: 'failed', stopped: 'stopped' };
@@ -43,5 +45,6 @@ export function statusLine(run: NodeRun | undefined, context: StatusContext): St
     const took = run.seconds && run.state !== 'running' && run.state !== 'cached' ? formatSeconds(run.seconds) : '';
     return { state, word: RESOURCE_WORDS[state] ?? state, figures: took };
   }
-  return { state, word: STEP_WORDS[state] ?? state, figures: stepFigures(run, state) };
+  const word = context.stepped && state === 'paused' ? 'stepped' : (STEP_WORDS[state] ?? state);
+  return { state, word, figures: stepFigures(run, state) };
 }

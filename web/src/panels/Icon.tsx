@@ -19,6 +19,7 @@ const PATHS = {
   panelLeft: 'M2.5 3.5h11v9h-11zM6 3.5v9',
   panelRight: 'M2.5 3.5h11v9h-11zM10 3.5v9',
   panelBottom: 'M2.5 3.5h11v9h-11zM2.5 9.5h11',
+  chevronDown: 'M4.5 6.5L8 10l3.5-3.5',
 } as const;
 
 export type IconName = keyof typeof PATHS;

@@ -1,5 +1,6 @@
 // Run, step, pause or resume, stop; how the current run is doing; and whether that is live.
 
+import { useEffect, useState } from 'react';
 import { OFFLINE, run, steer } from '../actions/run';
 import { Icon } from './Icon';
 import { useElapsed } from '../hooks/useElapsed';
@@ -88,14 +89,48 @@ function Offline({ lostAt, retries, opened }: { lostAt: number | null; retries: 
   );
 }
 
-/** Whether the next run goes on past a node's error (shown on the node) or ends at the first. */
-function ContinueOnError() {
+/**
+ * The Run button's menu: whether the next run goes on past a node's error (shown on the node) or
+ * ends at the first. A dot on the caret says the option is on, so the top bar need not hold it.
+ */
+function RunMenu() {
   const on = useUi((s) => s.continueOnError);
+  const [open, setOpen] = useState(false);
+  useEffect(() => {
+    if (!open) return;
+    const onKey = (e: KeyboardEvent): void => {
+      if (e.key === 'Escape') setOpen(false);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [open]);
   return (
-    <label className="gb-run-option" title="Keep running when a node fails on a dict: the error is shown on the node and the other dicts go on. Off: the first error ends the run.">
-      <input type="checkbox" checked={on} onChange={(event) => useUi.getState().setContinueOnError(event.target.checked)} aria-label="continue on error" />
-      Continue on error
-    </label>
+    <span className="gb-run-menu">
+      <button
+        className={`gb-button gb-primary gb-run-caret${on ? ' gb-on' : ''}`}
+        aria-haspopup="menu"
+        aria-expanded={open}
+        aria-label="run options"
+        title={on ? 'Run options: continue on error is on' : 'Run options'}
+        onClick={() => setOpen(!open)}
+      >
+        <Icon name="chevronDown" size={12} />
+      </button>
+      {open ? (
+        <>
+          <span className="gb-menu-backdrop" onMouseDown={() => setOpen(false)} />
+          <div className="gb-menu gb-run-options" role="menu">
+            <label className="gb-run-option" role="menuitemcheckbox" aria-checked={on}>
+              <input type="checkbox" checked={on} onChange={(event) => useUi.getState().setContinueOnError(event.target.checked)} aria-label="continue on error" />
+              <span>
+                <strong>Continue on error</strong>
+                <small>A node that fails on a dict shows the error and the other dicts go on. Off: the first error ends the run.</small>
+              </span>
+            </label>
+          </div>
+        </>
+      ) : null}
+    </span>
   );
 }
 
@@ -103,14 +138,18 @@ export function RunControls() {
   const current = useRun((s) => s.run);
   const offline = useRun(isOffline);
   const hasFile = useEditor((s) => !!s.file);
+  const continueOnError = useUi((s) => s.continueOnError);
   const active = isActive(current);
   const paused = current?.status === 'paused';
   const why = (title: string): string => (offline ? OFFLINE : title);
   return (
     <div className="gb-run-controls">
-      <button className="gb-button gb-primary" disabled={offline || !hasFile || active} onClick={() => void run('all')} title={why('Run the workflow (Ctrl+Enter)')} aria-label="run">
-        <Icon name="play" /> Run
-      </button>
+      <span className="gb-split-button">
+        <button className="gb-button gb-primary" disabled={offline || !hasFile || active} onClick={() => void run('all')} title={why(continueOnError ? 'Run the workflow, going on past node errors (Ctrl+Enter)' : 'Run the workflow (Ctrl+Enter)')} aria-label="run">
+          <Icon name="play" /> Run
+        </button>
+        <RunMenu />
+      </span>
       <button
         className="gb-button"
         disabled={offline || !hasFile || (active && !paused)}
@@ -126,7 +165,6 @@ export function RunControls() {
       <button className="gb-button gb-danger" disabled={offline || !active} onClick={() => void steer('stop')} title={why('Stop the run')} aria-label="stop">
         <Icon name="stop" /> Stop
       </button>
-      <ContinueOnError />
       <span className="gb-run-state">
         <RunStatus />
         <Connection />

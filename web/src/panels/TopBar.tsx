@@ -66,14 +66,14 @@ export function TopBar() {
   const setTheme = useUi((s) => s.setTheme);
   return (
     <header className="gb-topbar">
-      <span className="gb-logo">
+      <span className="gb-logo" title="Graphbook">
         <svg viewBox="0 0 16 16" width="18" height="18" aria-hidden="true">
           <rect width="16" height="16" rx="4" fill="var(--gb-accent)" />
           <circle cx="5" cy="8" r="2" fill="white" />
           <circle cx="11" cy="5" r="2" fill="white" />
           <circle cx="11" cy="11" r="2" fill="white" />
         </svg>
-        Graphbook
+        <span className="gb-logo-name">Graphbook</span>
       </span>
       <FileState />
       <span className="gb-undo">

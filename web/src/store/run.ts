@@ -28,6 +28,8 @@ export interface LiveState extends RunState, Link {
   last: Record<string, RunView>;
   receive(message: ServerMessage): void;
   setConnection(state: ConnectionState): void;
+  /** A workflow's last run fetched from the server, kept unless the page has seen a later one. */
+  keep(run: RunView): void;
 }
 
 export const useRun = create<LiveState>()((set, get) => ({
@@ -44,6 +46,9 @@ export const useRun = create<LiveState>()((set, get) => ({
   },
   setConnection(connection) {
     set(nextLink(get(), connection, Date.now() / 1000));
+  },
+  keep(run) {
+    if (!runOf(get(), run.workflow)) set({ last: { ...get().last, [run.workflow]: run } });
   },
 }));
 
