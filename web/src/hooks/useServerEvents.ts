@@ -24,9 +24,33 @@ async function reloadIfChangedElsewhere(path: string): Promise<void> {
 /** Hellos so far: the first comes as the page loads, which fetches the catalog and files itself. */
 let hellos = 0;
 
+/**
+ * Run and console messages wait for the next frame and are folded together: a run streaming
+ * thousands of messages a second costs the page one render per frame, not one per message
+ * (bench/frames.py). A hidden tab, which gets no frames, still folds them every 100 ms.
+ */
+let waiting: ServerMessage[] = [];
+let flushing = false;
+
+function fold(): void {
+  flushing = false;
+  const messages = waiting;
+  waiting = [];
+  if (!messages.length) return;
+  useRun.getState().receiveAll(messages);
+  useConsole.getState().receiveAll(messages);
+}
+
+function foldSoon(message: ServerMessage): void {
+  waiting.push(message);
+  if (flushing) return;
+  flushing = true;
+  requestAnimationFrame(fold);
+  setTimeout(fold, 100);
+}
+
 function route(message: ServerMessage): void {
-  useRun.getState().receive(message);
-  useConsole.getState().receive(message);
+  foldSoon(message);
   if (message.type === 'hello' || message.type === 'catalog_changed') {
     const version = message.type === 'hello' ? message.catalog_version : message.version;
     const { catalog, loaded } = useCatalog.getState();

@@ -20,6 +20,8 @@ export interface ConsoleState {
   /** Lines left out: over MAX_LINES, or by the server. */
   dropped: number;
   receive(message: ServerMessage): void;
+  /** Messages folded in order, then shown at once. */
+  receiveAll(messages: ServerMessage[]): void;
 }
 
 let seq = 0;
@@ -56,8 +58,12 @@ export const useConsole = create<ConsoleState>()((set, get) => ({
   lines: [],
   dropped: 0,
   receive(message) {
+    get().receiveAll([message]);
+  },
+  receiveAll(messages) {
     const state = get();
-    const next = foldConsole(state, message);
+    let next: Pick<ConsoleState, 'run' | 'lines' | 'dropped'> = state;
+    for (const message of messages) next = foldConsole(next, message);
     if (next !== state && (next.lines !== state.lines || next.run !== state.run)) set(next);
   },
 }));

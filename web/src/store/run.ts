@@ -27,6 +27,8 @@ export interface LiveState extends RunState, Link {
   /** The last run of each workflow seen by this page, so a workflow opened again shows its results. */
   last: Record<string, RunView>;
   receive(message: ServerMessage): void;
+  /** Messages folded in order, then shown at once: a stream of them costs one render, not one each. */
+  receiveAll(messages: ServerMessage[]): void;
   setConnection(state: ConnectionState): void;
   /** A workflow's last run fetched from the server, kept unless the page has seen a later one. */
   keep(run: RunView): void;
@@ -38,11 +40,19 @@ export const useRun = create<LiveState>()((set, get) => ({
   clientId: '',
   last: {},
   receive(message) {
-    if (message.type === 'hello') set({ clientId: message.client_id });
+    get().receiveAll([message]);
+  },
+  receiveAll(messages) {
     const state = get();
-    const next = applyMessage({ run: state.run, prompts: state.prompts, catalogVersion: state.catalogVersion }, message);
-    const last = rememberRun(state.last, next.run, message);
-    if (next.run !== state.run || next.prompts !== state.prompts || next.catalogVersion !== state.catalogVersion || last !== state.last) set({ ...next, last });
+    let next: RunState = { run: state.run, prompts: state.prompts, catalogVersion: state.catalogVersion };
+    let { last, clientId } = state;
+    for (const message of messages) {
+      if (message.type === 'hello') clientId = message.client_id;
+      next = applyMessage(next, message);
+      last = rememberRun(last, next.run, message);
+    }
+    const changed = next.run !== state.run || next.prompts !== state.prompts || next.catalogVersion !== state.catalogVersion;
+    if (changed || last !== state.last || clientId !== state.clientId) set({ ...next, last, clientId });
   },
   setConnection(connection) {
     set(nextLink(get(), connection, Date.now() / 1000));
