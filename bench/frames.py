@@ -1,6 +1,6 @@
 """Whether the editor stays responsive while a large run streams: `graphbook serve` in its own
 process, the built web app (`npm run build`) in headless Chromium (playwright-core,
-/usr/bin/chromium, 1440×900, the console panel open), driven by bench/frames_page.mjs.
+/usr/bin/chromium, 1440x900, the console panel open), driven by bench/frames_page.mjs.
 
     python -m bench.frames [--quick] [--dicts N] [--idle S]
 
