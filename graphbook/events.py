@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-RunMode = Literal["all", "until", "step"]
-"""`all`: the whole graph; `until`: only what `node` needs; `step`: pause after each unit."""
+RunMode = Literal["all", "until", "step", "trigger"]
+"""`all`: the whole graph; `until`: only what `node` needs; `step`: pause after each unit;
+`trigger`: `node` runs again (never from the cache) and so does everything it feeds."""
 RunStatus = Literal["running", "paused", "completed", "failed", "stopped"]
 EndStatus = Literal["completed", "failed", "stopped"]
 """How a run ended."""
@@ -35,6 +36,7 @@ PlanCause = Literal[
     "incomplete",
     "needed",
     "unchanged",
+    "triggered",
 ]
 """Why a node runs again, or (`unchanged`) why its cached outputs are reused."""
 PauseReason = Literal["pause", "step"]
@@ -92,7 +94,8 @@ class RunStarted:
     """The workflow file's name, or "" for a graph run from Python."""
     mode: RunMode
     node: str | None
-    """With mode `until` or `step`: the node the run goes up to."""
+    """With mode `until` or `step`: the node the run goes up to; with `trigger`: the node
+    re-triggered."""
     nodes: list[NodeTitle]
     """Every node of the run, sources first."""
     started: float

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphbook.errors import ParamError, Problem, WorkflowError
+from graphbook.modes import live_edges, off_modes
 from graphbook.params import ParamSpec, accepts, coerce, expected, gives_text
 from graphbook.registry import Registry
 from graphbook.spec import DATA_INPUT, NodeSpec
-from graphbook.workflow import Edge, Node, Workflow
+from graphbook.workflow import Edge, Node, NodeMode, Workflow
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class Graph:
 
     nodes: dict[str, GraphNode]
     edges: tuple[Edge, ...]
+    off: dict[str, NodeMode] = field(default_factory=dict)
+    """The workflow's bypassed and muted nodes, left out of `nodes` (graphbook/modes.py)."""
 
     def data_edges(self) -> list[Edge]:
         return [e for e in self.edges if e.input == DATA_INPUT]
@@ -61,16 +64,32 @@ class Graph:
                 todo.extend(self.upstream(current))
         return seen
 
+    def descendants(self, node_id: str) -> set[str]:
+        """`node_id` and every node it feeds, data and resources alike."""
+        seen, todo = set(), [node_id]
+        while todo:
+            current = todo.pop()
+            if current not in seen:
+                seen.add(current)
+                todo.extend(e.target for e in self.edges if e.source == current)
+        return seen
+
     def subgraph(self, keep: Iterable[str]) -> Graph:
         kept = set(keep)
         nodes = {i: n for i, n in self.nodes.items() if i in kept}
-        return Graph(nodes, tuple(e for e in self.edges if {e.source, e.target} <= kept))
+        edges = tuple(e for e in self.edges if {e.source, e.target} <= kept)
+        return Graph(nodes, edges, self.off)
 
 
 def build_graph(workflow: Workflow, registry: Registry) -> Graph:
-    """Check `workflow` against `registry`; raise WorkflowError listing every problem."""
+    """Check `workflow` against `registry`; raise WorkflowError listing every problem.
+
+    Bypassed and muted nodes are taken out first (graphbook/modes.py): they are not checked,
+    and the graph is the wiring that is left."""
     for code in workflow.code.values():
         registry.add(code)
+    off = off_modes(workflow.nodes)
+    workflow = _running_part(workflow, off)
     problems: list[Problem] = []
     specs = _specs(workflow, registry, problems)
     wired = _check_edges(workflow, specs, problems)
@@ -82,7 +101,16 @@ def build_graph(workflow: Workflow, registry: Registry) -> Graph:
     order = _topological(workflow, problems)
     if problems:
         raise WorkflowError(problems)
-    return Graph({i: nodes[i] for i in order}, tuple(workflow.edges))
+    return Graph({i: nodes[i] for i in order}, tuple(workflow.edges), off)
+
+
+def _running_part(workflow: Workflow, off: dict[str, NodeMode]) -> Workflow:
+    if not off:
+        return workflow
+    running = Workflow(workflow.doc)
+    running.nodes = {i: n for i, n in workflow.nodes.items() if i not in off}
+    running.edges = live_edges(workflow.edges, off)
+    return running
 
 
 def _specs(workflow: Workflow, registry: Registry, problems: list[Problem]) -> dict[str, NodeSpec]:

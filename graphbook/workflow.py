@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from graphbook.errors import Problem, WorkflowFormatError
 from graphbook.formats import graphbook013
@@ -27,6 +27,10 @@ from graphbook.registry import spec_of
 FORMAT = "graphbook.workflow"
 VERSION = 1
 DATA_INPUT = "in"
+NodeMode = Literal["active", "bypass", "mute"]
+"""`bypass`: the node does not run and its input passes through to its outputs; `mute`: it
+does not run and nothing flows from it (graphbook/modes.py)."""
+MODES: tuple[NodeMode, ...] = get_args(NodeMode)
 GROUP_SIZE = (300.0, 200.0)
 """A group's size when the file gives none, as the browser draws it."""
 
@@ -49,6 +53,8 @@ class Node:
     """The node's width on the canvas when it was resized there; running ignores it."""
     collapsed: bool = False
     """Folded on the canvas to its title and ports; running ignores it."""
+    mode: NodeMode = "active"
+    """Whether it runs: `bypass` and `mute` leave it out of the run (graphbook/modes.py)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,9 @@ class Edge:
     output: str
     target: str
     input: str = DATA_INPUT
+    points: tuple[tuple[float, float], ...] = field(default=(), compare=False)
+    """Reroute points the wire passes through on the canvas, in order; running ignores them,
+    and two edges between the same ends are one edge whatever their points."""
 
     def sort_key(self) -> tuple[Any, ...]:
         return (natural(self.source), self.output, natural(self.target), self.input)
@@ -126,6 +135,13 @@ class Workflow:
     def set(self, node_id: str, **params: Any) -> None:
         node = self.nodes[node_id]
         self.nodes[node_id] = replace(node, params={**node.params, **params})
+
+    def set_mode(self, node: NodeRef | str, mode: NodeMode) -> None:
+        """Bypass (`"bypass"`), mute (`"mute"`) or run again (`"active"`) a node."""
+        node_id = node if isinstance(node, str) else node.id
+        if mode not in MODES:
+            raise ValueError(f"a node's mode is one of {', '.join(MODES)}, not {mode!r}")
+        self.nodes[node_id] = replace(self.nodes[node_id], mode=mode)
 
     def group(
         self,
@@ -313,6 +329,8 @@ def _node_json(node: Node) -> dict[str, Any]:
         data["width"] = _coordinate(node.width)
     if node.collapsed:
         data["collapsed"] = True
+    if node.mode != "active":
+        data["mode"] = node.mode
     return data
 
 
@@ -416,13 +434,16 @@ def _jsonable(node: Node, name: str, value: Any) -> Any:
         ) from None
 
 
-def _edge_json(edge: Edge) -> dict[str, str]:
-    return {
+def _edge_json(edge: Edge) -> dict[str, Any]:
+    data: dict[str, Any] = {
         "source": edge.source,
         "output": edge.output,
         "target": edge.target,
         "input": edge.input,
     }
+    if edge.points:
+        data["points"] = [{"x": _coordinate(x), "y": _coordinate(y)} for x, y in edge.points]
+    return data
 
 
 def _parse(data: Mapping[str, Any], name: str) -> Workflow:
@@ -554,8 +575,14 @@ def _parse_node(raw: Any, where: str) -> Node:
         raise WorkflowFormatError(f"{where} (id {node_id!r}): 'width' must be a positive number")
     if not isinstance(collapsed, bool):
         raise WorkflowFormatError(f"{where} (id {node_id!r}): 'collapsed' must be true or false")
+    mode = raw.get("mode", "active")
+    if mode not in MODES:
+        raise WorkflowFormatError(
+            f'{where} (id {node_id!r}): \'mode\' must be "bypass" or "mute" (or left out to '
+            f"run the node), not {mode!r:.40}"
+        )
     position = _position(raw.get("position"))
-    return Node(node_id, type_, dict(params), position, label, module, width, collapsed)
+    return Node(node_id, type_, dict(params), position, label, module, width, collapsed, mode)
 
 
 def _position(raw: Any) -> tuple[float, float]:
@@ -573,7 +600,24 @@ def _parse_edge(raw: Any, where: str) -> Edge:
     missing = [k for k, v in fields.items() if not isinstance(v, str) or not v]
     if missing:
         raise WorkflowFormatError(f"{where} needs string field(s): {', '.join(missing)}")
-    return Edge(raw["source"], raw["output"], raw["target"], str(raw.get("input", DATA_INPUT)))
+    points = _points(raw.get("points", []), where)
+    edge = Edge(raw["source"], raw["output"], raw["target"], str(raw.get("input", DATA_INPUT)))
+    return replace(edge, points=points)
+
+
+def _points(raw: Any, where: str) -> tuple[tuple[float, float], ...]:
+    """An edge's reroute points: a list of {"x": number, "y": number}."""
+    if not isinstance(raw, list):
+        raise WorkflowFormatError(f'{where}: \'points\' must be a list of {{"x", "y"}} points')
+    points = []
+    for index, point in enumerate(raw):
+        xy: list[Any] = [point.get("x"), point.get("y")] if isinstance(point, Mapping) else []
+        if not (xy and all(_is_number(v) for v in xy)):
+            raise WorkflowFormatError(
+                f'{where}: points[{index}] must be {{"x": number, "y": number}}, not {point!r:.60}'
+            )
+        points.append((float(xy[0]), float(xy[1])))
+    return tuple(points)
 
 
 def _kind(value: Any) -> str:

@@ -207,6 +207,7 @@ _REASONS: dict[PlanCause, str] = {
     "evicted": "its cached outputs were evicted to stay within the cache budget",
     "uncacheable": "its outputs were larger than the whole cache budget",
     "incomplete": "its last run did not finish",
+    "triggered": "re-triggered from its node",
 }
 
 
@@ -225,13 +226,16 @@ class WorkflowCache:
         self.live: dict[str, Recording] = {}
         """Outputs of the nodes running now, readable while they grow."""
 
-    def plan(self, graph: Graph) -> Plan:
+    def plan(self, graph: Graph, trigger: str | None = None) -> Plan:
+        """Run or reuse, per node; `trigger` runs whatever is cached for it (re-triggered)."""
         self.children = _children(graph)
         keys: dict[str, NodeKey] = {}
         decisions: dict[str, Decision] = {}
         for node in graph.nodes.values():
             keys[node.id] = node_key(graph, node, keys)
-            if not node.spec.is_resource:
+            if node.id == trigger:
+                decisions[node.id] = Decision(node.id, "run", "triggered", _REASONS["triggered"])
+            elif not node.spec.is_resource:
                 decisions[node.id] = self._decide(graph, node, keys[node.id], decisions)
         _decide_resources(graph, decisions)
         with self.owner.lock:

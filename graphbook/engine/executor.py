@@ -127,15 +127,16 @@ class Executor:
         cache: WorkflowCache | None = None,
         run_id: str | None = None,
         workflow: str = "",
+        trigger: str | None = None,
     ) -> RunResult:
         """Run `graph` (or only what `until` needs) to the end, streaming events to `sink`.
 
         With a `cache`, nodes whose outputs are cached and unchanged are not run again: their
         cached dicts feed the nodes that do run, and complete outputs are kept for next time.
-        `workflow` names the run's workflow file in its `RunStarted` event.
+        `trigger` runs that step again, never from the cache, and what it feeds (with what they
+        need besides); `workflow` names the run's workflow file in its `RunStarted` event.
         """
-        if until is not None:
-            graph = graph.subgraph(graph.ancestors(until))
+        graph = _scope(graph, until, trigger)
         errors: list[NodeError] = []
 
         def record(event: Any) -> None:
@@ -154,9 +155,10 @@ class Executor:
             preview=self.previewer,
             run_id=run_id or uuid.uuid4().hex[:12],
         )
-        mode: RunMode = "step" if control.stepping else "until" if until is not None else "all"
-        started = RunStarted(state.run_id, workflow, mode, until, _titles(graph), time.time())
-        session = _Session(graph, state, control, cache)
+        mode = _mode(control, until, trigger)
+        node = trigger if trigger is not None else until
+        started = RunStarted(state.run_id, workflow, mode, node, _titles(graph), time.time())
+        session = _Session(graph, state, control, cache, trigger)
         status, seconds = session.run(started)
         counts = session.counts()
         paused = session.paused
@@ -173,11 +175,13 @@ class _Session:
         state: RunState,
         control: RunControl,
         cache: WorkflowCache | None = None,
+        trigger: str | None = None,
     ) -> None:
         self.graph = graph
         self.state = state
         self.control = control
         self.cache = cache
+        self.trigger = trigger
         self.plan: Plan | None = None
         self.run_id = state.run_id
         self.runners: list[Runner[Any]] = []
@@ -221,7 +225,7 @@ class _Session:
     def _plan(self) -> None:
         if self.cache is None:
             return
-        self.plan = self.cache.plan(self.graph)
+        self.plan = self.cache.plan(self.graph, self.trigger)
         for decision in self.plan.decisions.values():
             self.state.sink(
                 NodePlan(
@@ -486,6 +490,30 @@ class _Session:
                 self.cache.abandon(node_id)  # the run failed before this node was built
 
 
+def _scope(graph: Graph, until: str | None, trigger: str | None) -> Graph:
+    """The part of `graph` a run needs: what `until` needs, or what `trigger` feeds and what
+    those nodes need besides."""
+    if trigger is not None:
+        node = graph.nodes.get(trigger)
+        if node is None or node.spec.is_resource:
+            what = "a resource" if node is not None else "not in the graph"
+            raise ValueError(f"cannot re-trigger {trigger!r}: it is {what}; give a source or step")
+        fed = graph.descendants(trigger)
+        needed: set[str] = set()
+        for node_id in fed:
+            needed |= graph.ancestors(node_id)
+        graph = graph.subgraph(needed)
+    if until is not None:
+        graph = graph.subgraph(graph.ancestors(until))
+    return graph
+
+
+def _mode(control: RunControl, until: str | None, trigger: str | None) -> RunMode:
+    if control.stepping:
+        return "step"
+    return "trigger" if trigger is not None else "until" if until is not None else "all"
+
+
 def _titles(graph: Graph) -> list[NodeTitle]:
     return [NodeTitle(node_id, node.title) for node_id, node in graph.nodes.items()]
 
@@ -549,7 +577,8 @@ def run_workflow(
         name = Path(workflow).name
         workflow = Workflow.load(workflow)
     registry = registry or Registry.with_builtins()
-    needed = {node.type for node in workflow.nodes.values()} - workflow.code.keys()
+    running = [node for node in workflow.nodes.values() if node.mode == "active"]
+    needed = {node.type for node in running} - workflow.code.keys()
     modules = {node.type: node.module for node in workflow.nodes.values() if node.module}
     registry.load_needed(nodes, needed, modules)
     graph = build_graph(workflow, registry)

@@ -175,7 +175,8 @@ class Session:
             executor.run(
                 active.graph,
                 sink,
-                until=config.node if config.mode != "all" else None,
+                until=config.node if config.mode in ("until", "step") else None,
+                trigger=config.node if config.mode == "trigger" else None,
                 control=active.control,
                 cache=self.cache.workflow(config.workflow),
                 run_id=active.run_id,
@@ -320,8 +321,16 @@ def _end_message(active: ActiveRun, status: Literal["failed", "stopped"]) -> Run
 
 
 def _target(request: p.Run, graph: Graph) -> str | None:
-    if request.mode == "until" and request.node is None:
+    node = request.node
+    if request.mode == "until" and node is None:
         raise bad_message('mode "until" needs the node to run up to')
-    if request.node is not None and request.node not in graph.nodes:
-        raise bad_message(f"the workflow has no node {request.node!r}")
-    return request.node
+    if request.mode == "trigger" and node is None:
+        raise bad_message('mode "trigger" needs the node to run again')
+    if node is not None and node in graph.off:
+        mode = "bypassed" if graph.off[node] == "bypass" else "muted"
+        raise bad_message(f"node {node!r} is {mode}, so it does not run; turn it back on first")
+    if node is not None and node not in graph.nodes:
+        raise bad_message(f"the workflow has no node {node!r}")
+    if request.mode == "trigger" and node is not None and graph.nodes[node].spec.is_resource:
+        raise bad_message(f"node {node!r} is a resource; re-trigger a source or a step")
+    return node

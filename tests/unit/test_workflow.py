@@ -13,6 +13,8 @@ import pytest
 from graphbook import Registry, Workflow, WorkflowFormatError, build_graph
 from graphbook.workflow import Edge, Group
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 def example() -> Workflow:
     workflow = Workflow(doc="Split rows by score.")
@@ -416,3 +418,50 @@ def test_comments_on_the_canvas_are_kept_in_the_file_and_bad_ones_are_named() ->
         WorkflowFormatError, match=r"comments\[0\] \(id 'c2'\): 'text' must be a string"
     ):
         Workflow.loads(text.replace('"**Read** me"', "3"))
+
+
+def test_a_bypassed_or_muted_node_keeps_its_mode_and_an_active_one_writes_none() -> None:
+    text = (
+        '{"format": "graphbook.workflow", "version": 1, "nodes": [{"id": "a", "type": "Copy", '
+        '"position": {"x": 0, "y": 0}, "mode": "bypass"}], "edges": []}'
+    )
+    workflow = Workflow.loads(text)
+    assert workflow.nodes["a"].mode == "bypass"
+    assert '"position": {"x": 0, "y": 0},\n      "mode": "bypass"\n    }' in workflow.dumps()
+    workflow.set_mode("a", "mute")
+    assert '"mode": "mute"' in workflow.dumps()
+    workflow.set_mode("a", "active")
+    assert '"mode"' not in workflow.dumps()
+    with pytest.raises(WorkflowFormatError, match=r"'mode' must be \"bypass\" or \"mute\""):
+        Workflow.loads(text.replace('"bypass"', '"off"'))
+    with pytest.raises(ValueError, match="a node's mode is one of active, bypass, mute"):
+        workflow.set_mode("a", "off")  # type: ignore[arg-type]
+
+
+def test_every_example_workflow_saves_again_byte_for_byte() -> None:
+    for path in sorted((ROOT / "workflows").glob("*.json")):
+        text = path.read_text(encoding="utf-8")
+        if '"format": "graphbook.workflow"' in text:
+            assert Workflow.loads(text).dumps() == text, path.name
+
+
+def test_reroute_points_stay_on_their_edge_line_and_bad_ones_are_named() -> None:
+    text = (
+        '{"format": "graphbook.workflow", "version": 1, "nodes": [], "edges": [{"source": "a", '
+        '"output": "out", "target": "b", "input": "in", "points": [{"x": 10.04, "y": -2}]}]}'
+    )
+    workflow = Workflow.loads(text)
+    assert workflow.edges[0].points == ((10.04, -2.0),)
+    line = (
+        '    {"source": "a", "output": "out", "target": "b", "input": "in", '
+        '"points": [{"x": 10, "y": -2}]}\n'
+    )
+    assert line in workflow.dumps()
+    assert Workflow.loads(workflow.dumps()).dumps() == workflow.dumps()
+    assert workflow.edges[0] == Edge("a", "out", "b")  # the same wire, wherever it bends
+    for bad, words in (
+        ('"points": 3', "'points' must be a list"),
+        ('"points": [{"x": 1}]', r"edges\[0\]: points\[0\] must be \{\"x\": number"),
+    ):
+        with pytest.raises(WorkflowFormatError, match=words):
+            Workflow.loads(text.replace('"points": [{"x": 10.04, "y": -2}]', bad))

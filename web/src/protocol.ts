@@ -5,13 +5,13 @@
 // <generated from graphbook/protocol.py by tests/web/protocol_ts.py>
 export const VERSION = 1;
 
-export type RunMode = 'all' | 'until' | 'step';
+export type RunMode = 'all' | 'until' | 'step' | 'trigger';
 export type RunStatus = 'running' | 'paused' | 'completed' | 'failed' | 'stopped';
 export type EndStatus = 'completed' | 'failed' | 'stopped';
 export type NodeState = 'waiting' | 'running' | 'cached' | 'done' | 'failed' | 'stopped';
 export type NodeStatus = 'done' | 'failed' | 'stopped' | 'cached';
 export type PlanAction = 'run' | 'reuse';
-export type PlanCause = 'new' | 'cleared' | 'evicted' | 'uncacheable' | 'code' | 'params' | 'upstream' | 'upstream_runs' | 'incomplete' | 'needed' | 'unchanged';
+export type PlanCause = 'new' | 'cleared' | 'evicted' | 'uncacheable' | 'code' | 'params' | 'upstream' | 'upstream_runs' | 'incomplete' | 'needed' | 'unchanged' | 'triggered';
 export type PauseReason = 'pause' | 'step';
 export type WorkflowAction = 'saved' | 'deleted' | 'renamed';
 export type ErrorCode = 'bad_json' | 'bad_message' | 'unknown_type' | 'too_large' | 'not_found' | 'bad_path' | 'conflict' | 'invalid_workflow' | 'unauthorized' | 'forbidden' | 'no_run' | 'run_active' | 'store_failed' | 'internal';
