@@ -14,7 +14,8 @@ import { ConnectionHint, wireOf } from './ConnectionHint';
 import { ContextMenu } from './ContextMenu';
 import { connectionProblem } from './connections';
 import { NodeSearch } from './NodeSearch';
-import { nodeTypes } from './nodeTypes';
+import { edgeTypes, nodeTypes } from './nodeTypes';
+import { addReroutePoint } from './rerouteActions';
 import type { FlowNode } from './types';
 
 export const DRAG_TYPE = 'application/x-graphbook-node';
@@ -128,6 +129,14 @@ export function Canvas() {
     event.preventDefault();
     useUi.getState().openMenu({ x: event.clientX, y: event.clientY, on: 'edge', id: edge.id });
   }, []);
+  /** A double-click on a wire puts a reroute point there, to drag the wire along. */
+  const onEdgeDoubleClick = useCallback(
+    (event: MouseEvent, edge: Edge) => {
+      event.stopPropagation();
+      addReroutePoint(flow, edge.id, flow.screenToFlowPosition({ x: event.clientX, y: event.clientY }));
+    },
+    [flow],
+  );
   const onPaneMenu = useCallback((event: MouseEvent | globalThis.MouseEvent) => {
     event.preventDefault();
     useUi.getState().openMenu({ x: event.clientX, y: event.clientY, on: 'pane' });
@@ -140,6 +149,8 @@ export function Canvas() {
         nodes={nodes}
         edges={edges}
         nodeTypes={nodeTypes}
+        edgeTypes={edgeTypes}
+        onEdgeDoubleClick={onEdgeDoubleClick}
         onNodesChange={onNodesChange}
         onEdgesChange={onEdgesChange}
         onConnect={onConnect}

@@ -6,7 +6,9 @@ import { clear, run } from '../actions/run';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
 import { isOffline, useRun } from '../store/run';
+import { isActive } from '../store/runState';
 import { type ContextMenu as Menu, useUi } from '../store/ui';
+import { addReroutePoint } from './rerouteActions';
 import { isGraphNode } from './types';
 
 interface Item {
@@ -18,8 +20,10 @@ interface Item {
 }
 
 function useItems(menu: Menu | null): Item[] {
-  const { fitView, screenToFlowPosition } = useReactFlow();
+  const flow = useReactFlow();
+  const { fitView, screenToFlowPosition } = flow;
   const offline = useRun(isOffline);
+  const running = useRun((s) => isActive(s.run));
   if (!menu) return [];
   const editor = useEditor.getState();
   const ui = useUi.getState();
@@ -32,7 +36,14 @@ function useItems(menu: Menu | null): Item[] {
     ];
   }
   const id = menu.id ?? '';
-  if (menu.on === 'edge') return [{ label: 'Delete the wire', keys: 'Delete', danger: true, act: () => editor.onEdgesChange([{ type: 'remove', id }]) }];
+  if (menu.on === 'edge') {
+    const bent = !!editor.edges.find((e) => e.id === id)?.data?.points?.length;
+    return [
+      { label: 'Add a reroute point here', keys: 'Double-click', act: () => addReroutePoint(flow, id, screenToFlowPosition({ x: menu.x, y: menu.y })) },
+      ...(bent ? [{ label: 'Remove its reroute points', act: () => editor.setPoints(id, []) }] : []),
+      { label: 'Delete the wire', keys: 'Delete', danger: true, act: () => editor.onEdgesChange([{ type: 'remove', id }]) },
+    ];
+  }
   if (menu.on === 'group') {
     return [
       { label: 'Ungroup', keys: 'Ctrl+Shift+G', act: () => (editor.select([id]), editor.ungroupSelection()) },
@@ -42,8 +53,13 @@ function useItems(menu: Menu | null): Item[] {
   if (menu.on === 'comment') return [{ label: 'Delete the comment', keys: 'Delete', danger: true, act: () => editor.deleteNode(id) }];
   const node = editor.nodes.find((n) => n.id === id);
   const spec = node && isGraphNode(node) ? useCatalog.getState().catalog.nodes[node.data.type] : undefined;
+  const mode = node && isGraphNode(node) ? node.data.mode : undefined;
+  const toggle = (to: 'bypass' | 'mute'): void => editor.setMode([id], mode === to ? 'active' : to);
   return [
-    ...(spec?.kind !== 'resource' ? [{ label: 'Run up to here', disabled: offline, act: () => void run('until', id) }] : []),
+    ...(spec?.kind !== 'resource' && !mode ? [{ label: 'Run up to here', disabled: offline, act: () => void run('until', id) }] : []),
+    ...(spec?.kind === 'source' && !mode ? [{ label: 'Run this source again', disabled: offline || running, act: () => void run('trigger', id) }] : []),
+    { label: mode === 'bypass' ? 'Stop bypassing' : 'Bypass', keys: 'Ctrl+B', act: () => toggle('bypass') },
+    { label: mode === 'mute' ? 'Unmute' : 'Mute', keys: 'Ctrl+M', act: () => toggle('mute') },
     { label: 'Duplicate', act: () => editor.duplicate([id]) },
     { label: 'Docs, outputs and logs', act: () => ui.inspect(id, 'docs') },
     { label: 'Clear its cached outputs', act: () => void clear(id) },

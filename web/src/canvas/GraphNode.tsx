@@ -10,6 +10,7 @@ import { useNodeRun } from '../hooks/useNodeRun';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
 import { isOffline, useRun } from '../store/run';
+import { isActive } from '../store/runState';
 import { useUi } from '../store/ui';
 import { Icon } from '../panels/Icon';
 import { NodeMedia } from './NodeMedia';
@@ -53,6 +54,23 @@ function portsOf(spec: NodeSpec | undefined, handlesIn: string[], handlesOut: st
   return { inputs: [...inputs, ...strayIn], outputs: [...outputs, ...strayOut], unknown: { in: new Set(strayIn), out: new Set(strayOut) } };
 }
 
+const MODE_TITLES = {
+  bypass: 'Bypassed: it does not run, and what flows into it passes through unchanged (Ctrl+B again, or its menu, to run it)',
+  mute: 'Muted: it does not run, and nothing flows from it (Ctrl+M again, or its menu, to run it)',
+};
+
+/** Node-RED's inject button: this source runs again (not from the cache), and so does what it feeds. */
+function TriggerButton({ id }: { id: string }) {
+  const offline = useRun(isOffline);
+  const running = useRun((s) => isActive(s.run));
+  const title = offline ? OFFLINE : running ? 'a run is going: wait for it to end, or stop it' : 'run this source again (not from the cache) and everything it feeds';
+  return (
+    <button className="gb-icon gb-trigger nodrag" disabled={offline || running} title={title} aria-label={`run ${id} again`} onClick={() => void run('trigger', id)}>
+      <Icon name="inject" size={13} />
+    </button>
+  );
+}
+
 function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
   const spec = useCatalog((s) => s.catalog.nodes[data.type]);
   const loaded = useCatalog((s) => s.loaded);
@@ -70,7 +88,8 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
   const failed = (nodeRun?.errors.length ?? 0) > 0 || nodeRun?.state === 'failed';
   const collapsed = !!data.collapsed;
   const setCollapsed = useEditor((s) => s.setCollapsed);
-  const classes = ['gb-node', collapsed ? 'gb-collapsed' : '', `gb-kind-${kind}`, `gb-state-${nodeRun?.state ?? 'idle'}`, selected ? 'gb-selected' : '', problems.length ? 'gb-has-problems' : '', failed ? 'gb-failed' : '', prompt ? 'gb-asking' : '', stale ? 'gb-stale' : ''];
+  const mode = data.mode;
+  const classes = ['gb-node', collapsed ? 'gb-collapsed' : '', mode ? `gb-mode-${mode}` : '', `gb-kind-${kind}`, `gb-state-${nodeRun?.state ?? 'idle'}`, selected ? 'gb-selected' : '', problems.length ? 'gb-has-problems' : '', failed ? 'gb-failed' : '', prompt ? 'gb-asking' : '', stale ? 'gb-stale' : ''];
   return (
     <div className={classes.filter(Boolean).join(' ')} data-node={id} data-type={data.type}>
       <NodeResizeControl className="gb-resize nodrag" position="right" resizeDirection="horizontal" minWidth={200} maxWidth={900} />
@@ -81,7 +100,9 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
         <span className="gb-dot" />
         <span className="gb-title" title={`${data.type} (id ${id})`}>{data.label || data.type}</span>
         <span className="gb-kind">{spec ? spec.kind : loaded ? 'unknown type' : ''}</span>
-        {spec && spec.kind !== 'resource' ? (
+        {mode ? <span className={`gb-mode-badge gb-mode-badge-${mode}`} title={MODE_TITLES[mode]}>{mode === 'bypass' ? 'bypassed' : 'muted'}</span> : null}
+        {spec?.kind === 'source' && !mode ? <TriggerButton id={id} /> : null}
+        {spec && spec.kind !== 'resource' && !mode ? (
           <button className="gb-icon nodrag" disabled={offline} title={offline ? OFFLINE : 'run up to this node'} aria-label={`run up to ${id}`} onClick={() => void run('until', id)}><Icon name="runTo" size={12} /></button>
         ) : null}
         <button className="gb-icon nodrag" title="docs, outputs and logs" aria-label={`about ${id}`} onClick={() => inspect(id, 'docs')}><Icon name="help" size={13} /></button>

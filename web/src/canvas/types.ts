@@ -1,7 +1,7 @@
 // The canvas' node and edge types: graph nodes (one per workflow node) and group frames.
 
 import type { Edge, Node } from '@xyflow/react';
-import type { Json } from '../workflow/format';
+import type { Json, NodeMode, Point } from '../workflow/format';
 
 export type GraphNodeData = {
   /** The registered node type (`Split`, `DumpJSONL`, ...). */
@@ -13,7 +13,12 @@ export type GraphNodeData = {
   params: Record<string, Json>;
   /** Folded to its title and ports. */
   collapsed?: boolean;
+  /** Left out of runs: `bypass` passes its input through, `mute` lets nothing through. */
+  mode?: Exclude<NodeMode, 'active'>;
 };
+
+/** A wire's reroute points (flow coordinates, source to target), saved as the edge's `points`. */
+export type WireData = { points?: Point[] };
 
 export type GroupNodeData = { label: string };
 /** A note on the canvas: Markdown text, saved in the file's `comments`. */
@@ -23,7 +28,7 @@ export type GraphFlowNode = Node<GraphNodeData, 'graph'>;
 export type GroupFlowNode = Node<GroupNodeData, 'group'>;
 export type CommentFlowNode = Node<CommentNodeData, 'comment'>;
 export type FlowNode = GraphFlowNode | GroupFlowNode | CommentFlowNode;
-export type FlowEdge = Edge;
+export type FlowEdge = Edge<WireData>;
 
 export function isGraphNode(node: FlowNode): node is GraphFlowNode {
   return node.type === 'graph';

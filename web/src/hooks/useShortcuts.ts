@@ -17,6 +17,8 @@ export const SHORTCUTS: [keys: string, action: string][] = [
   ['Delete', 'delete the selection'],
   ['Ctrl+A', 'select all'],
   ['Ctrl+G / Ctrl+Shift+G', 'group / ungroup'],
+  ['Ctrl+B / Ctrl+M', 'bypass / mute the selected nodes (again: run them)'],
+  ['Double-click a wire', 'add a reroute point (drag it; double-click it to remove)'],
   ['Double-click, Ctrl+K', 'add a node by name'],
   ['Shift+drag', 'box-select'],
   ['F', 'fit the view'],
@@ -50,6 +52,8 @@ function withModifier(clipboard: ClipboardActions): Record<string, Handler> {
     v: () => clipboard.paste(),
     a: () => editor().select(editor().nodes.map((n) => n.id)),
     g: (shift) => (shift ? editor().ungroupSelection() : editor().groupSelection()),
+    b: () => editor().toggleMode('bypass'),
+    m: () => editor().toggleMode('mute'),
     k: () => useUi.getState().openSearch(canvasCenter()),
   };
 }

@@ -16,6 +16,7 @@ const PATHS = {
   close: 'M4.5 4.5l7 7M11.5 4.5l-7 7',
   help: 'M6 6.2a2 2 0 113 1.7c-.6.4-1 .8-1 1.6M8 11.6v.4',
   runTo: 'M3.5 4v8l5-4zM9.5 4v8l5-4z',
+  inject: 'M12.5 8a4.5 4.5 0 11-1.4-3.3M12.8 2.5v2.6h-2.6',
   panelLeft: 'M2.5 3.5h11v9h-11zM6 3.5v9',
   panelRight: 'M2.5 3.5h11v9h-11zM10 3.5v9',
   panelBottom: 'M2.5 3.5h11v9h-11zM2.5 9.5h11',

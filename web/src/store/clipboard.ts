@@ -35,6 +35,7 @@ export function makeClip(nodes: FlowNode[], edges: FlowEdge[]): Clip | null {
       ...(n.data.module ? { module: n.data.module } : {}),
       params: structuredClone(n.data.params),
       position: absolutePosition(n, byId),
+      ...(n.data.mode ? { mode: n.data.mode } : {}),
     })),
     edges: edges.filter((e) => ids.has(e.source) && ids.has(e.target)).map(fromFlowEdge),
   };
@@ -57,7 +58,13 @@ export function pasteClip(clip: Clip, taken: ReadonlySet<string>, at: { x: numbe
     params: structuredClone(n.params),
     position: { x: n.position.x - left + at.x, y: n.position.y - top + at.y },
   }));
-  const edges = clip.edges.map((e) => ({ ...e, source: rename.get(e.source) as string, target: rename.get(e.target) as string }));
+  const moved = (p: { x: number; y: number }) => ({ x: p.x - left + at.x, y: p.y - top + at.y });
+  const edges = clip.edges.map((e) => ({
+    ...e,
+    source: rename.get(e.source) as string,
+    target: rename.get(e.target) as string,
+    ...(e.points ? { points: e.points.map(moved) } : {}),
+  }));
   return { kind: 'graphbook.clip', nodes, edges };
 }
 

@@ -14,7 +14,7 @@ import type { FlowEdge, FlowNode, GraphFlowNode } from '../canvas/types';
 import { isGraphNode } from '../canvas/types';
 import type { Catalog } from '../catalog';
 import { type Group, canvasGroups, canvasToWorkflow, toFlowEdge, workflowToCanvas } from '../workflow/canvas';
-import type { Json, Workflow, WorkflowNode } from '../workflow/format';
+import type { Json, NodeMode, Point, Workflow, WorkflowNode } from '../workflow/format';
 import { type FileFormat } from '../workflow/load';
 import { type Clip, makeClip, pasteClip } from './clipboard';
 import { type Snapshot, documentKey, sameDocument, snapshot } from './document';
@@ -55,6 +55,12 @@ export interface EditorState {
   setCommentText(id: string, text: string): void;
   /** Folds a node to its title and ports, or unfolds it. */
   setCollapsed(id: string, collapsed: boolean): void;
+  /** Bypasses or mutes the nodes `ids` (`active` runs them again): one undo step. */
+  setMode(ids: string[], mode: NodeMode): void;
+  /** Bypasses (or mutes) the selected nodes, or turns them back on when all of them are already so. */
+  toggleMode(mode: Exclude<NodeMode, 'active'>): void;
+  /** A wire's reroute points; `commit` false while one is being dragged (committed when it is let go). */
+  setPoints(edgeId: string, points: Point[], commit?: boolean): void;
   setGroupLabel(id: string, label: string): void;
   setDoc(doc: string): void;
   select(ids: string[]): void;
@@ -187,6 +193,32 @@ export const useEditor = create<EditorState>()((set, get) => {
       });
       commitNow();
     },
+    setMode(ids, mode) {
+      const wanted = new Set(ids);
+      set({
+        nodes: get().nodes.map((n) => {
+          if (!wanted.has(n.id) || !isGraphNode(n)) return n;
+          const { mode: _was, ...data } = n.data;
+          return { ...n, data: mode === 'active' ? data : { ...data, mode } };
+        }),
+      });
+      commitNow();
+    },
+    toggleMode(mode) {
+      const picked = get().nodes.filter((n) => n.selected && isGraphNode(n)) as GraphFlowNode[];
+      if (!picked.length) return;
+      const all = picked.every((n) => n.data.mode === mode);
+      get().setMode(picked.map((n) => n.id), all ? 'active' : mode);
+    },
+    setPoints(edgeId, points, commit = true) {
+      set({
+        edges: get().edges.map((e) => {
+          if (e.id !== edgeId) return e;
+          return { ...e, data: points.length ? { ...e.data, points } : {} };
+        }),
+      });
+      if (commit) commitNow();
+    },
     setGroupLabel(id, label) {
       set({ nodes: get().nodes.map((n) => (n.id === id && n.type === 'group' ? { ...n, data: { label } } : n)) });
       commitSoon();
@@ -232,7 +264,7 @@ export const useEditor = create<EditorState>()((set, get) => {
         id: n.id,
         type: 'graph',
         position: n.position,
-        data: { type: n.type, label: n.label, params: n.params },
+        data: { type: n.type, label: n.label, params: n.params, ...(n.mode && n.mode !== 'active' ? { mode: n.mode } : {}) },
         selected: true,
       }));
       set({

@@ -21,21 +21,25 @@ export function edgeId(edge: WorkflowEdge): string {
 export function toFlowEdge(edge: WorkflowEdge): FlowEdge {
   return {
     id: edgeId(edge),
+    type: 'wire',
     source: edge.source,
     sourceHandle: edge.output,
     target: edge.target,
     targetHandle: edge.input,
     className: edge.output === RESOURCE_OUTPUT ? 'gb-edge-resource' : 'gb-edge-data',
+    data: edge.points?.length ? { points: edge.points.map((p) => ({ ...p })) } : {},
   };
 }
 
 export function fromFlowEdge(edge: FlowEdge): WorkflowEdge {
-  return {
+  const wire = {
     source: edge.source,
     output: edge.sourceHandle ?? 'out',
     target: edge.target,
     input: edge.targetHandle ?? 'in',
   };
+  const points = edge.data?.points;
+  return points?.length ? { ...wire, points: points.map((p) => ({ x: coordinate(p.x), y: coordinate(p.y) })) } : wire;
 }
 
 export function workflowToCanvas(workflow: Workflow): CanvasState {
@@ -60,7 +64,14 @@ export function workflowToCanvas(workflow: Workflow): CanvasState {
       id: n.id,
       type: 'graph',
       position: { ...position },
-      data: { type: n.type, label: n.label, params: structuredClone(n.params), ...(n.module ? { module: n.module } : {}), ...(n.collapsed ? { collapsed: true } : {}) },
+      data: {
+        type: n.type,
+        label: n.label,
+        params: structuredClone(n.params),
+        ...(n.module ? { module: n.module } : {}),
+        ...(n.collapsed ? { collapsed: true } : {}),
+        ...(n.mode && n.mode !== 'active' ? { mode: n.mode } : {}),
+      },
     };
     if (n.width) node.width = n.width;
     if (group) node.parentId = group.id;
@@ -107,6 +118,7 @@ export function canvasToWorkflow(state: CanvasState, doc: string): Workflow {
     position: absolutePosition(n, byId),
     ...(n.width ? { width: coordinate(n.width) } : {}),
     ...(n.data.collapsed ? { collapsed: true } : {}),
+    ...(n.data.mode ? { mode: n.data.mode } : {}),
   }));
   const groups = canvasGroups(state);
   const comments = state.nodes.filter(isCommentNode).map((c) => ({

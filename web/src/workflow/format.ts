@@ -18,8 +18,18 @@ export interface WorkflowNode {
   width?: number;
   /** Folded on the canvas to its title and ports. */
   collapsed?: boolean;
+  /** Not run: `bypass` passes its input through, `mute` lets nothing through; left out when it runs. */
+  mode?: NodeMode;
   params: Record<string, Json>;
   position: { x: number; y: number };
+}
+
+/** Whether a node runs (graphbook/modes.py); `active` is never written. */
+export type NodeMode = 'active' | 'bypass' | 'mute';
+
+export interface Point {
+  x: number;
+  y: number;
 }
 
 export interface WorkflowEdge {
@@ -27,6 +37,8 @@ export interface WorkflowEdge {
   output: string;
   target: string;
   input: string;
+  /** Reroute points the wire bends through on the canvas, source to target; running ignores them. */
+  points?: Point[];
 }
 
 /** A labelled box around nodes on the canvas; running the workflow ignores it. */
@@ -190,8 +202,18 @@ function parseNode(raw: unknown, where: string): WorkflowNode {
     throw new WorkflowFormatError(`${where} (id '${id}'): 'width' must be a positive number`);
   }
   if (typeof collapsed !== 'boolean') throw new WorkflowFormatError(`${where} (id '${id}'): 'collapsed' must be true or false`);
+  const mode = raw.mode ?? 'active';
+  if (mode !== 'active' && mode !== 'bypass' && mode !== 'mute') {
+    throw new WorkflowFormatError(`${where} (id '${id}'): 'mode' must be "bypass" or "mute" (or left out to run the node), not ${JSON.stringify(mode)}`);
+  }
   const node: WorkflowNode = { id, type, label, params: params as Record<string, Json>, position: parsePosition(raw.position) };
-  return { ...node, ...(module ? { module } : {}), ...(typeof width === 'number' ? { width } : {}), ...(collapsed ? { collapsed } : {}) };
+  return {
+    ...node,
+    ...(module ? { module } : {}),
+    ...(typeof width === 'number' ? { width } : {}),
+    ...(collapsed ? { collapsed } : {}),
+    ...(mode !== 'active' ? { mode } : {}),
+  };
 }
 
 export function parsePosition(raw: unknown): { x: number; y: number } {
@@ -209,7 +231,18 @@ function parseEdge(raw: unknown, where: string): WorkflowEdge {
   const missing = ['source', 'output', 'target'].filter((k) => typeof raw[k] !== 'string' || raw[k] === '');
   if (missing.length) throw new WorkflowFormatError(`${where} needs string field(s): ${missing.join(', ')}`);
   const input = raw.input === undefined ? DATA_INPUT : String(raw.input);
-  return { source: String(raw.source), output: String(raw.output), target: String(raw.target), input };
+  const edge = { source: String(raw.source), output: String(raw.output), target: String(raw.target), input };
+  const points = parsePoints(raw.points ?? [], where);
+  return points.length ? { ...edge, points } : edge;
+}
+
+function parsePoints(raw: unknown, where: string): Point[] {
+  if (!Array.isArray(raw)) throw new WorkflowFormatError(`${where}: 'points' must be a list of {"x", "y"} points`);
+  return raw.map((point, i) => {
+    const ok = isObject(point) && [point.x, point.y].every((v) => typeof v === 'number' && Number.isFinite(v));
+    if (!ok) throw new WorkflowFormatError(`${where}: points[${i}] must be {"x": number, "y": number}`);
+    return { x: point.x as number, y: point.y as number };
+  });
 }
 
 // -- writing ---------------------------------------------------------------------------------
@@ -254,7 +287,8 @@ export function coordinate(value: number): number {
 /** Nodes and groups sorted by id, edges sorted and without duplicates: the canonical order. */
 export function canonicalOrder(workflow: Workflow): Workflow {
   const nodes = [...workflow.nodes].sort((a, b) => naturalCompare(a.id, b.id));
-  const unique = new Map(workflow.edges.map((e) => [edgeKey(e), e]));
+  const unique = new Map<string, WorkflowEdge>();
+  for (const edge of workflow.edges) if (!unique.has(edgeKey(edge))) unique.set(edgeKey(edge), edge); // the first, as Python's set()
   const edges = [...unique.values()].sort(edgeCompare);
   const ids = new Set(nodes.map((n) => n.id));
   const groups = [...(workflow.groups ?? [])]
@@ -318,6 +352,7 @@ function nodeText(node: WorkflowNode): string {
   parts.push(`      "position": ${pyDumps(position)}`);
   if (node.width) parts.push(`      "width": ${pyDumps(coordinate(node.width))}`);
   if (node.collapsed) parts.push('      "collapsed": true');
+  if (node.mode && node.mode !== 'active') parts.push(`      "mode": ${JSON.stringify(node.mode)}`);
   return `    {\n${parts.join(',\n')}\n    }`;
 }
 
@@ -342,6 +377,12 @@ function commentText(comment: WorkflowComment): string {
   return `    {\n${parts.join(',\n')}\n    }`;
 }
 
+function edgeJson(edge: WorkflowEdge): Record<string, unknown> {
+  const json: Record<string, unknown> = { source: edge.source, output: edge.output, target: edge.target, input: edge.input };
+  if (edge.points?.length) json.points = edge.points.map((p) => ({ x: coordinate(p.x), y: coordinate(p.y) }));
+  return json;
+}
+
 /** The file text, exactly as `Workflow.dumps()` writes it. */
 export function dumps(workflow: Workflow): string {
   const ordered = canonicalOrder(workflow);
@@ -349,7 +390,7 @@ export function dumps(workflow: Workflow): string {
   if (ordered.doc) entries.push(`  "doc": ${JSON.stringify(ordered.doc)}`);
   const nodes = ordered.nodes.map(nodeText).join(',\n');
   entries.push(ordered.nodes.length ? `  "nodes": [\n${nodes}\n  ]` : '  "nodes": []');
-  const edges = ordered.edges.map((e) => `    ${pyDumps({ source: e.source, output: e.output, target: e.target, input: e.input })}`);
+  const edges = ordered.edges.map((e) => `    ${pyDumps(edgeJson(e))}`);
   entries.push(edges.length ? `  "edges": [\n${edges.join(',\n')}\n  ]` : '  "edges": []');
   if (ordered.groups?.length) entries.push(`  "groups": [\n${ordered.groups.map(groupText).join(',\n')}\n  ]`);
   if (ordered.comments?.length) entries.push(`  "comments": [\n${ordered.comments.map(commentText).join(',\n')}\n  ]`);

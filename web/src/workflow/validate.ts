@@ -3,6 +3,7 @@
 
 import { type Catalog, type NodeSpec, type ParamSpec, accepts } from '../catalog';
 import { DATA_INPUT, type Json, type Workflow, type WorkflowEdge, isObject } from './format';
+import { runningPart } from './modes';
 
 export interface Problem {
   node: string;
@@ -10,7 +11,9 @@ export interface Problem {
   fix: string;
 }
 
-export function validate(workflow: Workflow, catalog: Catalog): Problem[] {
+/** Bypassed and muted nodes are taken out first, as graph.py does: they are not checked. */
+export function validate(document: Workflow, catalog: Catalog): Problem[] {
+  const workflow = runningPart(document);
   const problems: Problem[] = [];
   const ids = new Set(workflow.nodes.map((n) => n.id));
   const specs = new Map<string, NodeSpec>();

@@ -1,0 +1,46 @@
+// Reroute points on a wire: the path through them, and where a new point goes. Pure geometry.
+
+import type { Point } from '../workflow/format';
+
+/** A curve from `a` to `b` leaving and arriving level, as React Flow draws a wire between two handles. */
+function segment(a: Point, b: Point): string {
+  const dx = Math.max(Math.abs(b.x - a.x) / 2, 25);
+  return `C ${a.x + dx},${a.y} ${b.x - dx},${b.y} ${b.x},${b.y}`;
+}
+
+/** The SVG path of a wire from `source` through `points` to `target`, level at every point. */
+export function wirePath(source: Point, points: readonly Point[], target: Point): string {
+  const stops = [source, ...points, target];
+  const parts = [`M ${source.x},${source.y}`];
+  for (let i = 1; i < stops.length; i++) parts.push(segment(stops[i - 1] as Point, stops[i] as Point));
+  return parts.join(' ');
+}
+
+function distanceToChord(p: Point, a: Point, b: Point): number {
+  const dx = b.x - a.x;
+  const dy = b.y - a.y;
+  const length = dx * dx + dy * dy;
+  const t = length === 0 ? 0 : Math.max(0, Math.min(1, ((p.x - a.x) * dx + (p.y - a.y) * dy) / length));
+  return Math.hypot(p.x - (a.x + t * dx), p.y - (a.y + t * dy));
+}
+
+/** `points` with `at` added where the wire passes nearest to it, so the wire keeps its order. */
+export function withPoint(source: Point, points: readonly Point[], target: Point, at: Point): Point[] {
+  const stops = [source, ...points, target];
+  let best = 0;
+  let bestDistance = Infinity;
+  for (let i = 1; i < stops.length; i++) {
+    const distance = distanceToChord(at, stops[i - 1] as Point, stops[i] as Point);
+    if (distance < bestDistance) [best, bestDistance] = [i - 1, distance];
+  }
+  return [...points.slice(0, best), { x: at.x, y: at.y }, ...points.slice(best)];
+}
+
+/** The middle of a wire's path (for its label): its middle point, or halfway along its middle segment. */
+export function midpoint(source: Point, points: readonly Point[], target: Point): Point {
+  const stops = [source, ...points, target];
+  if (stops.length % 2 === 1) return stops[(stops.length - 1) / 2] as Point;
+  const a = stops[stops.length / 2 - 1] as Point;
+  const b = stops[stops.length / 2] as Point;
+  return { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
+}
