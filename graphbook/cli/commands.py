@@ -257,6 +257,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.until is not None and args.until not in workflow.nodes:
         known = ", ".join(workflow.nodes) or "none"
         raise GraphbookError(f"--until {args.until!r}: no such node; the nodes are: {known}")
+    if args.until is not None and workflow.nodes[args.until].mode != "active":
+        word = "bypassed" if workflow.nodes[args.until].mode == "bypass" else "muted"
+        raise GraphbookError(f"--until {args.until!r}: the node is {word}, so it does not run")
     pool = make_pool(args.workers, backend_of(args))
     sink = make_sink(args, err, getattr(pool, "stats", None))
     control = RunControl()

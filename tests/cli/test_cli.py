@@ -297,6 +297,27 @@ def test_until_runs_only_what_the_node_needs(
     assert "'9'" in capsys.readouterr().err
 
 
+def test_a_bypassed_node_does_not_run_and_a_muted_one_lets_nothing_through(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = explode_workflow(project, count=3, bad=1)
+    data = json.loads(path.read_text())
+    data["nodes"][1]["mode"] = "bypass"  # Explode would fail on x == 1
+    path.write_text(json.dumps(data))
+    assert main(["run", str(path), "--quiet"]) == 0
+    rows = (project / "out.jsonl").read_text().splitlines()
+    assert [json.loads(r) for r in rows] == [{"x": 0}, {"x": 1}, {"x": 2}]
+
+    assert main(["run", str(path), "--until", "1"]) == 2
+    assert "--until '1': the node is bypassed, so it does not run" in capsys.readouterr().err
+
+    data["nodes"][1]["mode"] = "mute"
+    path.write_text(json.dumps(data))
+    (project / "out.jsonl").unlink()
+    assert main(["run", str(path), "--quiet"]) == 0
+    assert (project / "out.jsonl").read_text() == ""
+
+
 def test_node_folders_are_found_beside_the_workflow_or_given(
     project: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,0 +1,168 @@
+// Bypassing and muting a node (Ctrl+B, Ctrl+M, its menu), reroute points on a wire, and a
+// source re-triggered from its node: what the person sees, what is saved, what runs.
+
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { appSession, at, mod, node, openApp, readJson, runStatus, until, workflow } from './app';
+import { screenshot } from './browser';
+
+const app = appSession({
+  workflows: {
+    'modes.json': workflow(
+      [
+        { id: 'greetings', type: 'Greetings', params: { count: 3 }, position: at(0, 0) },
+        { id: 'shout', type: 'Shout', params: { loud: true }, position: at(320, 0) },
+        { id: 'end', type: 'Shout', params: {}, position: at(640, 0) },
+      ],
+      [
+        { source: 'greetings', output: 'out', target: 'shout', input: 'in' },
+        { source: 'shout', output: 'out', target: 'end', input: 'in' },
+      ],
+    ),
+  },
+});
+
+const count = (p: Page, id: string): Promise<number> =>
+  node(p, id).locator('.gb-count[data-output="out"]').innerText({ timeout: 1000 }).then(Number).catch(() => 0);
+const statusWord = (p: Page, id: string): Promise<string> => node(p, id).locator('.gb-status-word').innerText();
+
+interface RunRecord {
+  run_id: string;
+  status: string;
+  mode: string;
+  node: string | null;
+}
+
+/** The server's run history, newest first. */
+async function history(): Promise<RunRecord[]> {
+  const response = await fetch(`${app.server.url}api/runs`);
+  return ((await response.json()) as { runs: RunRecord[] }).runs;
+}
+
+/** Does `start` and waits for the run it starts to complete, on the server and on the page. */
+async function runAndWait(page: Page, start: () => Promise<void>): Promise<RunRecord> {
+  const before = (await history()).length;
+  await start();
+  const [latest] = await until(history, (runs) => runs.length > before && runs[0]?.status !== 'running', 'the run to end', 30_000);
+  expect(latest?.status).toBe('completed');
+  await until(() => runStatus(page), (s) => s === 'completed', 'the page to show it ended');
+  return latest as RunRecord;
+}
+
+const runAll = (page: Page): Promise<RunRecord> => runAndWait(page, () => page.getByRole('button', { name: 'run', exact: true }).click());
+
+async function save(page: Page): Promise<void> {
+  await page.keyboard.press(`${mod}+s`);
+  await until(() => page.locator('.gb-file-title').getAttribute('data-dirty'), (d) => d === 'false', 'the save');
+}
+
+const modeOf = (id: string): unknown => readJson(app.server, 'modes.json').nodes.find((n) => n.id === id)?.['mode' as keyof object];
+
+describe('bypass and mute', () => {
+  it('bypasses a node from its menu: purple, saved, and its input passes through when run', async () => {
+    await openApp(app.page, app.server, 'modes.json');
+    await node(app.page, 'shout').locator('.gb-node-header').click({ button: 'right' });
+    await app.page.getByRole('menuitem', { name: 'Bypass' }).click();
+    const shout = node(app.page, 'shout').locator('.gb-node');
+    await until(() => shout.getAttribute('class'), (c) => !!c?.includes('gb-mode-bypass'), 'the bypassed look');
+    expect(await node(app.page, 'shout').locator('.gb-mode-badge').innerText()).toMatch(/bypassed/i);
+    const look = await shout.evaluate((el) => ({ opacity: getComputedStyle(el).opacity, border: getComputedStyle(el).borderColor }));
+    expect(Number(look.opacity)).toBeLessThan(1);
+    expect(look.border).toBe('rgb(163, 63, 209)');
+    await save(app.page);
+    expect(modeOf('shout')).toBe('bypass');
+    await runAll(app.page);
+    await until(() => count(app.page, 'end'), (n) => n === 3, 'the dicts through the bypass');
+    expect(await count(app.page, 'shout')).toBe(0);
+    await node(app.page, 'end').locator('.gb-node-header').click();
+    await app.page.getByRole('tab', { name: /Logs/ }).click();
+    await app.page.locator('.gb-log-text', { hasText: 'Hello, World! #2' }).waitFor();
+    expect(await app.page.locator('.gb-log-text', { hasText: /HELLO, WORLD/ }).count(), 'shout did not run').toBe(0);
+    await screenshot(app.page, 'modes-bypassed');
+  });
+
+  it('mutes with Ctrl+M (nothing flows on), and Ctrl+M again runs the node', async () => {
+    await node(app.page, 'shout').locator('.gb-title').click();
+    await app.page.keyboard.press(`${mod}+m`);
+    const shout = node(app.page, 'shout').locator('.gb-node');
+    await until(() => shout.getAttribute('class'), (c) => !!c?.includes('gb-mode-mute'), 'the muted look');
+    expect(await shout.evaluate((el) => getComputedStyle(el).filter)).toBe('grayscale(1)');
+    await runAll(app.page);
+    await until(() => statusWord(app.page, 'end'), (w) => w === 'done', 'end to finish');
+    expect(await count(app.page, 'greetings')).toBe(3);
+    expect(await count(app.page, 'end')).toBe(0);
+    await screenshot(app.page, 'modes-muted');
+    await node(app.page, 'shout').locator('.gb-title').click();
+    await app.page.keyboard.press(`${mod}+m`);
+    await until(() => shout.getAttribute('class'), (c) => !c?.includes('gb-mode-'), 'the node to run again');
+    await save(app.page);
+    expect(modeOf('shout')).toBeUndefined();
+    await runAll(app.page);
+    await until(() => count(app.page, 'shout'), (n) => n === 3, 'shout to run again');
+    expect(await count(app.page, 'end')).toBe(3);
+  });
+
+  it('lists the keys in the shortcut list', async () => {
+    if (await app.page.getByLabel('close inspector').count()) await app.page.getByLabel('close inspector').click();
+    const text = await app.page.locator('.gb-shortcuts').innerText();
+    expect(text).toContain('Ctrl+B / Ctrl+M');
+    expect(text).toContain('Double-click a wire');
+  });
+});
+
+describe('reroute points', () => {
+  it('adds a point where a wire is double-clicked, drags it, saves it, and the run is the same', async () => {
+    const path = app.page.locator('.react-flow__edge[data-id="greetings:out->shout:in"] .react-flow__edge-path');
+    const box = await path.boundingBox();
+    if (!box) throw new Error('wire not shown');
+    const middle = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+    await app.page.mouse.dblclick(middle.x, middle.y);
+    const dot = app.page.locator('.gb-reroute');
+    await dot.waitFor();
+    const start = await dot.boundingBox();
+    if (!start) throw new Error('dot not shown');
+    await app.page.mouse.move(start.x + start.width / 2, start.y + start.height / 2);
+    await app.page.mouse.down();
+    await app.page.mouse.move(start.x + 6, start.y + 160, { steps: 8 });
+    await app.page.mouse.up();
+    const moved = await dot.boundingBox();
+    expect(moved && moved.y - start.y).toBeGreaterThan(120);
+    const bent = await path.boundingBox();
+    expect(bent && bent.y + bent.height).toBeGreaterThan(moved ? moved.y : 0);
+    expect(await node(app.page, 'greetings').count()).toBe(1);
+    await screenshot(app.page, 'modes-reroute');
+    await save(app.page);
+    const edges = readJson(app.server, 'modes.json').edges as { source: string; points?: { x: number; y: number }[] }[];
+    const points = edges.find((e) => e.source === 'greetings')?.points ?? [];
+    expect(points).toHaveLength(1);
+    expect(points[0]?.y).toBeGreaterThan(100);
+    await app.page.reload();
+    await dot.waitFor();
+    await runAll(app.page);
+    await until(() => count(app.page, 'end'), (n) => n === 3, 'the run through the bent wire');
+
+    await dot.dblclick();
+    await dot.waitFor({ state: 'detached' });
+    await save(app.page);
+    expect((readJson(app.server, 'modes.json').edges as { points?: unknown }[]).every((e) => !e.points)).toBe(true);
+  });
+});
+
+describe('re-triggering a source', () => {
+  it('runs the source again from its button, not from the cache, with what it feeds; in the Runs tab', async () => {
+    await runAll(app.page);
+    expect(await statusWord(app.page, 'greetings')).toMatch(/cached/);
+    const trigger = app.page.getByRole('button', { name: 'run greetings again' });
+    expect(await app.page.getByRole('button', { name: 'run shout again' }).count(), 'only sources have it').toBe(0);
+    const run = await runAndWait(app.page, () => trigger.click());
+    expect([run.mode, run.node]).toEqual(['trigger', 'greetings']);
+    for (const id of ['greetings', 'shout', 'end']) await until(() => statusWord(app.page, id), (w) => w === 'done', `${id} to run again`);
+    expect(await count(app.page, 'end')).toBe(3);
+    await screenshot(app.page, 'modes-triggered');
+    await app.page.getByRole('tab', { name: 'Runs' }).click();
+    const latest = app.page.locator('.gb-history-run').first();
+    await latest.locator('.gb-history-row').click();
+    await until(() => latest.locator('.gb-history-facts').innerText(), (t) => t.includes('trigger · greetings'), 'the run in the history');
+    await screenshot(app.page, 'modes-trigger-history');
+  });
+});
