@@ -71,7 +71,7 @@ def test_a_muted_step_lets_nothing_through(backend: dict[str, Any]) -> None:
 def test_bypassed_and_muted_sources_emit_nothing() -> None:
     for mode in ("bypass", "mute"):
         wf = chain()
-        wf.set_mode("src", mode)  # type: ignore[arg-type]
+        wf.set_mode("src", mode)
         result = run_workflow(wf, collect=True)
         assert result.ok and xs(result) == []
 
