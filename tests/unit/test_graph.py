@@ -237,6 +237,16 @@ def test_a_resource_wired_into_a_parameter_that_cannot_take_its_value() -> None:
     )
 
 
+def test_a_wire_bent_through_reroute_points_is_checked_as_the_same_wire() -> None:
+    workflow = Workflow()
+    workflow.add("Number", id="num", val=5)
+    workflow.add("DumpJSONL", id="dump")
+    workflow.edges.append(Edge("num", "resource", "dump", "jsonl_path", ((40.0, 80.0), (90, 10))))
+    assert "resource 'num' (Number) gives a number" in only(workflow).message
+    workflow.edges.append(Edge("dump", "out", "dump"))
+    assert "is part of a cycle: dump -> dump" in problems(workflow)[-1].message
+
+
 def test_what_resources_give_decides_where_they_may_be_wired() -> None:
     from graphbook import resource
 

@@ -74,6 +74,7 @@ describe('bypass and mute', () => {
     await runAll(app.page);
     await until(() => count(app.page, 'end'), (n) => n === 3, 'the dicts through the bypass');
     expect(await count(app.page, 'shout')).toBe(0);
+    expect(await statusWord(app.page, 'shout')).toBe('bypassed: its input passes through');
     await node(app.page, 'end').locator('.gb-node-header').click();
     await app.page.getByRole('tab', { name: /Logs/ }).click();
     await app.page.locator('.gb-log-text', { hasText: 'Hello, World! #2' }).waitFor();

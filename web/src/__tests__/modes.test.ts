@@ -68,6 +68,14 @@ describe('reroute points', () => {
     expect(withPoint(ends[0], [], ends[1], { x: 20, y: 5 })).toEqual([{ x: 20, y: 5 }]);
   });
 
+  it('leave the wire the same wire: its types are checked as before', () => {
+    const workflow = chain();
+    workflow.nodes.push({ id: 'fn', type: 'Function', label: '', params: { val: 'lambda d: 3' }, position: { x: 0, y: 300 } });
+    workflow.edges.push({ ...wire('fn', 'rows', 'resource', 'count'), points: [{ x: 50, y: 200 }] });
+    const messages = validate(workflow, catalog).map((p) => p.message);
+    expect(messages).toContain("parameter 'count' expects a whole number, but resource 'fn' (Function) gives Python source of a function (a `def` or a `lambda`)");
+  });
+
   it('are saved on their edge, rounded, and read back', () => {
     const workflow = { ...chain(), edges: [{ ...wire('rows', 'split'), points: [{ x: 10.04, y: 20.25 }] }] };
     const text = dumps(workflow);

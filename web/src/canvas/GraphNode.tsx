@@ -122,7 +122,13 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
       ) : null}
       {prompt ? <PromptForm prompt={prompt} /> : null}
       {collapsed ? null : <NodeMedia id={id} run={nodeRun} />}
-      <NodeStatus id={id} run={nodeRun} resource={kind === 'resource'} stale={stale} />
+      {mode ? (
+        <div className="gb-status gb-status-off" title={MODE_TITLES[mode]}>
+          <span className="gb-status-word">{mode === 'bypass' ? 'bypassed: its input passes through' : 'muted: nothing flows on'}</span>
+        </div>
+      ) : (
+        <NodeStatus id={id} run={nodeRun} resource={kind === 'resource'} stale={stale} />
+      )}
     </div>
   );
 }
