@@ -158,14 +158,16 @@ def test_set_profiler_drives_torch_profiler(tmp_path: Path) -> None:
     assert list(ctx.get_tensorboard_path().glob("*.json")), "a trace was written"
 
 
-def test_graphbook_batch_is_the_decorator_under_both_seed_spellings() -> None:
-    """Seed 004 writes `from graphbook import step, batch` and calls it `graphbook.batch`; the
-    batch-processing API lives at `graphbook.batch_process`, so nothing shadows the decorator."""
-    import graphbook
+def test_graphbook_batch_is_the_api_and_still_the_decorator() -> None:
+    """Issue 6's path (`from graphbook.batch import torch_batch_process`) and seed 004's
+    decorator (`from graphbook import batch`, `@graphbook.batch(...)`) are the same name."""
+    import graphbook.batch
     from graphbook import Registry, batch, step
-    from graphbook.batch_process import torch_batch_process
+    from graphbook.batch import torch_batch_process
+    from graphbook.batch_process import torch_batch_process as api_function
 
-    assert batch is graphbook.batch and callable(torch_batch_process)
+    package: Any = graphbook  # to mypy, graphbook.batch is only the decorator
+    assert package.batch.torch_batch_process is torch_batch_process is api_function
 
     @step("Decorated")
     @batch(4, "items")

@@ -16,6 +16,7 @@ import pytest
 import torch
 from PIL import Image
 
+import graphbook.batch  # noqa: F401  (then `from graphbook import batch` is the module: it must work)
 from graphbook import Registry, Workflow, run_workflow
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
