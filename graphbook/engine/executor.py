@@ -384,14 +384,17 @@ class _Session:
     def _loop(self) -> EndStatus:
         downstream_first = list(reversed(self.runners))
         pending = list(self.runners)
+        waited = False
         while pending:
             if self.control.stopping:
                 return "stopped"
             if self.control.paused is not None:
                 self._pause()
                 continue
-            self.state.pool.wait(0)  # the pool's I/O: tasks out, outcomes in, without blocking
+            if not waited:  # the pool's I/O: tasks out, outcomes in, without blocking
+                self.state.pool.wait(0)
             runner = self._next(downstream_first)
+            waited = False
             if runner is not None:
                 runner.work()
                 continue
@@ -399,7 +402,7 @@ class _Session:
             if closed:
                 pending = [r for r in pending if not r.closed]
             else:
-                self._idle()
+                waited = self._idle()
         return "completed"
 
     def _next(self, downstream_first: list[Runner[Any]]) -> Runner[Any] | None:
@@ -451,13 +454,15 @@ class _Session:
         if not self.control.stopping:
             self.state.sink(RunResumed(self.run_id, self.paused))
 
-    def _idle(self) -> None:
-        """Nothing can progress: wait for the pool's outcomes, or for a wake-up (an answer)."""
+    def _idle(self) -> bool:
+        """Nothing can progress: wait for the pool's outcomes (True: the pool was waited on),
+        or for a wake-up (an answer)."""
         busy = any(r.waiting_on_pool() for r in self.runners)
         if busy:
             self.state.pool.wait(IDLE_WAIT)
         else:
             self.control.idle(IDLE_WAIT)
+        return busy
 
     def _end(self) -> None:
         """Close what is still open (as stopped, unless it failed itself), then `on_end`."""

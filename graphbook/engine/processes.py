@@ -4,13 +4,13 @@ Each worker has its own task queue and its own result pipe, as in PyTorch's Data
 index queue per worker): a worker killed with SIGKILL then holds no lock that others need and
 leaves no half-written message where others write. `submit` only queues a task here; `wait()`
 hands what is queued to the workers, one message per worker for all of them, then sleeps on
-every result pipe and every worker's process sentinel at once (one poll set, kept), so a death
-is seen as soon as it happens. The pool hands each worker at most `PREFETCH` tasks; the rest
-wait here, per kind, and each kind has its own workers, so dump tasks never queue behind load
-tasks. A function is pickled once per lane
-and sent once to each worker that runs it. Arrays and tensors travel through shared memory
-(`graphbook.engine.shm`). A worker writes the ticket it is about to run in a shared slot; when
-it dies, that task is reported failed and its other tasks go to the other workers.
+every worker's bell (rung every few results, NOTE [ Results and the bell ]) and process
+sentinel at once, so a death is seen as soon as it happens. The pool hands each worker at most
+`PREFETCH` tasks; the rest wait here, per kind, and each kind has its own workers, so dump
+tasks never queue behind load tasks. A function is pickled once per lane and sent once to each
+worker that runs it. Arrays and tensors travel through shared memory (`graphbook.engine.shm`).
+A worker writes the ticket it is about to run in a shared slot; when it dies, that task is
+reported failed and its other tasks go to the other workers.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import time
 import uuid
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +58,11 @@ REFILL = PREFETCH // 2
 """A worker is handed more tasks once it has this many or fewer, then up to `PREFETCH` at once:
 one message (one wake-up of the queue's feeder thread, one pipe write) per `REFILL` tasks rather
 than one per task, while the worker still has `REFILL` tasks queued."""
+RING_EVERY = REFILL
+RING_AFTER = 0.025
+"""A worker rings its parent's bell after this many results, or once the oldest result not yet
+rung for is this many seconds old (checked between tasks), or before it waits for more tasks;
+see NOTE [ Results and the bell ]."""
 WATCHDOG_INTERVAL = 1.0
 """How long an idle worker blocks on its queue before checking that its parent lives."""
 SHUTDOWN_GRACE = 2.0
@@ -94,6 +99,18 @@ stops it."""
 #    3, and segments of workers that died before their handle was read.
 # A worker whose parent dies sees it within WATCHDOG_INTERVAL (its `get` times out and it checks
 # `os.getppid()`), unlinks what it and the parent left in shared memory, and leaves.
+
+# NOTE [ Results and the bell ]
+#
+# A worker writes each result to its result pipe as soon as it has it, so a result is never
+# lost with the worker that made it (`_bury` reads the pipe first). But the parent does not
+# sleep on the result pipes: woken for every result, it spent more CPU per item on waking than
+# on the item when the workers were the slower side. It sleeps on each worker's bell (a second
+# pipe) and sentinel, and a worker rings only every RING_EVERY results, when its oldest unrung
+# result is RING_AFTER old, or before it blocks waiting for tasks. Whenever the parent looks
+# (every `wait`, whether a bell rang, a sentinel fired or the timeout passed), it reads every
+# result pipe that has something, rung for or not. So a result waits at most for the worker's
+# next ring or the executor's IDLE_WAIT, and the parent wakes about once per RING_EVERY results.
 
 # NOTE [ A worker is on its own ]
 #
@@ -173,11 +190,12 @@ class _Scheduler:
             _live_prefixes.add(self.prefix)
         self.forks = context.get_start_method() == "fork"
         self.stop = context.RawValue("b", 0)
-        self.selector = _selector()
-        """Every worker's result pipe and sentinel, registered while the worker lives."""
+        self.bells = _selector()
+        """Every live worker's bell and sentinel: what the parent sleeps on."""
+        self.everything = _selector()
+        """The bells, sentinels and result pipes: what the parent looks at when it wakes."""
         self.groups = {
-            kind: _Group(kind, workers, context, self.prefix, self.stop, self.selector)
-            for kind in KINDS
+            kind: _Group(kind, workers, context, self.prefix, self.stop, self) for kind in KINDS
         }
         self.lanes: weakref.WeakValueDictionary[int, ProcessLane] = weakref.WeakValueDictionary()
         self.fns: dict[int, bytes | ErrorInfo] = {}
@@ -239,10 +257,14 @@ class _Scheduler:
         self._dispatch()
         if not self.tasks:
             return
-        ready = self.selector.select(timeout)
-        for worker in {key.data: None for key, _ in ready}:
+        ready = self.everything.select(0)
+        if not ready and timeout > 0 and self.bells.select(timeout):
+            ready = self.everything.select(0)
+        fds = {key.fd: key.data for key, _ in ready}
+        for worker in set(fds.values()):
+            worker.hear(fds)
             self._route(worker.receive())
-            if worker.dead:
+            if worker.process.sentinel in fds and worker.dead:
                 self._bury(worker)
         if ready:
             self._dispatch()
@@ -321,14 +343,14 @@ class _Group:
     """The workers of one kind and the tasks waiting for them, started on the first task."""
 
     def __init__(
-        self, kind: Kind, size: int, context: Any, prefix: str, stop: Any, selector: Any
+        self, kind: Kind, size: int, context: Any, prefix: str, stop: Any, scheduler: _Scheduler
     ) -> None:
         self.kind = kind
         self.size = size
         self.context = context
         self.prefix = prefix
         self.stop = stop
-        self.selector = selector
+        self.selectors = (scheduler.bells, scheduler.everything)
         self.workers: list[_Worker] = []
         self.backlog: deque[int] = deque()
         self._numbers = itertools.count()
@@ -379,8 +401,9 @@ class _Group:
 
 
 class _Worker:
-    """One worker process, its task queue, its result pipe and the slot where it writes the
-    ticket it is running (read after it dies, to know which task to report)."""
+    """One worker process, its task queue, its result pipe, its bell (NOTE [ Results and the
+    bell ]) and the slot where it writes the ticket it is running (read after it dies, to know
+    which task to report)."""
 
     def __init__(self, group: _Group, number: int, seed: int) -> None:
         context = group.context
@@ -388,22 +411,29 @@ class _Worker:
         self.tasks = context.Queue()
         self.slot = context.RawValue("q", -1)
         reader, writer = context.Pipe(duplex=False)
+        bell, ringer = context.Pipe(duplex=False)
         settings = _Settings(os.getpid(), group.prefix, seed)
         self.process = context.Process(
             target=_work,
-            args=(self.tasks, writer, self.slot, group.stop, settings),
+            args=(self.tasks, _Replies(writer, ringer), self.slot, group.stop, settings),
             name=f"graphbook-{group.kind}-{number}",
             daemon=True,
         )
         _fork(self.process)
         writer.close()  # Only the worker may hold the write end, so its death reads as EOF.
+        ringer.close()
         self.reader = reader
+        self.bell = bell
+        os.set_blocking(bell.fileno(), False)
         self.pid: int = self.process.pid
         self.assigned: list[int] = []
         self.lanes: set[int] = set()
-        self.selector = group.selector
-        for waitable in self.waitables:
-            self.selector.register(waitable, selectors.EVENT_READ, self)
+        self.selectors = group.selectors
+        sleeps_on, looks_at = self.selectors
+        for waitable in (bell, self.process.sentinel):
+            sleeps_on.register(waitable, selectors.EVENT_READ, self)
+        for waitable in (bell, self.process.sentinel, reader):
+            looks_at.register(waitable, selectors.EVENT_READ, self)
         self._pending = _poller(reader)
 
     @property
@@ -430,6 +460,12 @@ class _Worker:
             self.lanes.discard(lane_id)
             self.tasks.put([("forget", lane_id, 0, b"")])
 
+    def hear(self, ready: Collection[int]) -> None:
+        """Empty the bell if it rang (it stays readable until emptied)."""
+        if self.bell.fileno() in ready:
+            with contextlib.suppress(OSError):
+                os.read(self.bell.fileno(), 4096)
+
     def receive(self) -> list[bytes]:
         """Every whole message in the pipe, without blocking."""
         messages = []
@@ -441,10 +477,12 @@ class _Worker:
         return messages
 
     def release(self) -> None:
-        for waitable in self.waitables:
-            with contextlib.suppress(KeyError, ValueError):
-                self.selector.unregister(waitable)
+        for selector in self.selectors:
+            for waitable in (self.bell, self.process.sentinel, self.reader):
+                with contextlib.suppress(KeyError, ValueError):
+                    selector.unregister(waitable)
         self.reader.close()
+        self.bell.close()
         self.tasks.cancel_join_thread()
         self.tasks.close()
 
@@ -481,7 +519,35 @@ class _Settings:
     seed: int
 
 
-def _work(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -> None:
+class _Replies:
+    """A worker's way back: each result written at once, the bell rung now and then; see
+    NOTE [ Results and the bell ]."""
+
+    def __init__(self, results: Any, ringer: Any) -> None:
+        self.results = results
+        self.ringer = ringer
+        self.unrung = 0
+        self.since = 0.0
+
+    def send(self, lane: int, ticket: int, outcome: Outcome, prefix: str) -> bool:
+        """Write the outcome to the parent; False if the parent is gone."""
+        if not _send(self.results, lane, ticket, outcome, prefix):
+            return False
+        self.unrung += 1
+        if self.unrung == 1:
+            self.since = time.monotonic()
+        if self.unrung >= RING_EVERY or time.monotonic() - self.since >= RING_AFTER:
+            self.ring()
+        return True
+
+    def ring(self) -> None:
+        if self.unrung:
+            self.unrung = 0
+            with contextlib.suppress(OSError):
+                os.write(self.ringer.fileno(), b"!")
+
+
+def _work(tasks: Any, results: _Replies, slot: Any, stop: Any, settings: _Settings) -> None:
     """A worker's life: take messages until the pill, the stop flag or the parent's death."""
     _detach(settings.parent)
     _prepare(settings.seed)
@@ -492,9 +558,10 @@ def _work(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -
         shm.sweep(f"{settings.prefix}{os.getpid()}_")
 
 
-def _serve(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -> None:
+def _serve(tasks: Any, results: _Replies, slot: Any, stop: Any, settings: _Settings) -> None:
     fns: dict[int, Callable[..., Any] | ErrorInfo] = {}
     while not stop.value:
+        results.ring()  # before waiting for more: the parent hears every result by then
         messages = _receive(tasks, settings.parent)
         if messages is None:
             return
@@ -508,7 +575,7 @@ def _serve(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) 
             else:
                 slot.value = ticket
                 outcome = _run(fns.get(lane), data)
-                if not _send(results, lane, ticket, outcome, settings.prefix):
+                if not results.send(lane, ticket, outcome, settings.prefix):
                     return
 
 

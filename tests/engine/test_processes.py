@@ -147,6 +147,19 @@ def test_each_outcome_comes_back_with_its_tasks_context(pool: ProcessPool) -> No
     assert values([outcome for _, outcome in taken]) == [(8 - n) / 100 for n in range(8)]
 
 
+def test_an_outcome_is_heard_while_its_worker_runs_a_long_task() -> None:
+    pool = ProcessPool(1)  # one worker: the long task runs right after the quick one
+    try:
+        lane = pool.lane(sleep_then_echo, 2)
+        lane.submit("quick", (0.0,))
+        lane.submit("long", (30.0,))
+        taken = drain_with_contexts(pool, lane, 1, limit=20)
+        assert [context for context, _ in taken] == ["quick"]
+        assert pool.stats().load.running == 1 and lane.in_flight == 1
+    finally:
+        pool.close()
+
+
 def test_the_pool_and_its_lanes_meet_the_protocols(pool: ProcessPool) -> None:
     as_pool: Pool = pool
     lane: Lane[str] = as_pool.lane(square_slowly, 4)
