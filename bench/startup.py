@@ -1,6 +1,6 @@
 """Start-up: what a person waits for before `graphbook run` does any work.
 
-    python -m bench.startup [--quick] [--reps 5] [--compare /path/to/other/checkout]
+    python -m bench.startup [--quick] [--reps 5] [--compare /path/to/other/checkout] [--phases]
 
 Each command runs in a fresh process, repetitions interleaved, medians of wall-clock time:
 Python itself, importing the CLI, a whole `graphbook run` of a two-node workflow whose node
@@ -14,11 +14,19 @@ The shipped examples, `workflows/hello.json` and `workflows/image_classification
 less the run's own seconds), run twice: as `graphbook run` does (it imports only the node files
 the workflow uses; custom_nodes/shapes.py imports torch), and importing every node file, as it
 did before the node-file index (graphbook/node_index.py).
+
+From `graphbook run` to the first item: the 64-image run's event lines are stamped as they
+arrive (`--json` flushes each), which splits its wall time into PHASES: up to `run_started`
+(Python, graphbook, the node file's torch and torchvision, the graph), the model built, the
+first image out of the batch step, the rest of the run, and the process's end. `--phases` runs
+only that, Python and the torch imports (to say how much of the first phase they are).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import itertools
 import json
 import os
 import subprocess
@@ -26,6 +34,8 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+import psutil
 
 from bench.common import OUT, ROOT, busy_seconds, children_seconds, machine, median, table
 
@@ -122,6 +132,81 @@ def run_seconds(stdout: str) -> float:
     raise RuntimeError("no run_finished event")
 
 
+PHASES = (
+    ("start to run_started", "Python, graphbook, the node file (torch, torchvision), the graph"),
+    ("to the resource built", "the model built (run_started to its node_finished)"),
+    ("to the first item out", "workers forked, the first batch decoded and run"),
+    ("to run_finished", "the other 32 images"),
+    ("to the process's end", "closing the pool, Python's exit"),
+)
+"""Where the wall time of `graphbook run` on the 64-image workflow goes, in event order."""
+
+
+def phased(workflow: Path, path: str) -> list[tuple[float, float]]:
+    """(wall seconds, CPU seconds) of each of PHASES: `graphbook run --json`, each event line
+    stamped on arrival with the CPU time of the process and its live workers so far (the CPU
+    is much less disturbed by others' load than the wall time)."""
+    command = [sys.executable, "-m", "graphbook", "run", str(workflow), "--workers", "2",
+               "--nodes", str(ROOT / "bench" / "nodes"), "--json"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": path}
+    before = children_seconds()
+    stamps = [(time.perf_counter(), 0.0)]
+    with subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None
+        tree = psutil.Process(child.pid)
+        for line in child.stdout:
+            event = json.loads(line)
+            kind, node = event.get("type"), event.get("node_id")
+            first_out = kind == "node_output" and node == "classify" and len(stamps) == 3
+            if (
+                (kind == "run_started" and len(stamps) == 1)
+                or (kind == "node_finished" and node == "model")
+                or first_out
+                or kind == "run_finished"
+            ):
+                stamps.append((time.perf_counter(), _tree_cpu(tree)))
+    stamps.append((time.perf_counter(), children_seconds() - before))
+    if child.returncode != 0 or len(stamps) != len(PHASES) + 1:
+        raise RuntimeError(f"graphbook run exited {child.returncode}, {len(stamps)} stamps")
+    return [(b[0] - a[0], b[1] - a[1]) for a, b in itertools.pairwise(stamps)]
+
+
+def _tree_cpu(process: psutil.Process) -> float:
+    total = 0.0
+    for each in (process, *process.children(recursive=True)):
+        with contextlib.suppress(psutil.Error):
+            times = each.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+def print_phases(phases: dict[str, list[list[tuple[float, float]]]]) -> None:
+    labels = list(phases)
+    header = ["phase", "what"]
+    for label in labels:
+        header += [f"{label}: wall ms", "CPU ms"]
+    if len(labels) == 2:
+        header += ["wall this / other", "CPU this / other"]
+    rows = []
+    for n, (name, what) in enumerate(PHASES):
+        walls = [median([rep[n][0] for rep in phases[label]]) for label in labels]
+        cpus = [median([rep[n][1] for rep in phases[label]]) for label in labels]
+        rows.append([name, what, *_cells(walls, cpus)])
+    walls = [median([sum(p[0] for p in rep) for rep in phases[label]]) for label in labels]
+    cpus = [median([sum(p[1] for p in rep) for rep in phases[label]]) for label in labels]
+    rows.append(["whole command", "", *_cells(walls, cpus)])
+    print(table(header, rows))
+
+
+def _cells(walls: list[float], cpus: list[float]) -> list[str]:
+    cells = []
+    for wall, cpu in zip(walls, cpus, strict=True):
+        cells += [f"{wall * 1e3:,.0f}", f"{cpu * 1e3:,.0f}"]
+    if len(walls) == 2:
+        cells += [f"{walls[1] / walls[0]:.3f}", f"{cpus[1] / max(cpus[0], 1e-9):.3f}"]
+    return cells
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     from bench.images import OUT as IMAGES_OUT
     from bench.images import _workflow, image_folder
@@ -130,6 +215,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="2 repetitions")
     parser.add_argument("--reps", type=int, help="repetitions (default 5, quick 2)")
     parser.add_argument("--compare", type=Path, help="another checkout, run interleaved")
+    parser.add_argument(
+        "--phases", action="store_true", help="only Python, torch and the 64-image run's phases"
+    )
     args = parser.parse_args(argv)
     reps = args.reps or (2 if args.quick else 5)
     out = IMAGES_OUT / "top5-startup.jsonl"
@@ -141,8 +229,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     walls: dict[tuple[str, str], list[float]] = {}
     cpus: dict[tuple[str, str], list[float]] = {}
     busy, start = busy_seconds(), time.perf_counter()
+    every = commands(workflow)
+    if args.phases:
+        every = {k: v for k, v in every.items() if k.startswith(("python", "import torch"))}
+    phases: dict[str, list[list[tuple[float, float]]]] = {}
     for _ in range(reps):
-        for name, command in commands(workflow).items():
+        for label, path in checkouts.items():
+            phases.setdefault(label, []).append(phased(workflow, path))
+        for name, command in every.items():
             for label, path in checkouts.items():
                 wall, cpu, stdout = timed(command, path)
                 if name.endswith("(whole - run)"):
@@ -156,6 +250,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             for (name, label), values in walls.items()]  # fmt: skip
     header = ["command", "checkout", "median ms", "min ms", "CPU ms (whole command)"]
     print(table(header, rows))
+    print_phases(phases)
     print(f"machine busy (all processes, this benchmark included): {load / elapsed:.2f} cores")
 
 

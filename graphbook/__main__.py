@@ -1,5 +1,5 @@
 """`python -m graphbook`: the command line."""
 
-from graphbook.cli import main
+from graphbook.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -5,6 +5,6 @@ prints them as JSON lines); asking.py answers prompts during `graphbook run`; tr
 `graphbook train`.
 """
 
-from graphbook.cli.commands import main
+from graphbook.cli.commands import entry, main
 
-__all__ = ["main"]
+__all__ = ["entry", "main"]
