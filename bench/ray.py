@@ -12,14 +12,21 @@ the driver's time went. Ratios are taken within a repetition: the machine is sha
 from __future__ import annotations
 
 import argparse
+import collections
+import importlib.util
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from bench.common import (
     CORES,
     OUT,
+    busy_seconds,
     machine,
     median,
     python,
@@ -38,6 +45,60 @@ NAMES = {
     "raydata": "Ray Data by hand (map + map_batches actor)",
 }
 IMAGES, QUICK_IMAGES = 1000, 256
+ROLES = ("driver", "workers", "raylet", "gcs", "ray services")
+"""Where a contender's CPU goes: its own process (scheduler, model, Ray's client threads), the
+processes that run load and dump functions (worker processes, Ray actors, Ray Data's workers),
+Ray's per-node daemon (with the object store), its control store, and its other daemons."""
+
+
+_RAY = importlib.util.find_spec("ray")
+RAY_HOME = os.path.dirname(_RAY.origin or "") + os.sep if _RAY else "//"
+"""Ray's own folder: its daemons run Python files from there."""
+
+
+def role(process: psutil.Process, driver: int) -> str:
+    if process.pid == driver:
+        return "driver"
+    name = process.name()
+    if name == "raylet":
+        return "raylet"
+    if name == "gcs_server":
+        return "gcs"
+    command = process.cmdline()
+    title = command[0] if command else name
+    if title.startswith("ray::"):  # Ray's worker processes name themselves so
+        return "ray services" if title.endswith("Agent") else "workers"
+    if any(part.startswith(RAY_HOME) for part in command):
+        return "ray services"  # the dashboard, the log monitor, the autoscaler's monitor
+    return "workers"
+
+
+def cpu_by_role() -> collections.Counter[str]:
+    """CPU-seconds so far of this process and all its descendants, by role."""
+    me = psutil.Process()
+    seconds: collections.Counter[str] = collections.Counter()
+    for process in [me, *me.children(recursive=True)]:
+        try:
+            times = process.cpu_times()
+            seconds[role(process, me.pid)] += times.user + times.system
+        except psutil.Error:  # ended meanwhile
+            continue
+    return seconds
+
+
+@contextmanager
+def accounted(figures: dict[str, Any]) -> Iterator[None]:
+    """Time the block; add its seconds, the CPU-seconds of each role of this process tree
+    (`cpu_<role>`) and the cores the rest of the machine used meanwhile (`others`)."""
+    before, busy, start = cpu_by_role(), busy_seconds(), time.perf_counter()
+    yield
+    seconds = time.perf_counter() - start
+    after, busy = cpu_by_role(), busy_seconds() - busy
+    figures["seconds"] = seconds
+    for name in ROLES:
+        figures[f"cpu_{name}"] = max(0.0, after[name] - before[name])
+    ours = sum(figures[f"cpu_{name}"] for name in ROLES)
+    figures["others"] = max(0.0, busy - ours) / seconds
 
 
 # -- the contenders, each in its own process --------------------------------------------------
@@ -61,12 +122,11 @@ def graphbook(model: str, folder: Path, out: Path, backend: str) -> dict[str, An
         pool.wait_ready()  # a pool's actors start once; a server's runs all share them
     started = time.perf_counter() - start
     try:
-        start = time.perf_counter()
-        result = run_workflow(workflow, nodes=[NODES], pool=pool)
-        seconds = time.perf_counter() - start
+        figures: dict[str, Any] = {"start": started}
+        with accounted(figures):
+            result = run_workflow(workflow, nodes=[NODES], pool=pool)
         if not result.ok:
             raise RuntimeError(f"the run did not complete: {result.errors[:1]}")
-        figures: dict[str, Any] = {"seconds": seconds, "start": started}
         timings = getattr(pool, "timings", None)
         if timings is not None:
             figures.update(vars(timings))
@@ -101,15 +161,16 @@ def raydata(model_name: str, folder: Path, out: Path) -> dict[str, Any]:
         return {"path": row["item"], "image": load_image(row["item"]).numpy()}
 
     paths = sorted(str(p) for p in folder.glob("*.jpg"))
-    start = time.perf_counter()
-    ds = ray.data.from_items(paths).map(decode).map_batches(Infer, batch_size=BATCH, concurrency=1)
-    with out.open("w", encoding="utf-8") as file:
-        for batch in ds.iter_batches(batch_size=None):
-            top, scores = batch["top5"].tolist(), batch["scores"].tolist()
-            file.write(json_lines(list(batch["path"]), top, scores))
-    seconds = time.perf_counter() - start
+    figures: dict[str, Any] = {"start": started}
+    with accounted(figures):
+        ds = ray.data.from_items(paths).map(decode)
+        ds = ds.map_batches(Infer, batch_size=BATCH, concurrency=1)
+        with out.open("w", encoding="utf-8") as file:
+            for batch in ds.iter_batches(batch_size=None):
+                top, scores = batch["top5"].tolist(), batch["scores"].tolist()
+                file.write(json_lines(list(batch["path"]), top, scores))
     ray.shutdown()
-    return {"seconds": seconds, "start": started}
+    return figures
 
 
 # -- the harness --------------------------------------------------------------------------------
@@ -123,7 +184,7 @@ def repetition(model: str, folder: Path, images: int) -> tuple[float, dict[str, 
         command = python("bench.ray", "--contender", name, "--model", model)
         measured = run_measured([*command, "--folder", str(folder), "--out", str(out)])
         _check(_lines(out), images, NAMES[name])
-        figures[name] = {**measured.figures, "others": measured.others}
+        figures[name] = {"others": measured.others, **measured.figures}
         figures[name]["ips"] = images / measured.figures["seconds"]
     return limit, figures
 
@@ -157,9 +218,27 @@ def summary(images: int, reps: list[tuple[float, dict[str, dict[str, Any]]]]) ->
     limits = ", ".join(f"{limit:.1f}" for limit, _ in reps)
     return (
         f"{images} images; the limit (decode + model CPU time over {CORES} cores): {limits} "
-        f"images/s\n\n{table(header, rows)}\n\nWhere the Ray driver's time went "
+        f"images/s\n\n{table(header, rows)}\n\nWhere the CPU went, ms per image (medians; "
+        f"the load slows every process alike, so compare within a row and down a column):\n\n"
+        f"{cpu_table(images, reps)}\n\nWhere the Ray driver's time went "
         f"(a task is one load or dump call):\n\n{table(where, spent)}"
     )
+
+
+def cpu_table(images: int, reps: list[tuple[float, dict[str, dict[str, Any]]]]) -> str:
+    header = ["contender", *ROLES, "all", "/ local"]
+    rows = []
+    for name, title in NAMES.items():
+        runs = [figures[name] for _, figures in reps]
+        per_role = [median([1e3 * r[f"cpu_{role}"] / images for r in runs]) for role in ROLES]
+
+        def total(figures: dict[str, Any]) -> float:
+            return sum(figures[f"cpu_{role}"] for role in ROLES)
+
+        local = [total(figures["local"]) for _, figures in reps]
+        ratio = median([total(r) / b for r, b in zip(runs, local, strict=True)])
+        rows.append([title, *per_role, median([1e3 * total(r) / images for r in runs]), ratio])
+    return table(header, rows)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -39,10 +39,10 @@ logger = logging.getLogger(__name__)
 KINDS: tuple[Kind, ...] = ("load", "dump")
 LOCAL = "local"
 """The address that means: start Ray on this machine (or use the Ray this process runs)."""
-PER_ACTOR = 16
+PER_ACTOR = int(os.environ.get("GB_PER_ACTOR", 16))
 """Tasks queued on one actor at a time; the rest wait on the driver, so a new actor (one that
 replaced a dead one) or an idle one gets work first."""
-GROUP = 4
+GROUP = int(os.environ.get("GB_GROUP", 4))
 """Tasks of one lane sent in one actor call: a Ray call costs the driver a few hundred µs, as
 much as decoding a small image; a group shares that cost."""
 PRELOAD = ("numpy", "torch", "torchvision", "PIL.Image")
@@ -113,6 +113,49 @@ def _share_node_modules(ray: ModuleType) -> None:
         ray.cloudpickle.register_pickle_by_value(sys.modules[NODE_PACKAGE])
 
 
+_SHARING = [False]
+
+
+def share_tensors_as_arrays() -> None:
+    """From now on, this process's Ray sends CPU tensors as numpy arrays, which Ray's object
+    store hands the receiver without a copy; torch's own pickling copies each tensor twice."""
+    torch = sys.modules.get("torch")
+    if _SHARING[0] or torch is None:
+        return
+    import ray
+
+    ray.util.register_serializer(torch.Tensor, serializer=_tensor_out, deserializer=_tensor_in)
+    _SHARING[0] = True
+
+
+def _tensor_out(tensor: Any) -> tuple[bool, Any]:
+    """(True, an array on the tensor's memory), or (False, the tensor pickled by torch) for one
+    numpy cannot hold (on a GPU, sparse, needing its gradient, bfloat16, ...)."""
+    import pickle
+
+    try:
+        if tensor.device.type == "cpu" and not tensor.requires_grad:
+            return True, tensor.resolve_conj().resolve_neg().numpy()
+    except (TypeError, RuntimeError):
+        pass
+    return False, pickle.dumps(tensor, pickle.HIGHEST_PROTOCOL)
+
+
+def _tensor_in(sent: tuple[bool, Any]) -> Any:
+    """The tensor back: a view on the array in Ray's object store (not copied), or unpickled."""
+    import pickle
+    import warnings
+
+    import torch
+
+    shared, payload = sent
+    if not shared:
+        return pickle.loads(payload)
+    with warnings.catch_warnings():  # read-only as numpy sees it; the store maps it writable
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(payload)
+
+
 class _Actor:
     """One Ray actor: learns lanes' functions, then runs their tasks in order, in the driver's
     folder when its machine has that folder (relative paths then mean what they mean there)."""
@@ -153,6 +196,7 @@ class _Actor:
 
     def run(self, lane: int, tasks: list[tuple[Any, ...]]) -> list[Outcome]:
         """Run a group of tasks of one lane, in order; each outcome is a value."""
+        share_tensors_as_arrays()  # torch may have come with the function
         fn = self.fns.get(lane)
         if fn is None:
             fn = ErrorInfo("LookupError", "the actor has no function for this lane", "")
