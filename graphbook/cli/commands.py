@@ -155,11 +155,10 @@ def add_run_parser(
     run.add_argument(
         "--workers",
         type=workers_count,
-        default="auto",
         metavar="N",
         help="worker processes for load and dump functions (0: run them inline; default "
         "auto: one per core, started only for a step that has a load or dump function); with "
-        "--ray, Ray actors per kind (0: one per CPU of the cluster)",
+        "--ray, Ray actors per kind (default and 0: one per CPU of the cluster)",
     )
     run.add_argument(
         "--ray",
@@ -273,7 +272,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.until is not None and workflow.nodes[args.until].mode != "active":
         word = "bypassed" if workflow.nodes[args.until].mode == "bypass" else "muted"
         raise GraphbookError(f"--until {args.until!r}: the node is {word}, so it does not run")
-    pool = make_pool(args.workers, backend_of(args))
+    backend = backend_of(args)
+    pool = make_pool(workers_of(args.workers, backend), backend)
     sink = make_sink(args, err, getattr(pool, "stats", None))
     control = RunControl()
     prompter = prompter_for(sink, output_console(), err)
@@ -304,6 +304,14 @@ def load_workflow(path: Path) -> Workflow:
 
         return load_script(path)
     return Workflow.load(path)
+
+
+def workers_of(given: int | None, backend: Backend) -> int:
+    """`--workers` as given; without it, one per core of this machine, or on Ray 0 (the pool
+    then starts one actor per kind per CPU of the cluster, which it knows once connected)."""
+    if given is not None:
+        return given
+    return workers_count("auto") if backend == "local" else 0
 
 
 def backend_of(args: argparse.Namespace) -> Backend:

@@ -28,9 +28,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphbook.engine.pool import Failed, Kind, OrderedLane, Outcome, call
+
+if TYPE_CHECKING:
+    from graphbook.engine.ray_transfer import Packed
 from graphbook.errors import GraphbookError
 from graphbook.events import ErrorInfo, KindStats, PoolStats
 
@@ -39,15 +42,19 @@ logger = logging.getLogger(__name__)
 KINDS: tuple[Kind, ...] = ("load", "dump")
 LOCAL = "local"
 """The address that means: start Ray on this machine (or use the Ray this process runs)."""
-PER_ACTOR = int(os.environ.get("GB_PER_ACTOR", 16))
-"""Tasks queued on one actor at a time; the rest wait on the driver, so a new actor (one that
-replaced a dead one) or an idle one gets work first."""
-GROUP = int(os.environ.get("GB_GROUP", 4))
-"""Tasks of one lane sent in one actor call: a Ray call costs the driver a few hundred µs, as
-much as decoding a small image; a group shares that cost."""
+GROUP = int(os.environ.get("GB_GROUP", 16))
+"""Tasks of one lane sent in one actor call, at most. Each call costs the driver, the actor and
+Ray's raylet about 1.5 ms of CPU in all (its reply goes through the object store), as much as
+decoding a small image: a group shares that cost (bench/README.md, "Graphbook on Ray")."""
+PER_ACTOR = int(os.environ.get("GB_PER_ACTOR", 2 * GROUP))
+"""Tasks queued on one actor at a time: two full groups, so an actor starts the next group
+while the driver takes the last one back. The rest wait on the driver, so a new actor (one
+that replaced a dead one) or an idle one gets work first."""
 PRELOAD = ("numpy", "torch", "torchvision", "PIL.Image")
 """Modules an actor imports as it starts, if the driver has imported them."""
 INSTALL = "pip install 'graphbook[ray]'"
+AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
+AUTH_NOTICE = "Token authentication is enabled for this Ray cluster"
 NODE_PACKAGE = "graphbook_nodes"
 """Node files are imported under this package; Ray workers cannot import it, so its modules
 travel by value (their code is pickled with the functions)."""
@@ -87,6 +94,25 @@ def _driver_path() -> Iterator[None]:
             os.environ["PYTHONPATH"] = before
 
 
+class _DropAuthNotice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(AUTH_NOTICE)
+
+
+@contextmanager
+def _without_auth_notice() -> Iterator[None]:
+    """A new local Ray turns token authentication on (unless RAY_AUTH_MODE says otherwise) and
+    logs a warning that it did, on every start. Authentication stays on; the notice is not shown
+    (docs/scale.md). Any other message of that logger still is."""
+    auth = logging.getLogger(AUTH_LOGGER)
+    notice = _DropAuthNotice()
+    auth.addFilter(notice)
+    try:
+        yield
+    finally:
+        auth.removeFilter(notice)
+
+
 def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
     """Join Ray: the one this process already runs, else a new local one (`None` or `local`),
     else the cluster at `address` (`auto`, `ray://host:port`, `host:port`). Returns True when
@@ -97,7 +123,7 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
     quiet = {"include_dashboard": False, "logging_level": logging.WARNING}
     try:
         if address in (None, LOCAL):
-            with _driver_path():
+            with _driver_path(), _without_auth_notice():
                 ray.init(num_cpus=num_cpus, **quiet)
         else:
             ray.init(address=address, logging_level=logging.WARNING)
@@ -111,49 +137,6 @@ def _share_node_modules(ray: ModuleType) -> None:
     """Make node files' modules travel by value: Ray workers have no `graphbook_nodes`."""
     if NODE_PACKAGE in sys.modules:
         ray.cloudpickle.register_pickle_by_value(sys.modules[NODE_PACKAGE])
-
-
-_SHARING = [False]
-
-
-def share_tensors_as_arrays() -> None:
-    """From now on, this process's Ray sends CPU tensors as numpy arrays, which Ray's object
-    store hands the receiver without a copy; torch's own pickling copies each tensor twice."""
-    torch = sys.modules.get("torch")
-    if _SHARING[0] or torch is None:
-        return
-    import ray
-
-    ray.util.register_serializer(torch.Tensor, serializer=_tensor_out, deserializer=_tensor_in)
-    _SHARING[0] = True
-
-
-def _tensor_out(tensor: Any) -> tuple[bool, Any]:
-    """(True, an array on the tensor's memory), or (False, the tensor pickled by torch) for one
-    numpy cannot hold (on a GPU, sparse, needing its gradient, bfloat16, ...)."""
-    import pickle
-
-    try:
-        if tensor.device.type == "cpu" and not tensor.requires_grad:
-            return True, tensor.resolve_conj().resolve_neg().numpy()
-    except (TypeError, RuntimeError):
-        pass
-    return False, pickle.dumps(tensor, pickle.HIGHEST_PROTOCOL)
-
-
-def _tensor_in(sent: tuple[bool, Any]) -> Any:
-    """The tensor back: a view on the array in Ray's object store (not copied), or unpickled."""
-    import pickle
-    import warnings
-
-    import torch
-
-    shared, payload = sent
-    if not shared:
-        return pickle.loads(payload)
-    with warnings.catch_warnings():  # read-only as numpy sees it; the store maps it writable
-        warnings.simplefilter("ignore", UserWarning)
-        return torch.from_numpy(payload)
 
 
 class _Actor:
@@ -194,15 +177,18 @@ class _Actor:
     def forget(self, lane: int) -> None:
         self.fns.pop(lane, None)
 
-    def run(self, lane: int, tasks: list[tuple[Any, ...]]) -> list[Outcome]:
-        """Run a group of tasks of one lane, in order; each outcome is a value."""
-        share_tensors_as_arrays()  # torch may have come with the function
+    def run(self, lane: int, packed: Packed) -> Packed:
+        """Run a group of tasks of one lane, in order; each outcome is a value. Tasks and
+        outcomes are packed, so their tensors are not copied (graphbook/engine/ray_transfer.py)."""
+        from graphbook.engine.ray_transfer import pack, unpack
+
+        tasks: list[tuple[Any, ...]] = unpack(packed)
         fn = self.fns.get(lane)
         if fn is None:
             fn = ErrorInfo("LookupError", "the actor has no function for this lane", "")
         if isinstance(fn, ErrorInfo):
-            return [Failed(fn) for _ in tasks]
-        return [call(fn, args) for args in tasks]
+            return pack([Failed(fn) for _ in tasks])
+        return pack([call(fn, args) for args in tasks])
 
 
 @dataclass
@@ -284,6 +270,9 @@ class RayPool:
         if workers < 0 or retries < 0:
             raise ValueError(f"workers and retries must be 0 or more, got {workers}, {retries}")
         self._ray = require_ray()
+        from graphbook.engine import ray_transfer
+
+        self._transfer = ray_transfer
         if connect(address, num_cpus):
             _POOLS_STARTED_RAY[0] = True
         _OPEN_POOLS[0] += 1
@@ -436,8 +425,8 @@ class RayPool:
             for ref in ready:
                 self._receive_one(ref)
         else:
-            for ref, outcomes in zip(ready, groups, strict=True):
-                self._route(ref, outcomes)
+            for ref, packed in zip(ready, groups, strict=True):
+                self._route(ref, self._outcomes(packed, len(self._refs[ref][1])))
         self.timings.receiving += time.perf_counter() - start
 
     def _receive_one(self, ref: Any) -> None:
@@ -445,13 +434,22 @@ class RayPool:
         if entry is None or entry[0].dead:
             return
         try:
-            outcomes = self._ray.get(ref)
+            packed = self._ray.get(ref)
         except self._ray.exceptions.RayActorError as exc:
             self._bury(entry[0], exc)
             return
         except Exception as exc:  # the results could not be read back
-            outcomes = [Failed(ErrorInfo.from_exception(exc))] * len(entry[1])
-        self._route(ref, outcomes)
+            self._route(ref, [Failed(ErrorInfo.from_exception(exc))] * len(entry[1]))
+            return
+        self._route(ref, self._outcomes(packed, len(entry[1])))
+
+    def _outcomes(self, packed: Any, count: int) -> list[Outcome]:
+        """A call's outcomes, or `count` failures saying why they could not be read back."""
+        try:
+            outcomes: list[Outcome] = self._transfer.unpack(packed)
+        except Exception as exc:
+            return [Failed(ErrorInfo.from_exception(exc))] * count
+        return outcomes
 
     def _route(self, ref: Any, outcomes: list[Outcome]) -> None:
         handle, tickets = self._refs.pop(ref)
@@ -481,7 +479,7 @@ class RayPool:
         left: list[_Task] = []
         for ref, tickets in handle.calls:
             self._refs.pop(ref, None)
-            outcomes = self._finished(ref)
+            outcomes = self._finished(ref, len(tickets))
             for n, ticket in enumerate(tickets):
                 task = self._tasks.get(ticket)
                 if task is None:
@@ -506,13 +504,13 @@ class RayPool:
         handles = self._actors[kind]
         handles[handles.index(handle)] = self._start(kind)
 
-    def _finished(self, ref: Any) -> list[Outcome] | None:
+    def _finished(self, ref: Any, count: int) -> list[Outcome] | None:
         """The outcomes of a call of a dead actor, if it finished before the actor died."""
         try:
-            outcomes: list[Outcome] = self._ray.get(ref, timeout=0)
+            packed = self._ray.get(ref, timeout=0)
         except Exception:
             return None
-        return outcomes
+        return self._outcomes(packed, count)
 
     def _dispatch(self, kind: Kind) -> None:
         """Hand waiting tasks to the least busy actors, in groups of one lane's tasks; a suspect
@@ -555,7 +553,7 @@ class RayPool:
         if lane not in handle.lanes:
             handle.lanes.add(lane)
             handle.actor.learn.remote(lane, self._fns[lane])
-        ref = handle.actor.run.remote(lane, [task.args for task in tasks])
+        ref = handle.actor.run.remote(lane, self._transfer.pack([task.args for task in tasks]))
         tickets = tuple(task.ticket for task in tasks)
         for task in tasks:
             task.actor = handle

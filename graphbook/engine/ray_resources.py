@@ -75,12 +75,17 @@ class ModelActor:
     def get(self) -> Any:
         return self.value
 
-    def forward(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def forward(self, packed: Any) -> Any:
+        """Run the model on packed (args, kwargs); the outputs come back packed, on the CPU
+        (packing sends tensors without copying them: graphbook/engine/ray_transfer.py)."""
+        from graphbook.engine.ray_transfer import pack, unpack
+
+        args, kwargs = unpack(packed)
         model = self.value
         device = next((p.device for p in model.parameters()), torch.device("cpu"))
         args, kwargs = to_device((args, kwargs), device)
         with torch.inference_mode(not model.training):
-            return to_device(model(*args, **kwargs), torch.device("cpu"))
+            return pack(to_device(model(*args, **kwargs), torch.device("cpu")))
 
 
 class RemoteModel(torch.nn.Module):
@@ -98,13 +103,15 @@ class RemoteModel(torch.nn.Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Run the model on its actor. If the actor dies meanwhile, the call fails (or runs
         again, `retries` times, once Ray has built the actor again)."""
+        from graphbook.engine.ray_transfer import pack, unpack
+
         ray = sys.modules["ray"]
         attempt = 0
         while True:
             if self._lost:
                 self._wait_until_rebuilt()
             try:
-                return ray.get(self._actor.forward.remote(args, kwargs))
+                return unpack(ray.get(self._actor.forward.remote(pack((args, kwargs)))))
             except ray.exceptions.RayActorError as exc:
                 self._lost = True
                 attempt += 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -30,9 +31,10 @@ from graphbook import (
     step,
 )
 from graphbook.cli import main
+from graphbook.cli.commands import workers_count, workers_of
 from graphbook.engine.executor import Executor, RunControl
 from graphbook.engine.pool import Done, Failed
-from graphbook.engine.ray_pool import RayPool
+from graphbook.engine.ray_pool import RayBackend, RayPool
 from graphbook.engine.ray_resources import actor_params, wants_gpu
 from graphbook.events import Event, Prompt, PromptAnswered
 from graphbook.steps import PromptStep
@@ -130,6 +132,48 @@ def test_the_pool_keeps_order_and_returns_errors_as_values(ray_pool: RayPool) ->
     assert "no fours" in failed[0].error.traceback and "tenfold" in failed[0].error.traceback
 
 
+def tensors(seed: int) -> dict[str, Any]:
+    """Tensors of every kind a load function might return, the same for the same seed."""
+    generator = torch.Generator().manual_seed(seed)
+    image = torch.rand(3, 224, 224, generator=generator)
+    return {
+        "image": image,
+        "transposed": image[0].t(),
+        "half": image[:, :8].to(torch.bfloat16),
+        "labels": torch.arange(seed, seed + 5),
+        "mask": image[0, 0] > 0.5,
+        "grad": torch.ones(4, requires_grad=True),
+        "array": image[1].numpy() * 2,
+        "nested": [(image[2, :2], {"scalar": torch.tensor(seed)})],
+    }
+
+
+def test_tensors_come_back_equal_in_every_dtype_and_layout(ray_pool: RayPool) -> None:
+    lane = ray_pool.lane(tensors, 8)
+    for seed in range(3):
+        lane.submit(seed)
+    outcomes: list[Any] = []
+    deadline = time.monotonic() + 120
+    while lane.in_flight and time.monotonic() < deadline:
+        ray_pool.wait(0.1)
+        outcomes += lane.take_ready()
+    lane.close()
+    assert len(outcomes) == 3 and all(isinstance(o, Done) for o in outcomes), outcomes
+    for seed, outcome in enumerate(outcomes):
+        got, expected = outcome.value, tensors(seed)
+        for key in ("image", "transposed", "half", "labels", "mask", "grad"):
+            assert got[key].dtype == expected[key].dtype, key
+            assert torch.equal(got[key].detach(), expected[key].detach()), key
+        assert got["grad"].requires_grad
+        assert (got["array"] == expected["array"]).all()
+        assert torch.equal(got["nested"][0][0], expected["nested"][0][0])
+        assert got["nested"][0][1]["scalar"].item() == seed
+    first = outcomes[0].value["image"]
+    first.add_(1)  # a node may write into what its load function returned
+    assert torch.equal(first, tensors(0)["image"] + 1)
+    assert torch.equal(outcomes[1].value["image"], tensors(1)["image"]), "only its own tensor"
+
+
 def slow_load(item: int) -> int:
     time.sleep(0.01)
     return item
@@ -213,6 +257,29 @@ def test_without_ray_the_cli_says_how_to_install_it(
     Workflow().save(workflow)
     assert main(["run", str(workflow), "--ray"]) == 2
     assert "pip install 'graphbook[ray]'" in capsys.readouterr().err
+
+
+def test_ray_without_workers_has_one_actor_per_kind_per_cpu_of_the_cluster(
+    ray_address: str,
+) -> None:
+    import ray
+
+    assert workers_of(None, RayBackend("auto")) == 0, "the pool asks the cluster, not this machine"
+    assert workers_of(None, "local") == workers_count("auto")
+    assert workers_of(3, RayBackend("auto")) == 3
+    with RayPool(ray_address, workers=0) as pool:
+        assert pool.workers == int(ray.cluster_resources()["CPU"])
+        assert len(pool.pids("load")) == pool.workers
+
+
+def test_a_local_ray_started_for_a_run_does_not_print_ray_s_auth_notice(tmp_path: Path) -> None:
+    workflow = tmp_path / "wf.json"
+    Workflow().save(workflow)
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_AUTH_MODE")}
+    command = [sys.executable, "-m", "graphbook", "run", str(workflow), "--ray"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "Token authentication" not in result.stderr + result.stdout
 
 
 # -- models on actors ----------------------------------------------------------------------------
