@@ -380,10 +380,7 @@ class RayPool:
             lane.resolve(ticket, Failed(fn))
             return ticket
         self._tasks[ticket] = _Task(ticket, lane.id, lane.kind, args)
-        backlog = self._backlog[lane.kind]
-        backlog.append(ticket)
-        if len(backlog) >= GROUP:  # else the next collect sends it, with those that follow
-            self._dispatch(lane.kind)
+        self._backlog[lane.kind].append(ticket)  # `wait` sends it, in a group with others
         return ticket
 
     def forget(self, lane_id: int) -> None:

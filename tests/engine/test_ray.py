@@ -151,12 +151,12 @@ def tensors(seed: int) -> dict[str, Any]:
 def test_tensors_come_back_equal_in_every_dtype_and_layout(ray_pool: RayPool) -> None:
     lane = ray_pool.lane(tensors, 8)
     for seed in range(3):
-        lane.submit(seed)
+        lane.submit(seed, (seed,))
     outcomes: list[Any] = []
     deadline = time.monotonic() + 120
     while lane.in_flight and time.monotonic() < deadline:
         ray_pool.wait(0.1)
-        outcomes += lane.take_ready()
+        outcomes += [outcome for _, outcome in lane.take_ready()]
     lane.close()
     assert len(outcomes) == 3 and all(isinstance(o, Done) for o in outcomes), outcomes
     for seed, outcome in enumerate(outcomes):
@@ -267,8 +267,9 @@ def test_ray_without_workers_has_one_actor_per_kind_per_cpu_of_the_cluster(
     assert workers_of(None, RayBackend("auto")) == 0, "the pool asks the cluster, not this machine"
     assert workers_of(None, "local") == workers_count("auto")
     assert workers_of(3, RayBackend("auto")) == 3
+    cpus = int(ray.cluster_resources()["CPU"])  # type: ignore[no-untyped-call]
     with RayPool(ray_address, workers=0) as pool:
-        assert pool.workers == int(ray.cluster_resources()["CPU"])
+        assert pool.workers == cpus
         assert len(pool.pids("load")) == pool.workers
 
 
