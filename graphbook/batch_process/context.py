@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
 import torch
 import torch.profiler
 
 from graphbook.batch_process.checkpoint import RunFolders
 from graphbook.batch_process.client import Checkpoint, ModelVersion
+from graphbook.batch_process.devices import to_device
 from graphbook.batch_process.distributed import Collective
 from graphbook.batch_process.errors import BatchError
 from graphbook.batch_process.metrics import MetricBuffer
@@ -74,8 +74,7 @@ class TorchBatchProcessorContext:
     def to_device(self, data: T) -> T:
         """`data` with every tensor (and numpy array, as a tensor) moved to `device`, inside
         lists, tuples, named tuples and dicts; anything else is returned as it is."""
-        moved: T = _to_device(data, self.device)
-        return moved
+        return to_device(data, self.device)
 
     def prepare_model_for_inference(self, model: M) -> M:
         """Put `model` in eval mode on `device`; returns it."""
@@ -160,17 +159,3 @@ class TorchBatchProcessorContext:
             folder = str(self.get_tensorboard_path())
             kwargs["on_trace_ready"] = torch.profiler.tensorboard_trace_handler(folder)
         self.profiler.use_torch_profiler(torch.profiler.profile(*args, **kwargs))
-
-
-def _to_device(data: Any, device: torch.device) -> Any:
-    if isinstance(data, torch.Tensor):
-        return data.to(device, non_blocking=device.type == "cuda")
-    if isinstance(data, np.ndarray) and data.dtype.kind in "biufc":
-        return _to_device(torch.from_numpy(data), device)
-    if isinstance(data, Mapping):
-        return {k: _to_device(v, device) for k, v in data.items()}
-    if isinstance(data, tuple) and hasattr(data, "_fields"):  # a named tuple
-        return type(data)(*(_to_device(v, device) for v in data))
-    if isinstance(data, list | tuple):
-        return type(data)(_to_device(v, device) for v in data)
-    return data

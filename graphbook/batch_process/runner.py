@@ -15,6 +15,7 @@ from typing import Any
 from graphbook.batch_process.checkpoint import Committer, Draft, Progress
 from graphbook.batch_process.context import RunInfo, TorchBatchProcessorContext
 from graphbook.batch_process.dataset import describe
+from graphbook.batch_process.devices import loader_kwargs_for
 from graphbook.batch_process.distributed import Collective, open_collective
 from graphbook.batch_process.errors import BatchError, BatchPreempted
 from graphbook.batch_process.job import Job, make_job
@@ -52,6 +53,8 @@ def torch_batch_process(
     - `checkpoint_interval`: checkpoint after every this many batches per rank.
     - `dataloader_kwargs`: passed to the DataLoader (`num_workers`, `collate_fn`,
       `pin_memory`, `drop_last`, ...); `shuffle`, `sampler` and `batch_sampler` are refused.
+      On a CUDA device batches are read into pinned memory unless `pin_memory` is given, so
+      `context.to_device(batch)` copies them without blocking.
     - `run_name`: the run this command continues (default: script or module, and class name);
       `start_over`: begin a new run even if one with that name did not complete;
       `hparams`: what `context.get_hparams()` returns.
@@ -188,9 +191,10 @@ class Attempt:
         shard = Shard(
             plan.start, plan.total, self.rank, self.collective.size, job.batch_size, job.drop_last
         )
+        kwargs = loader_kwargs_for(self.collective.device, job.loader_kwargs)  # pinned on CUDA
         if plan.dataset.length is not None:
-            return map_batches(job.dataset, shard, plan.dataset.length, job.loader_kwargs)
-        return iterable_batches(job.dataset, shard, job.loader_kwargs)
+            return map_batches(job.dataset, shard, plan.dataset.length, kwargs)
+        return iterable_batches(job.dataset, shard, kwargs)
 
     def _all_done(self) -> bool:
         return self.plan.total is not None and self.done >= self.plan.total

@@ -16,7 +16,7 @@ from typing import Any, TypeVar, cast
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from graphbook.batch_process.context import _to_device
+from graphbook.batch_process.devices import to_device
 from graphbook.batch_process.distributed import Collective
 from graphbook.batch_process.reducers import FunctionReducer, Reducer
 from graphbook.trainer.errors import TrainerError, accept_determined_only
@@ -346,8 +346,7 @@ class PyTorchTrialContext:
 
     def to_device(self, data: T) -> T:
         """`data` with every tensor moved to `device` (inside lists, tuples and dicts)."""
-        moved: T = _to_device(data, self.device)
-        return moved
+        return to_device(data, self.device)
 
     # -- reducers ------------------------------------------------------------------------------
     def wrap_reducer(

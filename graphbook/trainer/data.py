@@ -20,11 +20,13 @@ import torch
 from torch.utils.data import DataLoader as TorchLoader
 from torch.utils.data import RandomSampler, SequentialSampler
 
+from graphbook.batch_process.devices import loader_kwargs_for
 from graphbook.trainer.errors import TrainerError
 
 TorchData = Union[dict[str, torch.Tensor], Sequence[torch.Tensor], torch.Tensor]  # noqa: UP007
 """What a batch is: a tensor, a sequence of tensors or a dict of them."""
 
+CPU = torch.device("cpu")
 _PASSED_ON = (
     "num_workers",
     "collate_fn",
@@ -142,9 +144,11 @@ class Shard:
 class Reader:
     """One process's view of a `DataLoader` in a run."""
 
-    def __init__(self, loader: DataLoader, shard: Shard) -> None:
+    def __init__(self, loader: DataLoader, shard: Shard, device: torch.device = CPU) -> None:
         self.loader = loader
         self.shard = shard
+        self.device = device
+        """Where the batches go: on CUDA they are read into pinned memory by default."""
         self.length = len(loader.dataset)
         self.steps = steps_per_epoch(
             self.length, loader.batch_size, shard.world_size, loader.drop_last
@@ -184,7 +188,7 @@ class Reader:
         batches = self.batches(epoch, shuffle)[start:]
         if not batches:
             return iter(())
-        kwargs = dict(self.loader.loader_kwargs)
+        kwargs = loader_kwargs_for(self.device, self.loader.loader_kwargs)
         # Its own generator, so that making the iterator leaves the global RNG alone (torch
         # draws a base seed from it otherwise, and a resumed run would diverge).
         generator = torch.Generator().manual_seed(_mix(self.shard.seed, epoch, 7))

@@ -247,7 +247,7 @@ class _Run:
         self.rank = trainer.rank
         self.settings = settings
         shard = Shard(self.rank, self.collective.size, self.session.seed)
-        self.reader = Reader(train, shard)
+        self.reader = Reader(train, shard, self.context.device)
         self.val = val
         self.val_shard = shard
         self.epoch_length = self.reader.steps
@@ -446,7 +446,7 @@ class _Run:
                 full = getattr(self.trial, "evaluate_full_dataset")  # noqa: B009 (checked)
                 result = plain(as_metrics(full(self.val), "evaluate_full_dataset"))
             return self.collective.broadcast(result), []
-        reader = Reader(self.val, self.val_shard)
+        reader = Reader(self.val, self.val_shard, self.context.device)
         outputs = []
         evaluate = self.trial.evaluate_batch  # type: ignore[attr-defined]
         for index, batch in enumerate(reader.read(0, 0, shuffle=False)):

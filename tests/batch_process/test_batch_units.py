@@ -12,15 +12,23 @@ import pytest
 import torch
 from PIL import Image
 
-from graphbook.batch_process import BatchError, BatchProfiler, MetricReducer
+from graphbook.batch_process import (
+    BatchError,
+    BatchProfiler,
+    MetricReducer,
+    distributed,
+    runner,
+    torch_batch_process,
+)
 from graphbook.batch_process.checkpoint import RunFolders
 from graphbook.batch_process.context import RunInfo, TorchBatchProcessorContext
 from graphbook.batch_process.dataset import describe
+from graphbook.batch_process.devices import loader_kwargs_for
 from graphbook.batch_process.distributed import SingleProcess
 from graphbook.batch_process.reducers import RankReducerState, ReducerSet, ReducerState
 from graphbook.batch_process.sharding import Shard, batch_count, steps_left
 
-from .jobs import Numbers, NumberStream, SumReducer, ordered
+from .jobs import Numbers, NumberStream, Recorder, SumReducer, ordered
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 4])
@@ -187,3 +195,40 @@ def test_graphbook_batch_is_the_api_and_still_the_decorator() -> None:
         spec = Registry().add(node)
         assert spec.kind == "batch" and [p.name for p in spec.params] == ["batch_size", "item_key"]
         assert spec.params[0].default == size
+
+
+def test_batches_bound_for_a_gpu_are_read_into_pinned_memory() -> None:
+    cuda, cpu = torch.device("cuda", 0), torch.device("cpu")
+    assert loader_kwargs_for(cuda, {"num_workers": 2}) == {"num_workers": 2, "pin_memory": True}
+    assert loader_kwargs_for(cuda, {"pin_memory": False}) == {"pin_memory": False}  # asked
+    assert loader_kwargs_for(cpu, {"num_workers": 2}) == {"num_workers": 2}
+    given = {"num_workers": 1}
+    loader_kwargs_for(cuda, given)
+    assert given == {"num_workers": 1}  # the caller's dict is left alone
+
+
+def test_torch_batch_process_pins_memory_on_a_gpu(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No GPU here: the process believes it has one, and the DataLoader's arguments are seen
+    on their way (torch only warns that it cannot pin without one)."""
+    seen: list[dict[str, Any]] = []
+
+    def spy(dataset: Any, shard: Shard, length: int, kwargs: dict[str, Any]) -> Any:
+        seen.append(kwargs)
+        return real(dataset, shard, length, {k: v for k, v in kwargs.items() if k != "pin_memory"})
+
+    real = runner.map_batches
+    monkeypatch.setattr(runner, "map_batches", spy)
+    monkeypatch.setattr(distributed, "default_device", lambda rank: torch.device("cuda", rank))
+    torch_batch_process(Recorder, Numbers(6), batch_size=2, run_name="gpu")
+    torch_batch_process(
+        Recorder,
+        Numbers(6),
+        batch_size=2,
+        run_name="asked",
+        dataloader_kwargs={"pin_memory": False},
+    )
+    monkeypatch.setattr(distributed, "default_device", lambda rank: torch.device("cpu"))
+    torch_batch_process(Recorder, Numbers(6), batch_size=2, run_name="cpu")
+    assert [k.get("pin_memory") for k in seen] == [True, False, None]
