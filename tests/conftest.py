@@ -1,12 +1,16 @@
-"""Shared fixtures: the engine suite runs with 0 (inline) and 2 worker processes, and on Ray.
+"""Shared fixtures: the engine suite runs with 0 (inline) and 2 worker processes, and on Ray;
+`home` gives a test its own data directory (the run store) and an environment without the
+settings a training or batch run reads.
 
 Ray starts once per test session (local, 2 CPUs) and its actors are shared by every test that
 runs on it; a test that needs Ray is skipped when Ray is not installed."""
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,3 +58,21 @@ def backend(request: pytest.FixtureRequest) -> dict[str, Any]:
     if request.param == "ray":
         return {"pool": request.getfixturevalue("ray_pool")}
     return {"workers": 0 if request.param == "inline" else 2}
+
+
+RUN_SETTINGS = ("GRAPHBOOK_TRAIN_", "GRAPHBOOK_BATCH_", "TEST_BATCH_")
+"""Prefixes of what the Trainer, the batch API and the batch tests' jobs read from the
+environment (run names, start-over, hparams, faults to inject, ...)."""
+TORCHRUN_SETTINGS = ("WORLD_SIZE", "RANK", "LOCAL_RANK")
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """GRAPHBOOK_HOME for this test (the store, checkpoints and uploads live under it), in an
+    environment with no run settings and no torchrun ranks."""
+    folder = tmp_path / "graphbook-home"
+    monkeypatch.setenv("GRAPHBOOK_HOME", str(folder))
+    for name in list(os.environ):
+        if name.startswith(RUN_SETTINGS) or name in TORCHRUN_SETTINGS:
+            monkeypatch.delenv(name)
+    return folder
