@@ -98,7 +98,8 @@ def locate(
     if checkpoint is not None:
         return _folder(_checkpoint(store, checkpoint)), checkpoint
     if model is not None:
-        return _folder(_checkpoint(store, _version(store, model, version))), ""
+        uuid = _version(store, model, version)
+        return _folder(_checkpoint(store, uuid)), uuid
     assert run is not None
     return _of_run(store, str(run), which)
 

@@ -525,6 +525,7 @@ class _Run:
             self.store, self.run.folders, snapshot, status, self._counts()
         )
         self._call("on_checkpoint_write_end", str(folder))
+        self._call("on_checkpoint_end", str(folder))  # Determined's older name for it
         checkpoints.prune(
             self.store,
             self.run.run_id,

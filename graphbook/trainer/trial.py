@@ -104,7 +104,11 @@ class PyTorchCallback:
 
     def on_checkpoint_save_start(self, checkpoint: dict[str, Any]) -> None: ...
 
-    def on_checkpoint_write_end(self, checkpoint_dir: str) -> None: ...
+    def on_checkpoint_write_end(self, checkpoint_dir: str) -> None:
+        """After a checkpoint's files are written (on rank 0 only)."""
+
+    def on_checkpoint_end(self, checkpoint_dir: str) -> None:
+        """Determined's deprecated name of `on_checkpoint_write_end`: called right after it."""
 
     def on_checkpoint_upload_end(self, uuid: str) -> None: ...
 

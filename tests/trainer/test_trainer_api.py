@@ -119,6 +119,128 @@ def test_set_stop_requested_ends_training_with_a_checkpoint(home: Path) -> None:
     assert [c.steps_completed for c in Store().checkpoints(result.run_id)] == [4]
 
 
+class EveryHook(det.pytorch.PyTorchCallback):
+    """Records every hook Determined's PyTorchCallback has, and counts them in its state."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.count = 0
+
+    def record(self, *call: Any) -> None:
+        self.calls.append(call)
+        self.count += 1
+
+    def on_trial_startup(self, first_batch_idx: int, checkpoint_uuid: str | None) -> None:
+        self.record("startup", first_batch_idx, checkpoint_uuid)
+
+    def on_trial_shutdown(self) -> None:
+        self.record("shutdown")
+
+    def on_training_start(self) -> None:
+        self.record("training_start")
+
+    def on_training_epoch_start(self, epoch_idx: int) -> None:
+        self.record("epoch_start", epoch_idx)
+
+    def on_training_epoch_end(self, epoch_idx: int) -> None:
+        self.record("epoch_end", epoch_idx)
+
+    def on_training_workload_end(self, avg: dict[str, Any], batches: list[Any]) -> None:
+        self.record("workload_end", sorted(avg), len(batches))
+
+    def on_validation_start(self) -> None:
+        self.record("validation_start")
+
+    def on_validation_epoch_start(self) -> None:
+        self.record("validation_epoch_start")
+
+    def on_validation_epoch_end(self, outputs: list[Any]) -> None:
+        self.record("validation_epoch_end", len(outputs))
+
+    def on_validation_end(self, metrics: dict[str, Any]) -> None:
+        self.record("validation_end", sorted(metrics))
+
+    def on_checkpoint_load_start(self, checkpoint: dict[str, Any]) -> None:
+        self.record("load_start", checkpoint["loop"]["batches"])
+
+    def on_checkpoint_save_start(self, checkpoint: dict[str, Any]) -> None:
+        self.record("save_start", checkpoint["loop"]["batches"])
+
+    def on_checkpoint_write_end(self, checkpoint_dir: str) -> None:
+        self.record("write_end", Path(checkpoint_dir).name)
+
+    def on_checkpoint_end(self, checkpoint_dir: str) -> None:
+        self.record("checkpoint_end", Path(checkpoint_dir).name)
+
+    def on_checkpoint_upload_end(self, uuid: str) -> None:
+        self.record("upload_end", uuid)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"count": self.count}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.count = state_dict["count"]
+
+
+class Hooked(LineTrial):
+    crash_at: int | None = None
+
+    def __init__(self, context: Any) -> None:
+        super().__init__(context)
+        self.hooks = EveryHook()
+
+    def train_batch(self, batch: Any, epoch_idx: int, batch_idx: int) -> Any:
+        if batch_idx == self.crash_at:
+            raise RuntimeError("stopping here")
+        return super().train_batch(batch, epoch_idx, batch_idx)
+
+    def build_callbacks(self) -> dict[str, det.pytorch.PyTorchCallback]:
+        return {"hooks": self.hooks}
+
+
+def test_every_callback_hook_in_order_and_its_state_resumes(home: Path) -> None:
+    options: dict[str, Any] = {
+        "max_length": det.Batches(4),
+        "min_validation_period": det.Batches(2),
+        "min_checkpoint_period": det.Batches(2),
+        "reporting_period": det.Batches(2),
+        "checkpoint_policy": "all",
+    }
+    Hooked.crash_at = 2
+    with pytest.raises(RuntimeError, match="stopping here"):
+        train(Hooked, name="hooks", **options)
+    Hooked.crash_at = None
+    trial, result = train(Hooked, name="hooks", **options)
+    step = f"{result.run_id}-step-"
+    validation = [
+        ("validation_start",),
+        ("validation_epoch_start",),
+        ("validation_epoch_end", 3),  # batches of 4 over 12 points
+        ("validation_end", ["count", "loss"]),
+    ]
+    checkpoint = [
+        ("save_start", 4),
+        ("write_end", step + "4"),
+        ("checkpoint_end", step + "4"),
+        ("upload_end", step + "4"),
+    ]
+    assert trial.hooks.calls == [
+        ("load_start", 2),
+        ("startup", 2, step + "2"),
+        ("training_start",),
+        ("epoch_end", 0),  # after batch 3: an epoch has 3
+        ("epoch_start", 1),
+        ("workload_end", ["loss"], 2),  # batches 3 and 4
+        *validation,
+        *checkpoint,
+        ("shutdown",),
+    ]
+    # The first attempt's state went into its checkpoint at save_start, after 8 hooks
+    # (startup, training_start, epoch_start, workload_end, 4 of validation); it came back
+    # after load_start, and the 14 hooks since were counted on top of it.
+    assert trial.hooks.count == 8 + len(trial.hooks.calls) - 1
+
+
 def test_lr_scheduler_step_modes(home: Path) -> None:
     class Scheduled(LineTrial):
         def __init__(self, context: Any) -> None:
@@ -146,8 +268,9 @@ def test_load_checkpoint_trial_every_way_and_predict_in_order(home: Path) -> Non
         {"model": "line"},
         {"model": "line", "version": 1},
     ]
-    weights = [gt.load_checkpoint_trial(LineTrial, **way).model.weight.item() for way in ways]
-    assert len(set(weights)) == 1
+    trials = [gt.load_checkpoint_trial(LineTrial, **way) for way in ways]
+    assert len({t.model.weight.item() for t in trials}) == 1
+    assert {t.context.checkpoint_uuid for t in trials} == {checkpoint}
     trial = gt.load_checkpoint_trial(LineTrial, run="line")
     assert trial.context.hparams["lr"] == 0.1
     data = Line(10)
