@@ -3,6 +3,10 @@ DataLoader(num_workers=N, pin_memory=True), N from 2 to the machine's cores.
 
     python -m bench.gpu [--quick] [--models resnet50 vit_b_16] [--workers 2 4 8 16]
                         [--amp off|fp16|bf16] [--images N] [--reps R]
+    python -m bench.gpu --apis [--quick] [--workers N] [--amp off|fp16] [--reps R]
+
+`--apis` measures torch_batch_process and the Trainer on the GPU against the same loops by
+hand instead (bench/gpu_apis.py).
 
 Without a CUDA device it says so and exits 0: CI has no GPU. The work is the image
 benchmark's (bench/nodes/images.py: decode + resize to 224 in the workers, batches of 32, top-5
@@ -188,8 +192,15 @@ def _contender(model: str, folder: Path, out: Path, workers: int, amp: str) -> l
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse(argv)
+    if args.apis:
+        from bench import gpu_apis
+
+        gpu_apis.run(args.quick, args.reps, args.workers[0], args.amp, args.device)
+        return
     if not cuda_available():
-        print("no CUDA device here: the GPU benchmark is skipped")
+        from bench.gpu_apis import why_no_cuda
+
+        print(f"no CUDA device here ({why_no_cuda()}): the GPU benchmark is skipped")
         return
     if args.contender:
         report(dataloader(args.model, args.folder, args.out, args.workers[0], args.amp))
@@ -220,11 +231,18 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--amp", choices=AMP, default="off", help="autocast dtype on the GPU")
     parser.add_argument("--images", type=int, help=f"images per run (default {IMAGES})")
     parser.add_argument("--reps", type=int, help="repetitions (default 3, quick 1)")
+    parser.add_argument(
+        "--apis", action="store_true", help="torch_batch_process and the Trainer against loops"
+    )
+    parser.add_argument("--device", default="cuda", help=argparse.SUPPRESS)  # cpu: harness check
     parser.add_argument("--contender", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.apis and args.amp == "bf16":
+        parser.error("--apis measures --amp off or fp16 (the Trainer's use_amp() is fp16)")
+    return args
 
 
 if __name__ == "__main__":
