@@ -6,6 +6,7 @@ from graphbook.batch_process import (
     TorchBatchProcessorContext,
     torch_batch_process,
 )
+from graphbook.batch_process.devices import to_device
 from graphbook.batch_process.reducers import MetricReducer
 from graphbook.trainer import (
     Batch,
@@ -18,6 +19,7 @@ from graphbook.trainer import (
     Reducer,
     TorchData,
     Trainer,
+    TrainUnit,
     init,
     load_checkpoint_trial,
 )
@@ -36,9 +38,11 @@ __all__ = [
     "TorchBatchProcessor",
     "TorchBatchProcessorContext",
     "TorchData",
+    "TrainUnit",
     "Trainer",
     "init",
     "load_checkpoint_trial",
     "load_trial_from_checkpoint_path",
+    "to_device",
     "torch_batch_process",
 ]
