@@ -26,7 +26,7 @@ from graphbook.batch_process.dataset import describe
 from graphbook.batch_process.devices import loader_kwargs_for
 from graphbook.batch_process.distributed import SingleProcess
 from graphbook.batch_process.reducers import RankReducerState, ReducerSet, ReducerState
-from graphbook.batch_process.sharding import Shard, batch_count, steps_left
+from graphbook.batch_process.sharding import Shard, batch_count, map_batches, steps_left
 
 from .jobs import Numbers, NumberStream, Recorder, SumReducer, ordered
 
@@ -216,9 +216,10 @@ def test_torch_batch_process_pins_memory_on_a_gpu(
 
     def spy(dataset: Any, shard: Shard, length: int, kwargs: dict[str, Any]) -> Any:
         seen.append(kwargs)
-        return real(dataset, shard, length, {k: v for k, v in kwargs.items() if k != "pin_memory"})
+        return map_batches(
+            dataset, shard, length, {k: v for k, v in kwargs.items() if k != "pin_memory"}
+        )
 
-    real = runner.map_batches
     monkeypatch.setattr(runner, "map_batches", spy)
     monkeypatch.setattr(distributed, "default_device", lambda rank: torch.device("cuda", rank))
     torch_batch_process(Recorder, Numbers(6), batch_size=2, run_name="gpu")
