@@ -12,7 +12,7 @@ import pytest
 
 from graphbook.store import Store
 from graphbook.trainer import TrainerError
-from graphbook.trainer.search import make_config
+from graphbook.trainer.search import make_config, run_search
 from graphbook.trainer.space import grid_trials, parse_space, random_trials
 
 from .runner import SCRIPTS, run_python
@@ -85,6 +85,38 @@ def test_search_spaces() -> None:
         Path("train.py"),
     )
     assert len(config.trials) == 4 and config.max_length == "batches:5"
+
+
+def test_random_search_from_python(home: Path, tmp_path: Path) -> None:
+    config = make_config(
+        {
+            "hyperparameters": {
+                "global_batch_size": {"type": "categorical", "vals": [16, 32, 64]},
+                "learning_rate": {"type": "log", "minval": -3, "maxval": -1},
+            },
+            "searcher": {
+                "name": "random",
+                "max_trials": 2,
+                "seed": 5,
+                "max_length": {"batches": 3},
+                "metric": "loss",
+            },
+        },
+        tmp_path,
+        SCRIPTS / "seed_train.py",
+    )
+    result = run_search(config, name="python search")
+    assert [t.status for t in result.trials] == ["completed", "completed"]
+    store = Store()
+    for trial, hparams in zip(result.trials, config.trials, strict=True):
+        assert trial.hparams == hparams
+        assert trial.run_id is not None
+        run = store.get_run(trial.run_id)
+        assert run.config["hparams"] == hparams and run.counts["batches_completed"] == 3
+    best = min(result.trials, key=lambda t: t.validation["loss"])
+    assert result.best is not None and result.best.run_id == best.run_id
+    (search,) = store.list_runs("search")
+    assert search.status == "completed" and search.counts["best_run"] == best.run_id
 
 
 @pytest.mark.parametrize(
