@@ -6,7 +6,7 @@ import io
 import math
 import random
 from pathlib import Path
-from typing import cast
+from typing import Literal, cast
 
 import numpy as np
 import torch
@@ -121,10 +121,19 @@ def _conv_block(channels_in: int, channels_out: int, stride: int = 1) -> list[nn
 
 
 class ShapesNet(nn.Module):
-    """Tiny CNN mapping (N, 3, 64, 64) tensors in 0..1 to logits over CLASSES."""
+    """Tiny CNN mapping (N, 3, 64, 64) tensors in 0..1 to logits over CLASSES.
 
-    def __init__(self) -> None:
+    `pool="max"` pools the last feature map by its maximum instead of its mean, and
+    `standardise=True` first scales each image's channels to mean 0 and deviation 1: neither
+    adds a weight (the state dict is the same), and together they learn the shapes in a fifth of
+    the batches (measured in docs/trainer.md). The shipped weights are the plain net's.
+    """
+
+    def __init__(self, pool: Literal["avg", "max"] = "avg", *, standardise: bool = False) -> None:
         super().__init__()
+        if pool not in ("avg", "max"):
+            raise ValueError(f"ShapesNet pool must be 'avg' or 'max', not {pool!r}")
+        self.standardise: nn.Module = nn.InstanceNorm2d(3) if standardise else nn.Identity()
         self.features = nn.Sequential(
             *_conv_block(3, 16, stride=2),  # 32x32
             nn.MaxPool2d(2),  # 16x16
@@ -134,11 +143,11 @@ class ShapesNet(nn.Module):
             nn.MaxPool2d(2),  # 4x4
             *_conv_block(64, 64),
         )
-        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.pool = nn.AdaptiveMaxPool2d(1) if pool == "max" else nn.AdaptiveAvgPool2d(1)
         self.head = nn.Linear(64, len(CLASSES))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        features = self.pool(self.features(x)).flatten(1)
+        features = self.pool(self.features(self.standardise(x))).flatten(1)
         return cast(torch.Tensor, self.head(features))
 
 

@@ -437,6 +437,7 @@ class _Run:
         state = self.state
         state.validation, state.last_validation = metrics, state.batches
         self._store_metrics("validation", metrics)
+        self.display.validated(state.batches, state.training.get("loss"), metrics)
         self._rank_best(metrics)
 
     def _evaluate(self) -> tuple[dict[str, Any], list[Any]]:

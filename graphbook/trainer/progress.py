@@ -1,6 +1,7 @@
 """Training progress in the terminal (rank 0): epoch, batch, rate, last loss and time left in a
-rich progress bar (off with `progress=False`), and one line when a run starts, resumes, stops
-or ends."""
+rich progress bar, a line per validation (at most one a second; in a log too, where no bar is
+drawn) — both off with `progress=False` — and one line when a run starts, resumes, stops or
+ends."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+LINE_SECONDS = 1.0
+
 
 class Display:
     def __init__(self, chief: bool, bar: bool, total: int, epoch_length: int, name: str) -> None:
@@ -29,6 +32,7 @@ class Display:
         self._task: TaskID | None = None
         self.name = name
         self._shown = 0.0
+        self._said = -LINE_SECONDS
 
     def say(self, text: str) -> None:
         if self.chief:
@@ -68,6 +72,20 @@ class Display:
             description=self._description(done),
             rate=rate,
             loss=shown,
+        )
+
+    def validated(self, done: int, loss: Any, metrics: dict[str, Any]) -> None:
+        """A line saying where training is and what it validated at (not for the last
+        validation: the end's summary says it)."""
+        now = time.monotonic()
+        if not self.enabled or done >= self.total or now - self._said < LINE_SECONDS:
+            return
+        self._said = now
+        shown = " ".join(f"{k}={v:.4g}" for k, v in metrics.items() if isinstance(v, float))
+        trained = f"loss {loss:.4g}; " if isinstance(loss, float) else ""
+        self.say(
+            f"epoch {done / self.epoch_length:.3g}, batch {done}/{self.total}: {trained}"
+            f"validation {shown or '-'}"
         )
 
     def _description(self, done: int) -> str:
