@@ -421,6 +421,9 @@ class _Run:
     def _validate(self) -> None:
         self._call("on_validation_start")
         self._call("on_validation_epoch_start")
+        for wrapped in self.context.reducers:
+            if wrapped.for_validation:  # it counts this validation only
+                wrapped.reducer.reset()
         for model in self.context.models:
             model.eval()
         try:

@@ -95,6 +95,56 @@ def test_evaluation_reducer_and_wrapped_reducers(home: Path) -> None:
     assert result.validation == {"count": 12.0, "items": 12}
 
 
+class Items(det.pytorch.MetricReducer):
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.items = 0
+
+    def update(self, count: int) -> None:
+        self.items += count
+
+    def per_slot_reduce(self) -> int:
+        return self.items
+
+    def cross_slot_reduce(self, per_slot_metrics: list[int]) -> dict[str, int]:
+        return {"items": sum(per_slot_metrics)}
+
+
+class CountingTrial(LineTrial):
+    """One reducer counts training items, another validation items; each trial step also
+    updates the validation one, which must not leak into a validation."""
+
+    def __init__(self, context: Any) -> None:
+        super().__init__(context)
+        self.trained = context.wrap_reducer(Items(), for_validation=False)
+        self.checked = context.wrap_reducer(Items(), name="checked", for_training=False)
+
+    def train_batch(self, batch: Any, epoch_idx: int, batch_idx: int) -> Any:
+        self.trained.update(len(batch[0]))
+        self.checked.update(1000)
+        return super().train_batch(batch, epoch_idx, batch_idx)
+
+    def evaluate_batch(self, batch: Any) -> dict[str, Any]:
+        self.checked.update(len(batch[0]))
+        return super().evaluate_batch(batch)
+
+
+def test_a_metric_reducer_counts_each_reporting_period_and_each_validation(home: Path) -> None:
+    _, result = train(
+        CountingTrial,
+        max_length=det.Batches(6),
+        reporting_period=det.Batches(2),
+        min_validation_period=det.Batches(3),
+    )
+    rows = Store().metrics([result.run_id])
+    training = [(r.steps_completed, r.metrics["items"]) for r in rows if r.group == "training"]
+    assert training == [(2, 8), (3, 4), (4, 4), (6, 8)]  # batches of 4, reset after each report
+    checked = [r.metrics["checked"] for r in rows if r.group == "validation"]
+    assert checked == [{"items": 12}, {"items": 12}]  # the 12 validation points, nothing else
+
+
 class FullTrial(LineTrial):
     evaluate_batch = None  # type: ignore[assignment]
 
