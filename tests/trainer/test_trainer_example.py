@@ -39,6 +39,9 @@ def test_train_shapes_then_classify_with_the_trained_model(tmp_path: Path) -> No
     match = re.search(r"held-out accuracy (\d\.\d+) after 6 epochs", trained.stdout)
     assert match and float(match.group(1)) >= 0.6, trained.stdout
     assert "as model 'shapes-trained' version 1" in trained.stdout
+    # a line per validation, though no terminal shows a progress bar here (24 batches an epoch)
+    progress = r"epoch 1, batch 24/144: loss [\d.]+; validation validation_loss=[\d.]+ accuracy="
+    assert re.search(progress, trained.stderr), trained.stderr[-3000:]
 
     workflow = json.loads((ROOT / "workflows/image_classification.json").read_text())
     for node in workflow["nodes"]:
