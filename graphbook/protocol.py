@@ -388,13 +388,21 @@ class RunRecordInfo:
     params: dict[str, Any]
     paused: float = 0.0
     """Seconds of `ended - started` the run spent paused."""
+    kind: str = "workflow"
+    """`workflow` (run by the server), `train` (a training run), `search` (a hyperparameter
+    search, whose trials are `train` runs) or `batch` (torch_batch_process)."""
+    search: str | None = None
+    """A search's trial: the id of the search run it belongs to."""
+    metrics: int = 0
+    """How many metric rows the run reported (training runs, batch jobs)."""
 
 
 @dataclass(frozen=True)
 class LastRun:
     """`GET /api/runs/last?workflow=NAME`: the workflow's last run as a page shows it, or null.
     `source` says where it comes from: `live` (the server's view since it started: logs,
-    outputs, errors) or `history` (the run store: status, times and counts only)."""
+    outputs, errors) or `history` (the run store: status, times and counts; each node's state,
+    seconds, last logs and errors for runs recorded with them)."""
 
     workflow: str
     run: RunSnapshot | None
@@ -404,6 +412,49 @@ class LastRun:
 @dataclass(frozen=True)
 class RunList:
     runs: list[RunRecordInfo]
+
+
+@dataclass(frozen=True)
+class RunDetails:
+    """One past run opened: its record, what each node did (the run's last state: counts,
+    seconds, logs, errors), what it was asked to do, and how its workflow file differs now."""
+
+    run: RunRecordInfo
+    nodes: list[NodeSnapshot]
+    """Empty for runs that are not workflow runs, and for runs recorded before nodes were."""
+    config: dict[str, Any]
+    """What the run was started with (a training run: hparams, seed, data, ...), without the
+    workflow itself."""
+    rerun: bool
+    """Whether the run can be run again as it was (its workflow was recorded with it)."""
+    changes: list[str]
+    """How the workflow file differs now from what this run ran (empty: unchanged)."""
+
+
+@dataclass(frozen=True)
+class MetricSeries:
+    """One metric of one group (`training`, `validation`, ...) over a run's steps."""
+
+    group: str
+    name: str
+    steps: list[int]
+    """Batches (steps) completed when each value was reported, in order."""
+    values: list[float | None]
+    """The values at `steps`; null where the metric was missing or not a finite number."""
+    dropped: int = 0
+    """Points left out to keep the series at most MAX_METRIC_POINTS long (every k-th kept)."""
+
+
+@dataclass(frozen=True)
+class RunMetrics:
+    run_id: str
+    name: str
+    series: list[MetricSeries]
+
+
+@dataclass(frozen=True)
+class MetricsList:
+    runs: list[RunMetrics]
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,9 @@ CREATE TABLE IF NOT EXISTS model_versions (
 CREATE TABLE IF NOT EXISTS run_links (
     run_id TEXT NOT NULL REFERENCES runs(id), checkpoint_uuid TEXT, model TEXT, version INTEGER
 );
+CREATE TABLE IF NOT EXISTS run_nodes (
+    run_id TEXT PRIMARY KEY REFERENCES runs(id), nodes TEXT NOT NULL
+);
 CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run_id, grp);
 """
 
@@ -199,6 +202,21 @@ class Store:
             rows = db.execute(query + " ORDER BY started DESC LIMIT ?", (*args, limit)).fetchall()
         return [_run(r) for r in rows]
 
+    def save_run_nodes(self, run_id: str, nodes: list[dict[str, Any]]) -> None:
+        """What each node of a workflow run did, as the run ended (the server's view of it:
+        state, counts, seconds, last logs and errors); replaces what was saved before."""
+        with self._connect() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO run_nodes (run_id, nodes) VALUES (?,?)",
+                (run_id, _dump(nodes)),
+            )
+
+    def run_nodes(self, run_id: str) -> list[dict[str, Any]] | None:
+        """The nodes saved with `save_run_nodes`, or None if none were."""
+        with self._connect() as db:
+            row = db.execute("SELECT nodes FROM run_nodes WHERE run_id=?", (run_id,)).fetchone()
+        return None if row is None else list(json.loads(row[0]))
+
     # -- metrics -----------------------------------------------------------------------------
     def report_metrics(
         self, run_id: str, group: str, steps_completed: int, metrics: dict[str, Any]
@@ -234,6 +252,15 @@ class Store:
         with self._connect() as db:
             rows = db.execute(query + " ORDER BY id", args).fetchall()
         return [MetricRecord(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
+
+    def metric_counts(self, run_ids: list[str]) -> dict[str, int]:
+        """Metric rows per run, for the runs that have any."""
+        if not run_ids:
+            return {}
+        marks = ",".join("?" * len(run_ids))
+        query = f"SELECT run_id, COUNT(*) FROM metrics WHERE run_id IN ({marks}) GROUP BY run_id"
+        with self._connect() as db:
+            return {str(r[0]): int(r[1]) for r in db.execute(query, tuple(run_ids)).fetchall()}
 
     def metric_count(self, run_id: str) -> int:
         with self._connect() as db:

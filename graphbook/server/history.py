@@ -1,19 +1,27 @@
-"""Run history: every run the server starts, recorded in the run store (SQLite)."""
+"""Run history: every run the server starts, recorded in the run store (SQLite) with what
+each node did and the workflow as it ran; a past run read back, and how its file differs now."""
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from graphbook import events as e
 from graphbook import protocol as p
+from graphbook.runview import RunView
 from graphbook.store import RunKind, RunRecord, Store, StoreUnavailable
 
 logger = logging.getLogger(__name__)
 KIND: RunKind = "workflow"
+GRAPH = "graph"
+"""The config key under which a run's workflow (the canonical JSON it ran) is stored."""
+TRIAL_MARK = "#trial-"
+"""A search's trials are training runs named `<search name>#trial-<i>` (trainer/search.py)."""
+LAYOUT = frozenset({"position", "width", "collapsed", "color", "label"})
+"""Node fields that only arrange the canvas: changing them changes nothing a run does."""
 
 
 @dataclass(frozen=True)
@@ -25,14 +33,19 @@ class RunConfig:
     node: str | None
     params: dict[str, dict[str, Any]]
     continue_on_error: bool = False
+    graph: dict[str, Any] | None = field(default=None, compare=False)
+    """The workflow as it ran (canonical JSON), so the run can be run again as it was."""
 
     def to_json(self) -> dict[str, Any]:
-        config = {"mode": self.mode, "node": self.node, "params": self.params}
-        return config | ({"continue_on_error": True} if self.continue_on_error else {})
+        config: dict[str, Any] = {"mode": self.mode, "node": self.node, "params": self.params}
+        if self.continue_on_error:
+            config["continue_on_error"] = True
+        return config | ({GRAPH: self.graph} if self.graph is not None else {})
 
 
 class HistorySink:
-    """Records a run's start, its first error and its end; called in the executor's thread.
+    """Records a run's start, its first error and its end, and what each node did (the
+    messages clients got, folded as the server folds them); called in the executor's thread.
     The store failing does not fail the run: `warn` gets the first failure's message."""
 
     def __init__(
@@ -43,16 +56,20 @@ class HistorySink:
         self.warn = warn
         self.error: str | None = None
         self.failed = False
+        self.view = RunView()
 
-    def __call__(self, event: e.Event) -> None:
+    def __call__(self, event: e.Event, messages: Sequence[p.ServerMessage] = ()) -> None:
+        """Record `event`; `messages` are what clients got for it (previews, logs limited)."""
         try:
+            for message in messages:
+                self.view.apply(message)
             self._record(event)
         except Exception as exc:
             if not self.failed:
                 self.failed = True
-                message = str(StoreUnavailable(self.store.path, exc))
-                logger.warning("%s", message)
-                self.warn(message)
+                problem = str(StoreUnavailable(self.store.path, exc))
+                logger.warning("%s", problem)
+                self.warn(problem)
 
     def _record(self, event: e.Event) -> None:
         if isinstance(event, e.RunStarted):
@@ -61,8 +78,17 @@ class HistorySink:
         elif isinstance(event, e.NodeError) and self.error is None:
             self.error = f"node {event.node_id!r}: {event.error}"
         elif isinstance(event, e.RunFinished):
+            self._save_nodes(event.run_id)
             paused = event.paused
             self.store.finish_run(event.run_id, event.status, event.counts, self.error, paused)
+
+    def _save_nodes(self, run_id: str) -> None:
+        snapshot = self.view.snapshot()
+        if snapshot is None or snapshot.run_id != run_id:
+            return
+        # Outputs are left out: their previews point at images kept in memory only.
+        nodes = [p.to_json(node) | {"outputs": {}} for node in snapshot.nodes]
+        self.store.save_run_nodes(run_id, nodes)
 
 
 def mark_interrupted(store: Store) -> None:
@@ -72,8 +98,9 @@ def mark_interrupted(store: Store) -> None:
             store.finish_run(record.id, "interrupted", record.counts, "the server stopped")
 
 
-def run_info(record: RunRecord) -> p.RunRecordInfo:
+def run_info(record: RunRecord, search: str | None = None, metrics: int = 0) -> p.RunRecordInfo:
     config = record.config
+    params = config.get("params", {}) if record.kind == KIND else config.get("hparams", {})
     return p.RunRecordInfo(
         run_id=record.id,
         workflow=record.name,
@@ -84,23 +111,27 @@ def run_info(record: RunRecord) -> p.RunRecordInfo:
         ended=record.ended,
         counts=record.counts,
         error=record.error,
-        params=config.get("params", {}),
+        params=params if isinstance(params, dict) else {},
         paused=record.paused,
+        kind=record.kind,
+        search=search,
+        metrics=metrics,
     )
 
 
-def run_snapshot(record: RunRecord) -> p.RunSnapshot:
-    """A past run, from its record, as a page shows a run: its status and time, and each node
-    that counted dicts with its counts (the node its error names marked failed). Logs, outputs
-    and tracebacks are not in the store."""
+def run_snapshot(record: RunRecord, saved: list[p.NodeSnapshot] | None = None) -> p.RunSnapshot:
+    """A past run, from its record, as a page shows a run: its status and time, and its nodes:
+    those `saved` with it (state, counts, seconds, last logs and errors), or for a run recorded
+    without them each node that counted dicts with its counts (the node its error names marked
+    failed). Outputs are not in the store."""
     ended: p.NodeState = "done" if record.status == "completed" else "stopped"
     failed = _error_node(record.error)
-    nodes = [
+    nodes = saved or [
         p.NodeSnapshot(node_id, node_id, "failed" if node_id == failed else ended, counts=counts)
         for node_id, counts in record.counts.items()
         if isinstance(counts, dict)
     ]
-    if failed is not None and failed not in record.counts:
+    if not saved and failed is not None and failed not in record.counts:
         nodes.append(p.NodeSnapshot(failed, failed, "failed"))
     config = record.config
     seconds = max(0.0, (record.ended or record.started) - record.started - record.paused)
@@ -127,3 +158,114 @@ def _error_node(error: str | None) -> str | None:
     """The node a recorded error names (`HistorySink` writes "node 'ID': ...")."""
     match = re.match(r"node '([^']+)'", error or "")
     return match.group(1) if match else None
+
+
+def run_infos(store: Store, records: list[RunRecord]) -> list[p.RunRecordInfo]:
+    """The records as the browser lists them: each trial with its search's id, and how many
+    metric rows each run has."""
+    searches = {r.name: r.id for r in reversed(records) if r.kind == "search"}
+    counts = store.metric_counts([r.id for r in records if r.kind != KIND])
+
+    def search_of(record: RunRecord) -> str | None:
+        if record.kind != "train" or TRIAL_MARK not in record.name:
+            return None
+        name = record.name.rsplit(TRIAL_MARK, 1)[0]
+        if name not in searches:
+            found = store.latest_run("search", name)
+            searches[name] = found.id if found is not None else ""
+        return searches[name] or None
+
+    return [run_info(r, search_of(r), counts.get(r.id, 0)) for r in records]
+
+
+def run_details(
+    store: Store, record: RunRecord, current: Callable[[str], dict[str, Any] | None]
+) -> p.RunDetails:
+    """A past run opened: `current(workflow)` reads the workflow file as it is now (None if
+    it is gone), to say how it differs from what the run ran."""
+    (info,) = run_infos(store, [record])
+    nodes = saved_nodes(store, record.id)
+    graph = record.config.get(GRAPH) if record.kind == KIND else None
+    changes = workflow_changes(graph, current(record.name)) if isinstance(graph, dict) else []
+    config = {k: v for k, v in record.config.items() if k not in (GRAPH, "params")}
+    return p.RunDetails(info, nodes, config, isinstance(graph, dict), changes)
+
+
+def saved_nodes(store: Store, run_id: str) -> list[p.NodeSnapshot]:
+    """What each node of a workflow run did, as saved when it ended (none for other runs)."""
+    return [p.from_json(p.NodeSnapshot, node, "node") for node in store.run_nodes(run_id) or []]
+
+
+def rerun_request(record: RunRecord) -> p.Run:
+    """The `run` that runs a past workflow run again as it was: its workflow, parameters,
+    wires, mode and node."""
+    graph = record.config.get(GRAPH)
+    if record.kind != KIND or not isinstance(graph, dict):
+        raise ValueError(
+            f"run {record.id} cannot be run again from here: "
+            + (
+                f"it is a {record.kind} run (run its script again)"
+                if record.kind != KIND
+                else "its workflow was not recorded with it (runs before this version); "
+                f"open {record.name} and run it"
+            )
+        )
+    config = record.config
+    return p.Run(
+        workflow=record.name,
+        mode=config.get("mode", "all"),
+        node=config.get("node"),
+        graph=graph,
+        continue_on_error=bool(config.get("continue_on_error", False)),
+    )
+
+
+def workflow_changes(then: dict[str, Any], now: dict[str, Any] | None) -> list[str]:
+    """What differs, for a run, between the workflow it ran and the file now: nodes added or
+    removed, their types, parameters and settings, and wires; layout is ignored."""
+    if now is None:
+        return ["the file no longer exists"]
+    if "unreadable" in now:
+        return [f"the file cannot be read as a workflow now: {now['unreadable']}"]
+    before, after = _nodes(then), _nodes(now)
+    changes = [f"node {n!r} added" for n in after if n not in before]
+    changes += [f"node {n!r} removed" for n in before if n not in after]
+    for node_id in (n for n in before if n in after):
+        changes += _node_changes(node_id, before[node_id], after[node_id])
+    wires_then, wires_now = _wires(then), _wires(now)
+    added, removed = len(wires_now - wires_then), len(wires_then - wires_now)
+    if added or removed:
+        changes.append(f"wires: {added} added, {removed} removed")
+    return changes
+
+
+def _nodes(workflow: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    nodes = workflow.get("nodes", [])
+    return {str(n.get("id")): n for n in nodes if isinstance(n, dict)}
+
+
+def _wires(workflow: dict[str, Any]) -> set[str]:
+    edges = workflow.get("edges", [])
+    return {repr(sorted(e.items())) for e in edges if isinstance(e, dict)}
+
+
+def _node_changes(node_id: str, then: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    if then.get("type") != now.get("type"):
+        return [f"node {node_id!r}: type {then.get('type')} → {now.get('type')}"]
+    changes = []
+    params_then, params_now = then.get("params", {}), now.get("params", {})
+    for name in sorted({*params_then, *params_now}):
+        if params_then.get(name) != params_now.get(name):
+            old, new = params_then.get(name, "(unset)"), params_now.get(name, "(unset)")
+            changes.append(f"{node_id}.{name}: {_short(old)} → {_short(new)}")
+    settings = sorted(
+        k for k in {*then, *now} - LAYOUT - {"id", "type", "params"} if then.get(k) != now.get(k)
+    )
+    if settings:
+        changes.append(f"node {node_id!r}: {', '.join(settings)} changed")
+    return changes
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from typing import Any
 
@@ -9,13 +10,22 @@ from aiohttp import web
 
 from graphbook import protocol as p
 from graphbook.server.errors import ServerError, bad_message, not_found
-from graphbook.server.history import KIND, run_info, run_snapshot
-from graphbook.server.keys import HUB, SESSION, STORE
+from graphbook.server.history import (
+    KIND,
+    rerun_request,
+    run_details,
+    run_infos,
+    run_snapshot,
+    saved_nodes,
+)
+from graphbook.server.keys import HUB, SESSION, STORE, WORKFLOWS
+from graphbook.server.metrics import MAX_RUNS, run_metrics
 from graphbook.server.request import ok, read_object, reply
-from graphbook.store import Store, StoreUnavailable
+from graphbook.store import RunRecord, Store, StoreUnavailable
 
 routes = web.RouteTableDef()
 MAX_HISTORY = 1000
+KINDS = ("workflow", "train", "search", "batch")
 
 
 @routes.post("/api/runs")
@@ -29,12 +39,16 @@ async def start_run(request: web.Request) -> web.Response:
 @routes.get("/api/runs")
 async def history(request: web.Request) -> web.Response:
     limit = _int(request.query.get("limit", "100"), "limit")
+    kind = request.query.get("kind")
+    if kind is not None and kind not in KINDS:
+        raise bad_message(f"kind must be one of {', '.join(KINDS)}, got {kind!r:.40}")
     store = request.app[STORE]
     try:
-        records = store.list_runs(KIND, limit=max(1, min(limit, MAX_HISTORY)))
+        records = store.list_runs(kind, limit=max(1, min(limit, MAX_HISTORY)))
+        infos = run_infos(store, records)
     except (sqlite3.Error, ValueError) as exc:
         raise _unavailable(store, exc) from None
-    return reply(p.RunList([run_info(r) for r in records]))
+    return reply(p.RunList(infos))
 
 
 @routes.get("/api/runs/current")
@@ -56,19 +70,85 @@ async def last(request: web.Request) -> web.Response:
         raise _unavailable(store, exc) from None
     if record is None or record.status == "running":
         return reply(p.LastRun(name, None))
-    return reply(p.LastRun(name, run_snapshot(record), "history"))
+    try:
+        nodes = saved_nodes(store, record.id)
+    except (sqlite3.Error, p.ProtocolError) as exc:
+        raise _unavailable(store, exc) from None
+    return reply(p.LastRun(name, run_snapshot(record, nodes), "history"))
 
 
 @routes.get("/api/runs/{run_id}")
 async def one_run(request: web.Request) -> web.Response:
-    run_id, store = request.match_info["run_id"], request.app[STORE]
+    store = request.app[STORE]
+    record = _record(store, request.match_info["run_id"])
+    return reply(run_infos(store, [record])[0])
+
+
+@routes.get("/api/runs/{run_id}/details")
+async def details(request: web.Request) -> web.Response:
+    store, files = request.app[STORE], request.app[WORKFLOWS]
+    record = _record(store, request.match_info["run_id"])
+
+    def now(name: str) -> dict[str, Any] | None:
+        try:
+            return files.load(name).to_json()
+        except ServerError as exc:
+            if exc.status == 404:
+                return None
+            return {"nodes": [], "edges": [], "unreadable": exc.message}
+
     try:
-        record = store.get_run(run_id)
-    except KeyError:
-        raise not_found(f"no run {run_id!r}") from None
+        found = await asyncio.to_thread(run_details, store, record, now)
+    except (sqlite3.Error, p.ProtocolError) as exc:
+        raise _unavailable(store, exc) from None
+    return reply(found)
+
+
+@routes.post("/api/runs/{run_id}/rerun")
+async def rerun(request: web.Request) -> web.Response:
+    record = _record(request.app[STORE], request.match_info["run_id"])
+    try:
+        run = rerun_request(record)
+    except ValueError as exc:
+        raise ServerError(409, "conflict", str(exc)) from None
+    run_id = request.app[SESSION].start(run)
+    return reply(p.RunAccepted(run_id), status=202)
+
+
+@routes.get("/api/runs/{run_id}/metrics")
+async def metrics(request: web.Request) -> web.Response:
+    store = request.app[STORE]
+    record = _record(store, request.match_info["run_id"])
+    found = await _metrics(store, [record])
+    return reply(found[0])
+
+
+@routes.get("/api/metrics")
+async def several_metrics(request: web.Request) -> web.Response:
+    ids = [i for i in request.query.get("runs", "").split(",") if i]
+    if not ids:
+        raise bad_message("give the runs as ?runs=ID,ID,... (at least one)")
+    if len(ids) > MAX_RUNS:
+        raise bad_message(f"at most {MAX_RUNS} runs at once, got {len(ids)}")
+    store = request.app[STORE]
+    records = [_record(store, run_id) for run_id in dict.fromkeys(ids)]
+    return reply(p.MetricsList(await _metrics(store, records)))
+
+
+async def _metrics(store: Store, records: list[RunRecord]) -> list[p.RunMetrics]:
+    try:
+        return await asyncio.to_thread(run_metrics, store, records)
     except (sqlite3.Error, ValueError) as exc:
         raise _unavailable(store, exc) from None
-    return reply(run_info(record))
+
+
+def _record(store: Store, run_id: str) -> RunRecord:
+    try:
+        return store.get_run(run_id)
+    except KeyError:
+        raise not_found(f"no run {run_id!r}; GET /api/runs lists them") from None
+    except (sqlite3.Error, ValueError) as exc:
+        raise _unavailable(store, exc) from None
 
 
 def _unavailable(store: Store, exc: Exception) -> ServerError:

@@ -126,7 +126,9 @@ class Session:
         graph = self._graph(workflow)
         node = _target(request, graph)
         params = {n.id: dict(n.params) for n in workflow.nodes.values()}
-        config = RunConfig(name, request.mode, node, params, request.continue_on_error)
+        config = RunConfig(
+            name, request.mode, node, params, request.continue_on_error, workflow.to_json()
+        )
         control = RunControl()
         if request.mode == "step":
             control.step(node)
@@ -158,8 +160,8 @@ class Session:
         def sink(event: Event) -> None:
             if active.abandoned:
                 return
-            history(event)
             messages = translate(event)
+            history(event, messages)
             if messages:
                 self._call_soon(self.hub.publish_all, messages)
             if isinstance(event, RunFinished):

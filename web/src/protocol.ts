@@ -377,6 +377,9 @@ export interface RunRecordInfo {
   error: string | null;
   params: Record<string, unknown>;
   paused: number;
+  kind: string;
+  search: string | null;
+  metrics: number;
 }
 
 export interface LastRun {
@@ -387,6 +390,32 @@ export interface LastRun {
 
 export interface RunList {
   runs: RunRecordInfo[];
+}
+
+export interface RunDetails {
+  run: RunRecordInfo;
+  nodes: NodeSnapshot[];
+  config: Record<string, unknown>;
+  rerun: boolean;
+  changes: string[];
+}
+
+export interface MetricSeries {
+  group: string;
+  name: string;
+  steps: number[];
+  values: (number | null)[];
+  dropped: number;
+}
+
+export interface RunMetrics {
+  run_id: string;
+  name: string;
+  series: MetricSeries[];
+}
+
+export interface MetricsList {
+  runs: RunMetrics[];
 }
 
 export interface OutputItem {
