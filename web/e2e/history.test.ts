@@ -55,11 +55,14 @@ describe('the Runs tab', () => {
     expect(await row.locator('.gb-history-duration').innerText()).toMatch(/^[\d.]+ (ms|s)$/);
 
     await row.locator('.gb-history-row').click();
-    const counts = await row.locator('.gb-history-counts tbody tr').evaluateAll((trs) =>
-      trs.map((tr) => [tr.getAttribute('data-node'), tr.querySelectorAll('td')[1]?.textContent ?? '']),
+    await app.page.locator('.gb-runpage-nodes tbody[data-node]').first().waitFor();
+    const counts = await app.page.locator('.gb-runpage-nodes tbody[data-node]').evaluateAll((rows) =>
+      rows.map((tr) => [tr.getAttribute('data-node'), tr.querySelector('.gb-runpage-counts')?.textContent ?? '']),
     );
     expect(Object.fromEntries(counts)).toEqual({ greetings: '10', split: 'A 5 · B 5', shout_even: '5', say_odd: '5' });
     await screenshot(app.page, 'history-finished');
+    await app.page.keyboard.press('Escape');
+    await app.page.locator('.gb-runs-page').waitFor({ state: 'detached' });
 
     await openApp(app.page, app.server, 'failing.json');
     await app.page.getByRole('tab', { name: 'Runs' }).click();
@@ -68,13 +71,15 @@ describe('the Runs tab', () => {
     const failed = runs().first();
     expect(await failed.locator('.gb-history-status').innerText()).toBe('failed');
     await failed.locator('.gb-history-row').click();
-    expect(await failed.locator('.gb-history-error').innerText()).toContain("node 'split'");
-    expect(await runs().locator('.gb-history-details').count()).toBe(1);
+    await app.page.locator('.gb-runpage-runerror').waitFor();
+    expect(await app.page.locator('.gb-runpage-runerror').innerText()).toContain("node 'split'");
+    expect(await app.page.locator('.gb-runpage').getAttribute('data-run')).toBe(await failed.getAttribute('data-run'));
     await screenshot(app.page, 'history-failed');
     await app.page.getByLabel('switch theme').click();
     await app.page.waitForTimeout(300);
     await screenshot(app.page, 'history-failed-dark');
     await app.page.getByLabel('switch theme').click();
+    await app.page.getByRole('button', { name: '← Canvas' }).click();
   });
 
   it('keeps the runs across a reload', async () => {

@@ -14,11 +14,13 @@ import { Dialog } from './panels/Dialog';
 import { ImageViewer } from './panels/ImageViewer';
 import { Inspector } from './panels/Inspector';
 import { Notices } from './panels/Notices';
+import { RunsPage } from './panels/RunsPage';
 import { Sidebar } from './panels/Sidebar';
 import { TopBar } from './panels/TopBar';
 import { useCatalog } from './store/catalog';
 import { useEditor } from './store/editor';
 import { useFiles } from './store/files';
+import { usePastRuns } from './store/pastRuns';
 import { useUi } from './store/ui';
 
 function useStartup(): void {
@@ -50,6 +52,7 @@ export function App() {
   usePageTitle();
   const classes = usePanelClasses();
   const panels = useUi((s) => s.panels);
+  const pastRuns = usePastRuns((s) => s.open.length > 0);
   return (
     <ReactFlowProvider>
       <div className={classes}>
@@ -57,6 +60,7 @@ export function App() {
         {panels.side ? <Sidebar /> : null}
         <main className="gb-main">
           <Canvas />
+          {pastRuns ? <RunsPage /> : null}
         </main>
         {panels.console ? <ConsolePanel /> : null}
         {panels.inspector ? <Inspector /> : null}

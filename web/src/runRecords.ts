@@ -72,3 +72,61 @@ export function formatBytes(bytes: number): string {
 
 /** A fraction for a meter, 0 to 1; 0 when the total is unknown. */
 export const fraction = (used: number, total: number): number => (total > 0 ? Math.min(1, Math.max(0, used / total)) : 0);
+
+/** A count with thousands separators, whole: 1234567 → "1,234,567". */
+export const formatCount = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+export const pluralCount = (n: number, word: string, many = `${word}s`): string => `${formatCount(n)} ${n === 1 ? word : many}`;
+
+/** What kind of run, in words. */
+export const KIND_LABELS: Record<string, string> = { workflow: 'workflow', train: 'training', search: 'search', batch: 'batch job' };
+export const kindLabel = (kind: string): string => KIND_LABELS[kind] ?? kind;
+
+/** A run's parameters as flat `name → value`: a workflow run's `node.param`, a training run's hparams. */
+export function flatParams(run: RunRecordInfo): Record<string, unknown> {
+  if (run.kind !== 'workflow') return { ...run.params };
+  const flat: Record<string, unknown> = {};
+  for (const [node, params] of Object.entries(run.params)) {
+    if (typeof params === 'object' && params !== null && !Array.isArray(params)) {
+      for (const [name, value] of Object.entries(params)) flat[`${node}.${name}`] = value;
+    } else flat[node] = params;
+  }
+  return flat;
+}
+
+/** The parameters whose values differ between runs (missing counts as different), by name. */
+export function differingParams(runs: RunRecordInfo[]): [name: string, values: unknown[]][] {
+  const flats = runs.map(flatParams);
+  const names = [...new Set(flats.flatMap((f) => Object.keys(f)))].sort();
+  return names
+    .map((name): [string, unknown[]] => [name, flats.map((f) => f[name])])
+    .filter(([, values]) => new Set(values.map((v) => JSON.stringify(v) ?? 'undefined')).size > 1);
+}
+
+/** A parameter value in a table cell: text as it is, anything else as JSON; missing as "—". */
+export const paramText = (value: unknown): string => (value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value));
+
+/** A training run's progress in words: "40 of 40 batches · 4 epochs". */
+export function trainingProgress(run: RunRecordInfo): string | null {
+  const done = run.counts.batches_completed;
+  if (typeof done !== 'number') return null;
+  const total = run.counts.total_batches;
+  const epochs = run.counts.epochs;
+  const batches = typeof total === 'number' ? `${formatCount(done)} of ${pluralCount(total, 'batch', 'batches')}` : pluralCount(done, 'batch', 'batches');
+  return typeof epochs === 'number' ? `${batches} · ${epochs} epoch${epochs === 1 ? '' : 's'}` : batches;
+}
+
+/** Short names for runs shown together: a trial as `trial-2`, a name shared by several with its id. */
+export function runLabels(runs: RunRecordInfo[]): Record<string, string> {
+  const short = (run: RunRecordInfo): string => (run.workflow.includes('#trial-') ? `trial-${run.workflow.split('#trial-').at(-1) ?? ''}` : run.workflow);
+  const seen = new Map<string, number>();
+  for (const run of runs) seen.set(short(run), (seen.get(short(run)) ?? 0) + 1);
+  return Object.fromEntries(runs.map((run) => [run.run_id, (seen.get(short(run)) ?? 0) > 1 ? `${short(run)} · ${run.run_id.slice(0, 6)}` : short(run)]));
+}
+
+/** A search's trials (runs named `<search>#trial-<i>`), in trial order. */
+export function trialsOf(search: RunRecordInfo, history: RunRecordInfo[]): RunRecordInfo[] {
+  if (search.kind !== 'search') return [];
+  const index = (run: RunRecordInfo): number => Number(run.workflow.split('#trial-').at(-1) ?? 0) || 0;
+  return history.filter((r) => r.search === search.run_id).sort((a, b) => index(a) - index(b));
+}

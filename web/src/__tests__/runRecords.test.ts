@@ -2,11 +2,25 @@
 
 import { describe, expect, it } from 'vitest';
 import type { RunRecordInfo } from '../protocol';
-import { durationOf, formatBytes, formatDuration, fraction, itemsOf, nodeCounts, relativeTime, statusLabel } from '../runRecords';
+import {
+  differingParams,
+  durationOf,
+  formatBytes,
+  formatCount,
+  formatDuration,
+  fraction,
+  itemsOf,
+  nodeCounts,
+  pluralCount,
+  relativeTime,
+  runLabels,
+  statusLabel,
+  trainingProgress,
+} from '../runRecords';
 
 const record = (over: Partial<RunRecordInfo> = {}): RunRecordInfo => ({
   run_id: 'r1', workflow: 'hello.json', status: 'completed', mode: 'all', node: null,
-  started: 1000, ended: 1002.5, counts: {}, error: null, params: {}, paused: 0, ...over,
+  started: 1000, ended: 1002.5, counts: {}, error: null, params: {}, paused: 0, kind: 'workflow', search: null, metrics: 0, ...over,
 });
 
 describe('run records', () => {
@@ -49,5 +63,40 @@ describe('run records', () => {
     expect(fraction(1, 4)).toBe(0.25);
     expect(fraction(5, 0)).toBe(0);
     expect(fraction(5, 4)).toBe(1);
+  });
+});
+
+describe('runs shown together', () => {
+  it('write long counts whole, with separators', () => {
+    expect(formatCount(1_234_567)).toBe('1,234,567');
+    expect(pluralCount(1, 'item')).toBe('1 item');
+    expect(pluralCount(1_000_000, 'batch', 'batches')).toBe('1,000,000 batches');
+  });
+
+  it('say how far a training run got', () => {
+    const run = record({ kind: 'train', counts: { batches_completed: 1200, total_batches: 1200, epochs: 4 } });
+    expect(trainingProgress(run)).toBe('1,200 of 1,200 batches · 4 epochs');
+    expect(trainingProgress(record())).toBeNull();
+  });
+
+  it('list only the parameters that differ, a workflow run\'s per node', () => {
+    const a = record({ run_id: 'a', params: { split: { fn: 'x', n: 1 }, load: { path: 'p' } } });
+    const b = record({ run_id: 'b', params: { split: { fn: 'x', n: 2 } } });
+    expect(differingParams([a, b])).toEqual([
+      ['load.path', ['p', undefined]],
+      ['split.n', [1, 2]],
+    ]);
+    const t1 = record({ kind: 'train', params: { lr: 0.1, layers: 2 } });
+    const t2 = record({ kind: 'train', params: { lr: 0.01, layers: 2 } });
+    expect(differingParams([t1, t2])).toEqual([['lr', [0.1, 0.01]]]);
+  });
+
+  it('name trials short and tell runs of one workflow apart by id', () => {
+    const runs = [
+      record({ run_id: 'aaaaaa11', workflow: 'hello.json' }),
+      record({ run_id: 'bbbbbb22', workflow: 'hello.json' }),
+      record({ run_id: 't0', workflow: 'search:train.py#trial-0' }),
+    ];
+    expect(runLabels(runs)).toEqual({ aaaaaa11: 'hello.json · aaaaaa', bbbbbb22: 'hello.json · bbbbbb', t0: 'trial-0' });
   });
 });

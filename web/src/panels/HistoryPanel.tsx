@@ -1,100 +1,129 @@
-// The Runs tab: past runs, newest first, each opening to its counts per node, its error and
-// what it was asked to do; the system stats below.
+// The Runs tab: past runs of every kind, newest first (a search's trials under it); a click
+// opens one over the canvas, ticking two or more compares them; the system stats below.
 
 import { useState } from 'react';
 import { useNow } from '../hooks/useNow';
 import { useRunHistory } from '../hooks/useRunHistory';
 import type { RunRecordInfo } from '../protocol';
-import { durationOf, exactTime, formatDuration, itemsOf, nodeCounts, plural, relativeTime, shortTime, statusLabel } from '../runRecords';
-import { JsonTree } from './JsonTree';
+import { durationOf, exactTime, formatDuration, itemsOf, kindLabel, pluralCount, relativeTime, statusLabel, trainingProgress, trialsOf } from '../runRecords';
+import { usePastRuns } from '../store/pastRuns';
 import { SystemPanel } from './SystemPanel';
 import '../styles/history.css';
 
-function RunDetails({ run }: { run: RunRecordInfo }) {
-  const counts = nodeCounts(run);
+/** What went through a run, in a few words: items for a workflow, batches for training, trials for a search. */
+function amountOf(run: RunRecordInfo, trials: number): string {
+  if (run.kind === 'search') return pluralCount(trials, 'trial');
+  if (run.kind === 'workflow') return pluralCount(itemsOf(run), 'item');
+  return trainingProgress(run)?.split(' · ')[0] ?? (run.metrics ? pluralCount(run.metrics, 'metric row') : '');
+}
+
+interface RowProps {
+  run: RunRecordInfo;
+  now: number;
+  trials: RunRecordInfo[];
+  nested?: boolean;
+}
+
+function RunRow({ run, now, trials, nested = false }: RowProps) {
+  const shown = usePastRuns((s) => s.open.includes(run.run_id));
+  const picked = usePastRuns((s) => s.picked.includes(run.run_id));
+  const show = usePastRuns((s) => s.show);
+  const pick = usePastRuns((s) => s.pick);
+  const [unfolded, setUnfolded] = useState(false);
+  const name = nested && run.workflow.includes('#trial-') ? `trial-${run.workflow.split('#trial-').at(-1) ?? ''}` : run.workflow;
   return (
-    <div className="gb-history-details">
-      <dl className="gb-history-facts">
-        <dt>mode</dt>
-        <dd>{run.node ? `${run.mode} · ${run.node}` : run.mode}</dd>
-        <dt>started</dt>
-        <dd title={exactTime(run.started)}>{shortTime(run.started)}</dd>
-        <dt>ended</dt>
-        <dd title={run.ended ? exactTime(run.ended) : undefined}>{run.ended ? shortTime(run.ended) : '—'}</dd>
-        {run.paused ? (
-          <>
-            <dt>paused</dt>
-            <dd title="time the run stood paused or between steps; its duration leaves it out">{formatDuration(run.paused)}</dd>
-          </>
+    <li
+      className={`gb-history-run gb-history-${run.status}${shown ? ' gb-open' : ''}${nested ? ' gb-history-trial' : ''}`}
+      data-run={run.run_id}
+      data-status={run.status}
+      data-kind={run.kind}
+    >
+      <div className="gb-history-head">
+        <input
+          type="checkbox"
+          className="gb-history-pick"
+          checked={picked}
+          onChange={(e) => pick(run.run_id, e.target.checked)}
+          aria-label={`pick ${name} to compare`}
+          title="Tick two or more runs to compare them"
+        />
+        <button className="gb-history-row" aria-current={shown ? 'true' : undefined} onClick={() => show([run.run_id])} title="Open this run">
+          <span className="gb-history-line">
+            <span className="gb-dot" />
+            <span className="gb-history-name gb-ellipsis" title={run.workflow}>
+              {name}
+            </span>
+            <span className="gb-history-items" title={run.kind === 'workflow' ? 'the most items any node handed on' : undefined}>
+              {amountOf(run, trials.length)}
+            </span>
+          </span>
+          <span className="gb-history-meta">
+            <span className="gb-history-status">{statusLabel(run.status)}</span>
+            {run.kind !== 'workflow' ? <span className="gb-history-kind">{kindLabel(run.kind)}</span> : null}
+            <span aria-hidden="true">·</span>
+            <time dateTime={new Date(run.started * 1000).toISOString()} title={exactTime(run.started)}>
+              {relativeTime(run.started, now)}
+            </time>
+            <span aria-hidden="true">·</span>
+            <span className="gb-history-duration" title="how long it took">
+              {run.ended === null ? '…' : formatDuration(durationOf(run, now))}
+            </span>
+          </span>
+        </button>
+        {trials.length ? (
+          <button className="gb-history-fold" aria-expanded={unfolded} aria-label={unfolded ? 'hide the trials' : 'show the trials'} onClick={() => setUnfolded(!unfolded)}>
+            {unfolded ? '▾' : '▸'}
+          </button>
         ) : null}
-      </dl>
-      {run.error ? <pre className="gb-history-error">{run.error}</pre> : null}
-      {counts.length ? (
-        <table className="gb-history-counts">
-          <thead>
-            <tr>
-              <th>node</th>
-              <th>items out</th>
-            </tr>
-          </thead>
-          <tbody>
-            {counts.map(([node, outputs]) => (
-              <tr key={node} data-node={node}>
-                <td className="gb-ellipsis" title={node}>{node}</td>
-                <td>{outputs.length ? outputs.map(([name, n]) => (outputs.length === 1 && name === 'out' ? `${n}` : `${name} ${n}`)).join(' · ') : '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : (
-        <p className="gb-empty">No node handed anything on.</p>
-      )}
-      {Object.keys(run.params).length ? (
-        <details className="gb-history-params">
-          <summary>parameters</summary>
-          <JsonTree value={run.params} depth={1} />
-        </details>
+      </div>
+      {unfolded && trials.length ? (
+        <ul className="gb-history-trials">
+          {trials.map((trial) => (
+            <RunRow key={trial.run_id} run={trial} now={now} trials={[]} nested />
+          ))}
+        </ul>
       ) : null}
-    </div>
+    </li>
   );
 }
 
-function RunRow({ run, now, open, toggle }: { run: RunRecordInfo; now: number; open: boolean; toggle(): void }) {
-  const items = itemsOf(run);
+function CompareBar() {
+  const picked = usePastRuns((s) => s.picked);
+  const show = usePastRuns((s) => s.show);
+  const pick = usePastRuns((s) => s.pick);
+  if (!picked.length) return null;
   return (
-    <li className={`gb-history-run gb-history-${run.status}${open ? ' gb-open' : ''}`} data-run={run.run_id} data-status={run.status}>
-      <button className="gb-history-row" aria-expanded={open} onClick={toggle}>
-        <span className="gb-history-line">
-          <span className="gb-dot" />
-          <span className="gb-history-name gb-ellipsis" title={run.workflow}>{run.workflow}</span>
-          <span className="gb-history-duration">{run.ended === null ? '…' : formatDuration(durationOf(run, now))}</span>
-        </span>
-        <span className="gb-history-meta">
-          <span className="gb-history-status">{statusLabel(run.status)}</span>
-          <span aria-hidden="true">·</span>
-          <time dateTime={new Date(run.started * 1000).toISOString()} title={exactTime(run.started)}>{relativeTime(run.started, now)}</time>
-          <span aria-hidden="true">·</span>
-          <span className="gb-history-items" title="the most items any node handed on">{plural(items, 'item')}</span>
-        </span>
+    <div className="gb-history-compare">
+      <button className="gb-button gb-primary" disabled={picked.length < 2} onClick={() => show(picked)} title={picked.length < 2 ? 'Tick one more run' : 'Show the ticked runs side by side'}>
+        Compare {picked.length}
       </button>
-      {open ? <RunDetails run={run} /> : null}
-    </li>
+      <button className="gb-button" onClick={() => picked.forEach((id) => pick(id, false))}>
+        Clear
+      </button>
+      {picked.length < 2 ? <span className="gb-muted">tick one more</span> : null}
+    </div>
   );
 }
 
 export function HistoryPanel() {
   const { runs, error } = useRunHistory();
   const now = useNow(15_000);
-  const [open, setOpen] = useState<string | null>(null);
+  const all = runs ?? [];
+  const ids = new Set(all.map((r) => r.run_id));
+  const top = all.filter((r) => !r.search || !ids.has(r.search));
   return (
     <div className="gb-history">
       {error ? <div className="gb-banner gb-banner-error">{error}</div> : null}
+      <CompareBar />
       <ul className="gb-scroll gb-history-list" aria-label="past runs">
-        {(runs ?? []).map((run) => (
-          <RunRow key={run.run_id} run={run} now={now} open={open === run.run_id} toggle={() => setOpen(open === run.run_id ? null : run.run_id)} />
+        {top.map((run) => (
+          <RunRow key={run.run_id} run={run} now={now} trials={trialsOf(run, all)} />
         ))}
         {runs && !runs.length ? (
-          <li className="gb-empty gb-history-empty">No runs yet. Each run of a workflow appears here with its status, when it started, how long it took and how many items went through it.</li>
+          <li className="gb-empty gb-history-empty">
+            No runs yet. Each run of a workflow appears here with its status, when it started, how long it took and how many items went through it; training runs and searches
+            (graphbook train) with their metric curves.
+          </li>
         ) : null}
       </ul>
       <SystemPanel />

@@ -1,0 +1,122 @@
+// Two or more past runs side by side: status, time and items, each node's items, time and
+// errors, the parameters that differ, the errors, and their metric curves overlaid.
+
+import type { NodeSnapshot, RunDetails, RunMetrics } from '../protocol';
+import { differingParams, formatCount, formatDuration, nodeCounts, paramText, pluralCount, runLabels } from '../runRecords';
+import { MetricCharts } from './MetricCharts';
+import { RunFacts } from './RunPage';
+
+interface Cell {
+  counts: Record<string, number>;
+  seconds: number | null;
+  errors: number;
+  reused: boolean;
+}
+
+/** Each node's figures per run: from what the run kept of its nodes, else its counts alone. */
+function nodeCells(runs: RunDetails[]): [node: string, cells: (Cell | null)[]][] {
+  const perRun = runs.map((d) => {
+    const byNode = new Map<string, Cell>();
+    if (d.nodes.length) d.nodes.forEach((n: NodeSnapshot) => byNode.set(n.node_id, { counts: n.counts, seconds: n.state === 'waiting' || n.state === 'cached' ? null : n.seconds, errors: n.errors.length, reused: n.state === 'cached' }));
+    else nodeCounts(d.run).forEach(([node, outputs]) => byNode.set(node, { counts: Object.fromEntries(outputs), seconds: null, errors: 0, reused: false }));
+    return byNode;
+  });
+  const names = [...new Set(perRun.flatMap((m) => [...m.keys()]))];
+  return names.map((name) => [name, perRun.map((m) => m.get(name) ?? null)]);
+}
+
+const countsText = (counts: Record<string, number>): string => {
+  const entries = Object.entries(counts);
+  if (!entries.length) return '—';
+  return entries.length === 1 && entries[0]?.[0] === 'out' ? formatCount(entries[0][1]) : entries.map(([k, n]) => `${k} ${formatCount(n)}`).join(' · ');
+};
+
+export function RunCompare({ runs, metrics, now }: { runs: RunDetails[]; metrics: RunMetrics[]; now: number }) {
+  const records = runs.map((d) => d.run);
+  const labels = runLabels(records);
+  const params = differingParams(records);
+  const nodes = nodeCells(runs);
+  const failing = runs.filter((d) => d.run.error || d.nodes.some((n) => n.errors.length));
+  const columns = { gridTemplateColumns: `minmax(120px, 200px) repeat(${runs.length}, minmax(150px, 1fr))` };
+  return (
+    <div className="gb-runpage gb-compare" data-runs={records.map((r) => r.run_id).join(',')}>
+      <header className="gb-runpage-head">
+        <h2 className="gb-runpage-name">Comparing {runs.length} runs</h2>
+      </header>
+      <div className="gb-compare-grid gb-compare-runs" style={columns} role="table" aria-label="runs compared">
+        <span className="gb-compare-corner" />
+        {records.map((run) => (
+          <div key={run.run_id} className="gb-compare-run" data-run={run.run_id} role="columnheader">
+            <strong title={run.workflow}>{labels[run.run_id]}</strong>
+            <RunFacts run={run} now={now} />
+          </div>
+        ))}
+      </div>
+      {nodes.length ? (
+        <section>
+          <h3>Nodes: items out, time, errors</h3>
+          <div className="gb-compare-grid gb-compare-nodes" style={columns} role="table" aria-label="nodes compared">
+            {nodes.map(([node, cells]) => (
+              <div key={node} className="gb-compare-row" role="row" data-node={node}>
+                <span className="gb-compare-label" role="rowheader" title={node}>
+                  {node}
+                </span>
+                {cells.map((cell, i) => (
+                  <span key={i} className="gb-compare-cell" role="cell">
+                    {cell ? (
+                      <>
+                        <span className="gb-compare-counts">{countsText(cell.counts)}</span>
+                        <span className="gb-compare-seconds">{cell.reused ? 'reused' : cell.seconds === null ? '' : formatDuration(cell.seconds)}</span>
+                        {cell.errors ? <span className="gb-runpage-bad">{pluralCount(cell.errors, 'error')}</span> : null}
+                      </>
+                    ) : (
+                      <span className="gb-muted">not in this run</span>
+                    )}
+                  </span>
+                ))}
+              </div>
+            ))}
+          </div>
+        </section>
+      ) : null}
+      <section>
+        <h3>Parameters that differ</h3>
+        {params.length ? (
+          <div className="gb-compare-grid gb-compare-params" style={columns} role="table" aria-label="parameters that differ">
+            {params.map(([name, values]) => (
+              <div key={name} className="gb-compare-row" role="row" data-param={name}>
+                <span className="gb-compare-label" role="rowheader" title={name}>
+                  {name}
+                </span>
+                {values.map((value, i) => (
+                  <span key={i} className="gb-compare-cell gb-compare-value" role="cell" title={paramText(value)}>
+                    {paramText(value)}
+                  </span>
+                ))}
+              </div>
+            ))}
+          </div>
+        ) : (
+          <p className="gb-empty">The runs had the same parameters.</p>
+        )}
+      </section>
+      {failing.length ? (
+        <section>
+          <h3>Errors</h3>
+          {failing.map((d) => (
+            <div key={d.run.run_id} className="gb-compare-errors" data-run={d.run.run_id}>
+              <strong>{labels[d.run.run_id]}</strong>
+              {d.run.error ? <pre className="gb-history-error">{d.run.error}</pre> : null}
+            </div>
+          ))}
+        </section>
+      ) : null}
+      {metrics.length ? (
+        <section>
+          <h3>Metrics</h3>
+          <MetricCharts runs={metrics} labels={labels} />
+        </section>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,288 @@
+// One past run, opened from the Runs tab over the canvas: what each node did (items, time,
+// errors, logs), how its workflow changed since, its parameters; a training run's or a
+// search's metric curves; and running it again.
+
+import { useState } from 'react';
+import { runAgain } from '../actions/pastRuns';
+import type { LogEntry, NodeSnapshot, RunDetails, RunMetrics, RunRecordInfo } from '../protocol';
+import {
+  durationOf,
+  exactTime,
+  flatParams,
+  formatCount,
+  formatDuration,
+  itemsOf,
+  kindLabel,
+  nodeCounts,
+  paramText,
+  pluralCount,
+  runLabels,
+  shortTime,
+  statusLabel,
+  trainingProgress,
+  trialsOf,
+} from '../runRecords';
+import { JsonTree } from './JsonTree';
+import { MetricCharts } from './MetricCharts';
+
+const STATE_LABELS: Record<string, string> = { waiting: 'not run', cached: 'reused', done: 'done', failed: 'failed', stopped: 'stopped', running: 'running' };
+
+export function RunFacts({ run, now }: { run: RunRecordInfo; now: number }) {
+  const progress = trainingProgress(run);
+  return (
+    <span className="gb-runpage-facts">
+      <span className={`gb-run-badge gb-history-${run.status}`} data-status={run.status}>
+        <span className="gb-dot" />
+        {statusLabel(run.status)}
+      </span>
+      {run.kind !== 'workflow' ? <span className="gb-run-kind">{kindLabel(run.kind)}</span> : null}
+      <time title={exactTime(run.started)}>{shortTime(run.started)}</time>
+      <span title="how long it took">{run.ended === null ? 'still running' : formatDuration(durationOf(run, now))}</span>
+      {run.paused ? (
+        <span className="gb-runpage-paused" title="time the run stood paused or between steps; its duration leaves it out">
+          paused {formatDuration(run.paused)}
+        </span>
+      ) : null}
+      {run.kind === 'workflow' ? <span className="gb-runpage-items">{pluralCount(itemsOf(run), 'item')}</span> : null}
+      {progress ? <span>{progress}</span> : null}
+    </span>
+  );
+}
+
+function outputsText(counts: Record<string, number>): string {
+  const entries = Object.entries(counts);
+  if (!entries.length) return '—';
+  if (entries.length === 1 && entries[0]?.[0] === 'out') return formatCount(entries[0][1]);
+  return entries.map(([name, n]) => `${name} ${formatCount(n)}`).join(' · ');
+}
+
+function Logs({ node }: { node: NodeSnapshot }) {
+  if (!node.logs.length) return <p className="gb-empty">No logs.</p>;
+  const line = (entry: LogEntry): string => (typeof entry.message === 'string' ? entry.message : JSON.stringify(entry.message));
+  return (
+    <div className="gb-runpage-logs">
+      {node.logs_dropped ? <p className="gb-runpage-note">{pluralCount(node.logs_dropped, 'earlier line')} not kept; the last {node.logs.length} below.</p> : null}
+      <pre>
+        {node.logs.map((entry, i) => (
+          <div key={i} className={`gb-log-${entry.level}`}>
+            {line(entry)}
+          </div>
+        ))}
+      </pre>
+    </div>
+  );
+}
+
+function NodeMore({ node }: { node: NodeSnapshot }) {
+  return (
+    <div className="gb-runpage-more">
+      {node.errors.map((entry, i) => (
+        <details key={i} className="gb-runpage-error" open={i === 0}>
+          <summary>
+            {entry.error.type}: {entry.error.message}
+          </summary>
+          {entry.item !== null && entry.item !== undefined ? (
+            <div className="gb-runpage-item">
+              <span>on</span> <JsonTree value={entry.item} depth={1} />
+            </div>
+          ) : null}
+          <pre>{entry.error.traceback}</pre>
+        </details>
+      ))}
+      {node.reason ? (
+        <p className="gb-runpage-note">
+          {node.action === 'reuse' ? 'Reused' : 'Why it ran'}: {node.reason}
+        </p>
+      ) : null}
+      <Logs node={node} />
+    </div>
+  );
+}
+
+function NodeTable({ nodes }: { nodes: NodeSnapshot[] }) {
+  const [open, setOpen] = useState<string | null>(() => nodes.find((n) => n.errors.length)?.node_id ?? null);
+  return (
+    <table className="gb-runpage-nodes">
+      <thead>
+        <tr>
+          <th>node</th>
+          <th>state</th>
+          <th className="gb-num">items out</th>
+          <th className="gb-num">time</th>
+          <th className="gb-num">errors</th>
+          <th className="gb-num">logs</th>
+        </tr>
+      </thead>
+      {nodes.map((node) => {
+        const isOpen = open === node.node_id;
+        return (
+          <tbody key={node.node_id} data-node={node.node_id} className={isOpen ? 'gb-open' : undefined}>
+            <tr className="gb-runpage-node" onClick={() => setOpen(isOpen ? null : node.node_id)} aria-expanded={isOpen}>
+              <td>
+                <span className="gb-runpage-chevron">{isOpen ? '▾' : '▸'}</span>
+                <span className="gb-runpage-title">{node.title}</span>
+                {node.title !== node.node_id ? <span className="gb-runpage-id">{node.node_id}</span> : null}
+              </td>
+              <td className={`gb-state-${node.state}`}>{STATE_LABELS[node.state] ?? node.state}</td>
+              <td className="gb-num gb-runpage-counts">{outputsText(node.counts)}</td>
+              <td className="gb-num">{node.state === 'waiting' || node.state === 'cached' ? '—' : formatDuration(node.seconds)}</td>
+              <td className={`gb-num${node.errors.length ? ' gb-runpage-bad' : ''}`}>{node.errors.length ? formatCount(node.errors.length) : '—'}</td>
+              <td className="gb-num">{node.logs.length + node.logs_dropped ? formatCount(node.logs.length + node.logs_dropped) : '—'}</td>
+            </tr>
+            {isOpen ? (
+              <tr className="gb-runpage-detail">
+                <td colSpan={6}>
+                  <NodeMore node={node} />
+                </td>
+              </tr>
+            ) : null}
+          </tbody>
+        );
+      })}
+    </table>
+  );
+}
+
+/** Counts per node when the run kept no node details (recorded before they were kept). */
+function CountsOnly({ run }: { run: RunRecordInfo }) {
+  const counts = nodeCounts(run);
+  if (!counts.length) return <p className="gb-empty">No node handed anything on.</p>;
+  return (
+    <table className="gb-runpage-nodes">
+      <thead>
+        <tr>
+          <th>node</th>
+          <th className="gb-num">items out</th>
+        </tr>
+      </thead>
+      <tbody>
+        {counts.map(([node, outputs]) => (
+          <tr key={node} data-node={node}>
+            <td>{node}</td>
+            <td className="gb-num gb-runpage-counts">{outputsText(Object.fromEntries(outputs))}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function Trials({ search, trials, metrics }: { search: RunRecordInfo; trials: RunRecordInfo[]; metrics: RunMetrics[] }) {
+  const names = [...new Set(trials.flatMap((t) => Object.keys(t.params)))].sort();
+  const best = typeof search.counts.best_run === 'string' ? search.counts.best_run : null;
+  const metric = typeof search.counts.metric === 'string' ? search.counts.metric : null;
+  const labels = runLabels(trials);
+  const last = (runId: string): string => {
+    const series = metrics.find((m) => m.run_id === runId)?.series.find((s) => s.group === 'validation' && s.name === metric);
+    const value = series?.values.filter((v) => v !== null).at(-1);
+    return value === undefined || value === null ? '—' : String(Number(value.toPrecision(4)));
+  };
+  if (!trials.length) return <p className="gb-empty">No trial has started yet.</p>;
+  return (
+    <table className="gb-runpage-nodes gb-runpage-trials">
+      <thead>
+        <tr>
+          <th>trial</th>
+          <th>state</th>
+          {names.map((n) => (
+            <th key={n} className="gb-num">
+              {n}
+            </th>
+          ))}
+          {metric ? <th className="gb-num">{metric}</th> : null}
+        </tr>
+      </thead>
+      <tbody>
+        {trials.map((trial) => (
+          <tr key={trial.run_id} data-run={trial.run_id} className={trial.run_id === best ? 'gb-runpage-best' : undefined}>
+            <td>
+              {labels[trial.run_id]}
+              {trial.run_id === best ? <span className="gb-runpage-star" title={`the best by ${metric ?? 'its metric'}`}> ★ best</span> : null}
+            </td>
+            <td>{statusLabel(trial.status)}</td>
+            {names.map((n) => (
+              <td key={n} className="gb-num">
+                {paramText(trial.params[n])}
+              </td>
+            ))}
+            {metric ? <td className="gb-num">{last(trial.run_id)}</td> : null}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function RunPage({ details, metrics, history, now }: { details: RunDetails; metrics: RunMetrics[]; history: RunRecordInfo[]; now: number }) {
+  const { run } = details;
+  const trials = trialsOf(run, history);
+  const labels = run.kind === 'search' ? runLabels(trials) : undefined;
+  const hasParams = Object.keys(run.params).length > 0;
+  return (
+    <div className="gb-runpage" data-run={run.run_id} data-kind={run.kind}>
+      <header className="gb-runpage-head">
+        <h2 className="gb-runpage-name" title={run.workflow}>
+          {run.workflow}
+        </h2>
+        <RunFacts run={run} now={now} />
+        <span className="gb-runpage-actions">
+          {details.rerun ? (
+            <button className="gb-button gb-primary" onClick={() => void runAgain(details)} title="Run this workflow again with the parameters this run had">
+              Run again
+            </button>
+          ) : null}
+        </span>
+      </header>
+      {details.changes.length ? (
+        <div className="gb-banner gb-runpage-changes" role="note">
+          <strong>{run.workflow} changed since this run.</strong> Run again runs it as it was then, or the file as it is now:
+          <ul>
+            {details.changes.map((change) => (
+              <li key={change}>{change}</li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {run.error ? <pre className="gb-history-error gb-runpage-runerror">{run.error}</pre> : null}
+      {run.kind === 'search' ? (
+        <section>
+          <h3>Trials</h3>
+          <Trials search={run} trials={trials} metrics={metrics} />
+        </section>
+      ) : null}
+      {metrics.length ? (
+        <section>
+          <h3>{run.kind === 'search' ? 'Metrics of every trial' : 'Metrics'}</h3>
+          <MetricCharts runs={metrics} labels={labels} />
+        </section>
+      ) : null}
+      {run.kind === 'workflow' ? (
+        <section>
+          <h3>Nodes</h3>
+          {details.nodes.length ? <NodeTable nodes={details.nodes} /> : <CountsOnly run={run} />}
+        </section>
+      ) : null}
+      {hasParams && run.kind !== 'search' ? (
+        <section>
+          <h3>{run.kind === 'workflow' ? 'Parameters' : 'Hyperparameters'}</h3>
+          <table className="gb-runpage-nodes gb-runpage-params">
+            <tbody>
+              {Object.entries(flatParams(run)).map(([name, value]) => (
+                <tr key={name} data-param={name}>
+                  <td>{name}</td>
+                  <td>{paramText(value)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+      ) : null}
+      {run.kind !== 'workflow' && Object.keys(details.config).length ? (
+        <section>
+          <h3>Settings</h3>
+          <JsonTree value={details.config} depth={1} />
+        </section>
+      ) : null}
+    </div>
+  );
+}
