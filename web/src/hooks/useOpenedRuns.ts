@@ -1,12 +1,14 @@
 // The past runs shown over the canvas, fetched from the server: each run's details, and the
 // metric curves of those that have any (a search: its trials'). Fetched again when a run of
-// this server ends, and every few seconds while one of them is still running (a training run
-// started from a terminal tells the server nothing).
+// this server ends or a workflow file is saved (what changed since a run), and every few seconds
+// while one of them is still running (a training run started from a terminal tells the server
+// nothing).
 
 import { useEffect, useState } from 'react';
 import { fetchMetrics, fetchRunDetails } from '../api/runs';
 import type { RunDetails, RunMetrics, RunRecordInfo } from '../protocol';
 import { trialsOf } from '../runRecords';
+import { useFiles } from '../store/files';
 import { useRun } from '../store/run';
 import { isActive } from '../store/runState';
 
@@ -29,6 +31,7 @@ export function curvesOf(run: RunRecordInfo, history: RunRecordInfo[]): string[]
 
 export function useOpenedRuns(runIds: string[], history: RunRecordInfo[]): OpenedRuns {
   const moment = useRun((s) => (s.run ? `${s.run.run_id}:${isActive(s.run) ? 'live' : s.run.status}` : ''));
+  const saved = useFiles((s) => s.files.map((f) => `${f.path}:${f.modified}`).join(','));
   const [opened, setOpened] = useState<OpenedRuns>({ details: null, metrics: [], error: null });
   const [tick, setTick] = useState(0);
   const key = runIds.join(',');
@@ -50,6 +53,6 @@ export function useOpenedRuns(runIds: string[], history: RunRecordInfo[]): Opene
       current = false;
       window.clearTimeout(timer);
     };
-  }, [key, moment, tick, trialsKey]);
+  }, [key, moment, tick, trialsKey, saved]);
   return opened;
 }

@@ -117,10 +117,12 @@ function NodeTable({ nodes }: { nodes: NodeSnapshot[] }) {
         const isOpen = open === node.node_id;
         return (
           <tbody key={node.node_id} data-node={node.node_id} className={isOpen ? 'gb-open' : undefined}>
-            <tr className="gb-runpage-node" onClick={() => setOpen(isOpen ? null : node.node_id)} aria-expanded={isOpen}>
+            <tr className="gb-runpage-node" onClick={() => setOpen(isOpen ? null : node.node_id)}>
               <td>
-                <span className="gb-runpage-chevron">{isOpen ? '▾' : '▸'}</span>
-                <span className="gb-runpage-title">{node.title}</span>
+                <button className="gb-runpage-toggle" aria-expanded={isOpen} title={isOpen ? 'Hide its logs and errors' : 'Show its logs and errors'}>
+                  <span className="gb-runpage-chevron">{isOpen ? '▾' : '▸'}</span>
+                  <span className="gb-runpage-title">{node.title}</span>
+                </button>
                 {node.title !== node.node_id ? <span className="gb-runpage-id">{node.node_id}</span> : null}
               </td>
               <td className={`gb-state-${node.state}`}>{STATE_LABELS[node.state] ?? node.state}</td>
