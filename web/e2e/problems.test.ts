@@ -90,7 +90,7 @@ describe('problems', () => {
     const latest = app.page.locator('.gb-history-run').first();
     await until(() => latest.getAttribute('data-status').catch(() => ''), (s) => s === 'failed', 'the run record to end failed');
     await latest.locator('.gb-history-row').click();
-    expect(await latest.locator('.gb-history-error').innerText()).toContain("node 'greetings': ");
+    expect(await app.page.locator('.gb-runpage-runerror').innerText()).toContain("node 'greetings': ");
     await screenshot(app.page, 'problems-early-failure');
   });
 });
