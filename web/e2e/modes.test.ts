@@ -163,7 +163,7 @@ describe('re-triggering a source', () => {
     await app.page.getByRole('tab', { name: 'Runs' }).click();
     const latest = app.page.locator('.gb-history-run').first();
     await latest.locator('.gb-history-row').click();
-    await until(() => latest.locator('.gb-history-facts').innerText(), (t) => t.includes('trigger · greetings'), 'the run in the history');
+    await until(() => app.page.locator('.gb-runpage-mode').innerText(), (t) => t.includes('trigger · greetings'), 'the run opened from the history');
     await screenshot(app.page, 'modes-trigger-history');
   });
 });

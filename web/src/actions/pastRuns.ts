@@ -3,12 +3,14 @@
 
 import { ApiError } from '../api/http';
 import { rerunRun, startRun } from '../api/runs';
-import type { RunDetails } from '../protocol';
+import type { RunDetails, RunMode } from '../protocol';
 import { useDialog } from '../store/dialog';
 import { useFiles } from '../store/files';
 import { usePastRuns } from '../store/pastRuns';
 import { useUi } from '../store/ui';
 import { failed, switchFile } from './files';
+
+const RUN_MODES: RunMode[] = ['all', 'until', 'step', 'trigger'];
 
 /** The question asked before re-running a run whose file changed since. */
 export function changedQuestion(details: RunDetails): { title: string; text: string } {
@@ -39,7 +41,7 @@ export async function runAgain(details: RunDetails): Promise<void> {
     if (asItWas) await rerunRun(run.run_id);
     else {
       const config = details.config;
-      const mode = config.mode === 'until' || config.mode === 'step' ? config.mode : 'all';
+      const mode = RUN_MODES.find((m) => m === config.mode) ?? 'all';
       const node = typeof config.node === 'string' ? config.node : null;
       await startRun({ workflow: run.workflow, mode, node, graph: null, continue_on_error: config.continue_on_error === true });
     }

@@ -36,6 +36,11 @@ export function RunFacts({ run, now }: { run: RunRecordInfo; now: number }) {
         {statusLabel(run.status)}
       </span>
       {run.kind !== 'workflow' ? <span className="gb-run-kind">{kindLabel(run.kind)}</span> : null}
+      {run.kind === 'workflow' && run.mode !== 'all' ? (
+        <span className="gb-runpage-mode" title="what the run was asked to run">
+          {run.node ? `${run.mode} · ${run.node}` : run.mode}
+        </span>
+      ) : null}
       <time title={exactTime(run.started)}>{shortTime(run.started)}</time>
       <span title="how long it took">{run.ended === null ? 'still running' : formatDuration(durationOf(run, now))}</span>
       {run.paused ? (
