@@ -5,7 +5,7 @@
 //
 //   node bench/frames_page.mjs URL WORKFLOW IDLE_SECONDS TIMEOUT_SECONDS
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -24,7 +24,7 @@ function recorder() {
   };
   requestAnimationFrame(tick);
   new PerformanceObserver((list) => {
-    if (state.on) for (const entry of list.getEntries()) state.long.push(entry.duration);
+    if (state.on) for (const entry of list.getEntries()) state.long.push([entry.startTime - state.frames[0], entry.duration]);
   }).observe({ type: 'longtask', buffered: false });
   window.__frames = {
     start() {
@@ -35,7 +35,7 @@ function recorder() {
     stop() {
       state.on = false;
       const gaps = state.frames.slice(1).map((t, i) => t - state.frames[i]);
-      return { gaps, long: state.long };
+      return { gaps, long: state.long.map(([, d]) => d), longAt: state.long.map(([t]) => Math.round(t)) };
     },
   };
 }
@@ -67,6 +67,14 @@ try {
   const consoleToggle = page.getByRole('button', { name: 'show the console' });
   if (await consoleToggle.count()) await consoleToggle.click();
   const idle = await measure(page, () => page.waitForTimeout(idleSeconds * 1000));
+  // FRAMES_PROFILE=FILE: a CPU profile of the page during the run (chrome://inspect can open it).
+  const profiling = process.env.FRAMES_PROFILE;
+  const cdp = profiling ? await context.newCDPSession(page) : null;
+  if (cdp) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 1000 });
+    await cdp.send('Profiler.start');
+  }
   const running = await measure(page, async () => {
     await page.getByRole('button', { name: 'run', exact: true }).click();
     const deadline = Date.now() + timeoutSeconds * 1000;
@@ -78,6 +86,10 @@ try {
     }
     if (seen !== 'completed') throw new Error(`the run ended ${seen}`);
   });
+  if (cdp && profiling) {
+    const { profile: cpu } = await cdp.send('Profiler.stop');
+    writeFileSync(profiling, JSON.stringify(cpu));
+  }
   const shown = await page.locator('.gb-run-text').innerText();
   console.log(JSON.stringify({ idle, running, shown }));
 } finally {

@@ -10,6 +10,12 @@ type Level = (typeof LEVELS)[number];
 
 const text = (message: unknown): string => (typeof message === 'string' ? message : JSON.stringify(message));
 
+/**
+ * Lines in the page at once unless asked for all: laying out 2,000 lines on every frame while a
+ * run streams made frames of 400 ms (bench/frames.py); the others stay a click away.
+ */
+export const SHOWN_LINES = 200;
+
 export function ConsolePanel() {
   const lines = useConsole((s) => s.lines);
   const dropped = useConsole((s) => s.dropped);
@@ -21,12 +27,17 @@ export function ConsolePanel() {
     const q = query.toLowerCase();
     return lines.filter((l) => (!node || l.node === node) && (level === 'all' || l.level === level) && (!q || text(l.message).toLowerCase().includes(q)));
   }, [lines, node, level, query]);
+  const [all, setAll] = useState(false);
+  const earlier = all ? 0 : Math.max(0, shown.length - SHOWN_LINES);
   const body = useRef<HTMLDivElement>(null);
   const following = useRef(true);
   useEffect(() => {
     const el = body.current;
     if (el && following.current) el.scrollTop = el.scrollHeight;
   }, [shown]);
+  // A new run starts with its newest lines again.
+  const run = useConsole((s) => s.run);
+  useEffect(() => setAll(false), [run]);
   return (
     <section className="gb-console" aria-label="console">
       <header className="gb-console-head">
@@ -54,7 +65,14 @@ export function ConsolePanel() {
       >
         {shown.length ? (
           <ol>
-            {shown.map((l) => (
+            {earlier ? (
+              <li className="gb-console-earlier">
+                <button className="gb-link" onClick={() => setAll(true)}>
+                  Show the {earlier.toLocaleString('en')} earlier line{earlier === 1 ? '' : 's'}
+                </button>
+              </li>
+            ) : null}
+            {(earlier ? shown.slice(earlier) : shown).map((l) => (
               <li key={l.seq} className={`gb-console-line gb-log-${l.level}`} data-node={l.node} data-level={l.level}>
                 <button className="gb-link gb-console-node" onClick={() => useUi.getState().inspect(l.node, 'logs')}>{l.node}</button>
                 <span className="gb-log-level">{l.level}</span>
