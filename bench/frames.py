@@ -102,7 +102,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"p99 frame gap, run / at rest: {running[3] / idle[3]:.2f}")
     print(f"the run as the page shows it at its end: {result['shown']}")
     late = [f"{at / 1000:.1f} s" for at in result["running"].get("longAt", [])]
-    print(f"long tasks began at (from the click on Run): {', '.join(late) or 'none'}")
+    more = f" and {len(late) - 20} more" if len(late) > 20 else ""
+    print(f"long tasks began at (from the click on Run): {', '.join(late[:20]) or 'none'}{more}")
 
 
 if __name__ == "__main__":

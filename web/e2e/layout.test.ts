@@ -127,6 +127,8 @@ describe('the top bar', () => {
 
   it('fits at 1280×720 and 1440×900: the file name, the buttons and a step\'s status whole', async () => {
     await openApp(app.page, app.server, 'image_classification.json');
+    const title = app.page.locator('.react-flow__node[data-id="images"] .gb-title');
+    expect(await title.evaluate((el) => el.scrollWidth <= el.clientWidth), 'a node of the default width shows "ShapeImages" whole').toBe(true);
     await app.page.getByRole('button', { name: 'step', exact: true }).click();
     await until(() => app.page.locator('.gb-run-text').innerText(), (t) => t.startsWith('paused after'), 'the first step', 60_000);
     for (const [width, height] of [[1280, 720], [1440, 900]] as const) {

@@ -98,7 +98,7 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
           {collapsed ? '▸' : '▾'}
         </button>
         <span className="gb-dot" />
-        <span className="gb-title" title={`${data.type} (id ${id})`}>{data.label || data.type}</span>
+        <span className="gb-title" title={`${data.type}${spec ? `, a ${spec.kind}` : ''} (id ${id})`}>{data.label || data.type}</span>
         <span className="gb-kind">{spec ? spec.kind : loaded ? 'unknown type' : ''}</span>
         {mode ? <span className={`gb-mode-badge gb-mode-badge-${mode}`} title={MODE_TITLES[mode]}>{mode === 'bypass' ? 'bypassed' : 'muted'}</span> : null}
         {spec?.kind === 'source' && !mode ? <TriggerButton id={id} /> : null}
