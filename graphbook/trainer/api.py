@@ -142,6 +142,7 @@ def init(
         start_over=start_over,
         aggregation_frequency=aggregation_frequency,
         config_data={**(config_data or {}), **json_env(CONFIG_DATA_ENV)},
+        exp_conf=dict(_determined_only.get("exp_conf") or {}),
     )
     return TrainerContext(session, stack)
 

@@ -50,6 +50,8 @@ class Session:
     start_over: bool = False
     aggregation_frequency: int = 1
     config_data: dict[str, Any] = field(default_factory=dict)
+    exp_conf: dict[str, Any] = field(default_factory=dict)
+    """Determined's experiment config, if init(exp_conf=...) was given one."""
 
 
 class DistributedContext:
@@ -173,6 +175,8 @@ class PyTorchTrialContext:
         self._batch = 0
         self._epoch_length = 1
         self._tensorboard: Any = None
+        self._tensorboard_logging = True
+        self._initial_batch = 0
         self.checkpoint_uuid: str | None = None
         """The checkpoint this trial was loaded from (by load_checkpoint_trial), if any."""
 
@@ -192,6 +196,29 @@ class PyTorchTrialContext:
 
     def get_data_config(self) -> dict[str, Any]:
         return dict(self._session.config_data)
+
+    def get_experiment_config(self) -> dict[str, Any]:
+        """Determined's experiment config: `init(exp_conf=...)`, with the hyperparameters and
+        the data config known here when it does not say them."""
+        return {
+            "hyperparameters": dict(self._session.hparams),
+            "data": dict(self._session.config_data),
+            **self._session.exp_conf,
+        }
+
+    def get_initial_batch(self) -> int:
+        """The batches done when this attempt started: 0, or where it resumed."""
+        return self._initial_batch
+
+    def set_enable_tensorboard_logging(self, enable_tensorboard_logging: bool) -> None:
+        """Accepted for Determined's code: metrics always go to the run store, and TensorBoard
+        files only through get_tensorboard_writer()."""
+        if not isinstance(enable_tensorboard_logging, bool):
+            raise TrainerError("set_enable_tensorboard_logging takes True or False")
+        self._tensorboard_logging = enable_tensorboard_logging
+
+    def get_enable_tensorboard_logging(self) -> bool:
+        return self._tensorboard_logging
 
     def get_global_batch_size(self) -> int:
         return int(self._session.hparams["global_batch_size"])

@@ -600,6 +600,7 @@ class _Run:
             if name in payload["callbacks"]:
                 callback.load_state_dict(payload["callbacks"][name])
         self.state = LoopState(**payload["loop"])
+        context._initial_batch = self.state.batches
         ranks = [RankState(**r) for r in payload["ranks"]]
         if len(ranks) == self.collective.size:
             mine = ranks[self.rank]

@@ -289,6 +289,7 @@ def test_every_callback_hook_in_order_and_its_state_resumes(home: Path) -> None:
     # (startup, training_start, epoch_start, workload_end, 4 of validation); it came back
     # after load_start, and the 14 hooks since were counted on top of it.
     assert trial.hooks.count == 8 + len(trial.hooks.calls) - 1
+    assert trial.context.get_initial_batch() == 2  # Determined's name for where it resumed
 
 
 def test_lr_scheduler_step_modes(home: Path) -> None:
@@ -433,7 +434,15 @@ def test_determined_shipped_spelling(home: Path) -> None:
         def build_validation_data_loader(self) -> Any:
             return loaders()[1]
 
-    with det.pytorch.init(hparams={"lr": 0.1}) as context:
+    searcher = {"name": "single", "metric": "loss"}
+    with det.pytorch.init(hparams={"lr": 0.1}, exp_conf={"searcher": searcher}) as context:
+        assert context.get_experiment_config() == {
+            "hyperparameters": {"lr": 0.1},
+            "data": {},
+            "searcher": searcher,
+        }
+        context.set_enable_tensorboard_logging(False)
+        assert not context.get_enable_tensorboard_logging()
         trial = Built(context)
         result = det.pytorch.Trainer(trial, context).fit(
             max_length=det.pytorch.Epoch(1),
