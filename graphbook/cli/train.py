@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -114,7 +115,25 @@ def run_once(script: Path, hparams: dict[str, Any], start_over: bool, name: str 
         env[START_OVER_ENV] = "1"
     if name:
         env[RUN_NAME_ENV] = name
-    return subprocess.run([sys.executable, str(script)], env=env, check=False).returncode
+    return run_until_stopped([sys.executable, str(script)], env)
+
+
+def run_until_stopped(command: list[str], env: dict[str, str]) -> int:
+    """Run the training process to its end. SIGINT or SIGTERM here is passed on to it (Ctrl-C
+    reaches it anyway; it ignores repeats) and this waits while it checkpoints and exits 75,
+    instead of dying first and leaving it behind (or killing it mid-checkpoint, as
+    `subprocess.run` does on Ctrl-C)."""
+    from graphbook.batch_process.signals import StopSignals
+
+    with StopSignals() as stop:
+        child = subprocess.Popen(command, env=env)
+        forwarded = False
+        while (code := child.poll()) is None:
+            if stop.signum is not None and not forwarded:
+                child.send_signal(stop.signum)
+                forwarded = True
+            time.sleep(0.05)
+    return code
 
 
 def table(result: SearchResult) -> Table:

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from graphbook.batch_process.signals import StopSignals
 from graphbook.store import RunRecord, Store
 from graphbook.trainer.errors import EXIT_PREEMPTED, TrainerError
 from graphbook.trainer.runs import (
@@ -206,10 +207,30 @@ def _launch_all(
     notify: Notify,
     python: str,
 ) -> bool:
-    """Run the pending trials; True if one was stopped by a signal."""
+    """Run the pending trials; True if one was stopped by a signal. A SIGINT or SIGTERM here
+    stops launching trials and is passed on to the running ones (Ctrl-C reaches them anyway:
+    repeats are ignored), which checkpoint and exit 75; this waits for them."""
+    with StopSignals() as stop:
+        return _run_trials(config, name, pending, parallel, start_over, notify, python, stop)
+
+
+def _run_trials(
+    config: SearchConfig,
+    name: str,
+    pending: list[int],
+    parallel: int,
+    start_over: bool,
+    notify: Notify,
+    python: str,
+    stop: StopSignals,
+) -> bool:
     running: dict[int, subprocess.Popen[bytes]] = {}
-    queue, stopped = list(pending), False
+    queue, stopped, forwarded = list(pending), False, False
     while queue or running:
+        if stop.signum is not None and not forwarded:
+            stopped = forwarded = True
+            for process in running.values():
+                process.send_signal(stop.signum)
         while queue and len(running) < parallel and not stopped:
             index = queue.pop(0)
             running[index] = _launch(config, name, index, start_over, python)

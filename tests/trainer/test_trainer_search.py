@@ -4,8 +4,14 @@ instead of training again; search spaces of every type."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,7 +21,7 @@ from graphbook.trainer import TrainerError
 from graphbook.trainer.search import make_config, run_search
 from graphbook.trainer.space import grid_trials, parse_space, random_trials
 
-from .runner import SCRIPTS, run_python
+from .runner import ROOT, SCRIPTS, run_python
 
 
 def test_seed_grid_yaml_through_the_cli(tmp_path: Path) -> None:
@@ -52,6 +58,85 @@ def test_seed_grid_yaml_through_the_cli(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr[-3000:]
     assert "3 trial(s), 3 done" in again.stderr
     assert len(store.list_runs("train")) == 3
+
+
+def start(command: tuple[str, ...], home: Path, cwd: Path) -> subprocess.Popen[str]:
+    """`python command...` in a session of its own (a terminal's process group)."""
+    env = {**os.environ, "GRAPHBOOK_HOME": str(home), "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        [sys.executable, *command],
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for(condition: Callable[[], bool], process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 240
+    while not condition():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def checkpointed(home: Path, name_end: str) -> Callable[[], bool]:
+    """Whether the training run whose name ends with `name_end` has a checkpoint yet."""
+
+    def check() -> bool:
+        if not (home / "graphbook.sqlite").exists():
+            return False
+        store = Store(home / "graphbook.sqlite")
+        runs = [r for r in store.list_runs("train") if r.name.endswith(name_end)]
+        return bool(runs) and bool(store.checkpoints(runs[0].id))
+
+    return check
+
+
+def test_ctrl_c_stops_a_search_which_then_resumes(tmp_path: Path) -> None:
+    shutil.copy(SCRIPTS / "slow_train.py", tmp_path / "slow_train.py")
+    (tmp_path / "search.yaml").write_text(
+        "hyperparameters:\n  learning_rate: {type: categorical, vals: [0.1, 0.2]}\n"
+    )
+    home = tmp_path / "home"
+    command = ("-m", "graphbook", "train", "slow_train.py", "--grid", "search.yaml")
+    search = start(command, home, tmp_path)
+    wait_for(checkpointed(home, "#trial-1"), search)  # trial 0 done, trial 1 under way
+    os.killpg(search.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole group
+    _, err = search.communicate(timeout=240)
+    assert search.returncode == 75, err
+    store = Store(home / "graphbook.sqlite")
+    (stopped,) = store.list_runs("search")
+    assert stopped.status == "stopped"
+    first, second = sorted(store.list_runs("train"), key=lambda r: r.name)
+    assert first.status == "completed" and second.status == "stopped"
+    assert 1 <= second.counts["batches_completed"] < 8
+
+    again = run_python(command, {"GRAPHBOOK_HOME": str(home)}, tmp_path, timeout=240)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "2 trial(s), 1 done" in again.stderr and "resuming run " + second.id in again.stderr
+    runs = store.list_runs("train")
+    assert sorted(r.id for r in runs) == sorted([first.id, second.id])  # nothing trained anew
+    assert all(r.status == "completed" and r.counts["batches_completed"] == 8 for r in runs)
+    assert store.get_run(stopped.id).status == "completed"
+
+
+def test_sigterm_to_graphbook_train_reaches_the_script(tmp_path: Path) -> None:
+    """A SIGTERM to `graphbook train` alone (as a scheduler sends it) is passed on: the script
+    checkpoints and both exit 75."""
+    home = tmp_path / "home"
+    script = str(SCRIPTS / "slow_train.py")
+    process = start(
+        ("-m", "graphbook", "train", script, "--hparam", "learning_rate=0.1"), home, tmp_path
+    )
+    wait_for(checkpointed(home, "slow_train.py"), process)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=240)
+    assert process.returncode == 75, err
+    (run,) = Store(home / "graphbook.sqlite").list_runs("train")
+    assert run.status == "stopped" and "run the same command again to resume" in err
 
 
 def test_search_spaces() -> None:
