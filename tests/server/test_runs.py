@@ -337,7 +337,7 @@ def test_a_workflows_last_run_is_kept_after_others_run_and_after_a_restart(
 ) -> None:
     """A page opening a workflow again (after a reload, when another workflow ran since) gets
     its last run: live from the server's view (logs, outputs), or after a restart from the
-    run store (status and counts)."""
+    run store (status, counts, and each node's time and last logs, saved as the run ended)."""
 
     async def first(server: Server) -> None:
         server.save("one.json", chain(n=4))
@@ -370,6 +370,10 @@ def test_a_workflows_last_run_is_kept_after_others_run_and_after_a_restart(
             "a": ("done", {"out": 4}),
             "b": ("done", {"out": 4}),
         }
+        # What each node did was saved as the run ended: its time and last logs come back too.
+        kept = {n["node_id"]: n for n in run["nodes"]}
+        assert [entry["message"] for entry in kept["a"]["logs"]] == [f"x={i}" for i in range(4)]
+        assert kept["b"]["seconds"] > 0 and kept["b"]["outputs"] == {}
 
     serving(first)
     serving(after_restart)
