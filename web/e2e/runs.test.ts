@@ -160,6 +160,13 @@ describe('past runs', () => {
 
   it('compare side by side: items per node, time, parameters that differ', async () => {
     const hello = row('workflow', 'hello.json');
+    // From a run's page, its previous run is one click away.
+    await hello.nth(0).locator('.gb-history-row').click();
+    await page().getByRole('button', { name: 'Compare with the previous run' }).click();
+    const runIds = [await hello.nth(1).getAttribute('data-run'), await hello.nth(0).getAttribute('data-run')];
+    expect(await page().locator('.gb-compare').getAttribute('data-runs')).toBe(runIds.join(','));
+    await page().keyboard.press('Escape');
+
     await hello.nth(0).locator('.gb-history-pick').check();
     expect(await page().locator('.gb-history-compare button').first().isDisabled()).toBe(true);
     await hello.nth(1).locator('.gb-history-pick').check();

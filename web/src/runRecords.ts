@@ -130,3 +130,10 @@ export function trialsOf(search: RunRecordInfo, history: RunRecordInfo[]): RunRe
   const index = (run: RunRecordInfo): number => Number(run.workflow.split('#trial-').at(-1) ?? 0) || 0;
   return history.filter((r) => r.search === search.run_id).sort((a, b) => index(a) - index(b));
 }
+
+/** The run of the same workflow (or training run name) and kind that started last before `run`. */
+export function previousRun(run: RunRecordInfo, history: RunRecordInfo[]): RunRecordInfo | undefined {
+  return history
+    .filter((r) => r.kind === run.kind && r.workflow === run.workflow && r.started < run.started)
+    .reduce<RunRecordInfo | undefined>((best, r) => (!best || r.started > best.started ? r : best), undefined);
+}

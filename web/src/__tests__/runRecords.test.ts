@@ -12,6 +12,7 @@ import {
   itemsOf,
   nodeCounts,
   pluralCount,
+  previousRun,
   relativeTime,
   runLabels,
   statusLabel,
@@ -98,5 +99,16 @@ describe('runs shown together', () => {
       record({ run_id: 't0', workflow: 'search:train.py#trial-0' }),
     ];
     expect(runLabels(runs)).toEqual({ aaaaaa11: 'hello.json · aaaaaa', bbbbbb22: 'hello.json · bbbbbb', t0: 'trial-0' });
+  });
+});
+
+describe('the previous run', () => {
+  it('is the last one of the same workflow and kind started before', () => {
+    const a = record({ run_id: 'a', started: 10 });
+    const b = record({ run_id: 'b', started: 20 });
+    const other = record({ run_id: 'o', started: 25, workflow: 'other.json' });
+    const c = record({ run_id: 'c', started: 30 });
+    expect(previousRun(c, [c, other, b, a])?.run_id).toBe('b');
+    expect(previousRun(a, [c, other, b, a])).toBeUndefined();
   });
 });

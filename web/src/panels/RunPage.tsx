@@ -16,12 +16,14 @@ import {
   nodeCounts,
   paramText,
   pluralCount,
+  previousRun,
   runLabels,
   shortTime,
   statusLabel,
   trainingProgress,
   trialsOf,
 } from '../runRecords';
+import { usePastRuns } from '../store/pastRuns';
 import { JsonTree } from './JsonTree';
 import { MetricCharts } from './MetricCharts';
 
@@ -225,6 +227,8 @@ export function RunPage({ details, metrics, history, now }: { details: RunDetail
   const trials = trialsOf(run, history);
   const labels = run.kind === 'search' ? runLabels(trials) : undefined;
   const hasParams = Object.keys(run.params).length > 0;
+  const show = usePastRuns((s) => s.show);
+  const previous = run.kind === 'search' ? undefined : previousRun(run, history);
   return (
     <div className="gb-runpage" data-run={run.run_id} data-kind={run.kind}>
       <header className="gb-runpage-head">
@@ -233,6 +237,11 @@ export function RunPage({ details, metrics, history, now }: { details: RunDetail
         </h2>
         <RunFacts run={run} now={now} />
         <span className="gb-runpage-actions">
+          {previous ? (
+            <button className="gb-button" onClick={() => show([previous.run_id, run.run_id])} title={`Side by side with the run of ${run.workflow} before this one`}>
+              Compare with the previous run
+            </button>
+          ) : null}
           {details.rerun ? (
             <button className="gb-button gb-primary" onClick={() => void runAgain(details)} title="Run this workflow again with the parameters this run had">
               Run again
