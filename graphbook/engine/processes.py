@@ -54,15 +54,16 @@ PREFETCH = 16
 and a batch step's parent may be in a model's forward pass for a tenth of a second: a worker
 needs a batch's share of tasks queued to stay busy meanwhile. A lane's capacity still bounds
 the tasks in flight."""
-REFILL = PREFETCH // 2
-"""A worker is handed more tasks once it has this many or fewer, then up to `PREFETCH` at once:
-one message (one wake-up of the queue's feeder thread, one pipe write) per `REFILL` tasks rather
-than one per task, while the worker still has `REFILL` tasks queued."""
-RING_EVERY = REFILL
+RING_EVERY = 4
 RING_AFTER = 0.025
 """A worker rings its parent's bell after this many results, or once the oldest result not yet
 rung for is this many seconds old (checked between tasks), or before it waits for more tasks;
 see NOTE [ Results and the bell ]."""
+REFILL = PREFETCH - RING_EVERY
+"""A worker is handed more tasks once it has this many or fewer, then up to `PREFETCH` at once:
+one message (one wake-up of the queue's feeder thread, one pipe write) per `RING_EVERY` tasks
+rather than one per task, while the worker still has `REFILL` tasks in hand when its parent
+hears it (a worker that ran dry would wait for its parent to be scheduled)."""
 WATCHDOG_INTERVAL = 1.0
 """How long an idle worker blocks on its queue before checking that its parent lives."""
 SHUTDOWN_GRACE = 2.0
@@ -360,8 +361,8 @@ class _Group:
         """Hand waiting tasks to the least busy workers: one message per worker for them all."""
         given: dict[_Worker, list[Message]] = {}
         while self.backlog:
-            worker = self._least_busy()
-            if len(worker.assigned) >= (PREFETCH if worker in given else REFILL + 1):
+            worker = self._least_busy(given)
+            if worker is None:
                 break
             ticket = self.backlog.popleft()
             task = tasks.get(ticket)
@@ -390,10 +391,17 @@ class _Group:
         alive = sum(1 for w in self.workers if not w.dead)
         return KindStats(sum(1 for t in self.backlog if t in tasks), running, alive)
 
-    def _least_busy(self) -> _Worker:
+    def _least_busy(self, given: Collection[_Worker]) -> _Worker | None:
+        """The least busy worker that takes tasks now: one down to `REFILL`, or being refilled
+        (up to `PREFETCH`); None if none does."""
         if not self.workers:
             self.workers = [self._start() for _ in range(self.size)]
-        return min(self.workers, key=lambda w: len(w.assigned))
+        taking = [
+            w
+            for w in self.workers
+            if len(w.assigned) < PREFETCH and (w in given or len(w.assigned) <= REFILL)
+        ]
+        return min(taking, key=lambda w: len(w.assigned)) if taking else None
 
     def _start(self) -> _Worker:
         number = next(self._numbers)
