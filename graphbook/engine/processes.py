@@ -4,13 +4,13 @@ Each worker has its own task queue and its own result pipe, as in PyTorch's Data
 index queue per worker): a worker killed with SIGKILL then holds no lock that others need and
 leaves no half-written message where others write. `submit` only queues a task here; `wait()`
 hands what is queued to the workers, one message per worker for all of them, then sleeps on
-every worker's bell (rung every few results, NOTE [ Results and the bell ]) and process
-sentinel at once, so a death is seen as soon as it happens. The pool hands each worker at most
-`PREFETCH` tasks; the rest wait here, per kind, and each kind has its own workers, so dump
-tasks never queue behind load tasks. A function is pickled once per lane and sent once to each
-worker that runs it. Arrays and tensors travel through shared memory (`graphbook.engine.shm`).
-A worker writes the ticket it is about to run in a shared slot; when it dies, that task is
-reported failed and its other tasks go to the other workers.
+every result pipe and every worker's process sentinel at once (one poll set, kept), so a death
+is seen as soon as it happens. The pool hands each worker at most `PREFETCH` tasks; the rest
+wait here, per kind, and each kind has its own workers, so dump tasks never queue behind load
+tasks. A function is pickled once per lane and sent once to each worker that runs it. Arrays
+and tensors travel through shared memory (`graphbook.engine.shm`). A worker writes the ticket
+it is about to run in a shared slot; when it dies, that task is reported failed and its other
+tasks go to the other workers.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import time
 import uuid
 import weakref
 from collections import deque
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,17 +53,10 @@ PREFETCH = 16
 """Tasks handed to one worker at a time. The parent hands tasks out only between its own work,
 and a batch step's parent may be in a model's forward pass for a tenth of a second: a worker
 needs a batch's share of tasks queued to stay busy meanwhile. A lane's capacity still bounds
-the tasks in flight."""
-RING_EVERY = 4
-RING_AFTER = 0.025
-"""A worker rings its parent's bell after this many results, or once the oldest result not yet
-rung for is this many seconds old (checked between tasks), or before it waits for more tasks;
-see NOTE [ Results and the bell ]."""
-REFILL = PREFETCH - RING_EVERY
-"""A worker is handed more tasks once it has this many or fewer, then up to `PREFETCH` at once:
-one message (one wake-up of the queue's feeder thread, one pipe write) per `RING_EVERY` tasks
-rather than one per task, while the worker still has `REFILL` tasks in hand when its parent
-hears it (a worker that ran dry would wait for its parent to be scheduled)."""
+the tasks in flight. A worker is topped up as soon as it has room, not in fours or eights:
+measured in session 4 (bench/README.md, worker pool), refilling in bunches and waking the
+parent only every few results (a "bell" per worker) halved the parent's CPU per item, but on a
+loaded machine the workers then got 0.5-0.9 of the CPU they got before, so it was taken out."""
 WATCHDOG_INTERVAL = 1.0
 """How long an idle worker blocks on its queue before checking that its parent lives."""
 SHUTDOWN_GRACE = 2.0
@@ -100,18 +93,6 @@ stops it."""
 #    3, and segments of workers that died before their handle was read.
 # A worker whose parent dies sees it within WATCHDOG_INTERVAL (its `get` times out and it checks
 # `os.getppid()`), unlinks what it and the parent left in shared memory, and leaves.
-
-# NOTE [ Results and the bell ]
-#
-# A worker writes each result to its result pipe as soon as it has it, so a result is never
-# lost with the worker that made it (`_bury` reads the pipe first). But the parent does not
-# sleep on the result pipes: woken for every result, it spent more CPU per item on waking than
-# on the item when the workers were the slower side. It sleeps on each worker's bell (a second
-# pipe) and sentinel, and a worker rings only every RING_EVERY results, when its oldest unrung
-# result is RING_AFTER old, or before it blocks waiting for tasks. Whenever the parent looks
-# (every `wait`, whether a bell rang, a sentinel fired or the timeout passed), it reads every
-# result pipe that has something, rung for or not. So a result waits at most for the worker's
-# next ring or the executor's IDLE_WAIT, and the parent wakes about once per RING_EVERY results.
 
 # NOTE [ A worker is on its own ]
 #
@@ -191,12 +172,11 @@ class _Scheduler:
             _live_prefixes.add(self.prefix)
         self.forks = context.get_start_method() == "fork"
         self.stop = context.RawValue("b", 0)
-        self.bells = _selector()
-        """Every live worker's bell and sentinel: what the parent sleeps on."""
-        self.everything = _selector()
-        """The bells, sentinels and result pipes: what the parent looks at when it wakes."""
+        self.selector = _selector()
+        """Every worker's result pipe and sentinel, registered while the worker lives."""
         self.groups = {
-            kind: _Group(kind, workers, context, self.prefix, self.stop, self) for kind in KINDS
+            kind: _Group(kind, workers, context, self.prefix, self.stop, self.selector)
+            for kind in KINDS
         }
         self.lanes: weakref.WeakValueDictionary[int, ProcessLane] = weakref.WeakValueDictionary()
         self.fns: dict[int, bytes | ErrorInfo] = {}
@@ -258,14 +238,10 @@ class _Scheduler:
         self._dispatch()
         if not self.tasks:
             return
-        ready = self.everything.select(0)
-        if not ready and timeout > 0 and self.bells.select(timeout):
-            ready = self.everything.select(0)
-        fds = {key.fd: key.data for key, _ in ready}
-        for worker in set(fds.values()):
-            worker.hear(fds)
+        ready = {key.fd: key.data for key, _ in self.selector.select(timeout)}
+        for worker in set(ready.values()):
             self._route(worker.receive())
-            if worker.process.sentinel in fds and worker.dead:
+            if worker.process.sentinel in ready and worker.dead:
                 self._bury(worker)
         if ready:
             self._dispatch()
@@ -344,14 +320,14 @@ class _Group:
     """The workers of one kind and the tasks waiting for them, started on the first task."""
 
     def __init__(
-        self, kind: Kind, size: int, context: Any, prefix: str, stop: Any, scheduler: _Scheduler
+        self, kind: Kind, size: int, context: Any, prefix: str, stop: Any, selector: Any
     ) -> None:
         self.kind = kind
         self.size = size
         self.context = context
         self.prefix = prefix
         self.stop = stop
-        self.selectors = (scheduler.bells, scheduler.everything)
+        self.selector = selector
         self.workers: list[_Worker] = []
         self.backlog: deque[int] = deque()
         self._numbers = itertools.count()
@@ -361,8 +337,8 @@ class _Group:
         """Hand waiting tasks to the least busy workers: one message per worker for them all."""
         given: dict[_Worker, list[Message]] = {}
         while self.backlog:
-            worker = self._least_busy(given)
-            if worker is None:
+            worker = self._least_busy()
+            if len(worker.assigned) >= PREFETCH:
                 break
             ticket = self.backlog.popleft()
             task = tasks.get(ticket)
@@ -391,17 +367,10 @@ class _Group:
         alive = sum(1 for w in self.workers if not w.dead)
         return KindStats(sum(1 for t in self.backlog if t in tasks), running, alive)
 
-    def _least_busy(self, given: Collection[_Worker]) -> _Worker | None:
-        """The least busy worker that takes tasks now: one down to `REFILL`, or being refilled
-        (up to `PREFETCH`); None if none does."""
+    def _least_busy(self) -> _Worker:
         if not self.workers:
             self.workers = [self._start() for _ in range(self.size)]
-        taking = [
-            w
-            for w in self.workers
-            if len(w.assigned) < PREFETCH and (w in given or len(w.assigned) <= REFILL)
-        ]
-        return min(taking, key=lambda w: len(w.assigned)) if taking else None
+        return min(self.workers, key=lambda w: len(w.assigned))
 
     def _start(self) -> _Worker:
         number = next(self._numbers)
@@ -409,9 +378,8 @@ class _Group:
 
 
 class _Worker:
-    """One worker process, its task queue, its result pipe, its bell (NOTE [ Results and the
-    bell ]) and the slot where it writes the ticket it is running (read after it dies, to know
-    which task to report)."""
+    """One worker process, its task queue, its result pipe and the slot where it writes the
+    ticket it is running (read after it dies, to know which task to report)."""
 
     def __init__(self, group: _Group, number: int, seed: int) -> None:
         context = group.context
@@ -419,29 +387,22 @@ class _Worker:
         self.tasks = context.Queue()
         self.slot = context.RawValue("q", -1)
         reader, writer = context.Pipe(duplex=False)
-        bell, ringer = context.Pipe(duplex=False)
         settings = _Settings(os.getpid(), group.prefix, seed)
         self.process = context.Process(
             target=_work,
-            args=(self.tasks, _Replies(writer, ringer), self.slot, group.stop, settings),
+            args=(self.tasks, writer, self.slot, group.stop, settings),
             name=f"graphbook-{group.kind}-{number}",
             daemon=True,
         )
         _fork(self.process)
         writer.close()  # Only the worker may hold the write end, so its death reads as EOF.
-        ringer.close()
         self.reader = reader
-        self.bell = bell
-        os.set_blocking(bell.fileno(), False)
         self.pid: int = self.process.pid
         self.assigned: list[int] = []
         self.lanes: set[int] = set()
-        self.selectors = group.selectors
-        sleeps_on, looks_at = self.selectors
-        for waitable in (bell, self.process.sentinel):
-            sleeps_on.register(waitable, selectors.EVENT_READ, self)
-        for waitable in (bell, self.process.sentinel, reader):
-            looks_at.register(waitable, selectors.EVENT_READ, self)
+        self.selector = group.selector
+        for waitable in self.waitables:
+            self.selector.register(waitable, selectors.EVENT_READ, self)
         self._pending = _poller(reader)
 
     @property
@@ -468,12 +429,6 @@ class _Worker:
             self.lanes.discard(lane_id)
             self.tasks.put([("forget", lane_id, 0, b"")])
 
-    def hear(self, ready: Collection[int]) -> None:
-        """Empty the bell if it rang (it stays readable until emptied)."""
-        if self.bell.fileno() in ready:
-            with contextlib.suppress(OSError):
-                os.read(self.bell.fileno(), 4096)
-
     def receive(self) -> list[bytes]:
         """Every whole message in the pipe, without blocking."""
         messages = []
@@ -485,12 +440,10 @@ class _Worker:
         return messages
 
     def release(self) -> None:
-        for selector in self.selectors:
-            for waitable in (self.bell, self.process.sentinel, self.reader):
-                with contextlib.suppress(KeyError, ValueError):
-                    selector.unregister(waitable)
+        for waitable in self.waitables:
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(waitable)
         self.reader.close()
-        self.bell.close()
         self.tasks.cancel_join_thread()
         self.tasks.close()
 
@@ -527,35 +480,7 @@ class _Settings:
     seed: int
 
 
-class _Replies:
-    """A worker's way back: each result written at once, the bell rung now and then; see
-    NOTE [ Results and the bell ]."""
-
-    def __init__(self, results: Any, ringer: Any) -> None:
-        self.results = results
-        self.ringer = ringer
-        self.unrung = 0
-        self.since = 0.0
-
-    def send(self, lane: int, ticket: int, outcome: Outcome, prefix: str) -> bool:
-        """Write the outcome to the parent; False if the parent is gone."""
-        if not _send(self.results, lane, ticket, outcome, prefix):
-            return False
-        self.unrung += 1
-        if self.unrung == 1:
-            self.since = time.monotonic()
-        if self.unrung >= RING_EVERY or time.monotonic() - self.since >= RING_AFTER:
-            self.ring()
-        return True
-
-    def ring(self) -> None:
-        if self.unrung:
-            self.unrung = 0
-            with contextlib.suppress(OSError):
-                os.write(self.ringer.fileno(), b"!")
-
-
-def _work(tasks: Any, results: _Replies, slot: Any, stop: Any, settings: _Settings) -> None:
+def _work(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -> None:
     """A worker's life: take messages until the pill, the stop flag or the parent's death."""
     _detach(settings.parent)
     _prepare(settings.seed)
@@ -566,10 +491,9 @@ def _work(tasks: Any, results: _Replies, slot: Any, stop: Any, settings: _Settin
         shm.sweep(f"{settings.prefix}{os.getpid()}_")
 
 
-def _serve(tasks: Any, results: _Replies, slot: Any, stop: Any, settings: _Settings) -> None:
+def _serve(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -> None:
     fns: dict[int, Callable[..., Any] | ErrorInfo] = {}
     while not stop.value:
-        results.ring()  # before waiting for more: the parent hears every result by then
         messages = _receive(tasks, settings.parent)
         if messages is None:
             return
@@ -583,7 +507,7 @@ def _serve(tasks: Any, results: _Replies, slot: Any, stop: Any, settings: _Setti
             else:
                 slot.value = ticket
                 outcome = _run(fns.get(lane), data)
-                if not results.send(lane, ticket, outcome, settings.prefix):
+                if not _send(results, lane, ticket, outcome, settings.prefix):
                     return
 
 
