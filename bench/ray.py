@@ -48,7 +48,8 @@ IMAGES, QUICK_IMAGES = 1000, 256
 ROLES = ("driver", "workers", "raylet", "gcs", "ray services")
 """Where a contender's CPU goes: its own process (scheduler, model, Ray's client threads), the
 processes that run load and dump functions (worker processes, Ray actors, Ray Data's workers),
-Ray's per-node daemon (with the object store), its control store, and its other daemons."""
+Ray's per-node daemon (with the object store), its control store, and its other processes
+(dashboard, log monitor, agents, and the idle workers it starts ahead of tasks)."""
 
 
 _RAY = importlib.util.find_spec("ray")
@@ -67,7 +68,8 @@ def role(process: psutil.Process, driver: int) -> str:
     command = process.cmdline()
     title = command[0] if command else name
     if title.startswith("ray::"):  # Ray's worker processes name themselves so
-        return "ray services" if title.endswith("Agent") else "workers"
+        idle = title.startswith("ray::IDLE")  # started by Ray for tasks to come, not ours
+        return "ray services" if idle or title.endswith("Agent") else "workers"
     if any(part.startswith(RAY_HOME) for part in command):
         return "ray services"  # the dashboard, the log monitor, the autoscaler's monitor
     return "workers"
@@ -204,13 +206,13 @@ def summary(images: int, reps: list[tuple[float, dict[str, dict[str, Any]]]]) ->
             median([figures[name]["start"] for _, figures in reps]),
             median([figures[name]["others"] for _, figures in reps]),
         ])  # fmt: skip
-    where = ["contender", "tasks", "sending µs/task", "receiving µs/task",
+    where = ["contender", "tasks", "calls", "sending µs/task", "receiving µs/task",
              "driver blocked, s of the run", "run s"]  # fmt: skip
     spent = []
     for name in ("ray1", "ray2"):
         runs = [figures[name] for _, figures in reps]
         spent.append([
-            NAMES[name], median([r["tasks"] for r in runs]),
+            NAMES[name], median([r["tasks"] for r in runs]), median([r["calls"] for r in runs]),
             median([1e6 * r["sending"] / r["tasks"] for r in runs]),
             median([1e6 * r["receiving"] / r["tasks"] for r in runs]),
             median([r["waiting"] for r in runs]), median([r["seconds"] for r in runs]),

@@ -42,11 +42,11 @@ logger = logging.getLogger(__name__)
 KINDS: tuple[Kind, ...] = ("load", "dump")
 LOCAL = "local"
 """The address that means: start Ray on this machine (or use the Ray this process runs)."""
-GROUP = int(os.environ.get("GB_GROUP", 16))
+GROUP = 16
 """Tasks of one lane sent in one actor call, at most. Each call costs the driver, the actor and
 Ray's raylet about 1.5 ms of CPU in all (its reply goes through the object store), as much as
 decoding a small image: a group shares that cost (bench/README.md, "Graphbook on Ray")."""
-PER_ACTOR = int(os.environ.get("GB_PER_ACTOR", 2 * GROUP))
+PER_ACTOR = 2 * GROUP
 """Tasks queued on one actor at a time: two full groups, so an actor starts the next group
 while the driver takes the last one back. The rest wait on the driver, so a new actor (one
 that replaced a dead one) or an idle one gets work first."""
@@ -202,6 +202,8 @@ class Timings:
     waiting: float = 0.0
     """Blocked with nothing else to do until some call finished."""
     tasks: int = 0
+    calls: int = 0
+    """Actor calls that carried those tasks."""
 
 
 @dataclass(frozen=True)
@@ -456,6 +458,7 @@ class RayPool:
         for ticket, outcome in zip(tickets, outcomes, strict=True):
             self._resolve(ticket, outcome)
         self.timings.tasks += len(tickets)
+        self.timings.calls += 1
 
     def _resolve(self, ticket: int, outcome: Outcome) -> None:
         task = self._tasks.pop(ticket, None)
@@ -510,8 +513,10 @@ class RayPool:
         return self._outcomes(packed, count)
 
     def _dispatch(self, kind: Kind) -> None:
-        """Hand waiting tasks to the least busy actors, in groups of one lane's tasks; a suspect
-        task waits for an idle actor and runs alone on it."""
+        """Hand waiting tasks to the least busy actors, in groups of one lane's tasks: a backlog
+        is split between the idle actors, so none waits while another has a queue; else it goes
+        in full groups, to actors that have work queued already. A suspect task waits for an
+        idle actor and runs alone on it."""
         backlog = self._backlog[kind]
         while backlog:
             free = [h for h in self._group(kind) if not h.alone and h.load < PER_ACTOR]
@@ -527,7 +532,9 @@ class RayPool:
                     return
                 self._give(handle, [self._tasks[backlog.popleft()]])
                 continue
-            size = min(GROUP, PER_ACTOR - handle.load, -(-len(backlog) // len(free)))
+            idle = sum(1 for h in free if not h.load)
+            share = -(-len(backlog) // idle) if idle else len(backlog)
+            size = min(GROUP, PER_ACTOR - handle.load, share)
             self._give(handle, self._take(backlog, first.lane, size))
 
     def _take(self, backlog: deque[int], lane: int, size: int) -> list[_Task]:
