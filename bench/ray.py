@@ -106,7 +106,11 @@ def accounted(figures: dict[str, Any]) -> Iterator[None]:
 # -- the contenders, each in its own process --------------------------------------------------
 def graphbook(model: str, folder: Path, out: Path, backend: str) -> dict[str, Any]:
     """The decorated image workflow (bench/workflows/images.json) through `run_workflow`."""
-    import torch  # noqa: F401  (imported first, as the CLI's node files do: actors preload it)
+    # What the node files import, imported before the pool starts, as the CLI does (it loads
+    # the node files first): actors preload these, and do not import them on their first task.
+    import PIL.Image  # noqa: F401
+    import torch  # noqa: F401
+    import torchvision  # noqa: F401
 
     from graphbook import run_workflow
     from graphbook.engine.pool import Pool
