@@ -451,6 +451,7 @@ class _Session:
         self.state.sink(paused)
         self.control.wait_while_paused()
         self.paused += time.perf_counter() - began
+        self.state.paused = self.paused
         if not self.control.stopping:
             self.state.sink(RunResumed(self.run_id, self.paused))
 

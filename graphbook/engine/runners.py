@@ -89,6 +89,8 @@ class RunState:
     control: RunControl = field(default_factory=RunControl)
     preview: Previewer = preview
     run_id: str = ""
+    paused: float = 0.0
+    """Seconds the run has stood paused so far: a node's time and speed leave them out."""
 
 
 StepT = TypeVar("StepT", bound=Step)
@@ -114,6 +116,7 @@ class Runner(Generic[StepT]):
         self.recording: Recording | None = None
         """Where the node's outputs are kept for the next run, when the run has a cache."""
         self.started = time.perf_counter()
+        self._paused_before = run.paused
         self._last_progress = 0.0
         self._last_preview = dict.fromkeys(node.spec.outputs, -1.0)
         self._firsts: dict[str, tuple[int, Data]] = {}
@@ -244,7 +247,7 @@ class Runner(Generic[StepT]):
         self.report_progress(force=True)
         finished: NodeStatus = "failed" if self.errors else status
         self.status = finished
-        seconds = time.perf_counter() - self.started
+        seconds = self.seconds(time.perf_counter())
         counts = dict(self.counts)
         self.run.sink(
             NodeFinished(self.run.run_id, self.id, finished, counts, self.errors, seconds)
@@ -252,6 +255,10 @@ class Runner(Generic[StepT]):
         for targets in self.targets.values():
             for target in targets:
                 target.open_upstream -= 1
+
+    def seconds(self, now: float) -> float:
+        """How long the node has been at work by `now` (perf_counter), pauses left out."""
+        return max(0.0, now - self.started - (self.run.paused - self._paused_before))
 
     # -- hand-off -----------------------------------------------------------------------
     def emit(self, pairs: Routed) -> None:
@@ -275,7 +282,7 @@ class Runner(Generic[StepT]):
         now = time.perf_counter()
         if force or now - self._last_progress >= PROGRESS_EVERY:
             self._last_progress = now
-            rate = sum(self.counts.values()) / max(now - self.started, 1e-9)
+            rate = sum(self.counts.values()) / max(self.seconds(now), 1e-9)
             counts = dict(self.counts)
             self.run.sink(NodeProgress(self.run.run_id, self.id, self.received, counts, rate))
 

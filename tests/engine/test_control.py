@@ -14,6 +14,7 @@ from graphbook.engine.control import RunControl, interrupt
 from graphbook.engine.executor import Executor, RunResult, make_pool
 from graphbook.events import (
     Event,
+    NodeFinished,
     NodeProgress,
     Prompt,
     PromptAnswered,
@@ -252,3 +253,5 @@ def test_the_run_clock_leaves_out_the_time_paused() -> None:
     assert 0.3 <= resumed.paused == finished.paused
     assert finished.seconds <= wall - finished.paused
     assert results[0].seconds == finished.seconds
+    for node in sink.of(NodeFinished):  # each node's time leaves the pause out too
+        assert node.seconds <= wall - finished.paused, node
