@@ -71,7 +71,7 @@ describe('right-click menus', () => {
   it('on a node: run up to it, duplicate, delete', async () => {
     await node(app.page, 'split').locator('.gb-node-header').click({ button: 'right' });
     await app.page.locator('.gb-menu').waitFor();
-    expect(await menuItems()).toEqual(['Run up to here', 'Bypass', 'Mute', 'Duplicate', 'Docs, outputs and logs', 'Clear its cached outputs', 'Delete']);
+    expect(await menuItems()).toEqual(['Run up to here', 'Bypass', 'Mute', 'Duplicate', 'Fold to its title', 'Docs, outputs and logs', 'Clear its cached outputs', 'Delete']);
     await screenshot(app.page, 'menu-node');
     await app.page.getByRole('menuitem', { name: 'Duplicate' }).click();
     await until(() => nodeIds(app.page), (ids) => ids.includes('split_2'), 'the copy');
@@ -79,6 +79,12 @@ describe('right-click menus', () => {
     await node(app.page, 'split_2').locator('.gb-node-header').click({ button: 'right' });
     await app.page.getByRole('menuitem', { name: 'Delete' }).click();
     await until(() => nodeIds(app.page), (ids) => !ids.includes('split_2'), 'the deletion');
+    await node(app.page, 'split').locator('.gb-node-header').click({ button: 'right' });
+    await app.page.getByRole('menuitem', { name: 'Fold to its title' }).click();
+    await node(app.page, 'split').locator('.gb-params').waitFor({ state: 'detached' });
+    await node(app.page, 'split').locator('.gb-node-header').click({ button: 'right' });
+    await app.page.getByRole('menuitem', { name: 'Unfold' }).click();
+    await node(app.page, 'split').locator('.gb-params').waitFor();
   });
 
   it('on a wire: delete it; on the canvas: add a node there', async () => {

@@ -54,6 +54,7 @@ function useItems(menu: Menu | null): Item[] {
   const node = editor.nodes.find((n) => n.id === id);
   const spec = node && isGraphNode(node) ? useCatalog.getState().catalog.nodes[node.data.type] : undefined;
   const mode = node && isGraphNode(node) ? node.data.mode : undefined;
+  const collapsed = node && isGraphNode(node) ? !!node.data.collapsed : false;
   const toggle = (to: 'bypass' | 'mute'): void => editor.setMode([id], mode === to ? 'active' : to);
   return [
     ...(spec?.kind !== 'resource' && !mode ? [{ label: 'Run up to here', disabled: offline, act: () => void run('until', id) }] : []),
@@ -61,6 +62,7 @@ function useItems(menu: Menu | null): Item[] {
     { label: mode === 'bypass' ? 'Stop bypassing' : 'Bypass', keys: 'Ctrl+B', act: () => toggle('bypass') },
     { label: mode === 'mute' ? 'Unmute' : 'Mute', keys: 'Ctrl+M', act: () => toggle('mute') },
     { label: 'Duplicate', act: () => editor.duplicate([id]) },
+    { label: collapsed ? 'Unfold' : 'Fold to its title', act: () => editor.setCollapsed(id, !collapsed) },
     { label: 'Docs, outputs and logs', act: () => ui.inspect(id, 'docs') },
     { label: 'Clear its cached outputs', act: () => void clear(id) },
     { label: 'Delete', keys: 'Delete', danger: true, act: () => editor.deleteNode(id) },
