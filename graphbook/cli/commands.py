@@ -82,9 +82,9 @@ def entry() -> NoReturn:
     """The `graphbook` command and `python -m graphbook`: `main`, then the process's end.
 
     Before it ends, the objects still alive are left out of the cyclic garbage collector's last
-    passes (`gc.freeze`): with torch and torchvision imported, Python's exit spent about a
-    second of CPU in them (`python -m bench.startup --phases`, its last phase). Every object is
-    still freed by reference counting as the modules are cleared."""
+    passes (`gc.freeze`): with torch and torchvision imported, Python's exit spent up to a
+    second of CPU in them, depending on where the collector's generations stood (bench/README.md,
+    start-up). Every object is still freed by reference counting as the modules are cleared."""
     code = main()
     gc.freeze()
     sys.exit(code)
