@@ -95,7 +95,7 @@ describe('reconnecting', () => {
 
     offline = false;
     await app.page.locator('.gb-connection-open').waitFor({ timeout: 10_000 });
-    expect(await runStatus(app.page)).toBe('running');
+    await until(() => runStatus(app.page), (s) => s === 'running', 'the snapshot after reconnecting', 5000);
     expect(await reconnecting.count(), 'the reconnecting state is gone').toBe(0);
     expect(await status.getAttribute('data-stale')).toBeNull();
     expect(await app.page.locator('.gb-status-stale, .gb-stale').count(), 'nothing marked stale').toBe(0);

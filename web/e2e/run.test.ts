@@ -264,14 +264,14 @@ describe('running', () => {
     await until(() => count(app.page, 'slow', 'out'), (n) => n >= 2, 'the run to get going');
     await app.page.reload();
     await app.page.locator('.gb-connection-open').waitFor();
-    expect(await runStatus(app.page)).toBe('running');
+    await until(() => runStatus(app.page), (s) => s === 'running', 'the snapshot after the reload', 5000);
     const seen = await until(() => count(app.page, 'slow', 'out'), (n) => n >= 2, 'counts after the reload', 5000);
     expect(await node(app.page, 'slow').locator('.gb-status').innerText()).toContain('running');
     await screenshot(app.page, 'run-after-reload');
 
     const second = await app.browser.page();
     await openApp(second, app.server, 'slow.json');
-    expect(await runStatus(second)).toBe('running');
+    await until(() => runStatus(second), (s) => s === 'running', "the second window's snapshot", 5000);
     await until(() => count(second, 'slow', 'out'), (n) => n >= seen, 'counts in the second window', 5000);
     await second.getByRole('button', { name: 'stop' }).click();
     await until(() => runStatus(app.page), (s) => s === 'stopped', 'the first window to see the stop');

@@ -51,6 +51,8 @@ function foldSoon(message: ServerMessage): void {
 
 function route(message: ServerMessage): void {
   foldSoon(message);
+  // A joining page's whole state: shown at once, with what waited before it, not a frame later.
+  if (message.type === 'snapshot') fold();
   if (message.type === 'hello' || message.type === 'catalog_changed') {
     const version = message.type === 'hello' ? message.catalog_version : message.version;
     const { catalog, loaded } = useCatalog.getState();
