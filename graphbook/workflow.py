@@ -31,6 +31,8 @@ NodeMode = Literal["active", "bypass", "mute"]
 """`bypass`: the node does not run and its input passes through to its outputs; `mute`: it
 does not run and nothing flows from it (graphbook/modes.py)."""
 MODES: tuple[NodeMode, ...] = get_args(NodeMode)
+NODE_COLORS = ("red", "orange", "yellow", "green", "cyan", "blue", "purple", "grey")
+"""The colours a node may be given on the canvas (web/src/workflow/format.ts has the same list)."""
 GROUP_SIZE = (300.0, 200.0)
 """A group's size when the file gives none, as the browser draws it."""
 
@@ -55,6 +57,8 @@ class Node:
     """Folded on the canvas to its title and ports; running ignores it."""
     mode: NodeMode = "active"
     """Whether it runs: `bypass` and `mute` leave it out of the run (graphbook/modes.py)."""
+    color: str = ""
+    """The node's colour on the canvas, one of NODE_COLORS ("" for none); running ignores it."""
 
 
 @dataclass(frozen=True)
@@ -331,6 +335,8 @@ def _node_json(node: Node) -> dict[str, Any]:
         data["collapsed"] = True
     if node.mode != "active":
         data["mode"] = node.mode
+    if node.color:
+        data["color"] = node.color
     return data
 
 
@@ -569,12 +575,7 @@ def _parse_node(raw: Any, where: str) -> Node:
         raise WorkflowFormatError(f"{where} (id {node_id!r}): 'label' must be a string")
     if not isinstance(module, str):
         raise WorkflowFormatError(f"{where} (id {node_id!r}): 'module' must be a string")
-    width, collapsed = raw.get("width"), raw.get("collapsed", False)
-    number = isinstance(width, int | float) and not isinstance(width, bool)
-    if width is not None and not (number and width > 0):
-        raise WorkflowFormatError(f"{where} (id {node_id!r}): 'width' must be a positive number")
-    if not isinstance(collapsed, bool):
-        raise WorkflowFormatError(f"{where} (id {node_id!r}): 'collapsed' must be true or false")
+    width, collapsed, color = _canvas_look(raw, f"{where} (id {node_id!r})")
     mode = raw.get("mode", "active")
     if mode not in MODES:
         raise WorkflowFormatError(
@@ -582,7 +583,24 @@ def _parse_node(raw: Any, where: str) -> Node:
             f"run the node), not {mode!r:.40}"
         )
     position = _position(raw.get("position"))
-    return Node(node_id, type_, dict(params), position, label, module, width, collapsed, mode)
+    node = Node(node_id, type_, dict(params), position, label, module, width, collapsed, mode)
+    return replace(node, color=color) if color else node
+
+
+def _canvas_look(raw: Mapping[str, Any], where: str) -> tuple[float | None, bool, str]:
+    """A node's width, fold and colour on the canvas, checked (running ignores them)."""
+    width, collapsed, color = raw.get("width"), raw.get("collapsed", False), raw.get("color", "")
+    number = isinstance(width, int | float) and not isinstance(width, bool)
+    if width is not None and not (number and width > 0):
+        raise WorkflowFormatError(f"{where}: 'width' must be a positive number")
+    if not isinstance(collapsed, bool):
+        raise WorkflowFormatError(f"{where}: 'collapsed' must be true or false")
+    if color and color not in NODE_COLORS:
+        raise WorkflowFormatError(
+            f"{where}: 'color' must be one of {', '.join(NODE_COLORS)} (or left out), "
+            f"not {color!r:.40}"
+        )
+    return width, collapsed, color or ""
 
 
 def _position(raw: Any) -> tuple[float, float]:

@@ -399,6 +399,20 @@ def test_a_resized_or_folded_node_keeps_its_width_and_fold_and_bad_ones_are_name
             Workflow.loads(text.replace('"width": 412.25, "collapsed": true', bad))
 
 
+def test_a_coloured_node_keeps_its_colour_and_a_colour_we_do_not_have_is_named() -> None:
+    text = (
+        '{"format": "graphbook.workflow", "version": 1, "nodes": [{"id": "a", "type": "Copy", '
+        '"position": {"x": 0, "y": 0}, "color": "green"}], "edges": []}'
+    )
+    workflow = Workflow.loads(text)
+    assert workflow.nodes["a"].color == "green"
+    assert '"position": {"x": 0, "y": 0},\n      "color": "green"\n' in workflow.dumps()
+    assert '"color"' not in Workflow.loads(text.replace(', "color": "green"', "")).dumps()
+    for bad in ('"color": "pink"', '"color": 3'):
+        with pytest.raises(WorkflowFormatError, match="'color' must be one of red, orange"):
+            Workflow.loads(text.replace('"color": "green"', bad))
+
+
 def test_comments_on_the_canvas_are_kept_in_the_file_and_bad_ones_are_named() -> None:
     text = (
         '{"format": "graphbook.workflow", "version": 1, "nodes": [], "edges": [], "comments": '

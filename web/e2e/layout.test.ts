@@ -95,12 +95,16 @@ describe('node size', () => {
     await app.page.mouse.up();
     const wider = await say.boundingBox();
     expect(wider && wider.width).toBeGreaterThan(box.width + 50);
+    await say.click({ button: 'right' });
+    await app.page.getByRole('menuitem', { name: 'Colour green' }).click();
+    expect(await say.locator('.gb-node').getAttribute('class')).toContain('gb-color-green');
     await screenshot(app.page, 'layout-fold-and-resize');
 
     await app.page.keyboard.press(`${mod}+s`);
     await until(() => app.page.locator('.gb-file-title').getAttribute('data-dirty'), (d) => d === 'false', 'the save');
-    const saved = readJson(app.server, 'hello.json').nodes as { id: string; width?: number; collapsed?: boolean }[];
+    const saved = readJson(app.server, 'hello.json').nodes as { id: string; width?: number; collapsed?: boolean; color?: string }[];
     expect(saved.find((n) => n.id === 'split')?.collapsed).toBe(true);
+    expect(saved.find((n) => n.id === 'say_odd')?.color, "the colour picked in the node's menu").toBe('green');
     expect(saved.find((n) => n.id === 'say_odd')?.width).toBeGreaterThan(270);
     await app.page.reload();
     await canvasReady(app.page);

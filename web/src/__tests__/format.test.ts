@@ -21,7 +21,8 @@ const tricky: Workflow = {
     { id: '1', type: 'A', label: '', params: { n: 0.1 }, position: { x: 1e-7, y: 100.05 } },
     { id: 'r1', type: 'A', label: '', params: {}, position: { x: 3.75, y: -3.25 }, width: 412.25, collapsed: true },
     { id: 'r2', type: 'A', label: '', params: {}, position: { x: 0.25, y: 2.675 }, mode: 'bypass' },
-    { id: 'r3', type: 'A', label: '', params: {}, position: { x: 1.15, y: -0.04 }, collapsed: true, mode: 'mute' },
+    { id: 'r3', type: 'A', label: '', params: {}, position: { x: 1.15, y: -0.04 }, collapsed: true, mode: 'mute', color: 'purple' },
+    { id: 'r4', type: 'A', label: '', params: {}, position: { x: 2, y: 2 }, color: 'green' },
   ],
   edges: [
     { source: 'n2', output: 'out', target: 'n10', input: 'in', points: [{ x: 0.25, y: 2.675 }, { x: -0.04, y: 100.05 }] },

@@ -8,6 +8,7 @@ import { useEditor } from '../store/editor';
 import { isOffline, useRun } from '../store/run';
 import { isActive } from '../store/runState';
 import { type ContextMenu as Menu, useUi } from '../store/ui';
+import { NODE_COLORS } from '../workflow/format';
 import { addReroutePoint } from './rerouteActions';
 import { isGraphNode } from './types';
 
@@ -69,6 +70,24 @@ function useItems(menu: Menu | null): Item[] {
   ];
 }
 
+/** A node's colours, one click each, and one to take its colour away. */
+function Swatches({ id, close }: { id: string; close(): void }) {
+  const set = (color: (typeof NODE_COLORS)[number] | null): void => {
+    close();
+    useEditor.getState().setColor(id, color);
+  };
+  return (
+    <li role="none" className="gb-swatches">
+      {NODE_COLORS.map((color) => (
+        <button key={color} role="menuitem" aria-label={`Colour ${color}`} title={color} className={`gb-swatch gb-color-${color}`} onClick={() => set(color)} />
+      ))}
+      <button role="menuitem" aria-label="No colour" title="no colour" className="gb-swatch gb-swatch-none" onClick={() => set(null)}>
+        ×
+      </button>
+    </li>
+  );
+}
+
 export function ContextMenu() {
   const menu = useUi((s) => s.menu);
   const close = (): void => useUi.getState().openMenu(null);
@@ -107,6 +126,7 @@ export function ContextMenu() {
             </button>
           </li>
         ))}
+        {menu.on === 'node' ? <Swatches id={menu.id ?? ''} close={close} /> : null}
       </ul>
     </div>
   );

@@ -89,7 +89,7 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
   const collapsed = !!data.collapsed;
   const setCollapsed = useEditor((s) => s.setCollapsed);
   const mode = data.mode;
-  const classes = ['gb-node', collapsed ? 'gb-collapsed' : '', mode ? `gb-mode-${mode}` : '', `gb-kind-${kind}`, `gb-state-${nodeRun?.state ?? 'idle'}`, selected ? 'gb-selected' : '', problems.length ? 'gb-has-problems' : '', failed ? 'gb-failed' : '', prompt ? 'gb-asking' : '', stale ? 'gb-stale' : ''];
+  const classes = ['gb-node', collapsed ? 'gb-collapsed' : '', mode ? `gb-mode-${mode}` : '', data.color ? `gb-color-${data.color}` : '', `gb-kind-${kind}`, `gb-state-${nodeRun?.state ?? 'idle'}`, selected ? 'gb-selected' : '', problems.length ? 'gb-has-problems' : '', failed ? 'gb-failed' : '', prompt ? 'gb-asking' : '', stale ? 'gb-stale' : ''];
   return (
     <div className={classes.filter(Boolean).join(' ')} data-node={id} data-type={data.type}>
       <NodeResizeControl className="gb-resize nodrag" position="right" resizeDirection="horizontal" minWidth={200} maxWidth={900} />

@@ -1,7 +1,7 @@
 // The canvas' node and edge types: graph nodes (one per workflow node) and group frames.
 
 import type { Edge, Node } from '@xyflow/react';
-import type { Json, NodeMode, Point } from '../workflow/format';
+import type { Json, NodeColor, NodeMode, Point } from '../workflow/format';
 
 export type GraphNodeData = {
   /** The registered node type (`Split`, `DumpJSONL`, ...). */
@@ -15,6 +15,8 @@ export type GraphNodeData = {
   collapsed?: boolean;
   /** Left out of runs: `bypass` passes its input through, `mute` lets nothing through. */
   mode?: Exclude<NodeMode, 'active'>;
+  /** Its colour on the canvas, saved as the node's `color`. */
+  color?: NodeColor;
 };
 
 /** A wire's reroute points (flow coordinates, source to target), saved as the edge's `points`. */

@@ -14,7 +14,7 @@ import type { FlowEdge, FlowNode, GraphFlowNode } from '../canvas/types';
 import { isGraphNode } from '../canvas/types';
 import type { Catalog } from '../catalog';
 import { type Group, canvasGroups, canvasToWorkflow, toFlowEdge, workflowToCanvas } from '../workflow/canvas';
-import type { Json, NodeMode, Point, Workflow, WorkflowNode } from '../workflow/format';
+import type { Json, NodeColor, NodeMode, Point, Workflow, WorkflowNode } from '../workflow/format';
 import { type FileFormat } from '../workflow/load';
 import { type Clip, makeClip, pasteClip } from './clipboard';
 import { type Snapshot, documentKey, sameDocument, snapshot } from './document';
@@ -55,6 +55,8 @@ export interface EditorState {
   setCommentText(id: string, text: string): void;
   /** Folds a node to its title and ports, or unfolds it. */
   setCollapsed(id: string, collapsed: boolean): void;
+  /** Colours a node, or takes its colour away (`null`). */
+  setColor(id: string, color: NodeColor | null): void;
   /** Bypasses or mutes the nodes `ids` (`active` runs them again): one undo step. */
   setMode(ids: string[], mode: NodeMode): void;
   /** Bypasses (or mutes) the selected nodes, or turns them back on when all of them are already so. */
@@ -190,6 +192,13 @@ export const useEditor = create<EditorState>()((set, get) => {
       updateGraphNode(id, (n) => {
         const { collapsed: _was, ...data } = n.data;
         return { ...n, data: collapsed ? { ...data, collapsed } : data };
+      });
+      commitNow();
+    },
+    setColor(id, color) {
+      updateGraphNode(id, (n) => {
+        const { color: _was, ...data } = n.data;
+        return { ...n, data: color ? { ...data, color } : data };
       });
       commitNow();
     },

@@ -71,6 +71,7 @@ export function workflowToCanvas(workflow: Workflow): CanvasState {
         ...(n.module ? { module: n.module } : {}),
         ...(n.collapsed ? { collapsed: true } : {}),
         ...(n.mode && n.mode !== 'active' ? { mode: n.mode } : {}),
+        ...(n.color ? { color: n.color } : {}),
       },
     };
     if (n.width) node.width = n.width;
@@ -119,6 +120,7 @@ export function canvasToWorkflow(state: CanvasState, doc: string): Workflow {
     ...(n.width ? { width: coordinate(n.width) } : {}),
     ...(n.data.collapsed ? { collapsed: true } : {}),
     ...(n.data.mode ? { mode: n.data.mode } : {}),
+    ...(n.data.color ? { color: n.data.color } : {}),
   }));
   const groups = canvasGroups(state);
   const comments = state.nodes.filter(isCommentNode).map((c) => ({

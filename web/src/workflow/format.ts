@@ -20,9 +20,15 @@ export interface WorkflowNode {
   collapsed?: boolean;
   /** Not run: `bypass` passes its input through, `mute` lets nothing through; left out when it runs. */
   mode?: NodeMode;
+  /** Its colour on the canvas (one of NODE_COLORS); left out when it has none. */
+  color?: NodeColor;
   params: Record<string, Json>;
   position: { x: number; y: number };
 }
+
+/** The colours a node may be given (graphbook/workflow.py's NODE_COLORS, the same list). */
+export const NODE_COLORS = ['red', 'orange', 'yellow', 'green', 'cyan', 'blue', 'purple', 'grey'] as const;
+export type NodeColor = (typeof NODE_COLORS)[number];
 
 /** Whether a node runs (graphbook/modes.py); `active` is never written. */
 export type NodeMode = 'active' | 'bypass' | 'mute';
@@ -206,6 +212,10 @@ function parseNode(raw: unknown, where: string): WorkflowNode {
   if (mode !== 'active' && mode !== 'bypass' && mode !== 'mute') {
     throw new WorkflowFormatError(`${where} (id '${id}'): 'mode' must be "bypass" or "mute" (or left out to run the node), not ${JSON.stringify(mode)}`);
   }
+  const color = raw.color ?? '';
+  if (color && !(NODE_COLORS as readonly unknown[]).includes(color)) {
+    throw new WorkflowFormatError(`${where} (id '${id}'): 'color' must be one of ${NODE_COLORS.join(', ')} (or left out), not ${JSON.stringify(color)}`);
+  }
   const node: WorkflowNode = { id, type, label, params: params as Record<string, Json>, position: parsePosition(raw.position) };
   return {
     ...node,
@@ -213,6 +223,7 @@ function parseNode(raw: unknown, where: string): WorkflowNode {
     ...(typeof width === 'number' ? { width } : {}),
     ...(collapsed ? { collapsed } : {}),
     ...(mode !== 'active' ? { mode } : {}),
+    ...(color ? { color: color as NodeColor } : {}),
   };
 }
 
@@ -353,6 +364,7 @@ function nodeText(node: WorkflowNode): string {
   if (node.width) parts.push(`      "width": ${pyDumps(coordinate(node.width))}`);
   if (node.collapsed) parts.push('      "collapsed": true');
   if (node.mode && node.mode !== 'active') parts.push(`      "mode": ${JSON.stringify(node.mode)}`);
+  if (node.color) parts.push(`      "color": ${JSON.stringify(node.color)}`);
   return `    {\n${parts.join(',\n')}\n    }`;
 }
 
