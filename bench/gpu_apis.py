@@ -33,6 +33,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 import graphbook.det as det
 from bench.common import median, table
+from bench.trainer import Trial
 from graphbook.batch_process import TorchBatchProcessor, torch_batch_process
 from graphbook.batch_process.context import TorchBatchProcessorContext
 
@@ -182,8 +183,9 @@ def train_by_hand(
     return time.perf_counter() - start
 
 
-class Fit(det.pytorch.PyTorchTrial):
-    build: Build
+class Fit(Trial):
+    """bench.trainer's trial (its train and evaluate batches) with SGD, and AMP when asked."""
+
     amp = "off"
 
     def __init__(self, context: Any) -> None:
@@ -194,17 +196,6 @@ class Fit(det.pytorch.PyTorchTrial):
         self.opt = context.wrap_optimizer(
             torch.optim.SGD(self.model.parameters(), lr=0.01, momentum=0.9)
         )
-
-    def train_batch(self, batch: Any, epoch_idx: int, batch_idx: int) -> Any:
-        x, y = batch
-        loss = nn.functional.cross_entropy(self.model(x), y)
-        self.context.backward(loss)
-        self.context.step_optimizer(self.opt)
-        return loss
-
-    def evaluate_batch(self, batch: Any) -> Any:
-        x, y = batch
-        return nn.functional.cross_entropy(self.model(x), y)
 
 
 def train_trainer(

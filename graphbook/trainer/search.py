@@ -157,7 +157,8 @@ def run_search(
         f"search {search_id} ({name}): {len(config.trials)} trial(s), "
         f"{len(config.trials) - len(pending)} done, {parallel} at a time"
     )
-    stopped = _launch_all(config, name, pending, parallel, start_over, notify, python)
+    with StopSignals() as stop:
+        stopped = _run_trials(config, name, pending, parallel, start_over, notify, python, stop)
     result = summarize(store, search_id, name, config)
     status = "stopped" if stopped else "completed"
     counts = {
@@ -198,22 +199,6 @@ def _completed(store: Store, name: str, index: int) -> bool:
     return run is not None and run.status == "completed"
 
 
-def _launch_all(
-    config: SearchConfig,
-    name: str,
-    pending: list[int],
-    parallel: int,
-    start_over: bool,
-    notify: Notify,
-    python: str,
-) -> bool:
-    """Run the pending trials; True if one was stopped by a signal. A SIGINT or SIGTERM here
-    stops launching trials and is passed on to the running ones (Ctrl-C reaches them anyway:
-    repeats are ignored), which checkpoint and exit 75; this waits for them."""
-    with StopSignals() as stop:
-        return _run_trials(config, name, pending, parallel, start_over, notify, python, stop)
-
-
 def _run_trials(
     config: SearchConfig,
     name: str,
@@ -224,6 +209,9 @@ def _run_trials(
     python: str,
     stop: StopSignals,
 ) -> bool:
+    """Run the pending trials; True if one was stopped by a signal. A SIGINT or SIGTERM caught
+    by `stop` stops launching trials and is passed on to the running ones (Ctrl-C reaches them
+    anyway: repeats are ignored), which checkpoint and exit 75; this waits for them."""
     running: dict[int, subprocess.Popen[bytes]] = {}
     queue, stopped, forwarded = list(pending), False, False
     while queue or running:
