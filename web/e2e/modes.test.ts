@@ -1,7 +1,7 @@
 // Bypassing and muting a node (Ctrl+B, Ctrl+M, its menu), reroute points on a wire, and a
 // source re-triggered from its node: what the person sees, what is saved, what runs.
 
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { appSession, at, mod, node, openApp, readJson, runStatus, until, workflow } from './app';
 import { screenshot } from './browser';
@@ -17,6 +17,17 @@ const app = appSession({
       [
         { source: 'greetings', output: 'out', target: 'shout', input: 'in' },
         { source: 'shout', output: 'out', target: 'end', input: 'in' },
+      ],
+    ),
+    'reroute.json': workflow(
+      [
+        { id: 'a', type: 'Greetings', params: {}, position: at(0, 0) },
+        { id: 'b', type: 'Shout', params: {}, position: at(320, 0) },
+        { id: 'c', type: 'Shout', params: {}, position: at(640, 0) },
+      ],
+      [
+        { source: 'a', output: 'out', target: 'b', input: 'in', points: [at(270, 220)] },
+        { source: 'b', output: 'out', target: 'c', input: 'in', points: [at(590, 220)] },
       ],
     ),
   },
@@ -148,6 +159,111 @@ describe('reroute points', () => {
     expect((readJson(app.server, 'modes.json').edges as { points?: unknown }[]).every((e) => !e.points)).toBe(true);
   });
 });
+
+interface Spot {
+  x: number;
+  y: number;
+}
+const AB = 'a:out->b:in';
+const BC = 'b:out->c:in';
+
+async function centre(locator: Locator): Promise<Spot> {
+  const box = await locator.boundingBox();
+  if (!box) throw new Error('not shown');
+  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+}
+
+/** Where each wire's reroute dot and nodes a and b are on the screen, from node c (c never moves here; the view may). */
+async function spots(): Promise<Record<'ab' | 'bc' | 'a' | 'b', Spot>> {
+  const origin = await centre(node(app.page, 'c'));
+  const from = async (locator: Locator): Promise<Spot> => {
+    const at = await centre(locator);
+    return { x: at.x - origin.x, y: at.y - origin.y };
+  };
+  const dot = (edge: string): Locator => app.page.locator(`.gb-reroute[data-edge="${edge}"]`);
+  return { ab: await from(dot(AB)), bc: await from(dot(BC)), a: await from(node(app.page, 'a')), b: await from(node(app.page, 'b')) };
+}
+
+type Spots = Awaited<ReturnType<typeof spots>>;
+
+/** How far each moved since `before`. */
+async function movedSince(before: Spots): Promise<Spots> {
+  const now = await spots();
+  const by = (k: keyof Spots): Spot => ({ x: now[k].x - before[k].x, y: now[k].y - before[k].y });
+  return { ab: by('ab'), bc: by('bc'), a: by('a'), b: by('b') };
+}
+
+/** Drags from the middle of `handle` by (dx, dy) on the screen with the mouse, as a person does. */
+async function dragBy(handle: Locator | Spot, dx: number, dy: number): Promise<void> {
+  const from = 'x' in handle ? handle : await centre(handle);
+  await app.page.mouse.move(from.x, from.y);
+  await app.page.mouse.down();
+  await app.page.mouse.move(from.x + dx, from.y + dy, { steps: 10 });
+  await app.page.mouse.up();
+}
+
+const STILL = { x: 0, y: 0 };
+const near = (moved: Spot, expected: Spot): boolean => Math.abs(moved.x - expected.x) <= 2 && Math.abs(moved.y - expected.y) <= 2;
+
+describe('reroute points when nodes move', () => {
+  it('stay put when one end of their wire moves, and go along when both ends move together (a selection, a group)', async () => {
+    await openApp(app.page, app.server, 'reroute.json');
+    const title = (id: string): Locator => node(app.page, id).locator('.gb-title');
+
+    // One node dragged: both of its wires keep their points where the person put them.
+    let before = await spots();
+    await dragBy(title('b'), 0, 90);
+    let moved = await movedSince(before);
+    expect(moved.b.y).toBeGreaterThan(60);
+    expect(near(moved.ab, STILL), `a→b's point moved ${JSON.stringify(moved.ab)}`).toBe(true);
+    expect(near(moved.bc, STILL), `b→c's point moved ${JSON.stringify(moved.bc)}`).toBe(true);
+
+    // a and b selected and dragged together: the wire between them comes along, b→c's point stays.
+    await title('a').click();
+    await title('b').click({ modifiers: [mod] });
+    before = await spots();
+    await dragBy(title('b'), 60, -70);
+    moved = await movedSince(before);
+    expect(moved.a.x).toBeGreaterThan(40);
+    expect(near(moved.ab, moved.a), `a→b's point moved ${JSON.stringify(moved.ab)}, the nodes ${JSON.stringify(moved.a)}`).toBe(true);
+    expect(near(moved.bc, STILL), `b→c's point moved ${JSON.stringify(moved.bc)}`).toBe(true);
+    await screenshot(app.page, 'modes-reroute-carried');
+
+    // One undo puts the nodes and the point back.
+    await app.page.keyboard.press(`${mod}+z`);
+    moved = await until(() => movedSince(before), (m) => near(m.a, STILL), 'the nodes back where they were');
+    expect(near(moved.ab, STILL), `a→b's point is ${JSON.stringify(moved.ab)} from where it was`).toBe(true);
+
+    // Grouped, the frame dragged: its members' wire comes along.
+    await title('a').click();
+    await title('b').click({ modifiers: [mod] });
+    await app.page.keyboard.press(`${mod}+g`);
+    const frame = await app.page.locator('.react-flow__node-group').boundingBox();
+    if (!frame) throw new Error('no group');
+    before = await spots();
+    await dragBy({ x: frame.x + 12, y: frame.y + frame.height - 12 }, 0, 80);
+    moved = await movedSince(before);
+    expect(moved.a.y).toBeGreaterThan(60);
+    expect(near(moved.ab, moved.a), `a→b's point moved ${JSON.stringify(moved.ab)}, the group ${JSON.stringify(moved.a)}`).toBe(true);
+    expect(near(moved.bc, STILL), `b→c's point moved ${JSON.stringify(moved.bc)}`).toBe(true);
+    await screenshot(app.page, 'modes-reroute-group');
+
+    // Saved: a→b's point kept its place beside a; b→c's is where it was put.
+    await save(app.page);
+    const saved = readJson(app.server, 'reroute.json') as unknown as SavedFile;
+    const a = saved.nodes.find((n) => n.id === 'a')?.position as Spot;
+    const ab = saved.edges.find((e) => e.target === 'b')?.points?.[0] as Spot;
+    expect(a.y).toBeGreaterThan(40);
+    expect(Math.abs(ab.x - a.x - 270)).toBeLessThan(0.3);
+    expect(Math.abs(ab.y - a.y - 220)).toBeLessThan(0.3);
+    expect(saved.edges.find((e) => e.target === 'c')?.points).toEqual([{ x: 590, y: 220 }]);
+  });
+});
+
+interface SavedFile {
+  nodes: { id: string; position: Spot }[];
+  edges: { target: string; points?: Spot[] }[];
+}
 
 describe('re-triggering a source', () => {
   it('runs the source again from its button, not from the cache, with what it feeds; in the Runs tab', async () => {

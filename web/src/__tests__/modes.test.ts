@@ -120,6 +120,26 @@ describe('the editor', () => {
     expect(editor().edges[0]?.data?.points).toEqual([{ x: 1, y: 1 }]);
   });
 
+  it('carries a wire\'s points when both its ends move together (also inside a moved group), not when one does', () => {
+    const [first, second] = editor().edges.map((e) => e.id);
+    editor().setPoints(first ?? '', [{ x: 150, y: 40 }]);
+    editor().setPoints(second ?? '', [{ x: 450, y: 40 }]);
+    const points = (source: string) => editor().edges.find((e) => e.source === source)?.data?.points;
+    editor().onNodesChange([{ type: 'position', id: 'split', position: { x: 300, y: 50 }, dragging: true }]);
+    expect([points('rows'), points('split')]).toEqual([[{ x: 150, y: 40 }], [{ x: 450, y: 40 }]]);
+    editor().onNodesChange([
+      { type: 'position', id: 'rows', position: { x: 10, y: 20 }, dragging: true },
+      { type: 'position', id: 'split', position: { x: 310, y: 70 }, dragging: true },
+    ]);
+    expect([points('rows'), points('split')]).toEqual([[{ x: 160, y: 60 }], [{ x: 450, y: 40 }]]);
+    editor().select(['rows', 'split']);
+    editor().groupSelection();
+    const group = editor().nodes.find((n) => n.type === 'group');
+    if (!group) throw new Error('no group');
+    editor().onNodesChange([{ type: 'position', id: group.id, position: { x: group.position.x - 100, y: group.position.y }, dragging: true }]);
+    expect([points('rows'), points('split')]).toEqual([[{ x: 60, y: 60 }], [{ x: 450, y: 40 }]]);
+  });
+
   it('copies a node with its mode, and moves the points of the wires it pastes with the nodes', () => {
     const id = editor().edges[0]?.id ?? '';
     editor().setPoints(id, [{ x: 150, y: 40 }]);

@@ -1,6 +1,8 @@
-// Reroute points on a wire: the path through them, and where a new point goes. Pure geometry.
+// Reroute points on a wire: the path through them, where a new point goes, and how they follow
+// moved nodes. Pure geometry.
 
 import type { Point } from '../workflow/format';
+import type { FlowEdge } from './types';
 
 /** A curve from `a` to `b` leaving and arriving level, as React Flow draws a wire between two handles. */
 function segment(a: Point, b: Point): string {
@@ -43,4 +45,25 @@ export function midpoint(source: Point, points: readonly Point[], target: Point)
   const a = stops[stops.length / 2 - 1] as Point;
   const b = stops[stops.length / 2] as Point;
   return { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
+}
+
+const same = (a: Point, b: Point): boolean => Math.abs(a.x - b.x) < 1e-6 && Math.abs(a.y - b.y) < 1e-6;
+
+/**
+ * The wires after nodes moved by `moved` (node id → how far it went, on the canvas): a wire whose
+ * two ends moved by the same offset (nodes dragged together, or the group they are in) takes its
+ * reroute points along; a wire with one end moved keeps them where they were put, as ComfyUI's
+ * and Blender's reroute nodes stay put. Wires that do not change are returned as they were.
+ */
+export function carryPoints(edges: FlowEdge[], moved: ReadonlyMap<string, Point>): FlowEdge[] {
+  let changed = false;
+  const carried = edges.map((edge) => {
+    const points = edge.data?.points;
+    const by = moved.get(edge.source);
+    const other = moved.get(edge.target);
+    if (!points?.length || !by || !other || !same(by, other)) return edge;
+    changed = true;
+    return { ...edge, data: { ...edge.data, points: points.map((p) => ({ x: p.x + by.x, y: p.y + by.y })) } };
+  });
+  return changed ? carried : edges;
 }

@@ -13,7 +13,8 @@ import { connectionProblem, replacedEdges } from '../canvas/connections';
 import type { FlowEdge, FlowNode, GraphFlowNode } from '../canvas/types';
 import { isGraphNode } from '../canvas/types';
 import type { Catalog } from '../catalog';
-import { type Group, canvasGroups, canvasToWorkflow, toFlowEdge, workflowToCanvas } from '../workflow/canvas';
+import { carryPoints } from '../canvas/reroute';
+import { type Group, absolutePosition, canvasGroups, canvasToWorkflow, toFlowEdge, workflowToCanvas } from '../workflow/canvas';
 import type { Json, NodeColor, NodeMode, Point, Workflow, WorkflowNode } from '../workflow/format';
 import { type FileFormat } from '../workflow/load';
 import { type Clip, makeClip, pasteClip } from './clipboard';
@@ -80,6 +81,21 @@ export interface EditorState {
 }
 
 const EMPTY = snapshot([], [], '');
+
+/** How far each node moved on the canvas from `before` to `after` (a group's members move with it); only those that did. */
+function offsets(before: FlowNode[], after: FlowNode[]): Map<string, Point> {
+  const was = new Map(before.map((n) => [n.id, n]));
+  const now = new Map(after.map((n) => [n.id, n]));
+  const moved = new Map<string, Point>();
+  for (const node of after) {
+    const old = was.get(node.id);
+    if (!old) continue;
+    const a = absolutePosition(old, was);
+    const b = absolutePosition(node, now);
+    if (a.x !== b.x || a.y !== b.y) moved.set(node.id, { x: b.x - a.x, y: b.y - a.y });
+  }
+  return moved;
+}
 let commitTimer: ReturnType<typeof setTimeout> | undefined;
 
 export const useEditor = create<EditorState>()((set, get) => {
@@ -130,8 +146,12 @@ export const useEditor = create<EditorState>()((set, get) => {
       const structural = changes.some((c) => c.type === 'remove' || c.type === 'add');
       const resized = changes.some((c) => c.type === 'dimensions' && c.setAttributes && c.resizing === false);
       // A resized graph node keeps its width; its height follows its content.
-      const nodes = applyNodeChanges(changes, get().nodes).map((n) => (n.type !== 'group' && n.height !== undefined ? { ...n, height: undefined } : n));
-      set({ nodes });
+      const before = get().nodes;
+      const nodes = applyNodeChanges(changes, before).map((n) => (n.type !== 'group' && n.height !== undefined ? { ...n, height: undefined } : n));
+      // Dragged together, two nodes (or a group) take the reroute points of the wires between them along.
+      const moved = changes.some((c) => c.type === 'position' && c.position) ? offsets(before, nodes) : new Map<string, Point>();
+      const edges = carryPoints(get().edges, moved);
+      set(edges === get().edges ? { nodes } : { nodes, edges });
       if (structural || resized) commitNow();
     },
     onEdgesChange(changes) {
