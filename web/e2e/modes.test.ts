@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { appSession, at, mod, node, openApp, readJson, runStatus, until, workflow } from './app';
 import { screenshot } from './browser';
 
+const LONG = 'Greetings read from the archive of last year';
+
 const app = appSession({
   workflows: {
     'modes.json': workflow(
@@ -29,6 +31,14 @@ const app = appSession({
         { source: 'a', output: 'out', target: 'b', input: 'in', points: [at(270, 220)] },
         { source: 'b', output: 'out', target: 'c', input: 'in', points: [at(590, 220)] },
       ],
+    ),
+    'titles.json': workflow(
+      [
+        { id: 'long_source', type: 'Greetings', label: LONG, params: {}, position: at(0, 0) },
+        { id: 'short_source', type: 'Greetings', label: 'Hi', params: {}, position: at(0, 240) },
+        { id: 'long_step', type: 'Shout', label: LONG, params: {}, position: at(320, 0) },
+      ],
+      [],
     ),
   },
 });
@@ -160,6 +170,25 @@ describe('reroute points', () => {
   });
 });
 
+describe('re-triggering a source', () => {
+  it('runs the source again from its button, not from the cache, with what it feeds; in the Runs tab', async () => {
+    await runAll(app.page);
+    expect(await statusWord(app.page, 'greetings')).toMatch(/cached/);
+    const trigger = app.page.getByRole('button', { name: 'run greetings again' });
+    expect(await app.page.getByRole('button', { name: 'run shout again' }).count(), 'only sources have it').toBe(0);
+    const run = await runAndWait(app.page, () => trigger.click());
+    expect([run.mode, run.node]).toEqual(['trigger', 'greetings']);
+    for (const id of ['greetings', 'shout', 'end']) await until(() => statusWord(app.page, id), (w) => w === 'done', `${id} to run again`);
+    expect(await count(app.page, 'end')).toBe(3);
+    await screenshot(app.page, 'modes-triggered');
+    await app.page.getByRole('tab', { name: 'Runs' }).click();
+    const latest = app.page.locator('.gb-history-run').first();
+    await latest.locator('.gb-history-row').click();
+    await until(() => app.page.locator('.gb-runpage-mode').innerText(), (t) => t.includes('trigger · greetings'), 'the run opened from the history');
+    await screenshot(app.page, 'modes-trigger-history');
+  });
+});
+
 interface Spot {
   x: number;
   y: number;
@@ -207,7 +236,7 @@ const near = (moved: Spot, expected: Spot): boolean => Math.abs(moved.x - expect
 
 describe('reroute points when nodes move', () => {
   it('stay put when one end of their wire moves, and go along when both ends move together (a selection, a group)', async () => {
-    await openApp(app.page, app.server, 'reroute.json');
+    await openApp(await app.freshBrowser(), app.server, 'reroute.json');
     const title = (id: string): Locator => node(app.page, id).locator('.gb-title');
 
     // One node dragged: both of its wires keep their points where the person put them.
@@ -265,21 +294,30 @@ interface SavedFile {
   edges: { target: string; points?: Spot[] }[];
 }
 
-describe('re-triggering a source', () => {
-  it('runs the source again from its button, not from the cache, with what it feeds; in the Runs tab', async () => {
-    await runAll(app.page);
-    expect(await statusWord(app.page, 'greetings')).toMatch(/cached/);
-    const trigger = app.page.getByRole('button', { name: 'run greetings again' });
-    expect(await app.page.getByRole('button', { name: 'run shout again' }).count(), 'only sources have it').toBe(0);
-    const run = await runAndWait(app.page, () => trigger.click());
-    expect([run.mode, run.node]).toEqual(['trigger', 'greetings']);
-    for (const id of ['greetings', 'shout', 'end']) await until(() => statusWord(app.page, id), (w) => w === 'done', `${id} to run again`);
-    expect(await count(app.page, 'end')).toBe(3);
-    await screenshot(app.page, 'modes-triggered');
-    await app.page.getByRole('tab', { name: 'Runs' }).click();
-    const latest = app.page.locator('.gb-history-run').first();
-    await latest.locator('.gb-history-row').click();
-    await until(() => app.page.locator('.gb-runpage-mode').innerText(), (t) => t.includes('trigger · greetings'), 'the run opened from the history');
-    await screenshot(app.page, 'modes-trigger-history');
+describe("a source's title", () => {
+  it('has a step\'s room beside the run-again button: a long one is cut where a step\'s is, a short one shows whole', async () => {
+    await openApp(app.page, app.server, 'titles.json');
+    const title = (id: string) =>
+      node(app.page, id).locator('.gb-title').evaluate((el) => {
+        let next = el.nextElementSibling;
+        while (next && next.getBoundingClientRect().width === 0) next = next.nextElementSibling;
+        const right = el.getBoundingClientRect().right;
+        return { width: el.clientWidth, cut: el.scrollWidth > el.clientWidth, gap: (next?.getBoundingClientRect().left ?? Infinity) - right, text: el.textContent };
+      });
+    const [longSource, longStep, shortSource] = [await title('long_source'), await title('long_step'), await title('short_source')];
+    expect(longSource.text).toBe(LONG);
+    expect(longSource.cut, 'too long for any default-width node').toBe(true);
+    expect(longSource.width, "a source's title has as much room as a step's").toBe(longStep.width);
+    expect(longSource.gap, 'the title reaches the button after it').toBeLessThan(8);
+    expect(shortSource, 'a short title whole').toMatchObject({ text: 'Hi', cut: false, width: longStep.width });
+    for (const id of ['long_source', 'short_source']) {
+      const button = await app.page.getByRole('button', { name: `run ${id} again` }).boundingBox();
+      const header = await node(app.page, id).locator('.gb-node-header').boundingBox();
+      const frame = await node(app.page, id).boundingBox();
+      if (!button || !header || !frame) throw new Error(`${id}'s run-again button is not shown`);
+      expect(button.y, 'below the header, beside the output').toBeGreaterThanOrEqual(header.y + header.height - 1);
+      expect(button.x + button.width).toBeLessThan(frame.x + frame.width / 2);
+    }
+    await screenshot(app.page, 'modes-source-titles');
   });
 });

@@ -59,14 +59,18 @@ const MODE_TITLES = {
   mute: 'Muted: it does not run, and nothing flows from it (Ctrl+M again, or its menu, to run it)',
 };
 
-/** Node-RED's inject button: this source runs again (not from the cache), and so does what it feeds. */
+/**
+ * Node-RED's inject button: this source runs again (not from the cache), and so does what it
+ * feeds. It sits left of the output, where a step has its input, so the title keeps a step's room.
+ */
 function TriggerButton({ id }: { id: string }) {
   const offline = useRun(isOffline);
   const running = useRun((s) => isActive(s.run));
   const title = offline ? OFFLINE : running ? 'a run is going: wait for it to end, or stop it' : 'run this source again (not from the cache) and everything it feeds';
   return (
-    <button className="gb-icon gb-trigger nodrag" disabled={offline || running} title={title} aria-label={`run ${id} again`} onClick={() => void run('trigger', id)}>
-      <Icon name="inject" size={13} />
+    <button className="gb-trigger nodrag" disabled={offline || running} title={title} aria-label={`run ${id} again`} onClick={() => void run('trigger', id)}>
+      <Icon name="inject" size={12} />
+      <span>run again</span>
     </button>
   );
 }
@@ -101,14 +105,13 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
         <span className="gb-title" title={`${data.type}${spec ? `, a ${spec.kind}` : ''} (id ${id})`}>{data.label || data.type}</span>
         <span className="gb-kind">{spec ? spec.kind : loaded ? 'unknown type' : ''}</span>
         {mode ? <span className={`gb-mode-badge gb-mode-badge-${mode}`} title={MODE_TITLES[mode]}>{mode === 'bypass' ? 'bypassed' : 'muted'}</span> : null}
-        {spec?.kind === 'source' && !mode ? <TriggerButton id={id} /> : null}
         {spec && spec.kind !== 'resource' && !mode ? (
           <button className="gb-icon nodrag" disabled={offline} title={offline ? OFFLINE : 'run up to this node'} aria-label={`run up to ${id}`} onClick={() => void run('until', id)}><Icon name="runTo" size={12} /></button>
         ) : null}
         <button className="gb-icon nodrag" title="docs, outputs and logs" aria-label={`about ${id}`} onClick={() => inspect(id, 'docs')}><Icon name="help" size={13} /></button>
       </header>
       {collapsed ? null : <NodeProblems problems={problems} />}
-      <Ports inputs={inputs} outputs={outputs} counts={nodeRun?.counts ?? {}} resource={kind === 'resource'} unknown={unknown} />
+      <Ports inputs={inputs} outputs={outputs} counts={nodeRun?.counts ?? {}} resource={kind === 'resource'} unknown={unknown} action={spec?.kind === 'source' && !mode ? <TriggerButton id={id} /> : undefined} />
       {collapsed ? (
         <div className="gb-folded-handles">
           {[...into.keys()].filter((h) => h !== 'in').map((h) => <Handle key={h} type="target" id={h} position={Position.Left} className="gb-handle gb-handle-param" />)}

@@ -1,5 +1,7 @@
-// The data input on the left and the outputs on the right, each output with its count.
+// The data input on the left and the outputs on the right, each output with its count; a
+// source's run-again button sits where a step's input would be.
 
+import type { ReactNode } from 'react';
 import { Handle, Position } from '@xyflow/react';
 
 interface Props {
@@ -8,10 +10,12 @@ interface Props {
   counts: Record<string, number>;
   resource: boolean;
   unknown: { in: Set<string>; out: Set<string> };
+  /** Shown at the left of the first row (a source has no input there). */
+  action?: ReactNode;
 }
 
-export function Ports({ inputs, outputs, counts, resource, unknown }: Props) {
-  const rows = Math.max(inputs.length, outputs.length);
+export function Ports({ inputs, outputs, counts, resource, unknown, action }: Props) {
+  const rows = Math.max(inputs.length, outputs.length, action ? 1 : 0);
   return (
     <div className="gb-ports">
       {Array.from({ length: rows }, (_, i) => {
@@ -26,6 +30,7 @@ export function Ports({ inputs, outputs, counts, resource, unknown }: Props) {
                   <span>{input}</span>
                 </>
               ) : null}
+              {i === 0 ? action : null}
             </div>
             <div className="gb-port gb-port-out">
               {output !== undefined ? (
