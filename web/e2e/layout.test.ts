@@ -145,3 +145,49 @@ describe('the top bar', () => {
     await until(() => runStatus(app.page), (s) => s === 'stopped', 'the stop', 30_000);
   });
 });
+
+describe('the system panel', () => {
+  const GB = 1024 ** 3;
+  /** The panel's rows whose figure is cut, or that reach out of the panel or the window, meters out of line; and each row's text. */
+  const fit = (page: Page): Promise<{ wrong: string[]; rows: string[] }> =>
+    page.locator('.gb-system').evaluate((panel) => {
+      const wrong: string[] = [];
+      const edge = panel.getBoundingClientRect();
+      const rows = Array.from(panel.querySelectorAll<HTMLElement>('.gb-system-row'));
+      for (const row of rows) {
+        for (const part of Array.from(row.children) as HTMLElement[]) {
+          const box = part.getBoundingClientRect();
+          if (part.scrollWidth > part.clientWidth) wrong.push(`cut: ${row.dataset.stat} "${part.innerText}" (${part.scrollWidth} > ${part.clientWidth})`);
+          if (box.left < edge.left || box.right > edge.right || box.bottom > window.innerHeight) wrong.push(`outside: ${row.dataset.stat} "${part.innerText}"`);
+        }
+        const meter = row.querySelector('.gb-system-meter')?.getBoundingClientRect();
+        if (meter && meter.width < 20) wrong.push(`no meter: ${row.dataset.stat} (${meter.width} px)`);
+      }
+      const meters = Array.from(panel.querySelectorAll('.gb-system-meter'), (m) => m.getBoundingClientRect());
+      if (new Set(meters.map((m) => `${m.left},${m.right}`)).size > 1) wrong.push('the meters do not line up');
+      return { wrong, rows: rows.map((r) => r.innerText.replace(/\s+/g, ' ')) };
+    });
+
+  it('shows every figure whole at 1280×720 and 1024×720, a big machine\'s too', async () => {
+    const page = await app.freshBrowser();
+    // The server's answer with the figures of a machine bigger than this one (and a GPU it lacks).
+    await page.route('**/api/system', async (route) => {
+      const response = await route.fetch();
+      const stats = (await response.json()) as Record<string, unknown>;
+      const gpus = [{ index: 0, name: 'NVIDIA H100 80GB HBM3', memory_used: 77.7 * GB, memory_total: 79.6 * GB }];
+      await route.fulfill({ response, json: { ...stats, memory_used: 63.7 * GB, memory_total: 95.4 * GB, gpus } });
+    });
+    await openApp(page, app.server, 'hello.json');
+    await page.getByRole('tab', { name: 'Runs' }).click();
+    const memory = page.locator('.gb-system-row[data-stat="Memory"] .gb-system-value');
+    await until(() => memory.innerText(), (t) => t === '63.7 GB / 95.4 GB', 'the figures');
+    for (const [width, height] of [[1280, 720], [1024, 720]] as const) {
+      await page.setViewportSize({ width, height });
+      const { wrong, rows } = await fit(page);
+      expect(wrong, `at ${width}×${height}`).toEqual([]);
+      expect(rows).toContain('Memory 63.7 GB / 95.4 GB');
+      expect(rows).toContain('GPU 0 77.7 GB / 79.6 GB');
+      await screenshot(page, `layout-system-${width}`);
+    }
+  });
+});
