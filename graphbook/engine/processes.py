@@ -75,8 +75,10 @@ _HEADER = struct.Struct("<qq")
 """A result message starts with its lane id and ticket; the pickled outcome follows."""
 Message = tuple[str, int, int, bytes]
 """To a worker: ("fn", lane, 0, pickled fn), ("forget", lane, 0, b""), ("task", lane, ticket,
-pickled args). A worker's queue carries lists of them (all a `wait` hands it at once); None
-stops it."""
+pickled args), ("back", 0, 0, names of its lent segments given back, NUL-separated). A worker's
+queue carries lists of them (all a `wait` hands it at once); None stops it."""
+GIVE_BACK_AT = 16
+"""Segments given back that wait for a worker's next task before going back on their own."""
 
 # NOTE [ Shutdown protocol ]
 #
@@ -170,6 +172,7 @@ class _Scheduler:
         with _live_lock:
             shm.sweep_orphans(keep=_live_prefixes)
             _live_prefixes.add(self.prefix)
+        shm.open_returns(self.prefix)
         self.forks = context.get_start_method() == "fork"
         self.stop = context.RawValue("b", 0)
         self.selector = _selector()
@@ -235,6 +238,7 @@ class _Scheduler:
             return
         while self.collected:
             self.forget(self.collected.pop())
+        self._hand_back()
         self._dispatch()
         if not self.tasks:
             return
@@ -249,6 +253,20 @@ class _Scheduler:
     def _dispatch(self) -> None:
         for group in self.groups.values():
             group.dispatch(self.tasks, self.fns)
+
+    def _hand_back(self) -> None:
+        """Note the lent segments given back since the last call on their workers (`dispatch`
+        sends them with the workers' next tasks); a gone worker's are unlinked."""
+        names = shm.given_back(self.prefix)
+        if not names:
+            return
+        workers = {w.pid: w for group in self.groups.values() for w in group.workers}
+        for name in names:
+            worker = workers.get(_creator(name, self.prefix))
+            if worker is None or worker.dead:
+                shm.unlink([name])
+            else:
+                worker.given_back.append(name)
 
     def _route(self, messages: list[bytes]) -> None:
         for message in messages:
@@ -307,6 +325,7 @@ class _Scheduler:
         self.stop.value = 1
         _stop_all(workers)
         self.tasks.clear()
+        shm.close_returns(self.prefix)
         shm.sweep(self.prefix)
         with _live_lock:
             _live_prefixes.discard(self.prefix)
@@ -350,6 +369,11 @@ class _Group:
             else:  # its lane was closed while a dead worker held the task
                 del tasks[ticket]
                 shm.unlink(task.args.segments)
+        for worker in self.workers:
+            if worker.given_back and (
+                worker in given or len(worker.given_back) >= GIVE_BACK_AT or not worker.assigned
+            ):
+                given.setdefault(worker, []).insert(0, worker.hand_back())
         for worker, messages in given.items():
             worker.tasks.put(messages)
 
@@ -400,6 +424,8 @@ class _Worker:
         self.pid: int = self.process.pid
         self.assigned: list[int] = []
         self.lanes: set[int] = set()
+        self.given_back: list[str] = []
+        """Its lent segments that the parent no longer uses, to tell it with its next tasks."""
         self.selector = group.selector
         for waitable in self.waitables:
             self.selector.register(waitable, selectors.EVENT_READ, self)
@@ -424,10 +450,15 @@ class _Worker:
         task.worker = self
         return messages
 
+    def hand_back(self) -> Message:
+        names, self.given_back = self.given_back, []
+        return ("back", 0, 0, "\0".join(names).encode())
+
     def forget(self, lane_id: int) -> None:
         if lane_id in self.lanes and not self.dead:
             self.lanes.discard(lane_id)
-            self.tasks.put([("forget", lane_id, 0, b"")])
+            back = [self.hand_back()] if self.given_back else []
+            self.tasks.put([*back, ("forget", lane_id, 0, b"")])
 
     def receive(self) -> list[bytes]:
         """Every whole message in the pipe, without blocking."""
@@ -493,6 +524,7 @@ def _work(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -
 
 def _serve(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -> None:
     fns: dict[int, Callable[..., Any] | ErrorInfo] = {}
+    shm.lend_from_here()
     while not stop.value:
         messages = _receive(tasks, settings.parent)
         if messages is None:
@@ -502,6 +534,10 @@ def _serve(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) 
                 fns[lane] = _unpickle_fn(data)
             elif tag == "forget":
                 fns.pop(lane, None)
+                if not fns:  # nothing to run: no result will need the spare segments
+                    shm.drop_spare()
+            elif tag == "back":
+                shm.taken_back(data.decode().split("\0"), keep=bool(fns))
             elif stop.value:
                 return
             else:
@@ -602,12 +638,18 @@ def _send(results: Any, lane: int, ticket: int, outcome: Outcome, prefix: str) -
     try:
         results.send_bytes(_HEADER.pack(lane, ticket) + packed.data)
     except OSError:
-        shm.unlink(packed.segments)
+        shm.discard(packed.segments)
         return False
     return True
 
 
 # -- helpers --------------------------------------------------------------------------------
+def _creator(name: str, prefix: str) -> int:
+    """The pid in a segment's name, `<prefix><pid>_<n>`; 0 if it has none."""
+    pid = name[len(prefix) :].partition("_")[0]
+    return int(pid) if pid.isdigit() else 0
+
+
 def _fork(process: Any) -> None:
     """Start `process` from the forking thread, with SIGINT and SIGTERM blocked until the worker
     has reset its handlers; see NOTE [ A worker is on its own ]."""

@@ -248,6 +248,59 @@ def test_a_tensor_is_sent_as_a_small_handle() -> None:
     assert not {n for n in segments() if n.startswith("graphbook_test_")}
 
 
+def full_of(x: float) -> torch.Tensor:
+    return torch.full((3, 64, 64), x)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_a_worker_writes_its_next_result_into_a_segment_let_go_of() -> None:
+    pool = ProcessPool(1)
+    lane = pool.lane(full_of, 1)
+
+    def one(x: float) -> torch.Tensor:
+        lane.submit(None, (x,))
+        [tensor] = values(drain(pool, lane, 1))
+        return tensor  # type: ignore[no-any-return]
+
+    try:
+        first = one(1.0)
+        held = mapped_file(first.data_ptr())
+        kept = one(2.0)
+        assert mapped_file(kept.data_ptr()) != held, "a segment still in use was written again"
+        assert float(first.max()) == float(first.min()) == 1.0
+        del first  # the last tensor on its segment: the worker may write it again
+        again = one(3.0)
+        assert mapped_file(again.data_ptr()) == held
+        assert float(again.min()) == float(again.max()) == 3.0
+        assert float(kept.min()) == float(kept.max()) == 2.0
+    finally:
+        pool.close()
+
+
+def test_segments_let_go_of_are_unlinked_once_the_lane_closes() -> None:
+    pool = ProcessPool(1)
+    mine = pool._scheduler.prefix
+    try:
+        lane = pool.lane(full_of, 4)
+        for x in range(4):
+            lane.submit(None, (float(x),))
+        tensors = [outcome.value for outcome in drain(pool, lane, 4)]  # type: ignore[union-attr]
+        assert len(segments(mine)) == 4
+        held = tensors.pop()
+        del tensors
+        lane.close()
+
+        def only_the_held_one_left() -> bool:
+            pool.wait(0)
+            return len(segments(mine)) == 1
+
+        wait_until(only_the_held_one_left, "the spare segments to be unlinked")
+        assert float(held.mean()) == 3.0
+    finally:
+        pool.close()
+    assert segments(mine) == set()
+
+
 def test_images_strings_and_nested_structures_come_back(pool: ProcessPool) -> None:
     def nested(x: int) -> dict[str, Any]:
         image = Image.new("RGB", (8, 8), (x, 0, 0))
