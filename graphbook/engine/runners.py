@@ -551,7 +551,12 @@ class BatchRunner(Runner[BatchStep]):
         return sum(lane.in_flight for lane in self._lanes())
 
     def _can_load(self) -> bool:
-        return self.loads is None or self.loads.in_flight < self.loads.capacity
+        """Whether to take in more: the items loading and those loaded but not yet batched
+        count against the lane's capacity, so decoded items wait ahead of the model in at most
+        that number (two batches) however fast the workers are."""
+        if self.loads is None:
+            return True
+        return self.loads.in_flight + len(self.loaded) < self.loads.capacity
 
     def _upstream_done(self) -> bool:
         return (

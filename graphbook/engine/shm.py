@@ -36,8 +36,9 @@ MIN_BYTES = 16 * 1024
 """Smaller arrays are pickled with the rest: a segment costs a few system calls and a page, and
 each one received stays a memory mapping while it lives (Linux allows about 65,000)."""
 
-KEEP_FREE = 64
-"""Segments given back that a worker keeps to write again, at most (and `KEEP_FREE_BYTES`)."""
+KEEP_FREE = 32
+"""Segments given back that a worker keeps to write again, at most (and `KEEP_FREE_BYTES`): what
+it is given back while it runs its share of a lane's tasks, twice the tasks a worker holds."""
 KEEP_FREE_BYTES = 64 * 1024 * 1024
 PAGE = mmap.PAGESIZE
 

@@ -7,6 +7,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import multiprocess
@@ -390,6 +391,43 @@ def test_a_batch_workflow_gives_the_same_results_with_and_without_workers() -> N
     for a, b in zip(got, expected, strict=True):
         assert all(torch.equal(x, y) for x, y in zip(a["tensors"], b["tensors"], strict=True))
     assert graphbook_children() == []
+
+
+MARKS: list[Path] = []
+AHEAD: list[int] = []
+"""Per batch of `slow_model`: items loaded by the workers and not yet handed to the model."""
+
+
+@step("Tests/Paths")
+@source()
+def marker_paths(ctx: Any) -> Iterator[dict[str, Any]]:
+    for i in range(120):
+        yield {"path": str(MARKS[0] / f"{i}.loaded")}
+
+
+def mark_loaded(path: str) -> str:
+    Path(path).touch()
+    return path
+
+
+@step("Tests/SlowModel")
+@batch(4, "path", load_fn=mark_loaded)
+def slow_model(ctx: Any, outputs: list[Any], items: list[Any], data: list[dict[str, Any]]) -> None:
+    batched = 4 * (len(AHEAD) + 1)
+    AHEAD.append(len(list(MARKS[0].glob("*.loaded"))) - batched)
+    time.sleep(0.02)
+
+
+def test_workers_decode_at_most_the_lanes_capacity_ahead_of_the_model(tmp_path: Path) -> None:
+    """Loaded items waiting for a batch count against the lane's capacity (two batches), so
+    fast workers run no further ahead of a slow model than that: memory in flight is a few
+    batches whatever the dataset."""
+    MARKS[:], AHEAD[:] = [tmp_path], []
+    workflow = Workflow()
+    workflow.connect(workflow.add(marker_paths), workflow.add(slow_model, batch_size=4))
+    assert run_workflow(workflow, workers=2).ok
+    assert len(AHEAD) == 30
+    assert max(AHEAD) <= 4, f"items loaded ahead of the model, per batch: {AHEAD}"
 
 
 def mapped_file(address: int) -> str:
