@@ -96,6 +96,15 @@ GIVE_BACK_AT = 16
 # A worker whose parent dies sees it within WATCHDOG_INTERVAL (its `get` times out and it checks
 # `os.getppid()`), unlinks what it and the parent left in shared memory, and leaves.
 
+# NOTE [ Workers start with their lane ]
+#
+# A forked worker shares its parent's pages until either writes to one; then each has its own
+# copy. A batch step's dump workers used to start with its first dump task, after the model's
+# first forward pass: the heap the parent had just filled with activations, and went on
+# reusing, became theirs too, page by page (on 2 dump workers and mobilenet_v3_small, the
+# peak memory of a run grew by 5 MB per image of batch size; bench/memory.py). Workers of a kind
+# start when the first lane of that kind opens, when the graph is built, before any step runs.
+
 # NOTE [ A worker is on its own ]
 #
 # A forked worker starts as a copy of its parent, and must not act as one:
@@ -194,6 +203,7 @@ class _Scheduler:
     def open_lane(self, fn: Callable[..., Any], capacity: int, kind: Kind) -> ProcessLane:
         self._check_open()
         lane = ProcessLane(self, next(self._lane_ids), kind, capacity)
+        self.groups[kind].start()  # see NOTE [ Workers start with their lane ]
         self.lanes[lane.id] = lane
         self.fns[lane.id] = _pickle_fn(fn, self.forks)
         weakref.finalize(lane, self.collected.append, lane.id)
@@ -391,9 +401,13 @@ class _Group:
         alive = sum(1 for w in self.workers if not w.dead)
         return KindStats(sum(1 for t in self.backlog if t in tasks), running, alive)
 
-    def _least_busy(self) -> _Worker:
+    def start(self) -> None:
+        """Start the workers, if they are not yet."""
         if not self.workers:
             self.workers = [self._start() for _ in range(self.size)]
+
+    def _least_busy(self) -> _Worker:
+        self.start()
         return min(self.workers, key=lambda w: len(w.assigned))
 
     def _start(self) -> _Worker:
