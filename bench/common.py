@@ -36,6 +36,8 @@ class Measured:
     stdout: str
     others: float
     """Cores' worth of CPU that other processes of the machine used meanwhile (with steal)."""
+    peak_segments: int = 0
+    """With `memory`: the most shared memory segments of Graphbook's pools alive at once."""
 
 
 class TreeMemory:
@@ -49,6 +51,11 @@ class TreeMemory:
         self.pid = pid
         self.interval = interval
         self.peak = 0
+        self.peak_segments = 0
+        """Shared memory segments named by Graphbook's pools, at most at once. Workers lend
+        theirs: a decoded image keeps its segment's name while the parent holds it, so this
+        counts every decoded image alive (in flight, waiting, in the batch being run) and the
+        spare segments workers keep to write again."""
         self.cpu_seconds = 0.0
         """CPU time the sampling itself took (not the measured process's: not others')."""
         self._stop = threading.Event()
@@ -70,8 +77,16 @@ class TreeMemory:
         start = time.thread_time()
         while not self._stop.is_set():
             self.peak = max(self.peak, tree_bytes(self.pid))
+            self.peak_segments = max(self.peak_segments, segments_alive())
             self._stop.wait(self.interval)
         self.cpu_seconds = time.thread_time() - start
+
+
+def segments_alive() -> int:
+    try:
+        return sum(1 for name in os.listdir("/dev/shm") if name.startswith("graphbook_"))
+    except OSError:
+        return 0
 
 
 def tree_bytes(pid: int) -> int:
@@ -124,7 +139,8 @@ def run_measured(
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {process.returncode}:\n{stderr[-3000:]}")
     peak = sampler.peak_mb if isinstance(sampler, TreeMemory) else float("nan")
-    return Measured(result_of(stdout), wall, peak, stdout, others)
+    segments = sampler.peak_segments if isinstance(sampler, TreeMemory) else 0
+    return Measured(result_of(stdout), wall, peak, stdout, others, segments)
 
 
 def busy_seconds() -> float:

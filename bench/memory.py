@@ -10,12 +10,15 @@ Memory is the peak of the summed PSS of the CLI process and its workers, sampled
 * Against the dataset's size (`--counts`): a run that streams holds the same dicts, tensors and
   batches in flight whatever the count, so the two peaks should be equal.
 * Against the batch size (`--batch-sizes`, on `--images` images): what the engine holds in
-  flight is counted in batches (a batch step's lane takes twice its batch size; the batch being
-  run; its outputs waiting for dump_fn), so the peak grows with the batch size. The slope of
-  the peak against the batch size, divided by one decoded image (3x224x224 float32, 0.57 MiB),
-  says how many batches' worth of images the run holds at its peak: "no more than a few
-  batches ahead" means a small number here, whatever the dataset's size. The model's own
-  activations grow with the batch too and are counted in it.
+  flight is counted in batches (a batch step's lane holds twice its batch size, loading or
+  loaded; the batch being run; its outputs waiting for dump_fn). *Decoded images alive* is the
+  most shared memory segments alive at once: a worker lends the segment a decoded image is in,
+  whose name stays until the parent lets go of the image, so this counts the images in flight,
+  waiting for their batch and in the batch being run, and the spare segments workers keep to
+  write again; over the batch size, how many batches ahead the run holds ("no more than a few").
+  The slope of the peak PSS against the batch size, over one decoded image (3x224x224 float32,
+  0.57 MiB), counts the rest that grows with the batch too: the model's activations (about 4.5
+  images' worth per image for mobilenet_v3_small), the stacked batch and the allocator's cache.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench.common import OUT, machine, python, run_measured, table
+from bench.common import OUT, Measured, machine, python, run_measured, table
 from bench.images import NODES, WORKERS, _workflow, graphbook, image_folder
 
 MODEL = "mobilenet_v3_small"
@@ -81,14 +84,17 @@ def against_batch_sizes(sizes: Sequence[int], images: int) -> None:
             _workflow(MODEL, folder, OUT / "top5-memory.jsonl", "plain"), size
         )
         measured = graphbook_at(workflow)
-        peaks.append(measured)
-        rows.append([size, f"{measured:,.0f}"])
-        print(f"  batch size {size}: peak {measured:,.0f} MB", flush=True)
+        peaks.append(measured.peak_mb)
+        alive = measured.peak_segments
+        rows.append([size, f"{measured.peak_mb:,.0f}", alive, f"{alive / size:.1f}"])
+        print(f"  batch size {size}: peak {measured.peak_mb:,.0f} MB, {alive} decoded images "
+              "alive at most", flush=True)  # fmt: skip
     slope = statistics.linear_regression(sizes, peaks).slope
-    print(table(["batch size", f"peak tree PSS MB ({images} images)"], rows))
+    print(table(["batch size", f"peak tree PSS MB ({images} images)", "decoded images alive",
+                 "in batches"], rows))  # fmt: skip
     print(f"peak grows by {slope:.2f} MB per image of batch size: "
-          f"{slope / IMAGE_MB:.1f} batches' worth of decoded images "
-          f"({IMAGE_MB:.2f} MB each) held at the peak")  # fmt: skip
+          f"{slope / IMAGE_MB:.1f} decoded images' worth ({IMAGE_MB:.2f} MB each) per image of "
+          "batch size, the model's activations and the allocator's cache included")  # fmt: skip
 
 
 def _with_batch_size(workflow: Path, size: int) -> Path:
@@ -101,10 +107,10 @@ def _with_batch_size(workflow: Path, size: int) -> Path:
     return path
 
 
-def graphbook_at(workflow: Path) -> float:
-    """Peak tree PSS (MB) of `graphbook run` on this workflow file."""
+def graphbook_at(workflow: Path) -> Measured:
+    """`graphbook run` on this workflow file, its peak tree PSS and segments sampled."""
     command = ["--workers", str(WORKERS), "--nodes", str(NODES), "--json"]
-    return run_measured(python("graphbook", "run", str(workflow), *command), memory=True).peak_mb
+    return run_measured(python("graphbook", "run", str(workflow), *command), memory=True)
 
 
 if __name__ == "__main__":
