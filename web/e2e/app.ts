@@ -137,6 +137,21 @@ export async function runStatus(page: Page): Promise<string> {
   return page.evaluate(() => document.querySelector('[data-run-status]')?.getAttribute('data-run-status') ?? '');
 }
 
+/** Drops a file with `text` on `target` (the canvas unless told), as a file dragged from the desktop. */
+export async function dropFile(page: Page, name: string, text: string, target = '.gb-canvas'): Promise<void> {
+  const transfer = await page.evaluateHandle(
+    ([fileName, body]) => {
+      const data = new DataTransfer();
+      data.items.add(new File([body], fileName, { type: 'application/json' }));
+      return data;
+    },
+    [name, text] as const,
+  );
+  const on = page.locator(target);
+  await on.dispatchEvent('dragover', { dataTransfer: transfer });
+  await on.dispatchEvent('drop', { dataTransfer: transfer });
+}
+
 export const mod = process.platform === 'darwin' ? 'Meta' : 'Control';
 
 /** A point on the canvas (client coordinates) right of or below every node, zooming out if needed. */

@@ -4,28 +4,12 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { appSession, edgeIds, mod, node, nodeIds, openApp, until } from './app';
+import { appSession, dropFile, edgeIds, mod, node, nodeIds, openApp, until } from './app';
 import { screenshot } from './browser';
 import { ROOT } from './server';
 
 const app = appSession();
-
-/** Drops a file with `text` on the canvas, as a file dragged from the desktop. */
-async function dropFile(page: Page, name: string, text: string): Promise<void> {
-  const transfer = await page.evaluateHandle(
-    ([fileName, body]) => {
-      const data = new DataTransfer();
-      data.items.add(new File([body], fileName, { type: 'application/json' }));
-      return data;
-    },
-    [name, text] as const,
-  );
-  const canvas = page.locator('.gb-canvas');
-  await canvas.dispatchEvent('dragover', { dataTransfer: transfer });
-  await canvas.dispatchEvent('drop', { dataTransfer: transfer });
-}
 
 describe('import and export', () => {
   it('opens a Graphbook 0.13 workflow dropped on the canvas, and one of ours under a free name', async () => {

@@ -1,10 +1,11 @@
 // Moving between workflow files: naming a new one, what happens to unsaved changes with
-// autosave off, and a workflow that was run showing its results again when opened again.
+// autosave off, a workflow that was run showing its results again when opened again, and
+// opening a workflow (in any way) while a past run is open showing that workflow's canvas.
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { appSession, canvasReady, node, openApp, readJson, runStatus, until } from './app';
+import { appSession, canvasReady, dropFile, node, openApp, readJson, runStatus, until, workflow } from './app';
 import { screenshot } from './browser';
 
 const app = appSession();
@@ -76,5 +77,49 @@ describe('workflow files', () => {
     expect(await count('shout_even')).toBe('3');
     expect(await node(app.page, 'say_odd').locator('.gb-status').innerText()).toContain('done');
     await screenshot(app.page, 'workflows-results-kept');
+  });
+
+  it('shows the canvas of a workflow opened or created while a past run is open over it', async () => {
+    await openApp(app.page, app.server, 'hello.json');
+    await app.page.getByRole('button', { name: 'run', exact: true }).click();
+    await until(() => runStatus(app.page), (s) => s === 'completed', 'the run');
+    const runPage = app.page.locator('.gb-runs-page');
+    const openPastRun = async (): Promise<void> => {
+      await app.page.getByRole('tab', { name: 'Runs' }).click();
+      await app.page.locator('.gb-history-run[data-kind="workflow"]').filter({ has: app.page.locator('.gb-history-name[title="hello.json"]') }).first().locator('.gb-history-row').click();
+      await app.page.locator('.gb-runpage-nodes tbody[data-node]').first().waitFor();
+    };
+    /** The canvas is in front again, showing `file`, with no past run over it. */
+    const canvasOf = async (file: string, how: string): Promise<void> => {
+      await title().filter({ hasText: file }).waitFor();
+      await canvasReady(app.page);
+      await until(() => runPage.count(), (n) => n === 0, `the past run to give way to ${file}'s canvas (${how})`, 5000);
+      expect(await app.page.locator('.react-flow__pane').isVisible(), how).toBe(true);
+    };
+
+    await openPastRun();
+    await openFromList('image_classification.json');
+    await canvasOf('image_classification.json', 'opened from the Workflows tab');
+
+    await openPastRun();
+    await openFromList('image_classification.json');
+    await canvasOf('image_classification.json', 'the open file picked again in the Workflows tab');
+
+    await openPastRun();
+    await app.page.evaluate(() => (location.hash = '#hello.json'));
+    await canvasOf('hello.json', 'opened by the address');
+
+    await openPastRun();
+    await app.page.getByRole('tab', { name: 'Workflows' }).click();
+    await app.page.getByRole('button', { name: 'New workflow' }).click();
+    await app.page.keyboard.type('fresh');
+    await app.page.keyboard.press('Enter');
+    await canvasOf('fresh.json', 'a new workflow');
+
+    await openPastRun();
+    await dropFile(app.page, 'dropped.json', JSON.stringify(workflow([], [])), '.gb-runs-page');
+    await canvasOf('dropped.json', 'a workflow file dropped on the past run');
+    expect(existsSync(join(app.server.workflows, 'dropped.json'))).toBe(true);
+    await screenshot(app.page, 'workflows-opened-over-past-run');
   });
 });

@@ -5,6 +5,7 @@ import { ReactFlowProvider } from '@xyflow/react';
 import { openInitialFile, rememberedFile, switchFile } from './actions/files';
 import { Canvas } from './canvas/Canvas';
 import { useAutosave } from './hooks/useAutosave';
+import { useFileDrop } from './hooks/useFileDrop';
 import { usePageTitle } from './hooks/usePageTitle';
 import { useProblemSync } from './hooks/useProblemSync';
 import { useServerEvents } from './hooks/useServerEvents';
@@ -49,6 +50,7 @@ export function App() {
   useServerEvents();
   useProblemSync();
   useAutosave();
+  useFileDrop();
   usePageTitle();
   const classes = usePanelClasses();
   const panels = useUi((s) => s.panels);

@@ -8,6 +8,7 @@ import { useDialog } from '../store/dialog';
 import { workflowKey } from '../store/document';
 import { currentKey, currentWorkflow, useEditor } from '../store/editor';
 import { useFiles } from '../store/files';
+import { usePastRuns } from '../store/pastRuns';
 import { runOf, useRun } from '../store/run';
 import { runFromSnapshot } from '../store/runState';
 import { forgetLegacyGroups, legacyGroups, moveLegacyGroups } from '../store/layout';
@@ -52,6 +53,11 @@ function withLegacyGroups(workflow: Workflow, path: string): Workflow {
   return groups.length ? { ...workflow, groups } : workflow;
 }
 
+/**
+ * Puts `document` on the canvas and the canvas in front: a past run opened over it gives way,
+ * however the file was opened (the Workflows tab, the address, a new or dropped file). With
+ * `keepView` (the open file reloaded after a change on disk) the view and the run page stay.
+ */
 function show(document: WorkflowDocument, keepView = false): void {
   const { workflow } = readWorkflowData(document.workflow, document.path);
   const format = document.source_format === 'graphbook0' ? 'graphbook013' : 'canonical';
@@ -60,7 +66,10 @@ function show(document: WorkflowDocument, keepView = false): void {
   // Groups taken over from this browser are not in the file yet: unsaved until the next save.
   if (shown !== workflow) useEditor.setState({ savedKey: workflowKey(workflow) });
   useUi.getState().setServerProblems(document.problems);
-  if (!keepView) useUi.getState().inspect(null);
+  if (!keepView) {
+    useUi.getState().inspect(null);
+    usePastRuns.getState().close();
+  }
   remember(document.path);
   void showLastRun(document.path);
 }
@@ -146,9 +155,12 @@ export async function leaveOpenFile(next: string): Promise<boolean> {
   return answer === 'discard';
 }
 
-/** Opens another file, first asking what to do with unsaved changes (see `leaveOpenFile`). */
+/** Opens another file (or shows the open one's canvas), first asking what to do with unsaved changes (see `leaveOpenFile`). */
 export async function switchFile(path: string): Promise<boolean> {
-  if (path === useEditor.getState().file?.path) return true;
+  if (path === useEditor.getState().file?.path) {
+    usePastRuns.getState().close();
+    return true;
+  }
   if (!(await leaveOpenFile(path))) {
     remember(useEditor.getState().file?.path ?? null);
     return false;

@@ -4,7 +4,6 @@ import { useCallback, useEffect, useState } from 'react';
 import type { DragEvent, MouseEvent } from 'react';
 import { Background, BackgroundVariant, ConnectionLineType, Controls, MiniMap, ReactFlow, useNodesInitialized, useReactFlow } from '@xyflow/react';
 import type { Connection, Edge, FinalConnectionState, ReactFlowInstance } from '@xyflow/react';
-import { importFile } from '../actions/files';
 import { usePointer } from '../hooks/usePointer';
 import { useShortcuts } from '../hooks/useShortcuts';
 import { useCatalog } from '../store/catalog';
@@ -95,12 +94,7 @@ export function Canvas() {
   }, []);
   const onDrop = useCallback(
     (event: DragEvent) => {
-      const file = [...event.dataTransfer.files].find((f) => f.name.toLowerCase().endsWith('.json'));
-      if (file) {
-        event.preventDefault();
-        void file.text().then((text) => importFile(file.name, text));
-        return;
-      }
+      // A workflow file goes on to the page's handler (hooks/useFileDrop.ts).
       const type = event.dataTransfer.getData(DRAG_TYPE);
       if (!type) return;
       event.preventDefault();
