@@ -4,7 +4,7 @@
 
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { appSession, canvasReady, mod, openApp, readJson, runStatus, until } from './app';
+import { appSession, canvasReady, mod, openApp, readJson, runStatus, until, writeWorkflow } from './app';
 import { screenshot } from './browser';
 
 const app = appSession();
@@ -125,24 +125,49 @@ describe('the top bar', () => {
         const box = el.getBoundingClientRect();
         if (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1) wrong.push(`cut: ${el.className} "${el.innerText}"`);
         if (box.right > window.innerWidth) wrong.push(`outside: ${el.className} "${el.innerText}"`);
+        if (!box.width || !box.height) wrong.push(`hidden: ${el.className} "${el.getAttribute('aria-label') ?? el.innerText}"`);
       }
       return wrong;
     });
 
-  it('fits at 1280×720 and 1440×900: the file name, the buttons and a step\'s status whole', async () => {
+  it('fits at 1024×720, 1280×720 and 1440×900: the file name, the buttons and a step\'s status whole', async () => {
     await openApp(app.page, app.server, 'image_classification.json');
     const title = app.page.locator('.react-flow__node[data-id="images"] .gb-title');
     expect(await title.evaluate((el) => el.scrollWidth <= el.clientWidth), 'a node of the default width shows "ShapeImages" whole').toBe(true);
     await app.page.getByRole('button', { name: 'step', exact: true }).click();
     await until(() => app.page.locator('.gb-run-text').innerText(), (t) => t.startsWith('paused after'), 'the first step', 60_000);
-    for (const [width, height] of [[1280, 720], [1440, 900]] as const) {
+    for (const [width, height] of [[1024, 720], [1280, 720], [1440, 900]] as const) {
       await app.page.setViewportSize({ width, height });
+      // "image_classification.json", 25 characters: the longest example's name, whole.
       expect(await cut(app.page), `at ${width}×${height}`).toEqual([]);
       expect(await app.page.locator('.gb-file-title').innerText()).toContain('image_classification.json');
+      expect(await app.page.locator('.gb-file-title').evaluate((el) => el.scrollWidth <= el.clientWidth), `no ellipsis at ${width}`).toBe(true);
+      // Narrower than 1280 px Step, Pause and Stop are icons; their names stay in their tooltips.
+      const step = app.page.getByRole('button', { name: 'step', exact: true });
+      expect(await step.innerText()).toBe(width < 1280 ? '' : 'Step');
+      expect(await step.getAttribute('title')).toContain('Run one unit of work');
+      expect(await app.page.locator('.gb-run-status').getAttribute('title')).toMatch(/^paused after .* · /);
       await screenshot(app.page, `layout-topbar-${width}`);
     }
     await app.page.getByRole('button', { name: 'stop' }).click();
     await until(() => runStatus(app.page), (s) => s === 'stopped', 'the stop', 30_000);
+  });
+
+  it('ellipsizes a long file name, naming it whole in its tooltip, and keeps every control in the window', async () => {
+    const long = 'a_rather_long_workflow_name_for_the_night_batch_of_images.json';
+    writeWorkflow(app.server, long, readJson(app.server, 'hello.json'));
+    await openApp(app.page, app.server, long);
+    await app.page.getByRole('button', { name: 'run', exact: true }).click();
+    await until(() => runStatus(app.page), (s) => s === 'completed', 'the run', 30_000);
+    for (const [width, height] of [[1024, 720], [1280, 720]] as const) {
+      await app.page.setViewportSize({ width, height });
+      const title = app.page.locator('.gb-file-title');
+      expect(await title.getAttribute('title')).toBe(long);
+      expect(await title.evaluate((el) => el.scrollWidth > el.clientWidth && getComputedStyle(el).textOverflow === 'ellipsis'), 'cut with an ellipsis').toBe(true);
+      const controls = (await cut(app.page)).filter((w) => !w.includes('gb-file-title'));
+      expect(controls, `at ${width}×${height}`).toEqual([]);
+      await screenshot(app.page, `layout-topbar-long-name-${width}`);
+    }
   });
 });
 

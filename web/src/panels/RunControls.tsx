@@ -43,19 +43,17 @@ function RunStatus() {
   const stale = lostAt !== null;
   const where = current.workflow !== path ? ` (${current.workflow})` : '';
   const paused = current.status === 'paused' ? pausedText(current) : current.status;
+  const text = `${paused}${where} · ${formatSeconds(seconds)}${current.errors ? ` · ${current.errors} error${current.errors === 1 ? '' : 's'}` : ''}`;
   return (
     <span
       className={`gb-run-status gb-run-${current.status}${stale ? ' gb-run-stale' : ''}`}
       data-run-status={current.status}
       data-stale={stale || undefined}
-      title={stale ? `Last known state, as of ${new Date(lostAt * 1000).toLocaleTimeString()}` : undefined}
+      // The whole status, for when a narrow window cuts it after two lines.
+      title={stale ? `Last known state, as of ${new Date(lostAt * 1000).toLocaleTimeString()}: ${text}` : text}
     >
       <span className="gb-dot" />
-      <span className="gb-run-text">
-        {paused}
-        {where} · {formatSeconds(seconds)}
-        {current.errors ? ` · ${current.errors} error${current.errors === 1 ? '' : 's'}` : ''}
-      </span>
+      <span className="gb-run-text">{text}</span>
     </span>
   );
 }
@@ -157,13 +155,13 @@ export function RunControls() {
         title={why('Run one unit of work (of the selected node, or any), then pause')}
         aria-label="step"
       >
-        <Icon name="step" /> Step
+        <Icon name="step" /> <span className="gb-button-label">Step</span>
       </button>
       <button className="gb-button" disabled={offline || !active} onClick={() => void steer(paused ? 'resume' : 'pause')} title={why(paused ? 'Resume the run' : 'Pause the run')} aria-label={paused ? 'resume' : 'pause'}>
-        <Icon name={paused ? 'resume' : 'pause'} /> {paused ? 'Resume' : 'Pause'}
+        <Icon name={paused ? 'resume' : 'pause'} /> <span className="gb-button-label">{paused ? 'Resume' : 'Pause'}</span>
       </button>
       <button className="gb-button gb-danger" disabled={offline || !active} onClick={() => void steer('stop')} title={why('Stop the run')} aria-label="stop">
-        <Icon name="stop" /> Stop
+        <Icon name="stop" /> <span className="gb-button-label">Stop</span>
       </button>
       <span className="gb-run-state">
         <RunStatus />

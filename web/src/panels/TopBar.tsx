@@ -16,7 +16,7 @@ function FileState() {
   if (!file) return <span className="gb-muted">no workflow open</span>;
   return (
     <span className="gb-file-state">
-      <span className="gb-file-title" data-dirty={dirty}>
+      <span className="gb-file-title" data-dirty={dirty} title={file.path}>
         {file.path}
         <span className={`gb-unsaved${dirty ? '' : ' gb-hidden'}`} title="unsaved changes" aria-label={dirty ? 'unsaved changes' : undefined}>●</span>
       </span>
