@@ -66,6 +66,9 @@ async function runAndWait(page: Page, start: () => Promise<void>): Promise<RunRe
   await start();
   const [latest] = await until(history, (runs) => runs.length > before && runs[0]?.status !== 'running', 'the run to end', 30_000);
   expect(latest?.status).toBe('completed');
+  // This run, not the one before it (also completed) that the page may show a moment longer.
+  const shown = (): Promise<string> => page.evaluate(() => document.querySelector('[data-run-status]')?.getAttribute('data-run-id') ?? '');
+  await until(shown, (id) => id === latest?.run_id, 'the page to show this run');
   await until(() => runStatus(page), (s) => s === 'completed', 'the page to show it ended');
   return latest as RunRecord;
 }

@@ -48,6 +48,7 @@ function RunStatus() {
     <span
       className={`gb-run-status gb-run-${current.status}${stale ? ' gb-run-stale' : ''}`}
       data-run-status={current.status}
+      data-run-id={current.run_id}
       data-stale={stale || undefined}
       // The whole status, for when a narrow window cuts it after two lines.
       title={stale ? `Last known state, as of ${new Date(lostAt * 1000).toLocaleTimeString()}: ${text}` : text}
