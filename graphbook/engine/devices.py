@@ -13,7 +13,8 @@ from typing import Any
 LOGGER = logging.getLogger(__name__)
 SLICES_ENV = "GRAPHBOOK_CPU_SLICES"
 """Slices for every CPU model resource that has no `cpu_slices` parameter of its own: unset or
-`0` is one per core and one more, `1` turns slicing off (the model runs as it is)."""
+`0` is one per core or one more, whichever runs faster (graphbook/engine/slices.py), `1` turns
+slicing off (the model runs as it is)."""
 
 
 def choose_device(name: str | None) -> str:
@@ -28,7 +29,7 @@ def choose_device(name: str | None) -> str:
 def prepare(value: Any, params: dict[str, Any]) -> Any:
     """If `value` is a torch module, set eval mode and move it to the `device` parameter. On
     the CPU, cut its batches into slices run at once (`cpu_slices` parameter, else the
-    GRAPHBOOK_CPU_SLICES variable, else 0: one slice per core and one more; 1 is off). On a
+    GRAPHBOOK_CPU_SLICES variable, else 0: one slice per core or one more, timed; 1 is off). On a
     CUDA device, feed it CPU batches through pinned memory. A `devices` parameter naming more
     than one device (`all`: every GPU) replicates it on each, dealing each batch between them."""
     if not is_module(value):
@@ -68,8 +69,8 @@ def cpu_slices(params: dict[str, Any]) -> int:
         slices = -1
     if slices < 0:
         raise ValueError(
-            f"{source} is {given!r}; give a whole number: 0 (one slice per core and one more), "
-            "1 (no slicing) or more"
+            f"{source} is {given!r}; give a whole number: 0 (one slice per core or one more, "
+            "timed), 1 (no slicing) or more"
         )
     return slices
 

@@ -3,7 +3,9 @@ opt-out (`cpu_slices=1`, GRAPHBOOK_CPU_SLICES=1), and never where slices would c
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
 from collections import namedtuple
 from collections.abc import Iterator
 from typing import Any
@@ -12,8 +14,9 @@ import pytest
 import torch
 
 from graphbook import Workflow, batch, param, resource, run_workflow, source, step
+from graphbook.engine import slices
 from graphbook.engine.devices import SLICES_ENV
-from graphbook.engine.slices import MARK, MIN_SLICE, cores, join, slice_on_cores
+from graphbook.engine.slices import MARK, MIN_SLICE, TRIALS, join, slice_on_cores
 from graphbook.resources import Resource
 
 Pair = namedtuple("Pair", "logits features")
@@ -105,10 +108,44 @@ def test_torch_threads_go_to_one_only_once_a_batch_is_cut() -> None:
     assert torch.get_num_threads() == 1
 
 
-def test_zero_slices_means_one_per_core_and_one_more() -> None:
-    model = slice_on_cores(Recorder(), 0)
-    expected = cores() + 1 if cores() > 1 else None
-    assert getattr(model.__dict__.get(MARK), "parts", None) == expected
+class Timed(Recorder):
+    """A model whose forward takes `fixed` seconds plus `per_item` per item; with `one_core`,
+    one forward at a time (slices then only add their fixed costs)."""
+
+    def __init__(self, fixed: float, per_item: float, one_core: bool) -> None:
+        super().__init__()
+        self.fixed, self.per_item = fixed, per_item
+        self.core = threading.Lock() if one_core else None
+
+    def forward(self, x: torch.Tensor, scale: float = 1.0) -> Any:
+        with self.core or contextlib.nullcontext():
+            time.sleep(self.fixed + self.per_item * x.shape[0])
+        return super().forward(x, scale)
+
+
+@pytest.mark.parametrize(
+    ("fixed", "per_item", "one_core", "best"),
+    [(0.0, 0.002, False, 3), (0.01, 0.0, True, 2)],
+    ids=["more-slices-faster", "fewer-slices-faster"],
+)
+def test_the_default_times_one_slice_per_core_and_one_more_and_keeps_the_faster(
+    monkeypatch: pytest.MonkeyPatch, fixed: float, per_item: float, one_core: bool, best: int
+) -> None:
+    monkeypatch.setattr(slices, "cores", lambda: 2)
+    model = slice_on_cores(Timed(fixed, per_item, one_core), 0)
+    tried = 2 * (1 + TRIALS)  # a warm-up round, then TRIALS timed batches each
+    for _ in range(tried + 2):
+        model(torch.randn(12, 4))
+    assert model.__dict__[MARK].parts == best
+    after = [size for size, _ in model.calls][-2 * best :]
+    assert after == [12 // best] * (2 * best), "the kept number of slices runs the next batches"
+
+
+def test_a_number_of_slices_asked_for_is_not_tuned() -> None:
+    model = slice_on_cores(Recorder(), 2)
+    for _ in range(8):
+        model(torch.randn(12, 4))
+    assert sorted(size for size, _ in model.calls) == [6] * 16
 
 
 def test_a_model_in_training_mode_runs_whole_batches() -> None:
@@ -189,7 +226,7 @@ def run_plain(monkeypatch: pytest.MonkeyPatch, env: str | None) -> list[int]:
 
 def test_a_plain_model_resource_runs_on_slices_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     sizes = run_plain(monkeypatch, None)
-    if cores() > 1:  # one slice per core and one more, at least MIN_SLICE items each
+    if slices.cores() > 1:  # one slice per core (or one more), at least MIN_SLICE items each
         assert len(sizes) > 2 and sum(sizes) == 24
     else:
         assert sizes == [16, 8]
