@@ -44,6 +44,7 @@ from multiprocess.connection import wait as wait_for
 
 from graphbook.engine import shm
 from graphbook.engine.pool import Failed, Kind, OrderedLane, Outcome, call
+from graphbook.errors import GraphbookError
 from graphbook.events import ErrorInfo, KindStats, PoolStats
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,10 @@ the tasks in flight. A worker is topped up as soon as it has room, not in fours 
 measured in session 4 (bench/README.md, worker pool), refilling in bunches and waking the
 parent only every few results (a "bell" per worker) halved the parent's CPU per item, but on a
 loaded machine the workers then got 0.5-0.9 of the CPU they got before, so it was taken out."""
+WORKER_NICE = 10
+"""How much lower a worker's scheduling priority is than its parent's (`os.nice`); see NOTE
+[ Workers yield to the model ]. GRAPHBOOK_WORKER_NICE sets it (0: the parent's priority)."""
+NICE_ENV = "GRAPHBOOK_WORKER_NICE"
 WATCHDOG_INTERVAL = 1.0
 """How long an idle worker blocks on its queue before checking that its parent lives."""
 SHUTDOWN_GRACE = 2.0
@@ -96,6 +101,18 @@ GIVE_BACK_AT = 16
 # A worker whose parent dies sees it within WATCHDOG_INTERVAL (its `get` times out and it checks
 # `os.getppid()`), unlinks what it and the parent left in shared memory, and leaves.
 
+# NOTE [ Workers yield to the model ]
+#
+# A batch step's model runs in the parent, on one thread per core (graphbook/engine/slices.py),
+# while the workers decode the next batches. At the same priority, a worker that takes a core
+# in the middle of a forward pass delays one slice: the others finish, and their cores wait for
+# it. Workers run at a lower priority (WORKER_NICE): the slices keep the cores while they run,
+# and the workers decode in every gap they leave (between batches, while the parent collects,
+# while a slice waits), which is all they need, since they work ahead of the model by up to two
+# batches. When the model waits for them, they have the cores to themselves. Measured on 2 cores
+# (session 5, bench/README.md): mobilenet_v3_small's plain pipeline 1.10x as fast, resnet18's
+# the same. On a machine busy with other programs' work the workers, not the model, give way.
+
 # NOTE [ Workers start with their lane ]
 #
 # A forked worker shares its parent's pages until either writes to one; then each has its own
@@ -126,7 +143,8 @@ GIVE_BACK_AT = 16
 
 class ProcessPool:
     """`workers` processes for load functions and as many for dump functions, each group
-    started on its first task and kept until `close()`."""
+    started when its first lane opens and kept until `close()`; they run at a lower priority
+    than the parent (WORKER_NICE)."""
 
     def __init__(self, workers: int) -> None:
         if workers < 1:
@@ -177,6 +195,7 @@ class _Scheduler:
     lane nobody holds is forgotten, and the pool's finalizer holds it but not the pool."""
 
     def __init__(self, workers: int, context: Any) -> None:
+        nice = worker_nice()
         self.prefix = f"{shm.NAME_PREFIX}{uuid.uuid4().hex[:8]}_"
         with _live_lock:
             shm.sweep_orphans(keep=_live_prefixes)
@@ -187,7 +206,7 @@ class _Scheduler:
         self.selector = _selector()
         """Every worker's result pipe and sentinel, registered while the worker lives."""
         self.groups = {
-            kind: _Group(kind, workers, context, self.prefix, self.stop, self.selector)
+            kind: _Group(kind, workers, context, self.prefix, self.stop, self.selector, nice)
             for kind in KINDS
         }
         self.lanes: weakref.WeakValueDictionary[int, ProcessLane] = weakref.WeakValueDictionary()
@@ -346,12 +365,20 @@ class _Scheduler:
 
 
 class _Group:
-    """The workers of one kind and the tasks waiting for them, started on the first task."""
+    """The workers of one kind and the tasks waiting for them, started with the first lane."""
 
     def __init__(
-        self, kind: Kind, size: int, context: Any, prefix: str, stop: Any, selector: Any
+        self,
+        kind: Kind,
+        size: int,
+        context: Any,
+        prefix: str,
+        stop: Any,
+        selector: Any,
+        nice: int,
     ) -> None:
         self.kind = kind
+        self.nice = nice
         self.size = size
         self.context = context
         self.prefix = prefix
@@ -425,7 +452,7 @@ class _Worker:
         self.tasks = context.Queue()
         self.slot = context.RawValue("q", -1)
         reader, writer = context.Pipe(duplex=False)
-        settings = _Settings(os.getpid(), group.prefix, seed)
+        settings = _Settings(os.getpid(), group.prefix, seed, group.nice)
         self.process = context.Process(
             target=_work,
             args=(self.tasks, writer, self.slot, group.stop, settings),
@@ -523,11 +550,13 @@ class _Settings:
     parent: int
     prefix: str
     seed: int
+    nice: int
 
 
 def _work(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -> None:
     """A worker's life: take messages until the pill, the stop flag or the parent's death."""
     _detach(settings.parent)
+    _lower_priority(settings.nice)
     _prepare(settings.seed)
     _serve(tasks, results, slot, stop, settings)
     if os.getppid() != settings.parent:
@@ -619,6 +648,26 @@ def _prepare(seed: int) -> None:
     if torch is not None:
         torch.manual_seed(seed)
         torch.set_num_threads(1)
+
+
+def worker_nice() -> int:
+    """How much lower the workers' priority is: GRAPHBOOK_WORKER_NICE, else WORKER_NICE."""
+    given = os.environ.get(NICE_ENV, "").strip()
+    if not given:
+        return WORKER_NICE
+    if not given.isdigit() or int(given) > 19:
+        raise GraphbookError(
+            f"{NICE_ENV} is how much lower the worker processes' priority is than the run's, a "
+            f"whole number from 0 (the same) to 19, got {given!r}; unset it for {WORKER_NICE}"
+        )
+    return int(given)
+
+
+def _lower_priority(nice: int) -> None:
+    """See NOTE [ Workers yield to the model ]."""
+    if nice > 0 and hasattr(os, "nice"):
+        with contextlib.suppress(OSError):
+            os.nice(nice)
 
 
 def _receive(tasks: Any, parent: int) -> list[Message] | None:

@@ -19,7 +19,8 @@ from PIL import Image
 from graphbook import Workflow, batch, run_workflow, source, step
 from graphbook.engine import shm
 from graphbook.engine.pool import Done, Failed, Lane, Outcome, Pool
-from graphbook.engine.processes import ProcessLane, ProcessPool
+from graphbook.engine.processes import NICE_ENV, WORKER_NICE, ProcessLane, ProcessPool
+from graphbook.errors import GraphbookError
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX worker processes")
 
@@ -300,6 +301,28 @@ def test_segments_let_go_of_are_unlinked_once_the_lane_closes() -> None:
     finally:
         pool.close()
     assert segments(mine) == set()
+
+
+def niceness(_: Any) -> int:
+    return os.getpriority(os.PRIO_PROCESS, 0)
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="POSIX priorities")
+def test_workers_run_at_a_lower_priority_than_the_parent(monkeypatch: pytest.MonkeyPatch) -> None:
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    for given, expected in ((None, min(19, ours + WORKER_NICE)), ("0", ours), ("3", ours + 3)):
+        if given is None:
+            monkeypatch.delenv(NICE_ENV, raising=False)
+        else:
+            monkeypatch.setenv(NICE_ENV, given)
+        pool = ProcessPool(1)
+        try:
+            assert values(run(pool, niceness, [0])) == [expected]
+        finally:
+            pool.close()
+    monkeypatch.setenv(NICE_ENV, "high")
+    with pytest.raises(GraphbookError, match=f"{NICE_ENV} .* whole number from 0 .* got 'high'"):
+        ProcessPool(1)
 
 
 def test_images_strings_and_nested_structures_come_back(pool: ProcessPool) -> None:
