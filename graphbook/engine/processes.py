@@ -291,7 +291,7 @@ class _Scheduler:
             return
         workers = {w.pid: w for group in self.groups.values() for w in group.workers}
         for name in names:
-            worker = workers.get(_creator(name, self.prefix))
+            worker = workers.get(shm.creator(name))
             if worker is None or worker.dead:
                 shm.unlink([name])
             else:
@@ -707,12 +707,6 @@ def _send(results: Any, lane: int, ticket: int, outcome: Outcome, prefix: str) -
 
 
 # -- helpers --------------------------------------------------------------------------------
-def _creator(name: str, prefix: str) -> int:
-    """The pid in a segment's name, `<prefix><pid>_<n>`; 0 if it has none."""
-    pid = name[len(prefix) :].partition("_")[0]
-    return int(pid) if pid.isdigit() else 0
-
-
 def _fork(process: Any) -> None:
     """Start `process` from the forking thread, with SIGINT and SIGTERM blocked until the worker
     has reset its handlers; see NOTE [ A worker is on its own ]."""

@@ -117,13 +117,25 @@ def sweep_orphans(keep: Iterable[str] = ()) -> int:
     return len(names)
 
 
-def _creator_died(name: str) -> bool:
-    """Whether the process that made segment `name` (`graphbook_<pool>_<pid>_<n>`) is gone."""
+def creator(name: str) -> int:
+    """The pid of the process that made segment `name` (`graphbook_<pool>_<pid>_<n>`); 0 for a
+    name not made that way."""
     parts = name.split("_")
-    if len(parts) != 4 or not parts[2].isdigit():
+    return int(parts[2]) if len(parts) == 4 and parts[2].isdigit() else 0
+
+
+def _pool_prefix(name: str) -> str:
+    """`graphbook_<pool>_` of `graphbook_<pool>_<pid>_<n>`."""
+    return "_".join(name.split("_")[:2]) + "_"
+
+
+def _creator_died(name: str) -> bool:
+    """Whether the process that made segment `name` is gone."""
+    pid = creator(name)
+    if not pid:
         return False
     try:
-        os.kill(int(parts[2]), 0)
+        os.kill(pid, 0)
     except ProcessLookupError:
         return True
     except OSError:  # alive, and someone else's
@@ -322,11 +334,6 @@ def _give_back(name: str) -> None:
         returned.append(name)
 
 
-def _pool_prefix(name: str) -> str:
-    """`graphbook_<pool>_` of `graphbook_<pool>_<pid>_<n>`."""
-    return name[: name.find("_", len(NAME_PREFIX)) + 1]
-
-
 def lend_from_here() -> None:
     """From now on this process (a worker) lends its segments and writes them again once
     they are given back (`taken_back`)."""
@@ -380,18 +387,12 @@ class _Lender:
     def __init__(self) -> None:
         self.lent: dict[str, _Segment] = {}
         self.spare: dict[int, list[_Segment]] = {}
-        self.spare_count = 0
-        self.spare_bytes = 0
+        """Spare segments by size (whole pages)."""
 
     def write(self, prefix: str, data: memoryview) -> str:
         size = -(-max(len(data), 1) // PAGE) * PAGE
         spares = self.spare.get(size)
-        if spares and spares[-1].name.startswith(prefix):
-            segment = spares.pop()
-            self.spare_count -= 1
-            self.spare_bytes -= size
-        else:
-            segment = _Segment.create(_new_name(prefix), size)
+        segment = spares.pop() if spares else _Segment.create(_new_name(prefix), size)
         segment.mapping[: len(data)] = data
         self.lent[segment.name] = segment
         return segment.name
@@ -405,11 +406,11 @@ class _Lender:
                 segment.destroy()
                 continue
             self.spare.setdefault(segment.size, []).append(segment)
-            self.spare_count += 1
-            self.spare_bytes += segment.size
 
     def _room_for(self, size: int) -> bool:
-        return self.spare_count < KEEP_FREE and self.spare_bytes + size <= KEEP_FREE_BYTES
+        count = sum(len(segments) for segments in self.spare.values())
+        held = sum(each * len(segments) for each, segments in self.spare.items())
+        return count < KEEP_FREE and held + size <= KEEP_FREE_BYTES
 
     def forget(self, names: Iterable[str]) -> None:
         for name in names:
@@ -422,7 +423,6 @@ class _Lender:
             for segment in segments:
                 segment.destroy()
         self.spare.clear()
-        self.spare_count = self.spare_bytes = 0
 
 
 _lender: _Lender | None = None

@@ -91,11 +91,16 @@ class Tuner:
         """The slices for a batch of `items`."""
         if self.chosen is not None or items // MIN_SLICE < max(self.candidates):
             return self.chosen or max(self.candidates)
+        return self._turn_of
+
+    @property
+    def _turn_of(self) -> int:
+        """The candidate whose turn it is."""
         return self.candidates[self._turn % len(self.candidates)]
 
     def record(self, parts: int, seconds: float, items: int) -> None:
         """A batch of `items` took `seconds` on the `parts` slices `next` gave it."""
-        if self.chosen is not None or parts != self.candidates[self._turn % len(self.candidates)]:
+        if self.chosen is not None or parts != self._turn_of:
             return
         self._turn += 1
         if self._turn <= len(self.candidates):
