@@ -64,6 +64,15 @@ export function appSession(options: SessionOptions = {}): AppSession {
 export const workflow = (nodes: unknown[], edges: unknown[]) => ({ format: 'graphbook.workflow', version: 1, nodes, edges });
 export const at = (x: number, y: number) => ({ x, y });
 
+/** Greetings into a Split whose function reads a key the dicts do not have: a run that fails. */
+export const failing = workflow(
+  [
+    { id: 'greetings', type: 'Greetings', params: { count: 3 }, position: at(0, 0) },
+    { id: 'split', type: 'Split', params: { split_fn: "lambda data: data['missing']" }, position: at(300, 0) },
+  ],
+  [{ source: 'greetings', output: 'out', target: 'split', input: 'in' }],
+);
+
 export async function openApp(page: Page, server: Server, file?: string): Promise<void> {
   await page.goto(`${server.url}${file ? `#${file}` : ''}`);
   await page.locator('.gb-connection-open').waitFor();

@@ -3,18 +3,12 @@
 
 import type { Locator } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { appSession, at, openApp, runStatus, until, workflow } from './app';
+import { appSession, failing, openApp, runStatus, until } from './app';
 import { screenshot } from './browser';
 
 const app = appSession({
   workflows: {
-    'failing.json': workflow(
-      [
-        { id: 'greetings', type: 'Greetings', params: { count: 3 }, position: at(0, 0) },
-        { id: 'split', type: 'Split', params: { split_fn: "lambda data: data['missing']" }, position: at(300, 0) },
-      ],
-      [{ source: 'greetings', output: 'out', target: 'split', input: 'in' }],
-    ),
+    'failing.json': failing,
   },
 });
 

@@ -3,19 +3,13 @@
 
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { appSession, at, canvasReady, node, openApp, runStatus, until, workflow } from './app';
+import { appSession, at, failing, canvasReady, node, openApp, runStatus, until, workflow } from './app';
 import { screenshot } from './browser';
 
 const app = appSession({
   testNodes: true,
   workflows: {
-    'failing.json': workflow(
-      [
-        { id: 'greetings', type: 'Greetings', params: { count: 3 }, position: at(0, 0) },
-        { id: 'split', type: 'Split', params: { split_fn: "lambda data: data['missing']" }, position: at(300, 0) },
-      ],
-      [{ source: 'greetings', output: 'out', target: 'split', input: 'in' }],
-    ),
+    'failing.json': failing,
     'slow.json': workflow(
       [
         { id: 'greetings', type: 'Greetings', params: { count: 40 }, position: at(0, 0) },

@@ -8,7 +8,7 @@ import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { type AppSession, appSession, at, openApp, readJson, runStatus, until, workflow, writeWorkflow } from './app';
+import { type AppSession, appSession, failing, openApp, readJson, runStatus, until, writeWorkflow } from './app';
 import { screenshot } from './browser';
 import { ROOT } from './server';
 
@@ -44,13 +44,7 @@ store.finish_run(run, "completed", counts)
 
 const app = appSession({
   workflows: {
-    'failing.json': workflow(
-      [
-        { id: 'greetings', type: 'Greetings', params: { count: 3 }, position: at(0, 0) },
-        { id: 'split', type: 'Split', params: { split_fn: "lambda data: data['missing']" }, position: at(300, 0) },
-      ],
-      [{ source: 'greetings', output: 'out', target: 'split', input: 'in' }],
-    ),
+    'failing.json': failing,
   },
   async setup(session) {
     for (const file of ['train_line.py', 'line_grid.yaml']) copyFileSync(join(ROOT, 'web/e2e/fixtures', file), join(session.server.folder, file));
