@@ -161,7 +161,7 @@ class Executor:
         session = _Session(graph, state, control, cache, trigger)
         status, seconds = session.run(started)
         counts = session.counts()
-        paused = session.paused
+        paused = session.state.paused
         record(RunFinished(session.run_id, status, seconds, counts, len(errors), paused))
         return RunResult(session.run_id, status, seconds, counts, errors, state.outputs)
 
@@ -185,10 +185,9 @@ class _Session:
         self.plan: Plan | None = None
         self.run_id = state.run_id
         self.runners: list[Runner[Any]] = []
+        self._by_id: dict[str, Runner[Any]] = {}
         self.started: list[Runner[Any]] = []
         self.values: dict[str, Any] = {}
-        self.paused = 0.0
-        """Seconds the run has spent paused: its clock stops meanwhile."""
         self._feeds: dict[str, set[str]] = {}
         """Per stepped node: it and the nodes that feed it."""
 
@@ -210,7 +209,7 @@ class _Session:
             self._keep_outputs()
         if status == "completed" and self.state.failed:
             status = "failed"
-        return status, max(0.0, time.perf_counter() - start - self.paused)
+        return status, max(0.0, time.perf_counter() - start - self.state.paused)
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Counts per node and output, in graph order; reused nodes count their cached outputs."""
@@ -276,7 +275,7 @@ class _Session:
                 self.runners.append(self._replay(node))
             elif not self._reused(node.id):
                 self._build_node(node)
-        by_id = {r.id: r for r in self.runners}
+        self._by_id = by_id = {r.id: r for r in self.runners}
         for edge in self.graph.data_edges():
             if edge.source in by_id and edge.target in by_id:
                 target = by_id[edge.target]
@@ -417,7 +416,9 @@ class _Session:
         if node.closed:  # it has nothing left to do: that ends its step
             self.control.unit_done(node.id)
             return None
-        feeding = self._feeds.setdefault(node.id, self.graph.ancestors(node.id))
+        feeding = self._feeds.get(node.id)
+        if feeding is None:
+            feeding = self._feeds[node.id] = self.graph.ancestors(node.id)
         turn = next((r for r in ready if r.id in feeding), None)
         if turn is None and node.pending() and not node.has_room():
             return next((r for r in downstream_first if not r.closed and r.ready()), None)
@@ -426,10 +427,9 @@ class _Session:
     def _step_node(self, downstream_first: list[Runner[Any]]) -> Runner[Any] | None:
         """The node the current step runs one unit of: the one asked for, else the furthest
         downstream that holds dicts, else the first that has not ended (a source)."""
-        by_id = {r.id: r for r in self.runners}
         asked = self.control.step_node
-        if asked in by_id:
-            return by_id[asked]
+        if asked in self._by_id:
+            return self._by_id[asked]
         steppable = [r for r in downstream_first if not isinstance(r, ReplayRunner)]
         node = next((r for r in steppable if not r.closed and r.pending()), None)
         if node is None:
@@ -447,13 +447,12 @@ class _Session:
             if not runner.closed:
                 runner.report_progress(force=True)
         began = time.perf_counter()
-        paused = RunPaused(self.run_id, pause.reason, pause.node_id, time.time(), self.paused)
+        paused = RunPaused(self.run_id, pause.reason, pause.node_id, time.time(), self.state.paused)
         self.state.sink(paused)
         self.control.wait_while_paused()
-        self.paused += time.perf_counter() - began
-        self.state.paused = self.paused
+        self.state.paused += time.perf_counter() - began
         if not self.control.stopping:
-            self.state.sink(RunResumed(self.run_id, self.paused))
+            self.state.sink(RunResumed(self.run_id, self.state.paused))
 
     def _idle(self) -> bool:
         """Nothing can progress: wait for the pool's outcomes (True: the pool was waited on),
