@@ -70,6 +70,25 @@ def _as_array(tensor: Any) -> Any:
 def _tensor(array: Any) -> Any:
     import torch
 
-    with warnings.catch_warnings():  # "not writable": see the module's docstring
+    global _warned
+    if not _warned:  # see _quiet_once
+        _quiet_once(torch)
+        _warned = True
+    return torch.from_numpy(array)
+
+
+_warned = False
+
+
+def _quiet_once(torch: Any) -> None:
+    """torch warns that a read-only numpy array makes a tensor it cannot write, once per
+    process; here the memory is writable (see the module's docstring), so that one warning is
+    drawn from a throwaway array and dropped. Not around every tensor: `catch_warnings` resets
+    every module's once-only warnings each time and is not thread-safe."""
+    import numpy
+
+    read_only = numpy.zeros(1)
+    read_only.flags.writeable = False
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return torch.from_numpy(array)
+        torch.from_numpy(read_only)
