@@ -539,12 +539,15 @@ def _pair(
 ) -> tuple[float, float] | None:
     """`raw[key]` as two numbers named `names`; None when the key is absent."""
     value = raw.get(key)
-    if value is None:
-        return None
+    return None if value is None else _xy(value, repr(key), names, where)
+
+
+def _xy(value: Any, what: str, names: tuple[str, str], where: str) -> tuple[float, float]:
+    """`value` as two numbers named `names` (an object {names[0]: x, names[1]: y})."""
     numbers: list[Any] = [value.get(n) for n in names] if isinstance(value, Mapping) else []
     if len(numbers) != 2 or not all(_is_number(v) for v in numbers):
         shape = ", ".join(f'"{n}": number' for n in names)
-        raise WorkflowFormatError(f"{where}: {key!r} must be {{{shape}}}, not {value!r:.60}")
+        raise WorkflowFormatError(f"{where}: {what} must be {{{shape}}}, not {value!r:.60}")
     return (float(numbers[0]), float(numbers[1]))
 
 
@@ -583,8 +586,9 @@ def _parse_node(raw: Any, where: str) -> Node:
             f"run the node), not {mode!r:.40}"
         )
     position = _position(raw.get("position"))
-    node = Node(node_id, type_, dict(params), position, label, module, width, collapsed, mode)
-    return replace(node, color=color) if color else node
+    return Node(
+        node_id, type_, dict(params), position, label, module, width, collapsed, mode, color
+    )
 
 
 def _canvas_look(raw: Mapping[str, Any], where: str) -> tuple[float | None, bool, str]:
@@ -619,23 +623,16 @@ def _parse_edge(raw: Any, where: str) -> Edge:
     if missing:
         raise WorkflowFormatError(f"{where} needs string field(s): {', '.join(missing)}")
     points = _points(raw.get("points", []), where)
-    edge = Edge(raw["source"], raw["output"], raw["target"], str(raw.get("input", DATA_INPUT)))
-    return replace(edge, points=points)
+    return Edge(
+        raw["source"], raw["output"], raw["target"], str(raw.get("input", DATA_INPUT)), points
+    )
 
 
 def _points(raw: Any, where: str) -> tuple[tuple[float, float], ...]:
     """An edge's reroute points: a list of {"x": number, "y": number}."""
     if not isinstance(raw, list):
         raise WorkflowFormatError(f'{where}: \'points\' must be a list of {{"x", "y"}} points')
-    points = []
-    for index, point in enumerate(raw):
-        xy: list[Any] = [point.get("x"), point.get("y")] if isinstance(point, Mapping) else []
-        if not (xy and all(_is_number(v) for v in xy)):
-            raise WorkflowFormatError(
-                f'{where}: points[{index}] must be {{"x": number, "y": number}}, not {point!r:.60}'
-            )
-        points.append((float(xy[0]), float(xy[1])))
-    return tuple(points)
+    return tuple(_xy(point, f"points[{i}]", ("x", "y"), where) for i, point in enumerate(raw))
 
 
 def _kind(value: Any) -> str:
