@@ -96,7 +96,12 @@ def dataloader(model_name: str, folder: Path, out: Path) -> dict[str, float]:
 
 
 def graphbook(
-    model_name: str, folder: Path, out: Path, variant: str = "decorated", memory: bool = False
+    model_name: str,
+    folder: Path,
+    out: Path,
+    variant: str = "decorated",
+    memory: bool = False,
+    batch_size: int = BATCH,
 ) -> Measured:
     """`graphbook run` on a benchmark workflow, timed whole (start-up included); the run's own
     time comes from its event stream. Variants: `decorated` (bench/workflows/images.json, the
@@ -104,23 +109,27 @@ def graphbook(
     a plain Resource class and BatchStep as a person writes them, Graphbook's defaults) and
     `unsliced` (the plain workflow with GRAPHBOOK_CPU_SLICES=1: the model as torch runs it,
     torch's default threads) and `onethread` (the same with one torch thread: the thread count
-    chosen against the workers' load, cores - workers)."""
-    workflow = _workflow(model_name, folder, out, variant)
+    chosen against the workers' load, cores - workers). `memory` samples the process tree's
+    memory (bench/memory.py); `batch_size` is the batch step's."""
+    workflow = _workflow(model_name, folder, out, variant, batch_size)
     command = ["--workers", str(WORKERS), "--nodes", str(NODES), "--json"]
     env = ENVIRONMENTS.get(variant)
     return run_measured(python("graphbook", "run", str(workflow), *command), memory=memory, env=env)
 
 
-def _workflow(model_name: str, folder: Path, out: Path, variant: str) -> Path:
+def _workflow(
+    model_name: str, folder: Path, out: Path, variant: str, batch_size: int = BATCH
+) -> Path:
     doc = json.loads((WORKFLOW if variant == "decorated" else PLAIN_WORKFLOW).read_text())
     params: dict[str, dict[str, Any]] = {
         "files": {"folder": str(folder)},
         "model": {"model": model_name},
-        "classify": {"out": str(out)},
+        "classify": {"out": str(out), "batch_size": batch_size},
     }
     for node in doc["nodes"]:
         node["params"].update(params.get(node["id"], {}))
-    path = OUT / f"images-{model_name}-{variant}.json"
+    suffix = "" if batch_size == BATCH else f"-batch{batch_size}"
+    path = OUT / f"images-{model_name}-{variant}{suffix}.json"
     path.write_text(json.dumps(doc, indent=2))
     return path
 

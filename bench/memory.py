@@ -24,13 +24,11 @@ Memory is the peak of the summed PSS of the CLI process and its workers, sampled
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from collections.abc import Sequence
-from pathlib import Path
 
-from bench.common import OUT, Measured, machine, python, run_measured, table
-from bench.images import NODES, WORKERS, _workflow, graphbook, image_folder
+from bench.common import OUT, machine, table
+from bench.images import graphbook, image_folder
 
 MODEL = "mobilenet_v3_small"
 COUNTS = (2000, 20000)
@@ -80,10 +78,8 @@ def against_batch_sizes(sizes: Sequence[int], images: int) -> None:
     peaks = []
     rows = []
     for size in sizes:
-        workflow = _with_batch_size(
-            _workflow(MODEL, folder, OUT / "top5-memory.jsonl", "plain"), size
-        )
-        measured = graphbook_at(workflow)
+        out = OUT / "top5-memory.jsonl"
+        measured = graphbook(MODEL, folder, out, "plain", memory=True, batch_size=size)
         peaks.append(measured.peak_mb)
         alive = measured.peak_segments
         rows.append([size, f"{measured.peak_mb:,.0f}", alive, f"{alive / size:.1f}"])
@@ -95,22 +91,6 @@ def against_batch_sizes(sizes: Sequence[int], images: int) -> None:
     print(f"peak grows by {slope:.2f} MB per image of batch size: "
           f"{slope / IMAGE_MB:.1f} decoded images' worth ({IMAGE_MB:.2f} MB each) per image of "
           "batch size, the model's activations and the allocator's cache included")  # fmt: skip
-
-
-def _with_batch_size(workflow: Path, size: int) -> Path:
-    doc = json.loads(workflow.read_text())
-    for node in doc["nodes"]:
-        if node["id"] == "classify":
-            node["params"]["batch_size"] = size
-    path = workflow.with_name(f"{workflow.stem}-batch{size}.json")
-    path.write_text(json.dumps(doc, indent=2))
-    return path
-
-
-def graphbook_at(workflow: Path) -> Measured:
-    """`graphbook run` on this workflow file, its peak tree PSS and segments sampled."""
-    command = ["--workers", str(WORKERS), "--nodes", str(NODES), "--json"]
-    return run_measured(python("graphbook", "run", str(workflow), *command), memory=True)
 
 
 if __name__ == "__main__":
