@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import logging
 import signal
+import subprocess
 import threading
+from collections.abc import Iterable
 from types import FrameType, TracebackType
 from typing import Any
 
@@ -21,9 +23,19 @@ class StopSignals:
     def __init__(self) -> None:
         self.signum: int | None = None
         self._previous: dict[int, Any] = {}
+        self._passed_on = False
 
     @property
     def requested(self) -> bool:
+        return self.signum is not None
+
+    def pass_on(self, processes: Iterable[subprocess.Popen[Any]]) -> bool:
+        """Send the signal caught, once, to `processes` (child processes that stop cleanly
+        on it); True once a signal was caught."""
+        if self.signum is not None and not self._passed_on:
+            self._passed_on = True
+            for process in processes:
+                process.send_signal(self.signum)
         return self.signum is not None
 
     def __enter__(self) -> StopSignals:

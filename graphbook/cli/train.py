@@ -127,11 +127,8 @@ def run_until_stopped(command: list[str], env: dict[str, str]) -> int:
 
     with StopSignals() as stop:
         child = subprocess.Popen(command, env=env)
-        forwarded = False
         while (code := child.poll()) is None:
-            if stop.signum is not None and not forwarded:
-                child.send_signal(stop.signum)
-                forwarded = True
+            stop.pass_on([child])
             time.sleep(0.05)
     return code
 

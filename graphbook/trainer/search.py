@@ -213,12 +213,9 @@ def _run_trials(
     by `stop` stops launching trials and is passed on to the running ones (Ctrl-C reaches them
     anyway: repeats are ignored), which checkpoint and exit 75; this waits for them."""
     running: dict[int, subprocess.Popen[bytes]] = {}
-    queue, stopped, forwarded = list(pending), False, False
+    queue, stopped = list(pending), False
     while queue or running:
-        if stop.signum is not None and not forwarded:
-            stopped = forwarded = True
-            for process in running.values():
-                process.send_signal(stop.signum)
+        stopped = stop.pass_on(running.values()) or stopped
         while queue and len(running) < parallel and not stopped:
             index = queue.pop(0)
             running[index] = _launch(config, name, index, start_over, python)
