@@ -14,6 +14,9 @@ from collections.abc import Iterator, Mapping
 
 from graphbook.workflow import DATA_INPUT, Edge, Node, NodeMode
 
+OFF_WORDS: dict[NodeMode, str] = {"bypass": "bypassed", "mute": "muted"}
+"""How messages name a node that does not run, by its mode."""
+
 
 def off_modes(nodes: Mapping[str, Node]) -> dict[str, NodeMode]:
     """The nodes that do not run (bypassed or muted), by id."""

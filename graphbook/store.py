@@ -262,11 +262,6 @@ class Store:
         with self._connect() as db:
             return {str(r[0]): int(r[1]) for r in db.execute(query, tuple(run_ids)).fetchall()}
 
-    def metric_count(self, run_id: str) -> int:
-        with self._connect() as db:
-            row = db.execute("SELECT COUNT(*) FROM metrics WHERE run_id=?", (run_id,)).fetchone()
-        return int(row[0])
-
     def truncate_metrics(self, run_id: str, keep: int) -> int:
         """Keep the first `keep` metric rows of a run (in the order reported), delete the rest
         (a resumed run reports those again); returns how many were deleted."""
@@ -585,7 +580,7 @@ def _run(row: tuple[Any, ...]) -> RunRecord:
         row[6],
         row[7],
         row[8],
-        row[9] if len(row) > 9 else 0.0,
+        row[9],
     )
 
 

@@ -42,6 +42,7 @@ from graphbook.engine.executor import (
 from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
 from graphbook.engine.ray_pool import connect as connect_ray
 from graphbook.errors import GraphbookError
+from graphbook.modes import OFF_WORDS
 from graphbook.params import ParamSpec
 from graphbook.registry import Registry
 from graphbook.spec import NodeSpec
@@ -270,7 +271,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         known = ", ".join(workflow.nodes) or "none"
         raise GraphbookError(f"--until {args.until!r}: no such node; the nodes are: {known}")
     if args.until is not None and workflow.nodes[args.until].mode != "active":
-        word = "bypassed" if workflow.nodes[args.until].mode == "bypass" else "muted"
+        word = OFF_WORDS[workflow.nodes[args.until].mode]
         raise GraphbookError(f"--until {args.until!r}: the node is {word}, so it does not run")
     backend = backend_of(args)
     pool = make_pool(workers_of(args.workers, backend), backend)

@@ -59,7 +59,7 @@ async def current(request: web.Request) -> web.Response:
 @routes.get("/api/runs/last")
 async def last(request: web.Request) -> web.Response:
     """The workflow's last run: as this server saw it, else from the run store."""
-    name = request.app[SESSION].files.name(request.query.get("workflow", ""))
+    name = request.app[WORKFLOWS].name(request.query.get("workflow", ""))
     seen = request.app[HUB].last_run(name)
     if seen is not None:
         return reply(p.LastRun(name, seen, "live"))

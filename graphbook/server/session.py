@@ -26,6 +26,7 @@ from graphbook.engine.pool import InlinePool, Pool
 from graphbook.errors import WorkflowError
 from graphbook.events import Event, RunFinished
 from graphbook.graph import Graph, build_graph
+from graphbook.modes import OFF_WORDS
 from graphbook.registry import Registry
 from graphbook.server.desk import PromptDesk, check_answer
 from graphbook.server.errors import ServerError, bad_message, conflict, not_found
@@ -329,8 +330,8 @@ def _target(request: p.Run, graph: Graph) -> str | None:
     if request.mode == "trigger" and node is None:
         raise bad_message('mode "trigger" needs the node to run again')
     if node is not None and node in graph.off:
-        mode = "bypassed" if graph.off[node] == "bypass" else "muted"
-        raise bad_message(f"node {node!r} is {mode}, so it does not run; turn it back on first")
+        word = OFF_WORDS[graph.off[node]]
+        raise bad_message(f"node {node!r} is {word}, so it does not run; turn it back on first")
     if node is not None and node not in graph.nodes:
         raise bad_message(f"the workflow has no node {node!r}")
     if request.mode == "trigger" and node is not None and graph.nodes[node].spec.is_resource:

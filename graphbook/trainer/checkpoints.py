@@ -79,7 +79,7 @@ def write(
         **snapshot.info,
         "format": FORMAT,
         "uuid": uuid,
-        "metric_rows": store.metric_count(snapshot.run_id),
+        "metric_rows": store.metric_counts([snapshot.run_id]).get(snapshot.run_id, 0),
     }
     (tmp / INFO).write_text(json.dumps(info, indent=1, sort_keys=True, default=str))
     fsync_tree(tmp)
