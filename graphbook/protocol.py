@@ -335,6 +335,10 @@ class NodeInfo:
     code_hash: str
     gives: str = "any"
     """A resource's value type (string, number, ..., object), or "any" when undeclared."""
+    pack: str = ""
+    """The pack it belongs to: a library module ("images"), an installed node pack's
+    distribution, "examples", or "" for a file of a node folder (custom_nodes/)."""
+    pack_kind: Literal["builtin", "pack", "custom", "example"] = "custom"
 
 
 @dataclass(frozen=True)

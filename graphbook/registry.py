@@ -17,7 +17,7 @@ from graphbook.decorators import collecting, draft_of, function_spec, is_node_fu
 from graphbook.errors import GraphbookError, LoadFailure, NodeDefinitionError
 from graphbook.node_index import NodeIndex, node_files, plugin_inits
 from graphbook.resources import Resource
-from graphbook.spec import NodeSpec, class_spec
+from graphbook.spec import NodeSpec, PackKind, class_spec
 from graphbook.steps import BatchStep, GeneratorSourceStep, PromptStep, SourceStep, Step
 
 _BASES = {Step, SourceStep, GeneratorSourceStep, BatchStep, PromptStep, Resource}
@@ -41,12 +41,15 @@ class Registry:
     @classmethod
     def with_builtins(cls) -> Registry:
         from graphbook import builtins
+        from graphbook.nodes import load_library
 
         registry = cls()
         for step_cls in builtins.STEPS:
-            registry.add(step_cls)
+            registry.add_spec(replace(class_spec(step_cls), pack="core", pack_kind="builtin"))
         for name, res_cls in builtins.RESOURCES.items():
-            registry.add_spec(replace(class_spec(res_cls), name=name))
+            spec = class_spec(res_cls)
+            registry.add_spec(replace(spec, name=name, pack="core", pack_kind="builtin"))
+        load_library(registry)
         return registry
 
     def add(self, node: Any) -> NodeSpec:
@@ -145,14 +148,19 @@ class Registry:
                 added.extend(self.load_module(modules[name]))
         return added
 
-    def load_module(self, name: str) -> list[NodeSpec]:
-        """Import a Python module by name and register the nodes it defines; a module that
-        fails to import is recorded as a failure, not raised."""
+    def load_module(
+        self, name: str, pack: str = "", pack_kind: PackKind = "custom"
+    ) -> list[NodeSpec]:
+        """Import a Python module by name and register the nodes it defines (as members of
+        `pack`); a module that fails to import is recorded as a failure, not raised."""
         key = f"module {name}"
         try:
             with collecting() as decorated:
                 module = importlib.import_module(name)
-            found = [spec_of(node) for node in nodes_in(module, decorated)]
+            found = [
+                replace(spec_of(node), pack=pack, pack_kind=pack_kind)
+                for node in nodes_in(module, decorated)
+            ]
         except Exception as exc:
             self.failures[key] = LoadFailure(key, f"{type(exc).__name__}: {exc}", _trace(exc))
             return []

@@ -14,6 +14,9 @@ from graphbook.resources import Resource
 from graphbook.steps import BatchStep, PromptStep, SourceStep, Step
 
 NodeKind = Literal["step", "source", "batch", "prompt", "resource"]
+PackKind = Literal["builtin", "pack", "custom", "example"]
+"""Where a node comes from: Graphbook's own library, a node pack installed as a Python package
+(an entry point), a node folder such as custom_nodes/, or Graphbook's examples."""
 RESOURCE_OUTPUT = "resource"
 DATA_INPUT = "in"
 
@@ -35,6 +38,10 @@ class NodeSpec:
     gives: str = ANY
     """A resource's value type ("string", "object", ...; graphbook.params.value_type); "any"
     when undeclared. Wires into parameters that cannot take it are refused."""
+    pack: str = ""
+    """The pack the node belongs to: a library module ("images"), an installed pack's
+    distribution, or "" for a node folder's file."""
+    pack_kind: PackKind = "custom"
 
     @property
     def is_resource(self) -> bool:

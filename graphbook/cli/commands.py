@@ -378,23 +378,55 @@ class StopOnSignal:
 def cmd_nodes(args: argparse.Namespace) -> int:
     registry = load_registry(node_folders(args.nodes), error_console(), args.verbose)
     out = output_console()
-    category: str | None = None
-    for spec in registry:
-        if spec.category != category:
-            category = spec.category
-            out.print(Text(category or "(no category)", style="bold"))
-        for line in spec_lines(spec):
-            out.print(Text(line))
+    for heading, specs in by_pack(registry):
+        out.print(Text(heading, style="bold"))
+        category: str | None = None
+        for spec in specs:
+            if spec.category != category:
+                category = spec.category
+                out.print(Text(f"  {category or '(no category)'}", style="bold"))
+            for line in spec_lines(spec):
+                out.print(Text(line))
     return OK
+
+
+PACK_ORDER = {"builtin": 0, "pack": 1, "example": 2, "custom": 3}
+PACK_WORDS = {
+    "builtin": "built-in",
+    "pack": "installed node pack",
+    "example": "examples",
+    "custom": "node folder",
+}
+
+
+def by_pack(registry: Registry) -> list[tuple[str, list[NodeSpec]]]:
+    """The registry's nodes grouped by pack: the library's first (core, then its packs in
+    order), then installed packs, the examples, and node folders; each by category."""
+    from graphbook.nodes import PACKS
+
+    library = ("core", *PACKS)
+    groups: dict[tuple[str, str], list[NodeSpec]] = {}
+    for spec in registry:
+        groups.setdefault((spec.pack_kind, spec.pack), []).append(spec)
+
+    def order(key: tuple[str, str]) -> tuple[int, int, str]:
+        kind, pack = key
+        place = library.index(pack) if kind == "builtin" and pack in library else len(library)
+        return PACK_ORDER.get(kind, 9), place, pack
+
+    return [
+        (f"{pack or 'custom nodes'} ({PACK_WORDS[kind]})", groups[(kind, pack)])
+        for kind, pack in sorted(groups, key=order)
+    ]
 
 
 def spec_lines(spec: NodeSpec) -> list[str]:
     outputs = ", ".join(spec.outputs) or "none"
-    return [f"  {spec.name} ({spec.kind}) -> {outputs}", *(param_line(p) for p in spec.params)]
+    return [f"    {spec.name} ({spec.kind}) -> {outputs}", *(param_line(p) for p in spec.params)]
 
 
 def param_line(param: ParamSpec) -> str:
-    line = f"      {param.name}: {param.type}"
+    line = f"        {param.name}: {param.type}"
     if param.default is not None and not callable(param.default):
         line += f" = {param.default!r}"
     if param.required:

@@ -112,6 +112,8 @@ def node_info(spec: NodeSpec) -> p.NodeInfo:
         spec.doc,
         spec.code_hash,
         spec.gives,
+        spec.pack,
+        spec.pack_kind,
     )
 
 

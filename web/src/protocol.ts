@@ -335,6 +335,8 @@ export interface NodeInfo {
   doc: string;
   code_hash: string;
   gives: string;
+  pack: string;
+  pack_kind: 'builtin' | 'pack' | 'custom' | 'example';
 }
 
 export interface Catalog {

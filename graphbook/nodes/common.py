@@ -1,0 +1,153 @@
+"""What the library's packs share: image records, paths, sink files and expressions.
+
+Conventions every pack keeps, so that nodes wire together without glue:
+
+- An image travels as a record `{"type": "image", "value": PATH}` (the editor shows it as a
+  picture); a plain path string is accepted wherever an image is read.
+- One image per dict (the default of every source) puts results on the dict itself
+  (`data["prediction"]`); a list of images under the item key puts them on each record.
+- Sinks write to a temporary file and rename it at the end (a reader never sees half a file),
+  and refuse an existing file unless their `overwrite` parameter is set. No node deletes or
+  changes its inputs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from graphbook.errors import GraphbookError
+
+Data = dict[str, Any]
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+
+
+class NodeInputError(GraphbookError):
+    """A node was given something it cannot use; the message names it and the fix."""
+
+
+def image_record(path: Path | str, **fields: Any) -> Data:
+    return {"type": "image", "value": str(path), **fields}
+
+
+def is_image_record(value: Any) -> bool:
+    return isinstance(value, Mapping) and value.get("type") == "image" and "value" in value
+
+
+def image_path(value: Any) -> str:
+    """The file of an image record, or a path given as text."""
+    if is_image_record(value):
+        value = value["value"]
+    if isinstance(value, str | os.PathLike):
+        return os.fspath(value)
+    raise NodeInputError(
+        f"expected an image (a path, or a record {{'type': 'image', 'value': PATH}}), got "
+        f"{type(value).__name__}: {value!r:.80}; set item_key to the field that holds the images"
+    )
+
+
+def targets(data: Data, key: str, count: int) -> list[Data]:
+    """Where results for the items under `key` go: the dict itself when it holds one image
+    there, each item's record when it holds a list of them."""
+    value = data.get(key)
+    if isinstance(value, list | tuple):
+        if not all(isinstance(item, dict) for item in value):
+            raise NodeInputError(
+                f"{key!r} holds a list of paths; results go on records: make them records "
+                "({'type': 'image', 'value': PATH}) or send one image per dict"
+            )
+        return list(value)
+    return [data] * count
+
+
+def local_path(text: str, what: str = "path") -> Path:
+    """A path parameter as the person wrote it, `~` expanded; empty is refused."""
+    if not str(text).strip():
+        raise NodeInputError(f"{what} is empty; set it to a file or folder")
+    return Path(os.path.expanduser(str(text)))
+
+
+def plain_value(value: Any) -> Any:
+    """A value as a table cell or JSON can hold it: image records as their path, arrays and
+    tensors as lists, numpy scalars as numbers, non-finite floats as None."""
+    if is_image_record(value):
+        return str(value["value"])
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): plain_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_value(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "tolist"):  # numpy arrays and scalars, torch tensors
+        return plain_value(value.tolist())
+    return value
+
+
+def plain_row(data: Data, columns: list[str] | None = None) -> Data:
+    """One table row of a dict: the `columns` asked for (all when None), values made plain."""
+    if columns is None:
+        return {str(k): plain_value(v) for k, v in data.items()}
+    missing = [c for c in columns if c not in data]
+    if missing:
+        raise NodeInputError(
+            f"the dict has no field {', '.join(map(repr, missing))} (fields: "
+            f"{', '.join(map(repr, data))}); fix the columns parameter"
+        )
+    return {c: plain_value(data[c]) for c in columns}
+
+
+def refuse_existing(path: Path, overwrite: bool) -> None:
+    if path.exists() and not overwrite:
+        raise FileExistsError(
+            f"{path} exists; the sink never overwrites a file unless told: set overwrite to "
+            "true, or choose another path"
+        )
+
+
+@contextmanager
+def sink_path(path: Path, overwrite: bool) -> Iterator[Path]:
+    """A file written whole or not at all: the block writes the hidden temporary path it is
+    given, beside `path`, which is renamed over `path` when the block ends without an error
+    (and removed when it raises)."""
+    refuse_existing(path, overwrite)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        refuse_existing(path, overwrite)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+class Expression:
+    """A Python expression over a dict's fields (`confidence >= 0.8 and label != "cat"`): the
+    fields are names in it, the whole dict is `data`. Compiled once; a field the dict lacks
+    is named in the error."""
+
+    def __init__(self, text: str, what: str = "expression") -> None:
+        self.text = str(text).strip()
+        if not self.text:
+            raise NodeInputError(f"{what} is empty; write one, e.g. confidence >= 0.8")
+        try:
+            self.code = compile(self.text, f"<{what}>", "eval")
+        except SyntaxError as exc:
+            raise NodeInputError(
+                f"{what} {self.text!r} is not a Python expression: {exc.msg}"
+            ) from None
+
+    def __call__(self, data: Data) -> Any:
+        try:
+            return eval(self.code, {"__builtins__": __builtins__}, {**data, "data": data})
+        except NameError as exc:
+            raise NodeInputError(
+                f"{self.text!r}: {exc}; the dict's fields are {', '.join(map(repr, data))}"
+            ) from None
