@@ -12,7 +12,7 @@ main before a change), interleaved, so the two are compared within one run.
 
 The shipped examples, `workflows/hello.json` and `workflows/image_classification.json` (whole
 less the run's own seconds), run twice: as `graphbook run` does (it imports only the node files
-the workflow uses; custom_nodes/shapes.py imports torch), and importing every node file, as it
+the workflow uses; a node file may import torch), and importing every node file, as it
 did before the node-file index (graphbook/node_index.py).
 
 From `graphbook run` to the first item: the 64-image run's event lines are stamped as they
