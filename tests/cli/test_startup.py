@@ -38,7 +38,7 @@ def run(folder: Path, *argv: str) -> str:
 def test_hello_imports_neither_torch_nor_the_nodes_it_does_not_use(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "custom_nodes", tmp_path / "custom_nodes")
     shutil.copytree(ROOT / "workflows", tmp_path / "workflows")
-    heavy = "import torch\nfrom graphbook import step\n\n@step('Heavy/Node')\ndef node(ctx, d): pass\n"
+    heavy = "import torch\nfrom graphbook import step\n@step('Heavy/Node')\ndef n(ctx, d): pass\n"
     (tmp_path / "custom_nodes" / "heavy.py").write_text(heavy)
     assert run(tmp_path, "run", "workflows/hello.json", "--quiet") == "False False False 0"
     again = run(tmp_path, "run", "workflows/hello.json", "--quiet")
