@@ -145,7 +145,43 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("input", type=Path, metavar="IN.json")
     convert.add_argument("output", type=Path, metavar="OUT.json")
     convert.set_defaults(command=cmd_convert)
+    add_new_parser(commands)
     return parser
+
+
+# -- graphbook new -----------------------------------------------------------------------------
+def add_new_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    new = commands.add_parser("new", help="write a new workflow, from a template or empty")
+    new.add_argument("file", type=Path, nargs="?", metavar="FILE.json")
+    new.add_argument("--template", "-t", metavar="NAME", help="a template (see --list)")
+    new.add_argument("--list", action="store_true", help="list the templates, one a line")
+    new.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    new.set_defaults(command=cmd_new)
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from graphbook import templates
+
+    out = output_console()
+    if args.list:
+        width = max(len(t.name) for t in templates.TEMPLATES)
+        for known in templates.TEMPLATES:
+            out.print(Text(f"{known.name:<{width}}  {known.title}: {known.description}"))
+        return OK
+    if args.file is None:
+        raise GraphbookError("name the file to write: graphbook new FILE.json [--template NAME]")
+    if args.template is None:
+        if args.file.exists() and not args.force:
+            raise GraphbookError(f"{args.file} exists; choose another name or add --force")
+        Workflow().save(args.file)
+        out.print(Text(f"wrote {args.file} (an empty workflow; --list shows the templates)"))
+        return OK
+    created = templates.create(args.template, args.file, Path.cwd(), overwrite=args.force)
+    out.print(Text(f"wrote {created.workflow} from template {args.template!r}"))
+    for sample in created.samples:
+        out.print(Text(f"wrote sample data {sample}"))
+    out.print(Text(f"run it: graphbook run {created.workflow}"))
+    return OK
 
 
 def add_run_parser(

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from graphbook.registry import Registry
 
 ENTRY_POINT_GROUP = "graphbook.nodes"
-PACKS: tuple[str, ...] = ()
+PACKS: tuple[str, ...] = ("files", "tables", "datasets", "images", "models", "curation")
 """The library's packs, by module name under graphbook.nodes."""
 EXAMPLES = "graphbook.examples.nodes"
 
