@@ -432,7 +432,8 @@ class ImageItems(_Base):
 
     def on_end(self) -> None:
         if self.skipped:
-            self.log(f"skipped {self.skipped} unreadable images", "warning")
+            plural = "s" if self.skipped != 1 else ""
+            self.log(f"skipped {self.skipped} unreadable image{plural}", "warning")
 
 
 class ImageStats(ImageItems, BatchStep):

@@ -144,7 +144,7 @@ def test_on_error_skip_drops_unreadable_images_and_counts_them(tmp_path: Path) -
     assert result.ok, errors(result)
     assert [d["image"]["value"] for d in result.output("node")] == [str(good)]
     assert any(str(broken) in line for line in logs)
-    assert any("skipped 1 unreadable images" in line for line in logs)
+    assert any("skipped 1 unreadable image" in line for line in logs)
     listed = run("ImageStats", dicts[2:], item_key="images", on_error="skip")
     assert [r["value"] for r in listed.output("node")[0]["images"]] == [str(good)]
 
