@@ -231,7 +231,7 @@ def test_image_records_and_arrays_are_written_plainly(tmp_path: Path) -> None:
 
     made = workflow.add(arrays)
     for kind, name in [("WriteParquet", "e.parquet"), ("WriteCSV", "e.csv"), ("WriteJSONL", "e.j")]:
-        extra = {"rows_per_group": 2} if kind == "WriteParquet" else {}
+        extra: Data = {"rows_per_group": 2} if kind == "WriteParquet" else {}
         workflow.connect(made, workflow.add(kind, path=str(tmp_path / name), **extra))
     assert run(workflow).ok
     table = pq.read_table(tmp_path / "e.parquet")
@@ -253,7 +253,7 @@ def test_image_records_and_arrays_are_written_plainly(tmp_path: Path) -> None:
 
 
 def test_a_parquet_column_keeps_the_type_of_its_first_rows(tmp_path: Path) -> None:
-    rows = [{"x": 1}, {"x": "one"}]
+    rows: list[Data] = [{"x": 1}, {"x": "one"}]
     result = write("WriteParquet", rows, path=str(tmp_path / "t.parquet"), rows_per_group=1)
     message = result.errors[0].error.message
     assert "do not make a table" in message and "x: int64" in message
