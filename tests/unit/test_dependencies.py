@@ -18,7 +18,10 @@ LOCAL = {"graphbook", "bench", "graphbook_nodes"}
 def declared() -> set[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    specs = [*project["dependencies"], *extras["dev"], *extras["ray"]]
+    # the library's packs import the hf and onnx extras when a node needs them, and say
+    # which extra to install when it is missing
+    specs = [*project["dependencies"], *extras["dev"], *extras["ray"], *extras["hf"]]
+    specs += extras["onnx"]
     names = set()
     for spec in specs:
         name = spec.split(";")[0]
