@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from graphbook.logs import LogLevel
 from graphbook.nodes.common import Data, NodeInputError, local_path, plain_row, sink_path
 from graphbook.steps import GeneratorSourceStep, Step
 
@@ -52,8 +53,8 @@ DELIMITER = {"type": "string", "default": ",", "description": "the character bet
 
 
 # -- readers --------------------------------------------------------------------------------
-class TableSource(GeneratorSourceStep):
-    """What the readers share: the file, the columns chosen, the limit."""
+class TableReading:
+    """What the readers share (a mixin, not a node): the file, the columns, the limit."""
 
     Outputs: ClassVar[list[str]] = ["out"]
     Category: ClassVar[str] = "Tables"
@@ -78,7 +79,7 @@ class TableSource(GeneratorSourceStep):
         return rows
 
 
-class ReadCSV(TableSource):
+class ReadCSV(TableReading, GeneratorSourceStep):
     """Reads a CSV file (pyarrow's streaming reader), one dict per row:
 
         name,score          ->  {"name": "cat.jpg", "score": 0.93}
@@ -110,7 +111,7 @@ class ReadCSV(TableSource):
             raise unreadable(path, "CSV", exc) from None
 
 
-class ReadJSONL(TableSource):
+class ReadJSONL(TableReading, GeneratorSourceStep):
     """Reads a JSON-lines file (one JSON object a line), `chunk_rows` lines at a time, one dict
     per line:
 
@@ -138,7 +139,7 @@ class ReadJSONL(TableSource):
                 first += len(chunk)
 
 
-class ReadParquet(TableSource):
+class ReadParquet(TableReading, GeneratorSourceStep):
     """Reads a Parquet file a chunk of rows at a time (pyarrow's `iter_batches`), one dict per
     row, each value as plain Python (lists stay lists, timestamps become datetimes).
     `columns` reads only those columns from the file; one it lacks is an error that lists the
@@ -233,8 +234,9 @@ def pick(row: Data, columns: list[str], where: str) -> Data:
 
 
 # -- writers --------------------------------------------------------------------------------
-class TableSink(Step):
-    """What the writers share: the target file written whole or not at all.
+class TableWriting:
+    """What the writers share (a mixin, not a node): the target file written whole or not
+    at all.
 
     `on_start` refuses an existing file (unless `overwrite`) and opens the temporary file;
     each dict is written as it arrives and handed on unchanged; `on_end` puts the file in
@@ -250,6 +252,11 @@ class TableSink(Step):
     _sink: AbstractContextManager[Path] | None = None
     _fields: list[str] | None = None
     _rows = 0
+    ended_as: str | None = None
+
+    if TYPE_CHECKING:  # Step's, which comes after this mixin
+
+        def log(self, message: Any, level: LogLevel = "info") -> None: ...
 
     def on_start(self) -> None:
         target = local_path(self.path, "path")
@@ -319,7 +326,7 @@ class RunIncomplete(Exception):
     """Thrown into `sink_path` so that it drops the temporary file instead of committing."""
 
 
-class WriteCSV(TableSink):
+class WriteCSV(TableWriting, Step):
     """Writes every dict it receives as a row of a CSV file and passes the dict on unchanged.
 
     The columns are `columns`, or the fields of the first dict; a later dict that lacks one
@@ -367,7 +374,7 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
-class WriteJSONL(TableSink):
+class WriteJSONL(TableWriting, Step):
     """Writes every dict it receives as one line of JSON and passes it on unchanged.
 
     Every field is written (or only `columns`, when set: a dict lacking one is an error naming
@@ -404,7 +411,7 @@ class WriteJSONL(TableSink):
             file.close()
 
 
-class WriteParquet(TableSink):
+class WriteParquet(TableWriting, Step):
     """Writes every dict it receives as a row of a Parquet file (pyarrow's ParquetWriter, in
     row groups of `rows_per_group`) and passes the dict on unchanged.
 

@@ -258,3 +258,27 @@ def test_a_parquet_column_keeps_the_type_of_its_first_rows(tmp_path: Path) -> No
     message = result.errors[0].error.message
     assert "do not make a table" in message and "x: int64" in message
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_packs_offer_their_nodes_documented_and_no_base_class() -> None:
+    offered = {
+        spec.name: spec.category
+        for spec in REGISTRY
+        if spec.pack in ("files", "tables", "datasets") and spec.pack_kind == "builtin"
+    }
+    assert offered == {
+        "ImageFolder": "Sources",
+        "Files": "Sources",
+        "HuggingFaceDataset": "Sources",
+        "TorchvisionDataset": "Sources",
+        "ReadCSV": "Tables",
+        "ReadJSONL": "Tables",
+        "ReadParquet": "Tables",
+        "WriteCSV": "Sinks",
+        "WriteJSONL": "Sinks",
+        "WriteParquet": "Sinks",
+    }
+    for name in offered:
+        spec = REGISTRY.get(name)
+        assert len(spec.doc) > 200, name
+        assert all(param.description for param in spec.params), name
