@@ -245,6 +245,7 @@ class TableWriting:
 
     Outputs: ClassVar[list[str]] = ["out"]
     Category: ClassVar[str] = "Sinks"
+    Writes: ClassVar[tuple[str, ...]] = ("path",)
     path: str
     columns: list[str] = []
     overwrite: bool = False
