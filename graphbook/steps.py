@@ -22,6 +22,7 @@ class Step:
 
     For every dict: `on_data(data)`, then `on_item(item, data)` for each value under
     `item_key` (if set), then `on_after_item(data)`, then `route(data)` picks the outputs.
+    When no more dicts will come, `flush()` hands on any it held back.
     """
 
     RequiresInput: ClassVar[bool] = True
@@ -73,6 +74,12 @@ class Step:
     def route(self, data: Data) -> str | Mapping[str, Any] | None:
         """The output a dict goes to: a name, a mapping of outputs to dicts, or None to drop it."""
         return self.Outputs[0] if self.Outputs else None
+
+    def flush(self) -> Mapping[str, Any] | None:
+        """Called once when no more dicts will come (every input has ended), before the node
+        finishes: a step that held dicts back (a reservoir sample) returns them here, as a
+        mapping of outputs to dicts, to be handed on; None hands on nothing."""
+        return None
 
     def log(self, message: Any, level: LogLevel = "info") -> None:
         log(message, level, node_id=self.id or None)
