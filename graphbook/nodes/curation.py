@@ -283,10 +283,13 @@ class RandomSplit(Step):
     """Splits the dicts at random into `train`, `val` and `test`: `val_fraction` of them to
     `val`, `test_fraction` to `test`, the rest to `train`.
 
-    Repeatable: with `by` empty, the choice follows the input order and the `seed`; with `by`
-    naming a field (an image's path, an id), each dict's side is a hash of that field's value
-    and the seed, so a dict lands on the same side however the data is ordered or grows (and
-    raising a fraction only moves dicts into that side).
+    Repeatable: with `by` empty, the choice follows the input order and the `seed`, and the
+    shares are exact: after any n dicts, `val` holds n x val_fraction of them give or take one
+    (which ones is random); with `by` naming a field (an id, a file name), each dict's side is
+    a hash of that field's value and the seed, so a dict lands on the same side however the
+    data is ordered or grows (and raising a fraction only moves dicts into that side), and
+    the shares are right on average. Hashing an image's full path ties the split to where the
+    folder is: hash a field that names the image wherever it lies.
 
     Adds no fields. Example: val_fraction 0.1, test_fraction 0.1, by `image`.
     """
@@ -322,15 +325,25 @@ class RandomSplit(Step):
 
     def on_start(self) -> None:
         self.rng = random.Random(self.seed)
+        self.dealt = {"train": 0, "val": 0, "test": 0}
 
     def route(self, data: Data) -> str:
         if self.by:
             draw = unit_hash(self.seed, field_text(field_of(data, self.by, "by")))
+            val, test = self.val_fraction, self.test_fraction
         else:
-            draw = self.rng.random()
-        if draw < self.val_fraction:
-            return "val"
-        return "test" if draw < self.val_fraction + self.test_fraction else "train"
+            draw, (val, test) = self.rng.random(), self._behind()
+        side = "val" if draw < val else "test" if draw < val + test else "train"
+        self.dealt[side] += 1
+        return side
+
+    def _behind(self) -> tuple[float, float]:
+        """How far val and test are behind their shares once this dict is dealt, as the
+        chances to deal it to them: a side due a dict gets it for sure, one ahead gets none."""
+        seen = sum(self.dealt.values()) + 1
+        val = min(1.0, max(0.0, seen * self.val_fraction - self.dealt["val"]))
+        test = min(1.0 - val, max(0.0, seen * self.test_fraction - self.dealt["test"]))
+        return val, test
 
 
 # -- exact duplicates -------------------------------------------------------------------------
