@@ -41,6 +41,7 @@ from graphbook.events import (  # re-exported (pyproject): the run events are me
     RunStarted,
     RunStatus,
 )
+from graphbook.text import encodable_json
 
 VERSION = 1
 """Bumped when a message or field changes incompatibly."""
@@ -536,8 +537,9 @@ def to_json(value: Any) -> Any:
 
 
 def encode(message: Any) -> str:
-    """One message (or HTTP payload) as JSON text."""
-    return json.dumps(to_json(message), ensure_ascii=False, allow_nan=False)
+    """One message (or HTTP payload) as JSON text that UTF-8 can encode (lone surrogates in
+    its strings escaped: graphbook/text.py)."""
+    return encodable_json(json.dumps(to_json(message), ensure_ascii=False, allow_nan=False))
 
 
 def decode_client(text: str | bytes) -> ClientMessage:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from graphbook.errors import GraphbookError
+from graphbook.text import encodable_json, encodable_text
 
 RunKind = Literal["workflow", "batch", "train", "search"]
 DEFAULT_HOME = ".graphbook"
@@ -151,6 +152,7 @@ class Store:
     def _connect(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             db = sqlite3.connect(self.path, timeout=30)
+            db.text_factory = _text
             try:
                 with db:
                     yield db
@@ -165,7 +167,7 @@ class Store:
         with self._connect() as db:
             db.execute(
                 "INSERT INTO runs (id, kind, name, status, config, started) VALUES (?,?,?,?,?,?)",
-                (run_id, kind, name, "running", _dump(config or {}), time.time()),
+                (run_id, kind, encodable_text(name), "running", _dump(config or {}), time.time()),
             )
         return run_id
 
@@ -180,7 +182,7 @@ class Store:
         with self._connect() as db:
             db.execute(
                 "UPDATE runs SET status=?, counts=?, error=?, ended=?, paused=? WHERE id=?",
-                (status, _dump(counts or {}), error, time.time(), paused, run_id),
+                (status, _dump(counts or {}), _optional(error), time.time(), paused, run_id),
             )
 
     def set_status(self, run_id: str, status: str) -> None:
@@ -566,7 +568,18 @@ def _add_columns(db: sqlite3.Connection) -> None:
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, default=str, sort_keys=True)
+    return encodable_json(json.dumps(value, default=str, sort_keys=True, ensure_ascii=False))
+
+
+def _optional(text: str | None) -> str | None:
+    return None if text is None else encodable_text(text)
+
+
+def _text(raw: bytes) -> str:
+    """A text column as read back: bytes that are not UTF-8 (written by another program, or
+    damaged) come back as the lone surrogates of "surrogateescape", and so are escaped as
+    `\\udcxx` wherever they go (graphbook/text.py)."""
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def _run(row: tuple[Any, ...]) -> RunRecord:
