@@ -5,6 +5,7 @@ processes (WAL mode, one short transaction per call)."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import itertools
 import json
 import os
@@ -23,6 +24,8 @@ from graphbook.text import encodable_json, encodable_text
 
 RunKind = Literal["workflow", "batch", "train", "search"]
 DEFAULT_HOME = ".graphbook"
+WRITE_TIMEOUT = 30.0
+"""Seconds a write waits for another process's lock on the store before it fails."""
 MOVE_FLAG = "--move-damaged-store"
 """The `graphbook serve` flag that moves a damaged store aside and starts a new one."""
 SCHEMA = """
@@ -84,6 +87,24 @@ class StoreUnavailable(GraphbookError):
         )
 
 
+class StoreBusy(GraphbookError):
+    """Another process held the store locked for longer than a read may wait."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.path = path
+        super().__init__(
+            f"the run store {path} is busy: another process has held it locked for over "
+            f"{timeout:g} s (a training run, a search, a batch job or an sqlite3 shell using "
+            "the same --data folder); try again in a moment"
+        )
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether SQLite gave up waiting for another connection's lock."""
+    text = str(exc)
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
 @dataclass(frozen=True)
 class RunRecord:
     id: str
@@ -126,6 +147,8 @@ class Store:
         self.path = Path(path) if path is not None else data_home() / "graphbook.sqlite"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self.timeout = WRITE_TIMEOUT
+        """Seconds a call waits for a lock another process holds on the file."""
         if not self.path.exists():
             _create(self.path)
         elif self.path.stat().st_size == 0:
@@ -148,16 +171,40 @@ class Store:
         if problems:
             raise StoreDamaged(self.path, f"SQLite's check found {problems[0]!r}")
 
+    def reading(self, timeout: float) -> Store:
+        """This store for reads that wait at most `timeout` seconds for a lock another process
+        holds (a store not in WAL mode, locked by a writer), then raise `StoreBusy`."""
+        reader = copy.copy(self)
+        reader.timeout = timeout
+        return reader
+
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            db = sqlite3.connect(self.path, timeout=30)
-            db.text_factory = _text
-            try:
-                with db:
-                    yield db
-            finally:
-                db.close()
+        """A write: one at a time in this process, waiting up to `timeout` seconds for another
+        process's write lock."""
+        with self._lock, self._open() as db:
+            yield db
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A read: in WAL mode it never waits for writers, in this process or another."""
+        try:
+            with self._open() as db:
+                yield db
+        except sqlite3.OperationalError as exc:
+            if is_busy(exc):
+                raise StoreBusy(self.path, self.timeout) from exc
+            raise
+
+    @contextmanager
+    def _open(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=self.timeout)
+        db.text_factory = _text
+        try:
+            with db:
+                yield db
+        finally:
+            db.close()
 
     # -- runs --------------------------------------------------------------------------------
     def start_run(
@@ -190,7 +237,7 @@ class Store:
             db.execute("UPDATE runs SET status=? WHERE id=?", (status, run_id))
 
     def get_run(self, run_id: str) -> RunRecord:
-        with self._connect() as db:
+        with self._read() as db:
             row = db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
         if row is None:
             raise KeyError(f"no run with id {run_id!r}")
@@ -200,7 +247,7 @@ class Store:
         query, args = "SELECT * FROM runs", tuple[str, ...]()
         if kind is not None:
             query, args = query + " WHERE kind=?", (kind,)
-        with self._connect() as db:
+        with self._read() as db:
             rows = db.execute(query + " ORDER BY started DESC LIMIT ?", (*args, limit)).fetchall()
         return [_run(r) for r in rows]
 
@@ -215,7 +262,7 @@ class Store:
 
     def run_nodes(self, run_id: str) -> list[dict[str, Any]] | None:
         """The nodes saved with `save_run_nodes`, or None if none were."""
-        with self._connect() as db:
+        with self._read() as db:
             row = db.execute("SELECT nodes FROM run_nodes WHERE run_id=?", (run_id,)).fetchone()
         return None if row is None else list(json.loads(row[0]))
 
@@ -251,7 +298,7 @@ class Store:
         args: tuple[Any, ...] = tuple(run_ids)
         if group is not None:
             query, args = query + " AND grp=?", (*args, group)
-        with self._connect() as db:
+        with self._read() as db:
             rows = db.execute(query + " ORDER BY id", args).fetchall()
         return [MetricRecord(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
 
@@ -261,7 +308,7 @@ class Store:
             return {}
         marks = ",".join("?" * len(run_ids))
         query = f"SELECT run_id, COUNT(*) FROM metrics WHERE run_id IN ({marks}) GROUP BY run_id"
-        with self._connect() as db:
+        with self._read() as db:
             return {str(r[0]): int(r[1]) for r in db.execute(query, tuple(run_ids)).fetchall()}
 
     def truncate_metrics(self, run_id: str, keep: int) -> int:
@@ -300,7 +347,7 @@ class Store:
         return checkpoint_uuid
 
     def get_checkpoint(self, checkpoint_uuid: str) -> CheckpointRecord:
-        with self._connect() as db:
+        with self._read() as db:
             row = db.execute(
                 "SELECT * FROM checkpoints WHERE uuid=?", (checkpoint_uuid,)
             ).fetchone()
@@ -309,7 +356,7 @@ class Store:
         return _checkpoint(row)
 
     def checkpoints(self, run_id: str) -> list[CheckpointRecord]:
-        with self._connect() as db:
+        with self._read() as db:
             rows = db.execute(
                 "SELECT * FROM checkpoints WHERE run_id=? ORDER BY time", (run_id,)
             ).fetchall()
@@ -333,12 +380,12 @@ class Store:
 
     def registered_checkpoints(self) -> set[str]:
         """The checkpoints some model version refers to."""
-        with self._connect() as db:
+        with self._read() as db:
             rows = db.execute("SELECT DISTINCT checkpoint_uuid FROM model_versions").fetchall()
         return {str(r[0]) for r in rows}
 
     def model_version_checkpoint(self, model: str, version: int) -> str:
-        with self._connect() as db:
+        with self._read() as db:
             row = db.execute(
                 "SELECT checkpoint_uuid FROM model_versions WHERE model=? AND version=?",
                 (model, version),
@@ -374,13 +421,13 @@ class Store:
                 "SELECT run_id FROM run_links WHERE model=? AND version=?",
                 (model, version),
             )
-        with self._connect() as db:
+        with self._read() as db:
             return [r[0] for r in db.execute(query, args).fetchall()]
 
     # -- batch runs: lookup by name, atomic checkpoint commits, lineage queries ---------------
     def latest_run(self, kind: RunKind, name: str) -> RunRecord | None:
         """The most recently started run of `kind` called `name`, or None."""
-        with self._connect() as db:
+        with self._read() as db:
             row = db.execute(
                 "SELECT * FROM runs WHERE kind=? AND name=? ORDER BY started DESC, rowid DESC",
                 (kind, name),
@@ -424,7 +471,7 @@ class Store:
             db.execute("UPDATE runs SET counts=? WHERE id=?", (_dump(counts), run_id))
 
     def model_versions(self, model: str) -> list[ModelVersionRecord]:
-        with self._connect() as db:
+        with self._read() as db:
             rows = db.execute(
                 "SELECT model, version, checkpoint_uuid, time FROM model_versions "
                 "WHERE model=? ORDER BY version",
@@ -434,7 +481,7 @@ class Store:
 
     def links(self, run_id: str) -> list[LinkRecord]:
         """The checkpoints and model versions `run_id` used, each once."""
-        with self._connect() as db:
+        with self._read() as db:
             rows = db.execute(
                 "SELECT DISTINCT run_id, checkpoint_uuid, model, version FROM run_links "
                 "WHERE run_id=?",

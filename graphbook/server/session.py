@@ -30,14 +30,14 @@ from graphbook.modes import OFF_WORDS
 from graphbook.registry import Registry
 from graphbook.server.desk import PromptDesk, check_answer
 from graphbook.server.errors import ServerError, bad_message, conflict, not_found
-from graphbook.server.history import HistorySink, RunConfig
+from graphbook.server.history import HistorySink, Recorder, RunConfig
 from graphbook.server.hub import Hub
 from graphbook.server.media import MediaStore
 from graphbook.server.previews import FULL, LIVE, Previewer
 from graphbook.server.settings import ServerSettings
 from graphbook.server.translate import Translator
 from graphbook.server.workflows import WorkflowFiles, from_body
-from graphbook.store import Store, StoreUnavailable
+from graphbook.store import Store
 from graphbook.workflow import Workflow
 
 logger = logging.getLogger(__name__)
@@ -46,6 +46,10 @@ STOP_GRACE = 2.0
 ABANDON_GRACE = 3.0
 """Seconds an interrupted run has to end before it is declared stopped and its thread left
 behind: Stop ends every run within STOP_GRACE + ABANDON_GRACE; see NOTE [ Stop ]."""
+
+RECORD_GRACE = 1.0
+"""Seconds a run's end waits for its record to be written before clients are told: a store
+that another process holds locked delays the record (written later), not the run."""
 
 # NOTE [ Stop ]
 #
@@ -103,6 +107,8 @@ class Session:
         self.pool: Pool = InlinePool()
         self.active: ActiveRun | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.recorder = Recorder(store, self._warn_store_failed)
+        """Every write of run history, in its own thread (never on the loop)."""
 
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -116,6 +122,7 @@ class Session:
             if active.thread is not None:
                 await asyncio.to_thread(active.thread.join, STOP_GRACE * 2)
         await asyncio.to_thread(self.pool.close)
+        await asyncio.to_thread(self.recorder.close)
 
     # -- starting ----------------------------------------------------------------------------
     def start(self, request: p.Run) -> str:
@@ -155,7 +162,7 @@ class Session:
     # -- the run's thread --------------------------------------------------------------------
     def _run(self, active: ActiveRun) -> None:
         config = active.config
-        history = HistorySink(self.store, config, self._warn_store_failed)
+        history = HistorySink(self.recorder, config)
         translate = Translator(self.previewer)
 
         def sink(event: Event) -> None:
@@ -163,6 +170,8 @@ class Session:
                 return
             messages = translate(event)
             history(event, messages)
+            if isinstance(event, RunFinished):  # clients that see the end find it recorded
+                self.recorder.wait(RECORD_GRACE)
             if messages:
                 self._call_soon(self.hub.publish_all, messages)
             if isinstance(event, RunFinished):
@@ -272,10 +281,8 @@ class Session:
         if self.pool is active.pool:  # the stuck thread keeps the old pool, closed now
             self.pool = make_pool(self.settings.workers, self.settings.backend)
             threading.Thread(target=active.pool.close, name="graphbook-close", daemon=True).start()
-        try:
-            self.store.finish_run(active.run_id, "stopped", {}, f"stopped: {reason}")
-        except Exception as exc:
-            self._warn_store_failed(str(StoreUnavailable(self.store.path, exc)))
+        run_id, error = active.run_id, f"stopped: {reason}"
+        self.recorder.submit(lambda s: s.finish_run(run_id, "stopped", {}, error))
         self.hub.publish(_end_message(active, "stopped"))
         self._finished(active)
 
