@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -172,10 +172,9 @@ class Session:
             history(event, messages)
             if isinstance(event, RunFinished):  # clients that see the end find it recorded
                 self.recorder.wait(RECORD_GRACE)
-            if messages:
+                self._release(active, messages)
+            elif messages:
                 self._call_soon(self.hub.publish_all, messages)
-            if isinstance(event, RunFinished):
-                self._release(active)
 
         executor = Executor(
             active.pool,
@@ -206,9 +205,10 @@ class Session:
             if active.abandoned or active.retire_pool:
                 active.pool.close()
 
-    def _release(self, active: ActiveRun) -> None:
-        """The run has ended: free the session for the next run, right behind the run's last
-        messages on the loop, so that no client sees run_finished while runs are refused.
+    def _release(self, active: ActiveRun, messages: Sequence[p.ServerMessage] = ()) -> None:
+        """The run has ended: free the session for the next run, then send its last `messages`
+        (run_finished), in one step on the loop, so that no client sees run_finished while
+        runs are refused.
         Stop is real: if a stopped run left workers busy, the next run gets a fresh pool and
         the old one (its workers ended) is closed when this thread is done with it."""
         if active.released:
@@ -218,7 +218,7 @@ class Session:
             logger.info("ending worker processes still busy after a stop")
             self.pool = make_pool(self.settings.workers, self.settings.backend)
             active.retire_pool = True
-        self._call_soon(self._finished, active)
+        self._call_soon(self._finished, active, messages)
 
     def _warn_store_failed(self, message: str) -> None:
         self._call_soon(self.hub.publish, p.Error("store_failed", message))
@@ -229,10 +229,11 @@ class Session:
         with contextlib.suppress(RuntimeError):  # the loop has closed: the server is gone
             self._loop.call_soon_threadsafe(fn, *args)
 
-    def _finished(self, active: ActiveRun) -> None:
+    def _finished(self, active: ActiveRun, messages: Sequence[p.ServerMessage]) -> None:
         if self.active is active:
             self.active = None
         self.desk.cancel_all()
+        self.hub.publish_all(messages)
 
     # -- control -----------------------------------------------------------------------------
     def require_active(self) -> ActiveRun:
@@ -283,8 +284,7 @@ class Session:
             threading.Thread(target=active.pool.close, name="graphbook-close", daemon=True).start()
         run_id, error = active.run_id, f"stopped: {reason}"
         self.recorder.submit(lambda s: s.finish_run(run_id, "stopped", {}, error))
-        self.hub.publish(_end_message(active, "stopped"))
-        self._finished(active)
+        self._finished(active, [_end_message(active, "stopped")])
 
     def refuse_while_running(self, workflow: str) -> None:
         if self.active is not None and self.active.config.workflow == workflow:
