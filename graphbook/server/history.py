@@ -8,6 +8,7 @@ import queue
 import re
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +48,8 @@ class RunConfig:
 
 
 Write = Callable[[Store], object]
+KEEP_FAILED = 1000
+"""Writes kept, while the store fails, to be tried again once it can be written."""
 
 
 class Recorder:
@@ -54,13 +57,15 @@ class Recorder:
     a run nor the server's loop ever waits on SQLite. A store that another process holds
     locked (a training run, a batch job, an sqlite3 shell) delays the record, and the write is
     tried again until it goes through: nothing is lost. Any other failure (a read-only file, a
-    full disk) skips that write and is reported: `problem` says what failed until a write
-    succeeds again, and `warn` gets it once each time the store starts failing."""
+    full disk) is reported: `problem` says what failed until the writes succeed again, and
+    `warn` gets it once each time the store starts failing; the write that failed and those
+    after it (the last KEEP_FAILED) wait, and are tried again, in order, with each new one."""
 
     def __init__(self, store: Store, warn: Callable[[str], None] = lambda _: None) -> None:
         self.store = store
         self.warn = warn
         self.problem: str | None = None
+        self._waiting: deque[Write] = deque(maxlen=KEEP_FAILED)
         self._queue: queue.Queue[Write | None] = queue.Queue()
         self._idle = threading.Event()
         self._idle.set()
@@ -88,6 +93,18 @@ class Recorder:
                 self._idle.set()
 
     def _write(self, write: Write) -> None:
+        """Writes go in order: once one fails, the later ones wait behind it, and each new
+        write first tries again the ones waiting (one failing again stops the rest)."""
+        self._waiting.append(write)
+        while self._waiting:
+            if not self._try(self._waiting[0]):
+                return
+            self._waiting.popleft()
+        if self.problem is not None:
+            logger.warning("the run store %s is written again", self.store.path)
+            self.problem = None
+
+    def _try(self, write: Write) -> bool:
         while True:
             try:
                 write(self.store)
@@ -96,13 +113,11 @@ class Recorder:
                     logger.info("the run store is busy; trying the write again")
                     continue
                 self._failed(exc)
+                return False
             except Exception as exc:
                 self._failed(exc)
-            else:
-                if self.problem is not None:
-                    logger.warning("the run store %s is written again", self.store.path)
-                self.problem = None
-            return
+                return False
+            return True
 
     def _failed(self, exc: Exception) -> None:
         if self.problem is None:

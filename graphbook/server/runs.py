@@ -135,8 +135,11 @@ async def several_metrics(request: web.Request) -> web.Response:
 
 async def _query(request: web.Request, read: Callable[[Store], T]) -> T:
     """`read(store)` in a thread, so the loop never waits on SQLite: a store that another
-    process holds locked answers 503 after READ_TIMEOUT seconds; any store failure is a 503."""
-    store = request.app[STORE]
+    process holds locked answers 503 after READ_TIMEOUT seconds; any store failure is a 503,
+    and so is every read while writing the store fails."""
+    store, problem = request.app[STORE], request.app[SESSION].recorder.problem
+    if problem is not None:  # what it holds is not what happened: runs missing, or "running"
+        raise ServerError(503, "store_failed", problem)
     try:
         return await asyncio.to_thread(read, store.reading(READ_TIMEOUT))
     except StoreBusy as exc:
