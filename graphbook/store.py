@@ -75,6 +75,18 @@ class StoreDamaged(GraphbookError):
         )
 
 
+class StoreUnwritable(GraphbookError):
+    """The run store's folder or file cannot be written: not damage, and nothing to move."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        self.path = path
+        super().__init__(
+            f"the run store {path} cannot be written: {problem}. The store is not damaged; "
+            "give `--data` (or $GRAPHBOOK_HOME) a folder that can be written, or make this "
+            "one writable"
+        )
+
+
 class StoreUnavailable(GraphbookError):
     """Reading or writing the store failed while it was in use (damaged, the disk full)."""
 
@@ -145,7 +157,7 @@ class Store:
     def __init__(self, path: Path | str | None = None) -> None:
         """Open (or create) the store at `path`; raises StoreDamaged if it is not a store."""
         self.path = Path(path) if path is not None else data_home() / "graphbook.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _check_writable(self.path)
         self._lock = threading.Lock()
         self.timeout = WRITE_TIMEOUT
         """Seconds a call waits for a lock another process holds on the file."""
@@ -155,6 +167,7 @@ class Store:
             raise StoreDamaged(self.path, "it is empty (0 bytes): the history it held is gone")
         try:
             with self._connect() as db:
+                _check_ours(db, self.path)
                 db.executescript(SCHEMA)
                 _add_columns(db)
         except sqlite3.DatabaseError as exc:
@@ -558,11 +571,17 @@ def move_aside(path: Path) -> Path:
         if not target.exists():
             break
         target = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
-    for suffix in ("-wal", "-shm"):
-        extra = path.with_name(path.name + suffix)
-        if extra.exists():
-            extra.rename(target.with_name(target.name + suffix))
-    path.rename(target)
+    try:
+        for suffix in ("-wal", "-shm"):
+            extra = path.with_name(path.name + suffix)
+            if extra.exists():
+                extra.rename(target.with_name(target.name + suffix))
+        path.rename(target)
+    except OSError as exc:
+        raise GraphbookError(
+            f"the damaged run store {path} could not be moved aside ({exc.strerror}): move it "
+            "(and its -wal and -shm files) yourself, or give `--data` another folder"
+        ) from None
     return target
 
 
@@ -591,6 +610,36 @@ def _create(path: Path) -> None:
         ):
             with contextlib.suppress(FileNotFoundError):
                 leftover.unlink()
+
+
+def _check_writable(path: Path) -> None:
+    """SQLite writes the store and, beside it, its -wal and -shm files: a folder or file that
+    cannot be written would read as a damaged store."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreUnwritable(path, f"its folder cannot be made ({exc.strerror})") from None
+    if not os.access(path.parent, os.W_OK):
+        raise StoreUnwritable(path, f"its folder {path.parent} is read-only")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise StoreUnwritable(path, "the file is read-only")
+
+
+OUR_COLUMNS = {"id", "kind", "name", "status", "config", "started"}
+
+
+def _check_ours(db: sqlite3.Connection, path: Path) -> None:
+    """An SQLite file of another program (moved or copied over the store) is not adopted."""
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    tables = [t for t in tables if not t.startswith("sqlite_")]
+    if not tables:
+        return  # a new store
+    columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    if not OUR_COLUMNS.issubset(columns):
+        shown = ", ".join(sorted(tables)[:8]) + (", ..." if len(tables) > 8 else "")
+        raise StoreDamaged(
+            path, f"it is an SQLite file of another program (its tables: {shown}), not a run store"
+        )
 
 
 def _unique(values: list[str]) -> list[str]:
