@@ -357,8 +357,18 @@ class WorkflowFile:
 
 
 @dataclass(frozen=True)
+class RefusedFile:
+    """A file in the workflows folder that the server does not open: `reason` says why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class WorkflowList:
     files: list[WorkflowFile]
+    refused: list[RefusedFile] = field(default_factory=list)
+    """Files listed but not offered: a symlink leading outside the folder, or one that loops."""
 
 
 @dataclass(frozen=True)

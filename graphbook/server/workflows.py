@@ -52,13 +52,18 @@ class WorkflowFiles:
         return self.root.folder / self.name(relative)
 
     def listing(self) -> p.WorkflowList:
-        files = []
+        files, refused = [], []
         for path in sorted(self.root.folder.rglob(f"*{SUFFIX}")):
-            parts = path.relative_to(self.root.folder).parts
-            if path.is_file() and not any(part.startswith(".") for part in parts):
+            relative = path.relative_to(self.root.folder)
+            if any(part.startswith(".") for part in relative.parts):
+                continue
+            if not self.root.contains(path):
+                reason = "a symlink that leads outside the folder, or loops"
+                refused.append(p.RefusedFile(relative.as_posix(), reason))
+            elif path.is_file():
                 stat = path.stat()
                 files.append(p.WorkflowFile(self.root.relative(path), stat.st_size, stat.st_mtime))
-        return p.WorkflowList(files)
+        return p.WorkflowList(files, refused)
 
     def read_bytes(self, relative: str) -> bytes:
         path = self.path(relative)
