@@ -209,9 +209,20 @@ def resized(image: Image.Image, size: int, crop: int) -> Image.Image:
     image = rgb(image)  # decodes (at the draft's scale)
     factor_x, factor_y = image.size[0] / out_w, image.size[1] / out_h
     source = (left * factor_x, top * factor_y, (left + box_w) * factor_x, (top + box_h) * factor_y)
-    if (box_w, box_h) == image.size and source == (0, 0, box_w, box_h):
-        return image
-    return image.resize((box_w, box_h), Image.Resampling.BILINEAR, box=source, reducing_gap=3.0)
+    if (box_w, box_h) != image.size or source != (0, 0, box_w, box_h):
+        image = image.resize(
+            (box_w, box_h), Image.Resampling.BILINEAR, box=source, reducing_gap=3.0
+        )
+    return padded(image, crop) if crop > min(box_w, box_h) else image
+
+
+def padded(image: Image.Image, crop: int) -> Image.Image:
+    """An image smaller than the crop, centred on black, as CenterCrop pads it."""
+    from PIL import Image
+
+    canvas = Image.new("RGB", (crop, crop))
+    canvas.paste(image, ((crop - image.size[0]) // 2, (crop - image.size[1]) // 2))
+    return canvas
 
 
 def _resized_size(width: int, height: int, size: int) -> tuple[int, int]:
