@@ -192,7 +192,8 @@ class HuggingFaceModel(Resource):
     cache. Graphbook never downloads: a model that is not there is an error.
 
     `task` empty infers it from the model's config (`image-classification` for a
-    `...ForImageClassification`, `image-to-text` for captioning models). ClassifyImages and
+    `...ForImageClassification`; for captioning models `image-to-text`, which transformers 5
+    calls `image-text-to-text`). ClassifyImages and
     CaptionImages take it, as does ApplyModel (the pipeline's results as they are).
     """
 
@@ -228,6 +229,7 @@ class HuggingFaceModel(Resource):
         source = hf_source(self.path)
         config = hf_config(source)
         task = str(self.task or "").strip() or task_of(config, source)
+        task = captioning() if task in CAPTION_TASKS else task
         parts = hf_parts(source, task)
         try:
             make: Any = transformers.pipeline
@@ -413,7 +415,8 @@ TASKS = (
 )
 MODEL_CLASSES = {
     "image-classification": ("AutoModelForImageClassification",),
-    "image-to-text": ("AutoModelForImageTextToText", "AutoModelForVision2Seq"),
+    "image-to-text": ("AutoModelForVision2Seq", "AutoModelForImageTextToText"),
+    "image-text-to-text": ("AutoModelForImageTextToText",),
 }
 """The transformers class that loads a model for a task; another task loads with AutoModel."""
 
@@ -432,7 +435,10 @@ def hf_parts(source: str, task: str) -> dict[str, Any]:
             f"cannot load {source} as a {task!r} model ({first_line(exc)}); check the task "
             "parameter"
         ) from None
-    for key, name in (("image_processor", "AutoImageProcessor"), ("tokenizer", "AutoTokenizer")):
+    wanted = [("image_processor", "AutoImageProcessor"), ("tokenizer", "AutoTokenizer")]
+    if task in CAPTION_TASKS:
+        wanted.append(("processor", "AutoProcessor"))
+    for key, name in wanted:
         try:
             auto = getattr(transformers, name)
             parts[key] = auto.from_pretrained(source, local_files_only=True)
@@ -445,12 +451,23 @@ def task_of(config: Any, source: str) -> str:
     for arch in getattr(config, "architectures", None) or []:
         for suffix, task in TASKS:
             if str(arch).endswith(suffix):
-                return task
+                return captioning() if task == "image-to-text" else task
     raise NodeInputError(
         f"cannot tell the task of {source} from its config (architectures: "
         f"{getattr(config, 'architectures', None)}); set the task parameter, e.g. "
         "image-classification or image-to-text"
     )
+
+
+CAPTION_TASKS = ("image-to-text", "image-text-to-text")
+
+
+def captioning() -> str:
+    """The captioning task of the transformers installed: `image-to-text` until version 5,
+    which folded it into `image-text-to-text`."""
+    from transformers.pipelines import SUPPORTED_TASKS
+
+    return CAPTION_TASKS[0] if CAPTION_TASKS[0] in SUPPORTED_TASKS else CAPTION_TASKS[1]
 
 
 # -- what steps ask of a model value ----------------------------------------------------------
@@ -696,19 +713,24 @@ class CaptionImages(ImageBatchStep):
 
     def on_start(self) -> None:
         super().on_start()
-        if not is_pipeline(self.model) or self.model.task != "image-to-text":
+        if not is_pipeline(self.model) or self.model.task not in CAPTION_TASKS:
             raise NodeInputError(
-                "CaptionImages takes a HuggingFaceModel of task image-to-text; wire one (or "
-                "set its task parameter to image-to-text)"
+                "CaptionImages takes a HuggingFaceModel of a captioning model (task "
+                f"{captioning()}); wire one (or set its task parameter to {captioning()})"
             )
 
     def results(self, images: list[Any]) -> list[Data]:
         from PIL import Image
 
         pictures = [Image.fromarray(image) for image in images]
-        found = self.model(
-            pictures, max_new_tokens=int(self.max_new_tokens), batch_size=len(pictures)
-        )
+        tokens = int(self.max_new_tokens)
+        if self.model.task == "image-text-to-text":
+            prompts = [""] * len(pictures)  # no prompt: a caption
+            found = self.model(
+                images=pictures, text=prompts, max_new_tokens=tokens, batch_size=len(pictures)
+            )
+        else:
+            found = self.model(pictures, max_new_tokens=tokens, batch_size=len(pictures))
         return [{"caption": caption_text(r)} for r in found]
 
 

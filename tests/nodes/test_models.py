@@ -372,3 +372,45 @@ def test_labels_from_a_json_file_that_is_missing(tmp_path: Path) -> None:
     assert classify(paths, model, labels=str(labels)).output("step")[0]["prediction"] in "abc"
     message = error_of(classify(paths, model, labels=str(tmp_path / "nope.json")))
     assert "nope.json does not exist" in message
+
+
+def hf_captioner(folder: Path) -> Path:
+    """A tiny BLIP captioner with its processor (a BERT tokenizer of eleven words)."""
+    from transformers import (
+        BertTokenizer,
+        BlipConfig,
+        BlipForConditionalGeneration,
+        BlipImageProcessor,
+        BlipProcessor,
+    )
+
+    torch.manual_seed(0)
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]", "a", "cat", "on", "mat"]
+    (folder / "vocab.txt").write_text("\n".join(words) + "\n")
+    tokenizer = BertTokenizer(str(folder / "vocab.txt"), bos_token="[DEC]")
+    tiny = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1}
+    config = BlipConfig(
+        vision_config={**tiny, "image_size": 32, "patch_size": 8, "num_attention_heads": 2},
+        text_config={
+            **tiny, "vocab_size": len(words), "num_attention_heads": 2,
+            "encoder_hidden_size": 32, "bos_token_id": 5, "pad_token_id": 0,
+            "sep_token_id": 3, "eos_token_id": 3,
+        },
+    )  # fmt: skip
+    BlipForConditionalGeneration(config).save_pretrained(folder)
+    processor = BlipImageProcessor(size={"height": 32, "width": 32})
+    blip = BlipProcessor(image_processor=processor, tokenizer=tokenizer)  # type: ignore[no-untyped-call]
+    blip.save_pretrained(folder)
+    return folder
+
+
+def test_caption_images_with_a_local_captioner(tmp_path: Path) -> None:
+    folder = hf_captioner(tmp_path)
+    paths = jpegs(tmp_path / "images", 3)
+    model = ("HuggingFaceModel", {"path": str(folder)})
+    result = classify(paths, model, step="CaptionImages", max_new_tokens=4, per_dict=2)
+    assert result.ok, result.errors
+    records = [r for d in result.output("step") for r in d["image"]]
+    assert len(records) == 3 and all(isinstance(r["caption"], str) for r in records)
+    message = error_of(classify(paths, torchvision_model(), step="CaptionImages"))
+    assert "CaptionImages takes a HuggingFaceModel of a captioning model" in message
