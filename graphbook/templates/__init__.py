@@ -40,12 +40,16 @@ class Template:
 
 
 TEMPLATES: tuple[Template, ...] = (
+    Template("classify-folder", "Classify a folder of images", ("shapes", "shapesnet")),
+    Template("sort-by-prediction", "Sort images by prediction", ("shapes", "shapesnet")),
+    Template("embed-parquet", "Embed images into Parquet", ("shapes", "shapesnet-features")),
     Template("near-duplicates", "Find near-duplicate images", ("photos",)),
     Template("quality-filter", "Filter images by quality", ("photos",)),
     Template("split-train-val", "Split a labelled dataset", ("shapes",)),
     Template("convert-table", "Convert a table", ("table",)),
     Template("clean-table", "Clean a table", ("table",)),
     Template("split-records", "Split records by a rule", ("records",)),
+    Template("hf-classify", "Classify with a Hugging Face model", ("shapes", "tiny-hf-classifier")),
 )
 
 

@@ -3,6 +3,7 @@ data it reads, and the file runs to completion with the counts its sample data i
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,10 @@ from graphbook.templates import TEMPLATES, Template
 from graphbook.workflow import Workflow
 
 EXPECTED: dict[str, dict[str, dict[str, int]]] = {
+    "classify-folder": {"classify": {"out": 60}, "csv": {"out": 60}},
+    "sort-by-prediction": {"confident": {"keep": 52, "drop": 8}},
+    "embed-parquet": {"parquet": {"out": 60}},
+    "hf-classify": {"jsonl": {"out": 60}},
     "near-duplicates": {"dedupe": {"unique": 40, "duplicate": 6}},
     "quality-filter": {"good": {"keep": 36, "drop": 10}},
     "split-train-val": {"split": {"train": 48, "val": 12, "test": 0}},
@@ -34,6 +39,7 @@ def test_new_lists_the_templates_one_a_line_name_first(capsys: pytest.CaptureFix
     assert main(["new", "--list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == [t.name for t in TEMPLATES]
+    assert len(TEMPLATES) >= 8
 
 
 @pytest.mark.parametrize("template", TEMPLATES, ids=lambda t: t.name)
@@ -53,6 +59,15 @@ def test_a_template_runs_as_made(
         for name in ("path", "folder"):
             if node.type.startswith("Write") and name in node.params:
                 assert (project / node.params[name]).exists(), f"{node.id} wrote nothing"
+
+
+def test_classify_folder_predicts_the_shapes(project: Path) -> None:
+    """Runs after the template's own test has written out/predictions.csv."""
+    with (project / "out" / "predictions.csv").open() as rows:
+        table = list(csv.DictReader(rows))
+    assert len(table) == 60
+    assert sum(row["prediction"] == row["label"] for row in table) >= 57
+    assert all(0 < float(row["confidence"]) <= 1 for row in table)
 
 
 def library_nodes() -> set[str]:
