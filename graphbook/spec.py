@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import inspect
+import linecache
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -139,7 +143,45 @@ def source_file(obj: Any) -> str:
 def code_hash(obj: Any) -> str:
     """A hash of the code that defines `obj`, so a changed node is noticed."""
     try:
-        text = inspect.getsource(obj)
+        text = _class_source(obj) if isinstance(obj, type) else inspect.getsource(obj)
     except (OSError, TypeError):
         text = getattr(obj, "__qualname__", repr(obj))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _class_source(cls: type) -> str:
+    """A class's source, its file parsed once for all the classes in it: inspect.getsource
+    parses the whole file again for each class (0.02 s a class here, most of building a
+    registry of the node library)."""
+    file = inspect.getsourcefile(cls)
+    if file is None:
+        raise OSError(f"no source file for {cls.__qualname__}")
+    linecache.checkcache(file)
+    module = sys.modules.get(cls.__module__)
+    lines = linecache.getlines(file, module.__dict__ if module else None)
+    span = _class_spans("".join(lines)).get(cls.__qualname__)
+    if span is None:
+        return inspect.getsource(cls)
+    return "".join(lines[span[0] - 1 : span[1]])
+
+
+@functools.lru_cache(maxsize=64)
+def _class_spans(text: str) -> dict[str, tuple[int, int]]:
+    """Each class of a module's source by qualified name: its first line (decorators
+    included) and last line."""
+    spans: dict[str, tuple[int, int]] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                spans.setdefault(name, (first, child.end_lineno or child.lineno))
+                visit(child, f"{name}.")
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                visit(child, f"{prefix}{child.name}.<locals>.")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(text), "")
+    return spans

@@ -140,6 +140,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_store_parsers(commands)
     add_train_parser(commands)
     listing = commands.add_parser("nodes", parents=[nodes], help="list the node catalog")
+    listing.add_argument(
+        "--docs",
+        type=Path,
+        metavar="DIR",
+        help="write a Markdown page per node pack into DIR (the library's, the examples' and "
+        "installed packs'; with --nodes, node folders' too) instead of listing",
+    )
     listing.set_defaults(command=cmd_nodes)
     convert = commands.add_parser("convert", help="write a workflow in the canonical format")
     convert.add_argument("input", type=Path, metavar="IN.json")
@@ -414,6 +421,13 @@ class StopOnSignal:
 def cmd_nodes(args: argparse.Namespace) -> int:
     registry = load_registry(node_folders(args.nodes), error_console(), args.verbose)
     out = output_console()
+    if args.docs is not None:
+        from graphbook.cli.nodedocs import write_pack_docs
+
+        kinds = ["builtin", "example", "pack", *(["custom"] if args.nodes else [])]
+        for path in write_pack_docs(registry, args.docs, kinds):
+            out.print(Text(f"wrote {path}"))
+        return OK
     for heading, specs in by_pack(registry):
         out.print(Text(heading, style="bold"))
         category: str | None = None

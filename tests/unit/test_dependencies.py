@@ -1,5 +1,5 @@
 """Item 10 of issue 13: what the bench and the package import is installed by the README's
-set-up (`scripts/install`: `pip install -e '.[dev,ray]'`)."""
+set-up (`scripts/install`: `pip install -e '.[dev,ray,hf,onnx]'`)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL = {"graphbook", "bench", "graphbook_nodes"}
+INSTALLED = ("dev", "ray", "hf", "onnx")
+"""The extras scripts/install installs."""
 
 
 def declared() -> set[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    specs = [*project["dependencies"], *extras["dev"], *extras["ray"]]
+    specs = [*project["dependencies"], *(spec for extra in INSTALLED for spec in extras[extra])]
     names = set()
     for spec in specs:
         name = spec.split(";")[0]
