@@ -77,6 +77,7 @@ class DumpJSONL(Step):
         },
     }
     Category: ClassVar[str] = "IO"
+    Writes: ClassVar[tuple[str, ...]] = ("jsonl_path",)
     jsonl_path: str
     overwrite: bool = True
     _file: Any = None

@@ -37,6 +37,7 @@ PlanCause = Literal[
     "needed",
     "unchanged",
     "triggered",
+    "output_missing",
 ]
 """Why a node runs again, or (`unchanged`) why its cached outputs are reused."""
 PauseReason = Literal["pause", "step"]

@@ -46,6 +46,8 @@ class NodeSpec:
     """The pack the node belongs to: a library module ("images"), an installed pack's
     distribution, or "" for a node folder's file."""
     pack_kind: PackKind = "custom"
+    writes: tuple[str, ...] = ()
+    """Parameters naming the files or folders the node writes (Step.Writes)."""
 
     @property
     def is_resource(self) -> bool:
@@ -117,6 +119,7 @@ def class_spec(cls: type) -> NodeSpec:
         origin=source_file(cls),
         code_hash=code_hash(cls),
         gives=resource_gives(cls, params) if kind == "resource" else ANY,
+        writes=tuple(getattr(cls, "Writes", ())),
     )
 
 

@@ -38,6 +38,14 @@ class Step:
     direct_routes: bool = True
     """Whether what `direct` returns routes the dict; when False it is ignored (a step
     function with one output, as in Graphbook 0.13)."""
+    Writes: ClassVar[tuple[str, ...]] = ()
+    """The parameters that name the files or folders the step writes (a sink's `path`): when
+    one of them is missing, a run does not reuse the step's cached outputs but runs it again,
+    so a deleted output is written anew."""
+    ended_as: str | None = None
+    """How this node's part of the run ended, set by the engine just before `on_end`: "done"
+    when every dict meant for it arrived and was handled without an error, else "failed" or
+    "stopped" (a sink commits its file only when "done"); None outside a run."""
 
     def __init__(self, item_key: str | None = None, **params: Any) -> None:
         self.item_key = item_key or None

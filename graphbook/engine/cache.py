@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 import threading
 from collections import deque
 from collections.abc import Iterable
@@ -211,6 +212,15 @@ _REASONS: dict[PlanCause, str] = {
 }
 
 
+def missing_output(node: GraphNode) -> str:
+    """The first file or folder the node writes (NodeSpec.writes) that does not exist."""
+    for name in node.spec.writes:
+        value = node.params.get(name)
+        if isinstance(value, str) and value and not os.path.exists(os.path.expanduser(value)):
+            return value
+    return ""
+
+
 # -- caches ----------------------------------------------------------------------------------
 class WorkflowCache:
     """The cached outputs of one workflow's nodes; see NOTE [ Cache budget ]."""
@@ -264,6 +274,9 @@ class WorkflowCache:
         if running:
             names = ", ".join(sorted(running))
             return Decision(node.id, "run", "upstream_runs", f"upstream runs again: {names}")
+        missing = missing_output(node)
+        if missing:
+            return Decision(node.id, "run", "output_missing", f"its output {missing} is missing")
         return Decision(node.id, "reuse", "unchanged", "unchanged since the last run")
 
     def recording(self, node_id: str) -> Recording:

@@ -151,6 +151,7 @@ class Runner(Generic[StepT]):
             self.instance.on_start()
 
     def end(self) -> None:
+        self.instance.ended_as = self.status
         with node_context(self.id, self.on_log):
             self.instance.on_end()
 

@@ -508,6 +508,7 @@ class Thumbnails(ImageItems, BatchStep):
         **common_parameters(),
     }
     Category: ClassVar[str] = "Images"
+    Writes: ClassVar[tuple[str, ...]] = ("folder",)
 
     def __init__(
         self,
@@ -583,6 +584,7 @@ class WriteImageFolder(ImageItems, BatchStep):
         **common_parameters(),
     }
     Category: ClassVar[str] = "Sinks"
+    Writes: ClassVar[tuple[str, ...]] = ("folder",)
 
     def __init__(
         self,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from graphbook import Registry, Workflow, build_graph, param, source, step
 from graphbook.engine.cache import OutputCache, estimate_size, fingerprint
 from graphbook.engine.executor import Executor, RunResult
 from graphbook.events import Event, NodeFinished, NodeLog, NodePlan, NodeStarted
+from graphbook.workflow import NodeRef
 
 CALLS: dict[str, int] = {}
 
@@ -171,3 +173,19 @@ def test_a_reused_node_shows_the_last_lines_it_logged_when_its_outputs_were_made
     assert logged[-1] == "reused outputs: the lines above were logged by the run that made them"
     skipped = [e.skipped for e in events if isinstance(e, NodeLog) and e.node_id == "talk"]
     assert skipped[0] == 100 and sum(skipped) == 100
+
+
+def test_a_sink_whose_file_is_gone_writes_it_again(tmp_path: Path) -> None:
+    out = tmp_path / "rows.csv"
+    wf = chain(n=3)
+    wf.add("WriteCSV", id="csv", path=str(out), overwrite=True)
+    wf.connect(NodeRef(wf, "b"), NodeRef(wf, "csv"))
+    cache = OutputCache(1 << 20)
+    assert run(wf, cache)[0].ok and out.is_file()
+    _, events = run(wf, cache)
+    assert plan(events)["csv"] == ("reuse", "unchanged")
+    out.unlink()
+    result, events = run(wf, cache)
+    assert result.ok and plan(events)["csv"] == ("run", "output_missing")
+    assert plan(events)["b"] == ("reuse", "unchanged"), "only the sink runs: its input is cached"
+    assert out.read_text().splitlines() == ["x", "11", "12", "13"]
