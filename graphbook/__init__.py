@@ -1,7 +1,10 @@
 """Graphbook: build, watch and run ML data pipelines as graphs of Python nodes."""
 
+from graphbook import prompts as prompts
+from graphbook import resources as resources
 from graphbook import steps as steps
 from graphbook import utils as utils
+from graphbook.compat013.note import Note
 from graphbook.compat013.script import Graph
 from graphbook.decorators import batch, event, output, param, prompt, resource, source, step
 from graphbook.engine.executor import Executor, RayBackend, RunControl, RunResult, run_workflow
@@ -19,6 +22,7 @@ __all__ = [
     "Executor",
     "Graph",
     "GraphbookError",
+    "Note",
     "Problem",
     "RayBackend",
     "Registry",
@@ -34,7 +38,9 @@ __all__ = [
     "output",
     "param",
     "prompt",
+    "prompts",
     "resource",
+    "resources",
     "run_workflow",
     "source",
     "step",

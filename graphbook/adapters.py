@@ -55,6 +55,9 @@ def _apply(ctx: Any, node: FunctionNode, params: dict[str, Any]) -> None:
     for name, value in params.items():
         cast = draft.casts.get(name)
         setattr(ctx, name, cast(value) if cast is not None and value is not None else value)
+    for param in draft.all_params():  # no value, no default: None, as 0.13's ctx had it
+        if param.name not in params and not hasattr(ctx, param.name):
+            setattr(ctx, param.name, None)
     for name, fn in draft.events.items():
         if name == "__init__":
             continue

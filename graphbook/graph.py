@@ -26,6 +26,8 @@ class GraphNode:
     id: str
     spec: NodeSpec
     params: dict[str, Any]
+    """The parameters that have a value (given, or the declared default); one with neither is
+    left out, as Graphbook 0.13 left it out, so the node's own Python default holds."""
     resources: dict[str, str] = field(default_factory=dict)
     """Parameter name -> id of the resource node wired to it."""
     label: str = ""
@@ -235,8 +237,9 @@ def _graph_node(
             continue
         raw = node.params.get(param.name)
         value = param.default if raw is None else raw
-        if value is None and param.required:
-            problems.append(_missing(node, param))
+        if value is None:  # no value and no default: left out, so the node's own default holds
+            if param.required:
+                problems.append(_missing(node, param))
             continue
         try:
             values[param.name] = coerce(param, value) if not param.is_resource else value

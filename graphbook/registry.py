@@ -152,7 +152,9 @@ class Registry:
         self, name: str, pack: str = "", pack_kind: PackKind = "custom"
     ) -> list[NodeSpec]:
         """Import a Python module by name and register the nodes it defines (as members of
-        `pack`); a module that fails to import is recorded as a failure, not raised."""
+        `pack`), and those its package exported as a Graphbook 0.13 plugin (`export(name, cls)`
+        in its `__init__.py`, under that name); a module that fails to import is recorded as a
+        failure, not raised."""
         key = f"module {name}"
         try:
             with collecting() as decorated:
@@ -161,6 +163,7 @@ class Registry:
                 replace(spec_of(node), pack=pack, pack_kind=pack_kind)
                 for node in nodes_in(module, decorated)
             ]
+            found += [replace(spec, pack=pack, pack_kind=pack_kind) for spec in exported_by(name)]
         except Exception as exc:
             self.failures[key] = LoadFailure(key, f"{type(exc).__name__}: {exc}", _trace(exc))
             return []
@@ -177,8 +180,9 @@ class Registry:
             self.failures[key] = LoadFailure(
                 key,
                 "not loaded: a Graphbook 0.13 plugin's __init__.py (export() of nodes, web() "
-                "of a browser bundle) does not run here; its node files in this folder load as "
-                "node files, and web plugins are not supported",
+                "of a browser bundle) does not run from a node folder; its node files here load "
+                "as node files (installed as a package, its export() calls register the nodes), "
+                "and web plugins are not supported",
                 "",
             )
 
@@ -216,6 +220,14 @@ class Registry:
         for name in dropped:
             del self._specs[name], self._owners[name]
         return dropped
+
+
+def exported_by(package: str) -> list[NodeSpec]:
+    """The nodes a Graphbook 0.13 plugin package exported (graphbook/compat013/plugins.py), each
+    under the name it was exported as."""
+    from graphbook.compat013.plugins import exports_of  # its package imports this module
+
+    return [replace(spec_of(e.node), name=e.name) for e in exports_of(package)]
 
 
 def _node_folder(folder: Path | str) -> Path:

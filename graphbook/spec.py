@@ -64,11 +64,14 @@ class NodeSpec:
         """A fresh runtime instance given resolved parameter values.
 
         A declared parameter left out gets its default; a value given is kept as it is, so
-        0, False and "" are never replaced by defaults.
+        0, False and "" are never replaced by defaults. One with no value and no default is
+        not passed at all, as in Graphbook 0.13: a class node's own Python default
+        (`def __init__(self, image_columns=[])`) holds, and a function node's `ctx` has it as
+        None (what its `@param` default is).
         """
         given = dict(params or {})
         for param in self.params:
-            if param.name not in given:
+            if param.name not in given and param.default is not None:
                 given[param.name] = param.default if param.is_resource else resolve(param)
         return self.factory(given)
 
@@ -110,17 +113,54 @@ def class_spec(cls: type) -> NodeSpec:
     return NodeSpec(
         name=cls.__name__,
         kind=kind,
-        factory=lambda params: cls(**params),
+        factory=lambda params: build_class(cls, params),
         category=str(getattr(cls, "Category", "")),
         params=params,
         outputs=outputs,
         requires_input=requires_input and kind != "source",
-        doc=inspect.getdoc(cls) or "",
+        doc=own_doc(cls),
         origin=source_file(cls),
         code_hash=code_hash(cls),
         gives=resource_gives(cls, params) if kind == "resource" else ANY,
         writes=tuple(getattr(cls, "Writes", ())),
     )
+
+
+def own_doc(cls: type) -> str:
+    """The class's docstring, or the nearest base's that is not Graphbook's own: a node with
+    none shows no help rather than `Step`'s or `Resource`'s."""
+    for owner in cls.__mro__:
+        doc = owner.__dict__.get("__doc__")
+        if _is_graphbook_base(owner) and owner is not cls:
+            return ""
+        if isinstance(doc, str) and doc.strip():
+            return inspect.cleandoc(doc)
+    return ""
+
+
+def _is_graphbook_base(owner: type) -> bool:
+    module = owner.__module__
+    return module in ("builtins", "graphbook") or module.startswith("graphbook.")
+
+
+def build_class(cls: type, params: dict[str, Any]) -> Any:
+    """`cls(**params)`; a declared parameter that was not passed (no value, no default) and that
+    the instance did not set itself reads as None, as a class relying on `Step(**params)` saw
+    it before, while a class's own Python default holds."""
+    unset = [name for name in getattr(cls, "Parameters", None) or {} if name not in params]
+    try:
+        instance = cls(**params)
+    except TypeError as exc:
+        named = [name for name in unset if repr(name) in str(exc)]
+        if not named:
+            raise
+        raise TypeError(
+            f"{exc}: {', '.join(map(repr, named))} has no value and no default; give it a value"
+        ) from exc
+    for name in unset:
+        if not hasattr(instance, name):
+            setattr(instance, name, None)
+    return instance
 
 
 def resource_gives(cls: type, params: tuple[ParamSpec, ...]) -> str:

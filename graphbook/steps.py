@@ -3,10 +3,44 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from graphbook.errors import GraphbookError
 from graphbook.logs import LogLevel, log
+
+if TYPE_CHECKING:
+    from graphbook.compat013.steps import AsyncStep as AsyncStep
+    from graphbook.compat013.steps import Copy as Copy
+    from graphbook.compat013.steps import DumpJSONL as DumpJSONL
+    from graphbook.compat013.steps import LoadJSONL as LoadJSONL
+    from graphbook.compat013.steps import Split as Split
+    from graphbook.compat013.steps import SplitByItems as SplitByItems
+    from graphbook.compat013.steps import SplitItemField as SplitItemField
+    from graphbook.compat013.steps import StepOutput as StepOutput
+
+STEPS_013 = frozenset(
+    (
+        "AsyncStep",
+        "Copy",
+        "DumpJSONL",
+        "LoadJSONL",
+        "Split",
+        "SplitByItems",
+        "SplitItemField",
+        "StepOutput",
+    )
+)
+"""Names Graphbook 0.13's step module also held (`gb.steps.Split`); they live in
+graphbook/builtins.py and graphbook/compat013/steps.py, and are found here on first use."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in STEPS_013:
+        from graphbook.compat013 import steps as steps013
+
+        return getattr(steps013, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 Data = dict[str, Any]
 Routed = list[tuple[str, Data]]
@@ -22,6 +56,7 @@ class Step:
 
     For every dict: `on_data(data)`, then `on_item(item, data)` for each value under
     `item_key` (if set), then `on_after_item(data)`, then `route(data)` picks the outputs.
+    When no more dicts will come, `flush()` hands on any it held back.
     """
 
     RequiresInput: ClassVar[bool] = True
@@ -73,6 +108,12 @@ class Step:
     def route(self, data: Data) -> str | Mapping[str, Any] | None:
         """The output a dict goes to: a name, a mapping of outputs to dicts, or None to drop it."""
         return self.Outputs[0] if self.Outputs else None
+
+    def flush(self) -> Mapping[str, Any] | None:
+        """Called once when no more dicts will come (every input has ended), before the node
+        finishes: a step that held dicts back (a reservoir sample) returns them here, as a
+        mapping of outputs to dicts, to be handed on; None hands on nothing."""
+        return None
 
     def log(self, message: Any, level: LogLevel = "info") -> None:
         log(message, level, node_id=self.id or None)

@@ -572,7 +572,11 @@ IGNORED_013 = {
     "continue_on_failure": "use `graphbook run --continue-on-error` or the editor's setting",
     "start_media_server": "the server itself shows images under --media folders",
     "media_port": "the server itself shows images under --media folders",
-    "config": "plugins are not loaded; put their node files in the --nodes folder",
+    "config": (
+        "its plugins are not imported when the server starts; a workflow that names a plugin's "
+        "module (data.module) imports it and its export() calls register the nodes, or put "
+        "the plugin's node files in the --nodes folder"
+    ),
     "docs_dir": "a workflow's docs are read from docs/<Workflow>.md beside the workflow file",
 }
 """Graphbook 0.13 options `serve` accepts that change nothing here, and why."""

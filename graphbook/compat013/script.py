@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 import runpy
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -177,7 +178,12 @@ def _run(workflow: Workflow, workers: int, until: str | None) -> Any:
 def load_script(path: Path | str) -> Workflow:
     """The workflow a Python file defines: the `Graph` its `@g()` built, or a `Workflow` it
     names `workflow`; the file runs as a module, not as `__main__`, so `g.run()` under
-    `if __name__ == "__main__":` does not start."""
+    `if __name__ == "__main__":` does not start. Its folder goes first on `sys.path`, as
+    `python script.py` puts it, so it imports the modules beside it (0.13's scripts import
+    `custom_nodes.*`); it stays there for the run, whose workers import them too."""
+    folder = str(Path(path).resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     try:
         found = runpy.run_path(str(path), run_name="graphbook_script")
     except FileNotFoundError:

@@ -37,8 +37,17 @@ def is_batchable(obj: Any) -> bool:
     return isinstance(obj, list) or (_module_of(obj) == "torch" and hasattr(obj, "shape"))
 
 
-def transform_function_string(func_str: str) -> Callable[..., Any]:
-    """The function a `def ...` source string defines (what a `function` parameter holds)."""
+def transform_function_string(func_str: str | Callable[..., Any]) -> Callable[..., Any]:
+    """The function a `def ...` source string defines. 0.13's Function resource handed nodes
+    the source, which they compiled with this; ours hands them the compiled function, which is
+    returned as it is, so node files written either way work."""
+    if callable(func_str):
+        return func_str
+    if not isinstance(func_str, str):
+        raise TypeError(
+            f"transform_function_string takes a function's source (a `def ...` string) or a "
+            f"function, not {type(func_str).__name__}"
+        )
     if not func_str.strip().startswith("def"):
         raise ValueError("Function string must start with def")
     return compile_function(func_str)

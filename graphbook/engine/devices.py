@@ -1,13 +1,22 @@
 """Putting resource values where they run: a model goes to eval mode on its chosen device; on
 the CPU it runs on per-core slices of each batch (graphbook/engine/slices.py) unless its
 resource or the environment opts out; on a GPU, CPU batches handed to it are copied through
-pinned memory on a side stream (graphbook/engine/feed.py)."""
+pinned memory on a side stream (graphbook/engine/feed.py).
+
+A model that is being trained keeps the mode its node's code set (Graphbook 0.13 never changed
+it, and its training workflows rely on that): one whose resource says so (a `trains` parameter
+set true, or `Trains = True` on the class) is never put in eval mode, and one whose parameters
+an optimizer holds when the run starts (a resource's value, or an attribute of a step, as
+0.13's MNIST example builds its SGD) is put back in the mode it had (`resume_training`). Slices
+never cut a batch of a model in training mode."""
 
 from __future__ import annotations
 
 import logging
 import os
 import sys
+import weakref
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 LOGGER = logging.getLogger(__name__)
@@ -26,15 +35,30 @@ def choose_device(name: str | None) -> str:
     return str(name)
 
 
-def prepare(value: Any, params: dict[str, Any]) -> Any:
-    """If `value` is a torch module, set eval mode and move it to the `device` parameter. On
-    the CPU, cut its batches into slices run at once (`cpu_slices` parameter, else the
-    GRAPHBOOK_CPU_SLICES variable, else 0: one slice per core or one more, timed; 1 is off). On a
-    CUDA device, feed it CPU batches through pinned memory. A `devices` parameter naming more
-    than one device (`all`: every GPU) replicates it on each, dealing each batch between them."""
+_PUT_IN_EVAL: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+"""A model put in eval mode by `prepare` -> its modules that were in training mode."""
+
+
+def trains(instance: Any, params: Mapping[str, Any]) -> bool:
+    """Whether a resource says its model is trained: a `trains` parameter set true, or a
+    `Trains` attribute (a class's `Trains = True`)."""
+    return bool(params.get("trains", getattr(instance, "Trains", False)))
+
+
+def prepare(value: Any, params: dict[str, Any], training: bool = False) -> Any:
+    """If `value` is a torch module, set eval mode (unless `training`: the resource trains it)
+    and move it to the `device` parameter. On the CPU, cut its batches into slices run at once
+    (`cpu_slices` parameter, else the GRAPHBOOK_CPU_SLICES variable, else 0: one slice per core
+    or one more, timed; 1 is off). On a CUDA device, feed it CPU batches through pinned memory.
+    A `devices` parameter naming more than one device (`all`: every GPU) replicates it on each,
+    dealing each batch between them."""
     if not is_module(value):
         return value
-    value.eval()
+    if not training:
+        was_training = [module for module in value.modules() if module.training]
+        value.eval()
+        if was_training:
+            _PUT_IN_EVAL[value] = was_training
     if params.get("devices"):  # replicas on several devices (graphbook/engine/replicas.py)
         from graphbook.engine.replicas import devices_of, replicate
 
@@ -55,6 +79,46 @@ def prepare(value: Any, params: dict[str, Any]) -> Any:
 
         feed_on_device(value)
     return value
+
+
+def put_in_eval(value: Any) -> bool:
+    """Whether `prepare` put this model in eval mode from training mode (and it stays so)."""
+    return is_module(value) and value in _PUT_IN_EVAL
+
+
+def resume_training(values: Mapping[str, Any], holders: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Put back in training mode each model of `values` (resource values by node id) that
+    `prepare` put in eval mode and whose parameters an optimizer holds: a value of `values`, or
+    an attribute of a node of `holders` (steps by node id). Returns (model's node, optimizer's
+    node) for each."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return []
+    optimizers = [
+        (node_id, value)
+        for node_id, value in _candidates(values, holders)
+        if isinstance(value, torch.optim.Optimizer)
+    ]
+    resumed: list[tuple[str, str]] = []
+    for model_id, model in values.items():
+        if not put_in_eval(model):
+            continue
+        weights = {id(p) for p in model.parameters()}
+        for holder, optimizer in optimizers:
+            held = (p for group in optimizer.param_groups for p in group["params"])
+            if any(id(p) in weights for p in held):
+                for module in _PUT_IN_EVAL.pop(model):
+                    module.training = True
+                resumed.append((model_id, holder))
+                break
+    return resumed
+
+
+def _candidates(values: Mapping[str, Any], holders: Mapping[str, Any]) -> Iterable[tuple[str, Any]]:
+    yield from values.items()
+    for node_id, holder in holders.items():
+        for value in getattr(holder, "__dict__", {}).values():
+            yield node_id, value
 
 
 def cpu_slices(params: dict[str, Any]) -> int:

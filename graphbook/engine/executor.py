@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from graphbook.engine.cache import Entry, Plan, WorkflowCache
 from graphbook.engine.control import RunControl
-from graphbook.engine.devices import prepare
+from graphbook.engine.devices import prepare, put_in_eval, resume_training, trains
 from graphbook.engine.pool import InlinePool, Pool, RemoteError
 from graphbook.engine.preview import preview
 from graphbook.engine.ray_pool import RayBackend
@@ -58,6 +58,15 @@ from graphbook.workflow import Workflow
 
 logger = logging.getLogger(__name__)
 IDLE_WAIT = 0.05
+TRAINED = (
+    "the model is being trained (node {holder!r} holds an optimizer of its parameters): left "
+    "in training mode, as its code set it"
+)
+PUT_IN_EVAL = (
+    "the model was in training mode and is put in eval mode for inference (dropout off, batch "
+    "norm statistics frozen); to train it, hold its parameters in an optimizer (a resource, or "
+    "a step's attribute) or give the resource `trains` = true (or `Trains = True`)"
+)
 
 
 @dataclass
@@ -199,6 +208,7 @@ class _Session:
             self._plan()
             self._build()
             self._start()
+            self._settle_models()
             status = self._loop()
         except RunAborted:
             status = "failed"
@@ -355,7 +365,7 @@ class _Session:
     def _value(self, node: GraphNode, instance: Any) -> Any:
         try:
             with node_context(node.id, self._log_to_sink):
-                return prepare(instance.value(), node.params)
+                return prepare(instance.value(), node.params, trains(instance, node.params))
         except Exception as exc:
             self._fail(node.id, exc)
 
@@ -380,6 +390,18 @@ class _Session:
             self.started.append(runner)
 
     # -- scheduling --------------------------------------------------------------------
+    def _settle_models(self) -> None:
+        """Once every node is built and started: a model an optimizer holds is being trained,
+        so it is put back in the training mode its code set; a node-folder model left in eval
+        mode from training mode is told so on its node (docs/graphbook-013.md)."""
+        steps = {r.id: r.instance for r in self.runners if hasattr(r, "instance")}
+        for model_id, holder in resume_training(self.values, steps):
+            self.state.sink(NodeLog(self.run_id, model_id, "info", TRAINED.format(holder=holder)))
+        for node_id, value in self.values.items():
+            spec = self.graph.nodes[node_id].spec
+            if spec.pack_kind == "custom" and put_in_eval(value):
+                self.state.sink(NodeLog(self.run_id, node_id, "info", PUT_IN_EVAL))
+
     def _loop(self) -> EndStatus:
         downstream_first = list(reversed(self.runners))
         pending = list(self.runners)

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from graphbook.engine.devices import prepare
+from graphbook.engine.devices import prepare, trains
 from graphbook.engine.pool import RemoteError
 from graphbook.engine.replicas import to_device
 from graphbook.events import ErrorInfo
@@ -64,7 +64,7 @@ class ModelActor:
         try:
             instance = spec.build(params)
             instance.id = node_id
-            self.value = prepare(instance.value(), params)
+            self.value = prepare(instance.value(), params, trains(instance, params))
         except Exception as exc:
             self.error = ErrorInfo.from_exception(exc)
 

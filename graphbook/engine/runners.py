@@ -245,7 +245,10 @@ class Runner(Generic[StepT]):
         dicts.clear()
 
     def close(self, status: NodeStatus = "done") -> None:
-        """No more work will come: tell the sink and the runners downstream."""
+        """No more work will come: hand on what the step held back (`Step.flush`), then tell
+        the sink and the runners downstream."""
+        if status == "done":
+            self._flush()
         self.closed = True
         self.report_progress(force=True)
         finished: NodeStatus = "failed" if self.errors else status
@@ -258,6 +261,18 @@ class Runner(Generic[StepT]):
         for targets in self.targets.values():
             for target in targets:
                 target.open_upstream -= 1
+
+    def _flush(self) -> None:
+        flush = getattr(self.instance, "flush", None)
+        if flush is None:
+            return
+        with node_context(self.id, self.on_log):
+            try:
+                self.emit(routed(self.instance, flush(), {}))
+            except Exception as exc:
+                self.fail(exc)
+            finally:
+                self.preview_firsts()
 
     def seconds(self, now: float) -> float:
         """How long the node has been at work by `now` (perf_counter), pauses left out."""

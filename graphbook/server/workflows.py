@@ -52,10 +52,13 @@ class WorkflowFiles:
         return self.root.folder / self.name(relative)
 
     def listing(self) -> p.WorkflowList:
+        """The workflow files: every `.json` file, except under hidden folders and dunder
+        folders (`__pycache__`: with 0.13's --root_dir layout the node folder lies inside the
+        workflows folder, and its node index is a JSON file there)."""
         files = []
         for path in sorted(self.root.folder.rglob(f"*{SUFFIX}")):
             parts = path.relative_to(self.root.folder).parts
-            if path.is_file() and not any(part.startswith(".") for part in parts):
+            if path.is_file() and not any(part.startswith((".", "__")) for part in parts):
                 stat = path.stat()
                 files.append(p.WorkflowFile(self.root.relative(path), stat.st_size, stat.st_mtime))
         return p.WorkflowList(files)

@@ -40,6 +40,11 @@ class Template:
 
 
 TEMPLATES: tuple[Template, ...] = (
+    Template("near-duplicates", "Find near-duplicate images", ("photos",)),
+    Template("quality-filter", "Filter images by quality", ("photos",)),
+    Template("split-train-val", "Split a labelled dataset", ("shapes",)),
+    Template("convert-table", "Convert a table", ("table",)),
+    Template("clean-table", "Clean a table", ("table",)),
     Template("split-records", "Split records by a rule", ("records",)),
 )
 

@@ -81,3 +81,16 @@ def test_graphbook_root_dir_serves_an_013_project(project: Path, tmp_path: Path)
         _out, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     assert "--no_sample (Graphbook 0.13) has no effect" in err
+
+
+def test_the_node_index_under_root_dir_is_not_a_workflow(project: Path) -> None:
+    """Issue 26, item 7: with 0.13's --root_dir layout the node folder (custom_nodes/) lies in
+    the workflows folder, and the node index is a JSON file under its __pycache__/."""
+    from graphbook import Registry
+    from graphbook.server.workflows import WorkflowFiles
+
+    Registry().load_needed([project / "custom_nodes"], {"Counter"})
+    assert (project / "custom_nodes" / "__pycache__" / "graphbook-nodes.json").is_file()
+    listed = {f.path for f in WorkflowFiles(project, Registry()).listing().files}
+    assert {"Links.json", "Numbers.json"} <= listed
+    assert not [name for name in listed if "__pycache__" in name]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -99,3 +100,26 @@ def test_a_script_without_a_graph_says_how_to_write_one(tmp_path: Path) -> None:
     (tmp_path / "empty.py").write_text("x = 1\n")
     with pytest.raises(GraphbookError, match=r"gb\.Graph\(\)|graphbook\.Graph\(\)"):
         load_script(tmp_path / "empty.py")
+
+
+def test_a_script_imports_the_custom_nodes_package_beside_it(project: Path, tmp_path: Path) -> None:
+    """Issue 26, items 3 and 4: `graphbook run SCRIPT.py` puts the script's folder on sys.path
+    as `python SCRIPT.py` does (run here from another folder), and the script's
+    `gb.steps.Split`, `gb.resources.FunctionResource` and `SplitItemField` run."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-m", "graphbook", "run", str(project / "python" / "Pokedex.py")],
+        cwd=elsewhere,
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    caught = [json.loads(line) for line in (elsewhere / "caught.jsonl").read_text().splitlines()]
+    assert [p["name"] for p in caught] == ["Pikachu", "Bulbasaur"]
+    assert all(p["caught"] for p in caught), "the AsyncStep's on_data ran"
+    assert caught[0]["attacks"] == [{"move": "Thunderbolt", "power": 90}]
+    assert caught[0]["others"] == [{"move": "Growl", "power": 0}] and "moves" not in caught[0]

@@ -55,3 +55,25 @@ def test_the_small_helpers_behave_as_in_013() -> None:
     assert d == {"a": [1], "b": [2]}
     ExecutionContext.update(node_id="7")
     assert ExecutionContext.get("node_id") == "7" and ExecutionContext.get("x", 3) == 3
+
+
+def test_the_filter_guide_compiles_a_function_resource_it_is_handed(project: Path) -> None:
+    """Issue 26, item 5: 0.13's Function resource handed the source, ours the function; the
+    filter guide's nodes call transform_function_string on it either way."""
+    result = run_workflow(project / "Filter.json", nodes=[project / "custom_nodes"], collect=True)
+    assert result.ok, result.errors
+    for node_id in ("2", "3"):  # the class and the function form of the guide's Filter
+        assert [d["value"] for d in result.output(node_id, "TRUE")] == [3, 4, 5]
+        assert [d["value"] for d in result.output(node_id, "FALSE")] == [0, 1, 2]
+
+
+def test_transform_function_string_takes_a_function_or_its_source() -> None:
+    from graphbook.utils import transform_function_string
+
+    def double(x: int) -> int:
+        return x * 2
+
+    assert transform_function_string(double) is double
+    assert transform_function_string("def f(x):\n    return x * 3")(2) == 6
+    with pytest.raises(TypeError, match=r"a `def \.\.\.` string\) or a function, not int"):
+        transform_function_string(3)  # type: ignore[arg-type]

@@ -1,0 +1,3 @@
+"""`graphbook.plugins`: a Graphbook 0.13 import path only (graphbook/compat013/plugins.py)."""
+
+from graphbook.compat013.plugins import *  # noqa: F403

@@ -1,0 +1,79 @@
+"""Every template runs as made: `graphbook new FILE --template NAME` writes it with the sample
+data it reads, and the file runs to completion with the counts its sample data implies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphbook import run_workflow
+from graphbook.cli.commands import main
+from graphbook.templates import TEMPLATES, Template
+from graphbook.workflow import Workflow
+
+EXPECTED: dict[str, dict[str, dict[str, int]]] = {
+    "near-duplicates": {"dedupe": {"unique": 40, "duplicate": 6}},
+    "quality-filter": {"good": {"keep": 36, "drop": 10}},
+    "split-train-val": {"split": {"train": 48, "val": 12, "test": 0}},
+    "convert-table": {"write": {"out": 200}},
+    "clean-table": {
+        "has_value": {"keep": 195, "drop": 5},
+        "dedupe": {"unique": 185, "duplicate": 10},
+    },
+    "split-records": {"split": {"keep": 9, "drop": 11}},
+}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("project")
+
+
+def test_new_lists_the_templates_one_a_line_name_first(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["new", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == [t.name for t in TEMPLATES]
+
+
+@pytest.mark.parametrize("template", TEMPLATES, ids=lambda t: t.name)
+def test_a_template_runs_as_made(
+    template: Template, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)
+    file = project / f"{template.name}.json"
+    assert main(["new", str(file), "--template", template.name]) == 0
+    workflow = Workflow.load(file)
+    assert {node.type for node in workflow.nodes.values()} <= library_nodes()
+    result = run_workflow(workflow, workers=2)
+    assert result.ok, result.errors
+    for node_id, counts in EXPECTED.get(template.name, {}).items():
+        assert result.counts[node_id] == counts
+    for node in workflow.nodes.values():
+        for name in ("path", "folder"):
+            if node.type.startswith("Write") and name in node.params:
+                assert (project / node.params[name]).exists(), f"{node.id} wrote nothing"
+
+
+def library_nodes() -> set[str]:
+    from graphbook.registry import Registry
+
+    return {spec.name for spec in Registry.with_builtins() if spec.pack_kind == "builtin"}
+
+
+def test_graphbook_run_runs_a_new_template(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    assert main(["new", "cli.json", "--template", "split-records"]) == 0
+    assert main(["run", "cli.json", "--quiet"]) == 0
+    assert len((project / "out" / "high_scores.jsonl").read_text().splitlines()) == 9
+
+
+def test_a_template_is_not_written_over_a_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)
+    (project / "mine.json").write_text("{}")
+    assert main(["new", "mine.json", "--template", TEMPLATES[0].name]) == 2
+    assert (project / "mine.json").read_text() == "{}"
+    assert main(["new", "nope.json", "--template", "no-such-template"]) == 2
+    assert not (project / "nope.json").exists()
