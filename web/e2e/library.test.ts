@@ -1,15 +1,17 @@
 // The node library in the editor: the templates gallery on an empty canvas and from "New"
-// (a template created, opened and run), and the palette telling built-ins, installed packs,
-// custom_nodes/ and examples apart.
+// (a template created, opened and run), the palette telling built-ins, installed packs,
+// custom_nodes/ and examples apart, and the "classify a folder" pipeline built by dragging.
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TemplateList } from '../src/protocol';
-import { appSession, canvasReady, dragFromPalette, nodeIds, openApp, readJson, runStatus, until, workflow } from './app';
+import { appSession, canvasReady, dragFromPalette, edgeIds, node, nodeIds, openApp, readJson, runStatus, until, wire, workflow } from './app';
 import { screenshot } from './browser';
+import { ROOT } from './server';
 
 /** An installed node pack, as pip would leave it: a module and its dist-info naming the entry point. */
 const packs = mkdtempSync(join(tmpdir(), 'graphbook-e2e-packs-'));
@@ -169,5 +171,82 @@ describe('the palette', () => {
     await until(() => nodeIds(app.page), (ids) => ids.includes('blur_score'), 'the pack node added');
     await app.page.locator('.react-flow__node[data-id="blur_score"]').getByLabel('about blur_score').click();
     await app.page.locator('.gb-docs-origin', { hasText: 'node pack acme-vision' }).waitFor();
+  });
+});
+
+/** Writes the library's sample data `names` (graphbook/templates/samples.py) under the server's working folder. */
+function makeSamples(...names: string[]): void {
+  const code = `from pathlib import Path\nfrom graphbook.templates.samples import make_sample\nfor name in ${JSON.stringify(names)}: make_sample(name, Path('.'))`;
+  execFileSync('python', ['-c', code], { cwd: app.server.folder, env: { ...process.env, PYTHONPATH: ROOT }, stdio: 'pipe' });
+}
+
+/** Drops node kind `type` at `at` (on the canvas) and returns the new node's id. */
+async function drop(p: Page, type: string, at: { x: number; y: number }): Promise<string> {
+  const before = await nodeIds(p);
+  await dragFromPalette(p, type, at);
+  const after = await until(() => nodeIds(p), (ids) => ids.length === before.length + 1, `${type} dropped`);
+  return after.find((id) => !before.includes(id)) ?? '';
+}
+
+describe('the classify-a-folder pipeline, built by dragging', () => {
+  it('loads a folder, classifies it with a TorchScript model, makes thumbnails and shows them with predictions', async () => {
+    const catalog = (await (await fetch(`${app.server.url}api/catalog`)).json()) as { nodes: { name: string }[] };
+    const needed = ['ImageFolder', 'TorchScriptModel', 'ClassifyImages', 'Thumbnails'];
+    expect(needed.filter((n) => !catalog.nodes.some((s) => s.name === n)), 'the library nodes this pipeline needs (files, models, images packs)').toEqual([]);
+    makeSamples('shapes', 'shapesnet');
+    expect(readdirSync(join(app.server.folder, 'data/samples/shapes')).sort()).toEqual(['circle', 'square', 'triangle']);
+    const p = app.page;
+    await openApp(p, app.server, 'empty.json');
+    await p.getByRole('tab', { name: 'Workflows' }).click();
+    await p.getByRole('button', { name: 'New workflow' }).click();
+    await p.keyboard.type('classify');
+    await p.keyboard.press('Enter');
+    await p.locator('.gb-file-title', { hasText: 'classify.json' }).waitFor();
+    await canvasReady(p);
+    if (await p.locator('.gb-inspector').count()) await p.getByLabel('hide the inspector').click();
+
+    const folder = await drop(p, 'ImageFolder', { x: 60, y: 60 });
+    const model = await drop(p, 'TorchScriptModel', { x: 120, y: 560 });
+    const classify = await drop(p, 'ClassifyImages', { x: 450, y: 60 });
+    const thumbs = await drop(p, 'Thumbnails', { x: 840, y: 60 });
+
+    await node(p, folder).getByLabel('folder', { exact: true }).fill('data/samples/shapes');
+    await node(p, folder).getByLabel('labels_from_folders', { exact: true }).check();
+    await node(p, model).getByLabel('path', { exact: true }).fill('models/shapesnet.pt');
+    await node(p, classify).getByLabel('preset', { exact: true }).fill('none');
+    await node(p, classify).getByLabel('size', { exact: true }).fill('64');
+    await node(p, classify).getByLabel('crop', { exact: true }).fill('0');
+    await node(p, classify).getByLabel('labels', { exact: true }).fill('circle,square,triangle');
+    await node(p, thumbs).getByLabel('size', { exact: true }).fill('48');
+    await node(p, thumbs).getByLabel('folder', { exact: true }).fill('data/thumbs');
+
+    await wire(p, [folder, 'out'], [classify, 'in']);
+    await wire(p, [model, 'resource'], [classify, 'model']);
+    await wire(p, [classify, 'out'], [thumbs, 'in']);
+    await until(() => edgeIds(p), (ids) => ids.length === 3, 'three wires');
+    expect(await edgeIds(p)).toEqual([`${classify}:out->${thumbs}:in`, `${folder}:out->${classify}:in`, `${model}:resource->${classify}:model`].sort());
+    await screenshot(p, 'classify-built');
+
+    await p.getByRole('button', { name: 'run', exact: true }).click();
+    await until(() => runStatus(p), finished, 'the classify run to finish', 90_000);
+    expect(await runStatus(p)).toBe('completed');
+    const count = await node(p, thumbs).locator('.gb-count[data-output="out"]').innerText();
+    expect(Number(count)).toBe(60);
+    expect(readdirSync(join(app.server.folder, 'data/thumbs')).length).toBeGreaterThan(0);
+
+    // The node shows the thumbnails it made; its output preview, each with its prediction.
+    const image = node(p, thumbs).locator('.gb-media img').first();
+    await image.waitFor();
+    await until(() => image.evaluate((img: HTMLImageElement) => (img.complete ? img.naturalWidth : 0)), (w) => w > 0, 'a thumbnail to load');
+    const sources = await node(p, thumbs).locator('.gb-media img').evaluateAll((imgs) => imgs.map((i) => i.getAttribute('src') ?? ''));
+    expect(sources.some((s) => s.includes('thumbs'))).toBe(true);
+    await p.getByLabel('show the inspector').click();
+    await node(p, thumbs).locator('.gb-node-header').click();
+    await p.getByRole('tab', { name: 'Output' }).click();
+    const outputs = p.locator('.gb-inspector');
+    await outputs.getByText('prediction').first().waitFor();
+    expect(await outputs.innerText()).toMatch(/prediction:\s*"(circle|square|triangle)"/);
+    expect(await outputs.locator('img').count(), 'the image and its thumbnail').toBeGreaterThanOrEqual(2);
+    await screenshot(p, 'classify-ran');
   });
 });
