@@ -161,7 +161,7 @@ describe('the palette', () => {
     expect(builtins.every(([, o]) => o === 'builtin')).toBe(true);
 
     const search = app.page.getByLabel('filter nodes');
-    await search.fill('acme');
+    await search.fill('acme-vision');
     await app.page.locator('.gb-palette .gb-empty', { hasText: 'in Built-in' }).waitFor();
     await origin.selectOption('all');
     expect(await listed(app.page), 'search finds a pack by its name').toEqual([['BlurScore', 'pack']]);
@@ -228,10 +228,12 @@ describe('the classify-a-folder pipeline, built by dragging', () => {
     await screenshot(p, 'classify-built');
 
     await p.getByRole('button', { name: 'run', exact: true }).click();
-    await until(() => runStatus(p), finished, 'the classify run to finish', 90_000);
+    // The status may still show another file's last run: wait for this one's last node to end.
+    await node(p, thumbs).locator('.gb-status', { hasText: /done|failed/ }).waitFor({ timeout: 90_000 });
+    await until(() => runStatus(p), finished, 'the classify run to finish', 30_000);
     expect(await runStatus(p)).toBe('completed');
-    const count = await node(p, thumbs).locator('.gb-count[data-output="out"]').innerText();
-    expect(Number(count)).toBe(60);
+    const count = node(p, thumbs).locator('.gb-count[data-output="out"]');
+    await until(() => count.innerText().then(Number), (n) => n === 60, 'all 60 images through Thumbnails');
     expect(readdirSync(join(app.server.folder, 'data/thumbs')).length).toBeGreaterThan(0);
 
     // The node shows the thumbnails it made; its output preview, each with its prediction.
