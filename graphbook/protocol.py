@@ -41,6 +41,7 @@ from graphbook.events import (  # re-exported (pyproject): the run events are me
     RunStarted,
     RunStatus,
 )
+from graphbook.text import encodable_json
 
 VERSION = 1
 """Bumped when a message or field changes incompatibly."""
@@ -356,8 +357,18 @@ class WorkflowFile:
 
 
 @dataclass(frozen=True)
+class RefusedFile:
+    """A file in the workflows folder that the server does not open: `reason` says why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class WorkflowList:
     files: list[WorkflowFile]
+    refused: list[RefusedFile] = field(default_factory=list)
+    """Files listed but not offered: a symlink leading outside the folder, or one that loops."""
 
 
 @dataclass(frozen=True)
@@ -565,8 +576,9 @@ def to_json(value: Any) -> Any:
 
 
 def encode(message: Any) -> str:
-    """One message (or HTTP payload) as JSON text."""
-    return json.dumps(to_json(message), ensure_ascii=False, allow_nan=False)
+    """One message (or HTTP payload) as JSON text that UTF-8 can encode (lone surrogates in
+    its strings escaped: graphbook/text.py)."""
+    return encodable_json(json.dumps(to_json(message), ensure_ascii=False, allow_nan=False))
 
 
 def decode_client(text: str | bytes) -> ClientMessage:

@@ -5,6 +5,7 @@ processes (WAL mode, one short transaction per call)."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import itertools
 import json
 import os
@@ -19,9 +20,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from graphbook.errors import GraphbookError
+from graphbook.text import encodable_json, encodable_text
 
 RunKind = Literal["workflow", "batch", "train", "search"]
 DEFAULT_HOME = ".graphbook"
+WRITE_TIMEOUT = 30.0
+"""Seconds a write waits for another process's lock on the store before it fails."""
 MOVE_FLAG = "--move-damaged-store"
 """The `graphbook serve` flag that moves a damaged store aside and starts a new one."""
 SCHEMA = """
@@ -71,6 +75,18 @@ class StoreDamaged(GraphbookError):
         )
 
 
+class StoreUnwritable(GraphbookError):
+    """The run store's folder or file cannot be written: not damage, and nothing to move."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        self.path = path
+        super().__init__(
+            f"the run store {path} cannot be written: {problem}. The store is not damaged; "
+            "give `--data` (or $GRAPHBOOK_HOME) a folder that can be written, or make this "
+            "one writable"
+        )
+
+
 class StoreUnavailable(GraphbookError):
     """Reading or writing the store failed while it was in use (damaged, the disk full)."""
 
@@ -81,6 +97,24 @@ class StoreUnavailable(GraphbookError):
             f"is not being recorded. If the file is damaged, restart with `graphbook serve "
             f"{MOVE_FLAG}`; if the disk is full, free some space"
         )
+
+
+class StoreBusy(GraphbookError):
+    """Another process held the store locked for longer than a read may wait."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.path = path
+        super().__init__(
+            f"the run store {path} is busy: another process has held it locked for over "
+            f"{timeout:g} s (a training run, a search, a batch job or an sqlite3 shell using "
+            "the same --data folder); try again in a moment"
+        )
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether SQLite gave up waiting for another connection's lock."""
+    text = str(exc)
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
 @dataclass(frozen=True)
@@ -123,14 +157,17 @@ class Store:
     def __init__(self, path: Path | str | None = None) -> None:
         """Open (or create) the store at `path`; raises StoreDamaged if it is not a store."""
         self.path = Path(path) if path is not None else data_home() / "graphbook.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _check_writable(self.path)
         self._lock = threading.Lock()
+        self.timeout = WRITE_TIMEOUT
+        """Seconds a call waits for a lock another process holds on the file."""
         if not self.path.exists():
             _create(self.path)
         elif self.path.stat().st_size == 0:
             raise StoreDamaged(self.path, "it is empty (0 bytes): the history it held is gone")
         try:
             with self._connect() as db:
+                _check_ours(db, self.path)
                 db.executescript(SCHEMA)
                 _add_columns(db)
         except sqlite3.DatabaseError as exc:
@@ -147,15 +184,40 @@ class Store:
         if problems:
             raise StoreDamaged(self.path, f"SQLite's check found {problems[0]!r}")
 
+    def reading(self, timeout: float) -> Store:
+        """This store for reads that wait at most `timeout` seconds for a lock another process
+        holds (a store not in WAL mode, locked by a writer), then raise `StoreBusy`."""
+        reader = copy.copy(self)
+        reader.timeout = timeout
+        return reader
+
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            db = sqlite3.connect(self.path, timeout=30)
-            try:
-                with db:
-                    yield db
-            finally:
-                db.close()
+        """A write: one at a time in this process, waiting up to `timeout` seconds for another
+        process's write lock."""
+        with self._lock, self._open() as db:
+            yield db
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A read: in WAL mode it never waits for writers, in this process or another."""
+        try:
+            with self._open() as db:
+                yield db
+        except sqlite3.OperationalError as exc:
+            if is_busy(exc):
+                raise StoreBusy(self.path, self.timeout) from exc
+            raise
+
+    @contextmanager
+    def _open(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=self.timeout)
+        db.text_factory = _text
+        try:
+            with db:
+                yield db
+        finally:
+            db.close()
 
     # -- runs --------------------------------------------------------------------------------
     def start_run(
@@ -165,7 +227,7 @@ class Store:
         with self._connect() as db:
             db.execute(
                 "INSERT INTO runs (id, kind, name, status, config, started) VALUES (?,?,?,?,?,?)",
-                (run_id, kind, name, "running", _dump(config or {}), time.time()),
+                (run_id, kind, encodable_text(name), "running", _dump(config or {}), time.time()),
             )
         return run_id
 
@@ -180,7 +242,7 @@ class Store:
         with self._connect() as db:
             db.execute(
                 "UPDATE runs SET status=?, counts=?, error=?, ended=?, paused=? WHERE id=?",
-                (status, _dump(counts or {}), error, time.time(), paused, run_id),
+                (status, _dump(counts or {}), _optional(error), time.time(), paused, run_id),
             )
 
     def set_status(self, run_id: str, status: str) -> None:
@@ -188,7 +250,7 @@ class Store:
             db.execute("UPDATE runs SET status=? WHERE id=?", (status, run_id))
 
     def get_run(self, run_id: str) -> RunRecord:
-        with self._connect() as db:
+        with self._read() as db:
             row = db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
         if row is None:
             raise KeyError(f"no run with id {run_id!r}")
@@ -198,7 +260,7 @@ class Store:
         query, args = "SELECT * FROM runs", tuple[str, ...]()
         if kind is not None:
             query, args = query + " WHERE kind=?", (kind,)
-        with self._connect() as db:
+        with self._read() as db:
             rows = db.execute(query + " ORDER BY started DESC LIMIT ?", (*args, limit)).fetchall()
         return [_run(r) for r in rows]
 
@@ -213,7 +275,7 @@ class Store:
 
     def run_nodes(self, run_id: str) -> list[dict[str, Any]] | None:
         """The nodes saved with `save_run_nodes`, or None if none were."""
-        with self._connect() as db:
+        with self._read() as db:
             row = db.execute("SELECT nodes FROM run_nodes WHERE run_id=?", (run_id,)).fetchone()
         return None if row is None else list(json.loads(row[0]))
 
@@ -249,7 +311,7 @@ class Store:
         args: tuple[Any, ...] = tuple(run_ids)
         if group is not None:
             query, args = query + " AND grp=?", (*args, group)
-        with self._connect() as db:
+        with self._read() as db:
             rows = db.execute(query + " ORDER BY id", args).fetchall()
         return [MetricRecord(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
 
@@ -259,7 +321,7 @@ class Store:
             return {}
         marks = ",".join("?" * len(run_ids))
         query = f"SELECT run_id, COUNT(*) FROM metrics WHERE run_id IN ({marks}) GROUP BY run_id"
-        with self._connect() as db:
+        with self._read() as db:
             return {str(r[0]): int(r[1]) for r in db.execute(query, tuple(run_ids)).fetchall()}
 
     def truncate_metrics(self, run_id: str, keep: int) -> int:
@@ -298,7 +360,7 @@ class Store:
         return checkpoint_uuid
 
     def get_checkpoint(self, checkpoint_uuid: str) -> CheckpointRecord:
-        with self._connect() as db:
+        with self._read() as db:
             row = db.execute(
                 "SELECT * FROM checkpoints WHERE uuid=?", (checkpoint_uuid,)
             ).fetchone()
@@ -307,7 +369,7 @@ class Store:
         return _checkpoint(row)
 
     def checkpoints(self, run_id: str) -> list[CheckpointRecord]:
-        with self._connect() as db:
+        with self._read() as db:
             rows = db.execute(
                 "SELECT * FROM checkpoints WHERE run_id=? ORDER BY time", (run_id,)
             ).fetchall()
@@ -331,12 +393,12 @@ class Store:
 
     def registered_checkpoints(self) -> set[str]:
         """The checkpoints some model version refers to."""
-        with self._connect() as db:
+        with self._read() as db:
             rows = db.execute("SELECT DISTINCT checkpoint_uuid FROM model_versions").fetchall()
         return {str(r[0]) for r in rows}
 
     def model_version_checkpoint(self, model: str, version: int) -> str:
-        with self._connect() as db:
+        with self._read() as db:
             row = db.execute(
                 "SELECT checkpoint_uuid FROM model_versions WHERE model=? AND version=?",
                 (model, version),
@@ -372,13 +434,13 @@ class Store:
                 "SELECT run_id FROM run_links WHERE model=? AND version=?",
                 (model, version),
             )
-        with self._connect() as db:
+        with self._read() as db:
             return [r[0] for r in db.execute(query, args).fetchall()]
 
     # -- batch runs: lookup by name, atomic checkpoint commits, lineage queries ---------------
     def latest_run(self, kind: RunKind, name: str) -> RunRecord | None:
         """The most recently started run of `kind` called `name`, or None."""
-        with self._connect() as db:
+        with self._read() as db:
             row = db.execute(
                 "SELECT * FROM runs WHERE kind=? AND name=? ORDER BY started DESC, rowid DESC",
                 (kind, name),
@@ -422,7 +484,7 @@ class Store:
             db.execute("UPDATE runs SET counts=? WHERE id=?", (_dump(counts), run_id))
 
     def model_versions(self, model: str) -> list[ModelVersionRecord]:
-        with self._connect() as db:
+        with self._read() as db:
             rows = db.execute(
                 "SELECT model, version, checkpoint_uuid, time FROM model_versions "
                 "WHERE model=? ORDER BY version",
@@ -432,7 +494,7 @@ class Store:
 
     def links(self, run_id: str) -> list[LinkRecord]:
         """The checkpoints and model versions `run_id` used, each once."""
-        with self._connect() as db:
+        with self._read() as db:
             rows = db.execute(
                 "SELECT DISTINCT run_id, checkpoint_uuid, model, version FROM run_links "
                 "WHERE run_id=?",
@@ -509,11 +571,17 @@ def move_aside(path: Path) -> Path:
         if not target.exists():
             break
         target = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
-    for suffix in ("-wal", "-shm"):
-        extra = path.with_name(path.name + suffix)
-        if extra.exists():
-            extra.rename(target.with_name(target.name + suffix))
-    path.rename(target)
+    try:
+        for suffix in ("-wal", "-shm"):
+            extra = path.with_name(path.name + suffix)
+            if extra.exists():
+                extra.rename(target.with_name(target.name + suffix))
+        path.rename(target)
+    except OSError as exc:
+        raise GraphbookError(
+            f"the damaged run store {path} could not be moved aside ({exc.strerror}): move it "
+            "(and its -wal and -shm files) yourself, or give `--data` another folder"
+        ) from None
     return target
 
 
@@ -544,6 +612,36 @@ def _create(path: Path) -> None:
                 leftover.unlink()
 
 
+def _check_writable(path: Path) -> None:
+    """SQLite writes the store and, beside it, its -wal and -shm files: a folder or file that
+    cannot be written would read as a damaged store."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreUnwritable(path, f"its folder cannot be made ({exc.strerror})") from None
+    if not os.access(path.parent, os.W_OK):
+        raise StoreUnwritable(path, f"its folder {path.parent} is read-only")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise StoreUnwritable(path, "the file is read-only")
+
+
+OUR_COLUMNS = {"id", "kind", "name", "status", "config", "started"}
+
+
+def _check_ours(db: sqlite3.Connection, path: Path) -> None:
+    """An SQLite file of another program (moved or copied over the store) is not adopted."""
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    tables = [t for t in tables if not t.startswith("sqlite_")]
+    if not tables:
+        return  # a new store
+    columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    if not OUR_COLUMNS.issubset(columns):
+        shown = ", ".join(sorted(tables)[:8]) + (", ..." if len(tables) > 8 else "")
+        raise StoreDamaged(
+            path, f"it is an SQLite file of another program (its tables: {shown}), not a run store"
+        )
+
+
 def _unique(values: list[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
@@ -566,7 +664,18 @@ def _add_columns(db: sqlite3.Connection) -> None:
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, default=str, sort_keys=True)
+    return encodable_json(json.dumps(value, default=str, sort_keys=True, ensure_ascii=False))
+
+
+def _optional(text: str | None) -> str | None:
+    return None if text is None else encodable_text(text)
+
+
+def _text(raw: bytes) -> str:
+    """A text column as read back: bytes that are not UTF-8 (written by another program, or
+    damaged) come back as the lone surrogates of "surrogateescape", and so are escaped as
+    `\\udcxx` wherever they go (graphbook/text.py)."""
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def _run(row: tuple[Any, ...]) -> RunRecord:

@@ -23,6 +23,7 @@ from typing import Any, Literal, get_args
 from graphbook.errors import Problem, WorkflowFormatError
 from graphbook.formats import graphbook013
 from graphbook.registry import spec_of
+from graphbook.text import encodable_json
 
 FORMAT = "graphbook.workflow"
 VERSION = 1
@@ -208,7 +209,7 @@ class Workflow:
 
     def dumps(self) -> str:
         """The file text: one line per edge and per position, so diffs stay small."""
-        return _format(self.to_json()) + "\n"
+        return encodable_json(_format(self.to_json())) + "\n"
 
     def save(self, path: Path | str) -> Path:
         """Write the file atomically: readers see the old or the new file, never half of one."""

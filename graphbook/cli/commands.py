@@ -22,14 +22,14 @@ from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from rich.console import Console
 from rich.text import Text
 
 from graphbook import __version__
 from graphbook.cli.asking import prompter_for
-from graphbook.cli.terminal import JsonSink, TerminalSink
+from graphbook.cli.terminal import EncodableStream, JsonSink, TerminalSink
 from graphbook.cli.train import add_train_parser
 from graphbook.engine.executor import (
     Backend,
@@ -247,11 +247,13 @@ def workers_count(text: str) -> int:
 
 # -- output ------------------------------------------------------------------------------------
 def output_console() -> Console:
-    return Console(highlight=False, emoji=False, markup=False, soft_wrap=True)
+    stream = cast(TextIO, EncodableStream(sys.stdout))
+    return Console(file=stream, highlight=False, emoji=False, markup=False, soft_wrap=True)
 
 
 def error_console() -> Console:
-    return Console(stderr=True, highlight=False, emoji=False, markup=False, soft_wrap=True)
+    stream = cast(TextIO, EncodableStream(sys.stderr))
+    return Console(file=stream, highlight=False, emoji=False, markup=False, soft_wrap=True)
 
 
 def configure_logging(verbose: bool) -> None:

@@ -6,6 +6,7 @@ Part of the CLI layer: two sinks over the engine's event stream, one for people
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping
@@ -29,6 +30,7 @@ from graphbook.events import (
     RunStarted,
 )
 from graphbook.runview import RunView, average_rate
+from graphbook.text import encodable_json, encodable_text
 
 STYLES = {
     "waiting": "dim",
@@ -202,6 +204,31 @@ def message_text(message: Any) -> str:
     return json.dumps(json_safe(message), ensure_ascii=False)
 
 
+class EncodableStream(io.TextIOBase):
+    """A text stream (stdout, stderr) that writes each lone surrogate as `\\udcxx`, so that a
+    node's log of a file name that is not UTF-8 neither fails nor writes bytes that are not
+    UTF-8 (graphbook/text.py)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(encodable_text(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self.stream.encoding
+
+
 class JsonSink:
     """Writes each event as one JSON object on its own line, flushed at once."""
 
@@ -209,7 +236,7 @@ class JsonSink:
         self.stream = stream
 
     def __call__(self, event: Event) -> None:
-        self.stream.write(json.dumps(event_json(event), ensure_ascii=False) + "\n")
+        self.stream.write(encodable_json(json.dumps(event_json(event), ensure_ascii=False)) + "\n")
         self.stream.flush()
 
     def close(self) -> None:

@@ -73,11 +73,17 @@ def docs_path(path: Path) -> Path:
 
 
 def _docs_beside(path: Path | None) -> str:
+    """The docs file beside `path`, if it is one and lies in the file's folder (a `docs`
+    symlink that leads elsewhere is not followed: the server reads no file outside its
+    folders)."""
     if path is None:
         return ""
     try:
-        return docs_path(path).read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+        docs = docs_path(path)
+        if not docs.resolve().is_relative_to(path.parent.resolve()) or not docs.is_file():
+            return ""
+        return docs.read_text(encoding="utf-8").strip()
+    except (OSError, RuntimeError, UnicodeDecodeError):
         return ""
 
 

@@ -21,6 +21,9 @@ class ServerError(Exception):
         self.code: p.ErrorCode = code
         self.message = message
         self.problems = list(problems or [])
+        self.close = False
+        """Close the connection once the reply is sent (the rest of a body too large is not
+        read: a compressed body would be decompressed to the end just to be dropped)."""
 
     def body(self) -> p.ErrorReply:
         return p.ErrorReply(p.ErrorBody(self.code, self.message, self.problems))

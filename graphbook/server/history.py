@@ -4,7 +4,11 @@ each node did and the workflow as it ran; a past run read back, and how its file
 from __future__ import annotations
 
 import logging
+import queue
 import re
+import sqlite3
+import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,7 +16,7 @@ from typing import Any
 from graphbook import events as e
 from graphbook import protocol as p
 from graphbook.runview import RunView
-from graphbook.store import RunKind, RunRecord, Store, StoreUnavailable
+from graphbook.store import RunKind, RunRecord, Store, StoreUnavailable, is_busy
 
 logger = logging.getLogger(__name__)
 KIND: RunKind = "workflow"
@@ -43,44 +47,110 @@ class RunConfig:
         return config | ({GRAPH: self.graph} if self.graph is not None else {})
 
 
+Write = Callable[[Store], object]
+KEEP_FAILED = 1000
+"""Writes kept, while the store fails, to be tried again once it can be written."""
+
+
+class Recorder:
+    """Writes to the run store in a thread of its own, in the order they come, so that neither
+    a run nor the server's loop ever waits on SQLite. A store that another process holds
+    locked (a training run, a batch job, an sqlite3 shell) delays the record, and the write is
+    tried again until it goes through: nothing is lost. Any other failure (a read-only file, a
+    full disk) is reported: `problem` says what failed until the writes succeed again, and
+    `warn` gets it once each time the store starts failing; the write that failed and those
+    after it (the last KEEP_FAILED) wait, and are tried again, in order, with each new one."""
+
+    def __init__(self, store: Store, warn: Callable[[str], None] = lambda _: None) -> None:
+        self.store = store
+        self.warn = warn
+        self.problem: str | None = None
+        self._waiting: deque[Write] = deque(maxlen=KEEP_FAILED)
+        self._queue: queue.Queue[Write | None] = queue.Queue()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._thread = threading.Thread(target=self._loop, name="graphbook-store", daemon=True)
+        self._thread.start()
+
+    def submit(self, write: Write) -> None:
+        self._idle.clear()
+        self._queue.put(write)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until every write submitted so far is done; whether they are."""
+        return self._idle.wait(timeout)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Finish the writes waiting (for at most `timeout` seconds: a store locked for good
+        must not keep the server from stopping) and end the thread."""
+        self._queue.put(None)
+        self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        while (write := self._queue.get()) is not None:
+            self._write(write)
+            if self._queue.empty():
+                self._idle.set()
+
+    def _write(self, write: Write) -> None:
+        """Writes go in order: once one fails, the later ones wait behind it, and each new
+        write first tries again the ones waiting (one failing again stops the rest)."""
+        self._waiting.append(write)
+        while self._waiting:
+            if not self._try(self._waiting[0]):
+                return
+            self._waiting.popleft()
+        if self.problem is not None:
+            logger.warning("the run store %s is written again", self.store.path)
+            self.problem = None
+
+    def _try(self, write: Write) -> bool:
+        while True:
+            try:
+                write(self.store)
+            except sqlite3.OperationalError as exc:
+                if is_busy(exc):
+                    logger.info("the run store is busy; trying the write again")
+                    continue
+                self._failed(exc)
+                return False
+            except Exception as exc:
+                self._failed(exc)
+                return False
+            return True
+
+    def _failed(self, exc: Exception) -> None:
+        if self.problem is None:
+            self.problem = str(StoreUnavailable(self.store.path, exc))
+            logger.warning("%s", self.problem)
+            self.warn(self.problem)
+
+
 class HistorySink:
     """Records a run's start, its first error and its end, and what each node did (the
-    messages clients got, folded as the server folds them); called in the executor's thread.
-    The store failing does not fail the run: `warn` gets the first failure's message."""
+    messages clients got, folded as the server folds them); called in the executor's thread,
+    written by the `Recorder` in its own. The store failing does not fail the run."""
 
-    def __init__(
-        self, store: Store, config: RunConfig, warn: Callable[[str], None] = lambda _: None
-    ) -> None:
-        self.store = store
+    def __init__(self, recorder: Recorder, config: RunConfig) -> None:
+        self.recorder = recorder
         self.config = config
-        self.warn = warn
         self.error: str | None = None
-        self.failed = False
         self.view = RunView()
 
     def __call__(self, event: e.Event, messages: Sequence[p.ServerMessage] = ()) -> None:
         """Record `event`; `messages` are what clients got for it (previews, logs limited)."""
-        try:
-            for message in messages:
-                self.view.apply(message)
-            self._record(event)
-        except Exception as exc:
-            if not self.failed:
-                self.failed = True
-                problem = str(StoreUnavailable(self.store.path, exc))
-                logger.warning("%s", problem)
-                self.warn(problem)
-
-    def _record(self, event: e.Event) -> None:
+        for message in messages:
+            self.view.apply(message)
         if isinstance(event, e.RunStarted):
-            name, config = self.config.workflow, self.config.to_json()
-            self.store.start_run(KIND, name, config, run_id=event.run_id)
+            name, config, run_id = self.config.workflow, self.config.to_json(), event.run_id
+            self.recorder.submit(lambda s: s.start_run(KIND, name, config, run_id=run_id))
         elif isinstance(event, e.NodeError) and self.error is None:
             self.error = f"node {event.node_id!r}: {event.error}"
         elif isinstance(event, e.RunFinished):
             self._save_nodes(event.run_id)
-            paused = event.paused
-            self.store.finish_run(event.run_id, event.status, event.counts, self.error, paused)
+            status, counts, error, paused = event.status, event.counts, self.error, event.paused
+            run_id = event.run_id
+            self.recorder.submit(lambda s: s.finish_run(run_id, status, counts, error, paused))
 
     def _save_nodes(self, run_id: str) -> None:
         snapshot = self.view.snapshot()
@@ -88,7 +158,7 @@ class HistorySink:
             return
         # Outputs are left out: their previews point at images kept in memory only.
         nodes = [p.to_json(node) | {"outputs": {}} for node in snapshot.nodes]
-        self.store.save_run_nodes(run_id, nodes)
+        self.recorder.submit(lambda s: s.save_run_nodes(run_id, nodes))
 
 
 def mark_interrupted(store: Store) -> None:

@@ -15,7 +15,7 @@ import contextlib
 import logging
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from aiohttp import web
 
@@ -138,7 +138,7 @@ class Hub:
             return
         self._broadcast(text)
 
-    def publish_all(self, messages: list[p.ServerMessage]) -> None:
+    def publish_all(self, messages: Sequence[p.ServerMessage]) -> None:
         for message in messages:
             self.publish(message)
 

@@ -6,6 +6,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from graphbook.server.errors import ServerError
+from graphbook.text import encodable_text
 
 _ENCODED = re.compile(r"%(2f|5c|2e|00)", re.IGNORECASE)
 MAX_PATH = 512
@@ -51,6 +52,8 @@ def _parts(relative: str) -> tuple[str, ...]:
     parts = PurePosixPath(relative).parts
     if any(part in ("..", ".") or part.startswith(".") for part in parts):
         raise bad_path(relative, "'..' and hidden names (starting with '.') are not allowed")
+    if encodable_text(relative) != relative:
+        raise bad_path(relative, "it is not valid UTF-8 (it holds a lone surrogate)")
     if any(ord(c) < 32 for c in relative):
         raise bad_path(relative, "control characters are not allowed")
     if any(len(part.encode("utf-8", "surrogateescape")) > MAX_NAME for part in parts):

@@ -16,7 +16,9 @@ async def read_json(request: web.Request) -> Any:
     try:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge as exc:
-        raise ServerError(413, "too_large", f"the body is too large: {exc.text}") from None
+        error = ServerError(413, "too_large", f"the body is too large: {exc.text}")
+        error.close = True
+        raise error from None
     if not raw:
         raise ServerError(400, "bad_json", "the request needs a JSON body")
     try:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -21,11 +22,14 @@ from graphbook.server.history import (
 from graphbook.server.keys import HUB, SESSION, STORE, WORKFLOWS
 from graphbook.server.metrics import MAX_RUNS, run_metrics
 from graphbook.server.request import ok, read_object, reply
-from graphbook.store import RunRecord, Store, StoreUnavailable
+from graphbook.store import RunRecord, Store, StoreBusy, StoreUnavailable
 
 routes = web.RouteTableDef()
 MAX_HISTORY = 1000
 KINDS = ("workflow", "train", "search", "batch")
+READ_TIMEOUT = 2.0
+"""Seconds a history route waits for a lock another process holds on the store (503 after)."""
+T = TypeVar("T")
 
 
 @routes.post("/api/runs")
@@ -38,17 +42,15 @@ async def start_run(request: web.Request) -> web.Response:
 
 @routes.get("/api/runs")
 async def history(request: web.Request) -> web.Response:
-    limit = _int(request.query.get("limit", "100"), "limit")
+    limit = max(1, min(_int(request.query.get("limit", "100"), "limit"), MAX_HISTORY))
     kind = request.query.get("kind")
     if kind is not None and kind not in KINDS:
         raise bad_message(f"kind must be one of {', '.join(KINDS)}, got {kind!r:.40}")
-    store = request.app[STORE]
-    try:
-        records = store.list_runs(kind, limit=max(1, min(limit, MAX_HISTORY)))
-        infos = run_infos(store, records)
-    except (sqlite3.Error, ValueError) as exc:
-        raise _unavailable(store, exc) from None
-    return reply(p.RunList(infos))
+
+    def read(store: Store) -> list[p.RunRecordInfo]:
+        return run_infos(store, store.list_runs(kind, limit=limit))
+
+    return reply(p.RunList(await _query(request, read)))
 
 
 @routes.get("/api/runs/current")
@@ -63,31 +65,26 @@ async def last(request: web.Request) -> web.Response:
     seen = request.app[HUB].last_run(name)
     if seen is not None:
         return reply(p.LastRun(name, seen, "live"))
-    store = request.app[STORE]
-    try:
+
+    def read(store: Store) -> p.LastRun:
         record = store.latest_run(KIND, name)
-    except (sqlite3.Error, ValueError) as exc:
-        raise _unavailable(store, exc) from None
-    if record is None or record.status == "running":
-        return reply(p.LastRun(name, None))
-    try:
-        nodes = saved_nodes(store, record.id)
-    except (sqlite3.Error, p.ProtocolError) as exc:
-        raise _unavailable(store, exc) from None
-    return reply(p.LastRun(name, run_snapshot(record, nodes), "history"))
+        if record is None or record.status == "running":
+            return p.LastRun(name, None)
+        return p.LastRun(name, run_snapshot(record, saved_nodes(store, record.id)), "history")
+
+    return reply(await _query(request, read))
 
 
 @routes.get("/api/runs/{run_id}")
 async def one_run(request: web.Request) -> web.Response:
-    store = request.app[STORE]
-    record = _record(store, request.match_info["run_id"])
-    return reply(run_infos(store, [record])[0])
+    run_id = request.match_info["run_id"]
+    found = await _query(request, lambda store: run_infos(store, [_record(store, run_id)]))
+    return reply(found[0])
 
 
 @routes.get("/api/runs/{run_id}/details")
 async def details(request: web.Request) -> web.Response:
-    store, files = request.app[STORE], request.app[WORKFLOWS]
-    record = _record(store, request.match_info["run_id"])
+    files, run_id = request.app[WORKFLOWS], request.match_info["run_id"]
 
     def now(name: str) -> dict[str, Any] | None:
         try:
@@ -97,29 +94,28 @@ async def details(request: web.Request) -> web.Response:
                 return None
             return {"nodes": [], "edges": [], "unreadable": exc.message}
 
-    try:
-        found = await asyncio.to_thread(run_details, store, record, now)
-    except (sqlite3.Error, p.ProtocolError) as exc:
-        raise _unavailable(store, exc) from None
-    return reply(found)
+    def read(store: Store) -> p.RunDetails:
+        return run_details(store, _record(store, run_id), now)
+
+    return reply(await _query(request, read))
 
 
 @routes.post("/api/runs/{run_id}/rerun")
 async def rerun(request: web.Request) -> web.Response:
-    record = _record(request.app[STORE], request.match_info["run_id"])
+    run_id = request.match_info["run_id"]
+    record = await _query(request, lambda store: _record(store, run_id))
     try:
         run = rerun_request(record)
     except ValueError as exc:
         raise ServerError(409, "conflict", str(exc)) from None
-    run_id = request.app[SESSION].start(run)
-    return reply(p.RunAccepted(run_id), status=202)
+    started = request.app[SESSION].start(run)
+    return reply(p.RunAccepted(started), status=202)
 
 
 @routes.get("/api/runs/{run_id}/metrics")
 async def metrics(request: web.Request) -> web.Response:
-    store = request.app[STORE]
-    record = _record(store, request.match_info["run_id"])
-    found = await _metrics(store, [record])
+    run_id = request.match_info["run_id"]
+    found = await _query(request, lambda store: run_metrics(store, [_record(store, run_id)]))
     return reply(found[0])
 
 
@@ -130,16 +126,26 @@ async def several_metrics(request: web.Request) -> web.Response:
         raise bad_message("give the runs as ?runs=ID,ID,... (at least one)")
     if len(ids) > MAX_RUNS:
         raise bad_message(f"at most {MAX_RUNS} runs at once, got {len(ids)}")
-    store = request.app[STORE]
-    records = [_record(store, run_id) for run_id in dict.fromkeys(ids)]
-    return reply(p.MetricsList(await _metrics(store, records)))
+
+    def read(store: Store) -> list[p.RunMetrics]:
+        return run_metrics(store, [_record(store, run_id) for run_id in dict.fromkeys(ids)])
+
+    return reply(p.MetricsList(await _query(request, read)))
 
 
-async def _metrics(store: Store, records: list[RunRecord]) -> list[p.RunMetrics]:
+async def _query(request: web.Request, read: Callable[[Store], T]) -> T:
+    """`read(store)` in a thread, so the loop never waits on SQLite: a store that another
+    process holds locked answers 503 after READ_TIMEOUT seconds; any store failure is a 503,
+    and so is every read while writing the store fails."""
+    store, problem = request.app[STORE], request.app[SESSION].recorder.problem
+    if problem is not None:  # what it holds is not what happened: runs missing, or "running"
+        raise ServerError(503, "store_failed", problem)
     try:
-        return await asyncio.to_thread(run_metrics, store, records)
-    except (sqlite3.Error, ValueError) as exc:
-        raise _unavailable(store, exc) from None
+        return await asyncio.to_thread(read, store.reading(READ_TIMEOUT))
+    except StoreBusy as exc:
+        raise ServerError(503, "store_failed", str(exc)) from None
+    except (sqlite3.Error, ValueError) as exc:  # p.ProtocolError is a ValueError
+        raise ServerError(503, "store_failed", str(StoreUnavailable(store.path, exc))) from None
 
 
 def _record(store: Store, run_id: str) -> RunRecord:
@@ -147,12 +153,6 @@ def _record(store: Store, run_id: str) -> RunRecord:
         return store.get_run(run_id)
     except KeyError:
         raise not_found(f"no run {run_id!r}; GET /api/runs lists them") from None
-    except (sqlite3.Error, ValueError) as exc:
-        raise _unavailable(store, exc) from None
-
-
-def _unavailable(store: Store, exc: Exception) -> ServerError:
-    return ServerError(503, "store_failed", str(StoreUnavailable(store.path, exc)))
 
 
 @routes.post("/api/runs/current/{action}")

@@ -3,6 +3,7 @@ websockets; and the middleware that turns every error into a JSON error reply.""
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import re
@@ -16,6 +17,8 @@ from graphbook.server.request import error_reply
 from graphbook.server.settings import LOOPBACK_NAMES, ServerSettings
 
 logger = logging.getLogger(__name__)
+DISCARD_SECONDS = 10.0
+"""How long the rest of a refused body is dropped before the connection is closed."""
 TOKEN_COOKIE = "graphbook_token"
 TOKEN_HEADER = "X-Graphbook-Token"
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -55,6 +58,8 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     try:
         return await handler(request)
     except ServerError as exc:
+        if exc.close:
+            return await reply_and_close(request, error_reply(exc))
         return error_reply(exc)
     except p.ProtocolError as exc:
         return error_reply(ServerError(400, exc.code, exc.message))
@@ -66,6 +71,43 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except Exception as exc:
         logger.exception("%s %s failed", request.method, request.path)
         return error_reply(ServerError(500, "internal", f"{type(exc).__name__}: {exc}"))
+
+
+async def reply_and_close(request: web.Request, response: web.Response) -> web.Response:
+    """Send `response`, then close the connection without decompressing the rest of the body:
+    aiohttp would read it to the end before closing, decompressing it (a gzip bomb of 1 MB on
+    the wire kept the loop busy for seconds). The bytes still coming are dropped as they are,
+    until the client closes (closing at once would reset the connection, and the client could
+    lose the reply)."""
+    await response.prepare(request)
+    await response.write_eof()
+    transport = request.transport
+    if transport is not None:
+        transport.set_protocol(Discard(transport))
+        request.content.feed_eof()  # aiohttp waits for no more of the body (nor lingers)
+        if isinstance(transport, asyncio.WriteTransport) and transport.can_write_eof():
+            transport.write_eof()  # the reply is whole: the client may close
+    return response
+
+
+class Discard(asyncio.Protocol):
+    """Drops what a connection still sends; closes it when the client does, or after
+    DISCARD_SECONDS."""
+
+    def __init__(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        self.timer = asyncio.get_running_loop().call_later(DISCARD_SECONDS, transport.close)
+
+    def data_received(self, data: bytes) -> None:
+        pass
+
+    def eof_received(self) -> bool:
+        self.timer.cancel()
+        self.transport.close()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.timer.cancel()
 
 
 def security_middleware(settings: ServerSettings) -> Middleware:

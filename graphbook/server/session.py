@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -30,14 +30,14 @@ from graphbook.modes import OFF_WORDS
 from graphbook.registry import Registry
 from graphbook.server.desk import PromptDesk, check_answer
 from graphbook.server.errors import ServerError, bad_message, conflict, not_found
-from graphbook.server.history import HistorySink, RunConfig
+from graphbook.server.history import HistorySink, Recorder, RunConfig
 from graphbook.server.hub import Hub
 from graphbook.server.media import MediaStore
 from graphbook.server.previews import FULL, LIVE, Previewer
 from graphbook.server.settings import ServerSettings
 from graphbook.server.translate import Translator
 from graphbook.server.workflows import WorkflowFiles, from_body
-from graphbook.store import Store, StoreUnavailable
+from graphbook.store import Store
 from graphbook.workflow import Workflow
 
 logger = logging.getLogger(__name__)
@@ -46,6 +46,10 @@ STOP_GRACE = 2.0
 ABANDON_GRACE = 3.0
 """Seconds an interrupted run has to end before it is declared stopped and its thread left
 behind: Stop ends every run within STOP_GRACE + ABANDON_GRACE; see NOTE [ Stop ]."""
+
+RECORD_GRACE = 1.0
+"""Seconds a run's end waits for its record to be written before clients are told: a store
+that another process holds locked delays the record (written later), not the run."""
 
 # NOTE [ Stop ]
 #
@@ -103,6 +107,8 @@ class Session:
         self.pool: Pool = InlinePool()
         self.active: ActiveRun | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.recorder = Recorder(store, self._warn_store_failed)
+        """Every write of run history, in its own thread (never on the loop)."""
 
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -116,6 +122,7 @@ class Session:
             if active.thread is not None:
                 await asyncio.to_thread(active.thread.join, STOP_GRACE * 2)
         await asyncio.to_thread(self.pool.close)
+        await asyncio.to_thread(self.recorder.close)
 
     # -- starting ----------------------------------------------------------------------------
     def start(self, request: p.Run) -> str:
@@ -155,7 +162,7 @@ class Session:
     # -- the run's thread --------------------------------------------------------------------
     def _run(self, active: ActiveRun) -> None:
         config = active.config
-        history = HistorySink(self.store, config, self._warn_store_failed)
+        history = HistorySink(self.recorder, config)
         translate = Translator(self.previewer)
 
         def sink(event: Event) -> None:
@@ -163,10 +170,11 @@ class Session:
                 return
             messages = translate(event)
             history(event, messages)
-            if messages:
+            if isinstance(event, RunFinished):  # clients that see the end find it recorded
+                self.recorder.wait(RECORD_GRACE)
+                self._release(active, messages)
+            elif messages:
                 self._call_soon(self.hub.publish_all, messages)
-            if isinstance(event, RunFinished):
-                self._release(active)
 
         executor = Executor(
             active.pool,
@@ -197,9 +205,10 @@ class Session:
             if active.abandoned or active.retire_pool:
                 active.pool.close()
 
-    def _release(self, active: ActiveRun) -> None:
-        """The run has ended: free the session for the next run, right behind the run's last
-        messages on the loop, so that no client sees run_finished while runs are refused.
+    def _release(self, active: ActiveRun, messages: Sequence[p.ServerMessage] = ()) -> None:
+        """The run has ended: free the session for the next run, then send its last `messages`
+        (run_finished), in one step on the loop, so that no client sees run_finished while
+        runs are refused.
         Stop is real: if a stopped run left workers busy, the next run gets a fresh pool and
         the old one (its workers ended) is closed when this thread is done with it."""
         if active.released:
@@ -209,7 +218,7 @@ class Session:
             logger.info("ending worker processes still busy after a stop")
             self.pool = make_pool(self.settings.workers, self.settings.backend)
             active.retire_pool = True
-        self._call_soon(self._finished, active)
+        self._call_soon(self._finished, active, messages)
 
     def _warn_store_failed(self, message: str) -> None:
         self._call_soon(self.hub.publish, p.Error("store_failed", message))
@@ -220,10 +229,11 @@ class Session:
         with contextlib.suppress(RuntimeError):  # the loop has closed: the server is gone
             self._loop.call_soon_threadsafe(fn, *args)
 
-    def _finished(self, active: ActiveRun) -> None:
+    def _finished(self, active: ActiveRun, messages: Sequence[p.ServerMessage]) -> None:
         if self.active is active:
             self.active = None
         self.desk.cancel_all()
+        self.hub.publish_all(messages)
 
     # -- control -----------------------------------------------------------------------------
     def require_active(self) -> ActiveRun:
@@ -272,12 +282,9 @@ class Session:
         if self.pool is active.pool:  # the stuck thread keeps the old pool, closed now
             self.pool = make_pool(self.settings.workers, self.settings.backend)
             threading.Thread(target=active.pool.close, name="graphbook-close", daemon=True).start()
-        try:
-            self.store.finish_run(active.run_id, "stopped", {}, f"stopped: {reason}")
-        except Exception as exc:
-            self._warn_store_failed(str(StoreUnavailable(self.store.path, exc)))
-        self.hub.publish(_end_message(active, "stopped"))
-        self._finished(active)
+        run_id, error = active.run_id, f"stopped: {reason}"
+        self.recorder.submit(lambda s: s.finish_run(run_id, "stopped", {}, error))
+        self._finished(active, [_end_message(active, "stopped")])
 
     def refuse_while_running(self, workflow: str) -> None:
         if self.active is not None and self.active.config.workflow == workflow:

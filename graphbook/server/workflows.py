@@ -54,14 +54,20 @@ class WorkflowFiles:
     def listing(self) -> p.WorkflowList:
         """The workflow files: every `.json` file, except under hidden folders and dunder
         folders (`__pycache__`: with 0.13's --root_dir layout the node folder lies inside the
-        workflows folder, and its node index is a JSON file there)."""
-        files = []
+        workflows folder, and its node index is a JSON file there); a symlink leading outside
+        the folder is listed as refused."""
+        files, refused = [], []
         for path in sorted(self.root.folder.rglob(f"*{SUFFIX}")):
-            parts = path.relative_to(self.root.folder).parts
-            if path.is_file() and not any(part.startswith((".", "__")) for part in parts):
+            relative = path.relative_to(self.root.folder)
+            if any(part.startswith((".", "__")) for part in relative.parts):
+                continue
+            if not self.root.contains(path):
+                reason = "a symlink that leads outside the folder, or loops"
+                refused.append(p.RefusedFile(relative.as_posix(), reason))
+            elif path.is_file():
                 stat = path.stat()
                 files.append(p.WorkflowFile(self.root.relative(path), stat.st_size, stat.st_mtime))
-        return p.WorkflowList(files)
+        return p.WorkflowList(files, refused)
 
     def read_bytes(self, relative: str) -> bytes:
         path = self.path(relative)

@@ -29,6 +29,8 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     await ws.prepare(request)
     hub, session = request.app[HUB], request.app[SESSION]
     client = hub.attach(ws)
+    if session.recorder.problem is not None:  # a client connecting later is told too
+        client.send(p.Error("store_failed", session.recorder.problem))
     try:
         async for message in ws:
             if message.type == WSMsgType.TEXT:

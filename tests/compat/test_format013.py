@@ -5,6 +5,7 @@ their wires, unknown parameter types, a plugin's __init__) is said, in the CLI a
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,11 @@ def test_a_plugin_init_is_reported_by_graphbook_nodes(
     assert main(["nodes"]) == 0
     out, err = capsys.readouterr()
     assert "pets013/__init__.py: not loaded" in err and "Bark" in out
+
+
+def test_docs_are_not_read_through_a_symlink_leading_outside(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    shutil.move(project / "docs", outside)
+    (project / "docs").symlink_to(outside)
+    document = WorkflowFiles(project, Registry.with_builtins()).document("Grouped.json")
+    assert document.workflow.get("doc", "") == ""

@@ -7,6 +7,9 @@ import json
 import os
 import socket
 import stat
+import threading
+import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -122,3 +125,36 @@ def test_temporaries_of_killed_saves_are_removed_at_start(server: Served) -> Non
 def test_deleting_a_missing_file_is_a_404(server: Served) -> None:
     status, reply = server.call("DELETE", "/api/workflows/never-was.json")
     assert status == 404 and "never-was.json" in reply["error"]["message"]
+
+
+def gzip_bomb(mebibytes: int) -> bytes:
+    """`mebibytes` MiB of zeros, gzipped (about 1 KB on the wire per MiB)."""
+    compress = zlib.compressobj(9, zlib.DEFLATED, 31)
+    zeros = b"\0" * (1 << 20)
+    return b"".join([*(compress.compress(zeros) for _ in range(mebibytes)), compress.flush()])
+
+
+def test_a_gzip_bomb_is_refused_by_its_size_without_stalling_the_server(server: Served) -> None:
+    body = gzip_bomb(1024)
+    head = "PUT /api/workflows/bomb.json HTTP/1.1\nHost: localhost\n"
+    head += "Content-Type: application/json\nContent-Encoding: gzip\n"
+    worst, done = 0.0, threading.Event()
+
+    def probe() -> None:
+        nonlocal worst
+        while not done.is_set():
+            began = time.monotonic()
+            assert server.call("GET", "/api/info")[0] == 200
+            worst = max(worst, time.monotonic() - began)
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    try:
+        began = time.monotonic()
+        status, reply = send(server, head, body)
+        took = time.monotonic() - began
+    finally:
+        done.set()
+        prober.join()
+    assert status == 413 and "too large" in reply, reply
+    assert took < 1.0 and worst < 1.0, f"the bomb took {took:.2f} s, /api/info {worst:.2f} s"

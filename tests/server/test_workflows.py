@@ -124,3 +124,22 @@ def test_groups_are_saved_in_the_file_and_read_back(serving: Serve) -> None:
         assert "groups" not in plain["workflow"]
 
     serving(scenario)
+
+
+def test_a_symlink_leading_outside_is_listed_as_refused(serving: Serve, tmp_path: Path) -> None:
+    outside = tmp_path / "outside" / "secret.json"
+    outside.parent.mkdir()
+    outside.write_text(json.dumps(chain()))
+
+    async def scenario(server: Server) -> None:
+        server.save("kept.json", chain())
+        (server.settings.workflows / "link.json").symlink_to(outside)
+        (server.settings.workflows / "loop.json").symlink_to("loop.json")
+        status, listing = await server.get("/api/workflows")
+        assert status == 200, listing
+        assert [f["path"] for f in listing["files"]] == ["kept.json"]
+        assert [r["path"] for r in listing["refused"]] == ["link.json", "loop.json"]
+        assert str(outside.parent) not in json.dumps(listing)
+        assert (await server.get("/api/workflows/link.json"))[0] == 400
+
+    serving(scenario)

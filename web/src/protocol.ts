@@ -351,8 +351,14 @@ export interface WorkflowFile {
   modified: number;
 }
 
+export interface RefusedFile {
+  path: string;
+  reason: string;
+}
+
 export interface WorkflowList {
   files: WorkflowFile[];
+  refused: RefusedFile[];
 }
 
 export interface WorkflowDocument {

@@ -1,0 +1,303 @@
+"""Fault probes against a real `graphbook serve`: `python -m bench.faults [--tries N]` prints,
+per category, how many probes were tried and how many the server held (it kept answering, no
+500, no closed websocket, nothing lost). The next round of fault-finding starts from these
+figures (issue 25).
+
+- encoding: a lone surrogate in every client message field and in the routes' inputs
+- store lock: another process holds the run store's write lock while runs go on
+- finish/run: a new run sent the moment `run_finished` arrives
+- stop: Stop at a random moment of runs of 1 to 10,000 nodes
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from bench.common import ROOT
+
+NODES = '''"""Nodes for the fault probes."""
+
+import time
+from typing import Any
+
+from graphbook import param, source, step
+
+
+@step("Probe/Count")
+@source()
+@param("n", "int", default=3)
+def count(ctx: Any) -> Any:
+    for i in range(ctx.n):
+        yield {"x": i}
+
+
+@step("Probe/Pass")
+@param("delay", "number", default=0.0)
+def passing(ctx: Any, data: dict) -> None:
+    if ctx.delay:
+        time.sleep(ctx.delay)
+'''
+SERVING = re.compile(r"serving on (http://127\.0\.0\.1:\d+/)")
+PROMPT = 1.0
+"""Seconds within which the server must answer while a probe is going on."""
+BAD = "\\ud800"
+"""A lone surrogate as JSON writes it."""
+
+
+@dataclass
+class Tally:
+    tried: int = 0
+    held: int = 0
+    note: str = ""
+
+    def add(self, held: bool, why: str = "") -> None:
+        self.tried += 1
+        self.held += held
+        if not held and not self.note:
+            self.note = why
+
+
+def chain(nodes: int, items: int = 3, delay: float = 0.0) -> dict[str, Any]:
+    """Count -> Pass -> Pass ...: `nodes` nodes in all."""
+    found = [{"id": "n0", "type": "Count", "params": {"n": items}}]
+    found += [{"id": f"n{i}", "type": "Pass", "params": {"delay": delay}} for i in range(1, nodes)]
+    edges = [
+        {"source": f"n{i - 1}", "output": "out", "target": f"n{i}", "input": "in"}
+        for i in range(1, nodes)
+    ]
+    return {"format": "graphbook.workflow", "version": 1, "nodes": found, "edges": edges}
+
+
+@contextlib.contextmanager
+def serving(folder: Path) -> Iterator[str]:
+    (folder / "nodes").mkdir()
+    (folder / "nodes" / "probe_nodes.py").write_text(NODES)
+    (folder / "workflows").mkdir()
+    (folder / "workflows" / "quick.json").write_text(json.dumps(chain(2, items=1)))
+    command = [sys.executable, "-m", "graphbook", "serve", "--no-watch", "--port", "0"]
+    command += ["--nodes", "nodes", "--workflows", "workflows", "--data", "data"]
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    process = subprocess.Popen(
+        command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    assert process.stdout is not None
+    found = SERVING.search(process.stdout.readline())
+    try:
+        if found is None:
+            raise SystemExit("graphbook serve did not start")
+        yield found.group(1)
+    finally:
+        process.send_signal(2)
+        process.wait(30)
+
+
+class Probe:
+    def __init__(self, http: aiohttp.ClientSession, url: str) -> None:
+        self.http = http
+        self.url = url
+
+    async def call(self, method: str, path: str, **kw: Any) -> tuple[int, Any]:
+        async with self.http.request(method, self.url + path.lstrip("/"), **kw) as response:
+            text = await response.text()
+            return response.status, json.loads(text) if text.startswith(("{", "[")) else text
+
+    async def alive(self) -> bool:
+        """/api/info answers within PROMPT, and a new client gets hello and a snapshot."""
+        try:
+            began = time.monotonic()
+            status, _ = await asyncio.wait_for(self.call("GET", "/api/info"), PROMPT * 5)
+            if status != 200 or time.monotonic() - began > PROMPT:
+                return False
+            async with self.http.ws_connect(self.url + "ws") as ws:
+                kinds = [json.loads((await ws.receive(timeout=5)).data)["type"] for _ in "ab"]
+            return kinds == ["hello", "snapshot"]
+        except (aiohttp.ClientError, TimeoutError, ValueError, TypeError):
+            return False
+
+    async def until(self, ws: aiohttp.ClientWebSocketResponse, kind: str, timeout: float) -> Any:
+        async def wait() -> Any:
+            while True:
+                message = await ws.receive()
+                if message.type != aiohttp.WSMsgType.TEXT:
+                    raise ConnectionError(f"the websocket closed ({message.type.name})")
+                data = json.loads(message.data)
+                if data["type"] == kind:
+                    return data
+
+        return await asyncio.wait_for(wait(), timeout)
+
+
+ENCODING_MESSAGES = [
+    '{"type": "ping", "ref": "%s"}',
+    '{"type": "run", "workflow": "%s.json"}',
+    '{"type": "run", "workflow": "quick.json", "node": "%s", "mode": "until"}',
+    '{"type": "run", "workflow": "quick.json", "ref": "%s"}',
+    '{"type": "step", "node": "%s"}',
+    '{"type": "answer", "prompt_id": "%s", "answer": "%s"}',
+    '{"type": "clear", "workflow": "quick.json", "node": "%s"}',
+    '{"type": "%s"}',
+]
+
+
+async def encoding(probe: Probe, tally: Tally, tries: int) -> None:
+    for i in range(tries):
+        template = ENCODING_MESSAGES[i % len(ENCODING_MESSAGES)]
+        text = template.replace("%s", BAD)
+        try:
+            async with probe.http.ws_connect(probe.url + "ws") as ws:
+                await ws.send_str(text)
+                await ws.send_str('{"type": "ping", "ref": "after"}')
+                await probe.until(ws, "pong", 5)
+            held = True
+        except (ConnectionError, TimeoutError, aiohttp.ClientError):
+            held = False
+        tally.add(held and await probe.alive(), f"websocket message {template}")
+    graph = chain(2, items=1)
+    graph["nodes"][0]["label"] = "\ud800"
+    body = json.dumps(graph)  # the surrogate as a JSON escape
+    headers = {"Content-Type": "application/json"}
+    for method, path, data in [
+        ("PUT", "/api/workflows/label.json", body),
+        ("POST", "/api/runs", json.dumps({"workflow": "quick.json", "graph": graph})),
+        ("GET", f"/api/runs/last?workflow={BAD}.json", None),
+        ("GET", "/api/runs", None),
+        ("GET", "/api/runs/current", None),
+    ]:
+        status, _ = await probe.call(method, path, data=data, headers=headers)
+        await idle(probe)
+        tally.add(status < 500 and await probe.alive(), f"{method} {path}: {status}")
+
+
+async def idle(probe: Probe) -> None:
+    for _ in range(500):
+        _, current = await probe.call("GET", "/api/runs/current")
+        run = current.get("run") if isinstance(current, dict) else None
+        if run is None or run["status"] not in ("running", "paused"):
+            return
+        await asyncio.sleep(0.02)
+
+
+HOLD = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+sys.stdin.read()
+db.execute("COMMIT")
+"""
+
+
+async def store_lock(probe: Probe, tally: Tally, tries: int, folder: Path) -> None:
+    for _ in range(tries):
+        store = folder / "data" / "graphbook.sqlite"
+        holder = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", HOLD, str(store), stdin=-1, stdout=-1
+        )
+        assert holder.stdout is not None and holder.stdin is not None
+        await holder.stdout.readline()
+        try:
+            async with probe.http.ws_connect(probe.url + "ws") as ws:
+                status, _ = await probe.call("POST", "/api/runs", json={"workflow": "quick.json"})
+                finished = await probe.until(ws, "run_finished", 5) if status == 202 else None
+                answering = await probe.alive()
+        except (ConnectionError, TimeoutError):
+            finished, answering = None, False
+        holder.stdin.close()
+        await holder.wait()
+        recorded = False
+        for _ in range(200):
+            _, runs = await probe.call("GET", "/api/runs")
+            ids = {r["run_id"]: r["status"] for r in runs.get("runs", [])}
+            if finished is not None and ids.get(finished["run_id"]) == "completed":
+                recorded = True
+                break
+            await asyncio.sleep(0.05)
+        tally.add(bool(finished) and answering and recorded, "a run under a held lock")
+
+
+async def finish_run(probe: Probe, tally: Tally, tries: int) -> None:
+    async with probe.http.ws_connect(probe.url + "ws") as ws:
+        for i in range(tries):
+            await ws.send_str(json.dumps({"type": "run", "workflow": "quick.json", "ref": str(i)}))
+            while True:
+                reply = json.loads((await ws.receive(timeout=10)).data)
+                if reply["type"] in ("ack", "error") and reply.get("ref") == str(i):
+                    break
+            tally.add(reply["type"] == "ack", reply.get("message", ""))
+            if reply["type"] == "ack":
+                await probe.until(ws, "run_finished", 30)
+            else:
+                await idle(probe)
+
+
+async def stop(probe: Probe, tally: Tally, tries: int, largest: int) -> None:
+    sizes = [n for n in (1, 10, 100, 1000, 10_000) if n <= largest]
+    for i in range(tries):
+        nodes = sizes[i % len(sizes)]
+        await probe.call("PUT", "/api/workflows/big.json", json=chain(nodes, 20, 0.01))
+        async with probe.http.ws_connect(probe.url + "ws") as ws:
+            began = time.monotonic()
+            started, _ = await probe.call("POST", "/api/runs", json={"workflow": "big.json"})
+            await asyncio.sleep(random.uniform(0, 0.5))  # a random moment of the run
+            await probe.call("POST", "/api/runs/current/stop")
+            try:
+                await probe.until(ws, "run_finished", 5 + 5 * nodes / 1000)
+                ended = True
+            except (ConnectionError, TimeoutError):
+                ended = False
+        await idle(probe)
+        status, _ = await probe.call("POST", "/api/runs", json={"workflow": "quick.json"})
+        await idle(probe)
+        took = time.monotonic() - began
+        why = f"{nodes} nodes: started {started}, ended {ended}, next run {status}, {took:.1f} s"
+        held = started == 202 and ended and status == 202 and await probe.alive()
+        tally.add(held, why)
+
+
+async def probe_all(url: str, folder: Path, tries: int, largest: int) -> dict[str, Tally]:
+    tallies = {name: Tally() for name in ("encoding", "store lock", "finish/run", "stop")}
+    async with aiohttp.ClientSession() as http:
+        probe = Probe(http, url)
+        steps: list[tuple[str, Callable[[], Awaitable[None]]]] = [
+            ("encoding", lambda: encoding(probe, tallies["encoding"], tries)),
+            ("store lock", lambda: store_lock(probe, tallies["store lock"], 2, folder)),
+            ("finish/run", lambda: finish_run(probe, tallies["finish/run"], tries * 3)),
+            ("stop", lambda: stop(probe, tallies["stop"], tries, largest)),
+        ]
+        for name, step in steps:
+            began = time.monotonic()
+            await step()
+            print(f"  {name}: {time.monotonic() - began:.1f} s", file=sys.stderr, flush=True)
+    return tallies
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.faults")
+    parser.add_argument("--tries", type=int, default=10, help="probes per category")
+    parser.add_argument("--largest", type=int, default=1000, help="nodes of the largest run")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as folder, serving(Path(folder)) as url:
+        tallies = asyncio.run(probe_all(url, Path(folder), args.tries, args.largest))
+    print("| category | tried | held | first not held |")
+    print("|---|---:|---:|---|")
+    for name, tally in tallies.items():
+        print(f"| {name} | {tally.tried} | {tally.held} | {tally.note} |")
+
+
+if __name__ == "__main__":
+    main()
