@@ -385,6 +385,35 @@ class WorkflowDocument:
 
 
 @dataclass(frozen=True)
+class TemplateInfo:
+    """A template (graphbook/templates/): a small workflow built from the node library."""
+
+    name: str
+    """What `POST /api/templates/{name}` and `graphbook new --template` take."""
+    title: str
+    description: str
+    """One line: what it does."""
+    workflow: dict[str, Any]
+    """The workflow file as written (canonical format), for a picture of the graph."""
+
+
+@dataclass(frozen=True)
+class TemplateList:
+    templates: list[TemplateInfo]
+
+
+@dataclass(frozen=True)
+class TemplateCreated:
+    """`POST /api/templates/{name}`: the workflow written and the sample data it reads."""
+
+    path: str
+    """The workflow file, relative to the workflows folder."""
+    samples: list[str]
+    """Sample files and folders written, relative to the server's working directory (where
+    runs start, so the template's relative paths find them); those there already are kept."""
+
+
+@dataclass(frozen=True)
 class RunAccepted:
     run_id: str
 

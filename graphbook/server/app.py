@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from graphbook.registry import Registry
-from graphbook.server import catalog, media, runs, system, webapp, workflows, ws
+from graphbook.server import catalog, media, runs, system, templates, webapp, workflows, ws
 from graphbook.server.catalog import CatalogState
 from graphbook.server.history import mark_interrupted
 from graphbook.server.hub import Hub
@@ -42,7 +42,7 @@ def create_app(
     _build(app, settings, registry or Registry.with_builtins())
     app.cleanup_ctx.append(_session_ctx)
     app.cleanup_ctx.append(watcher_ctx)
-    for module in (catalog, workflows, runs, media, system, ws, webapp):
+    for module in (catalog, workflows, templates, runs, media, system, ws, webapp):
         app.add_routes(module.routes)  # webapp last: its catch-all serves the app's own paths
     return app
 

@@ -22,6 +22,8 @@ export interface SessionOptions {
   testNodes?: boolean;
   /** Files to write into the workflows folder before the browser opens. */
   workflows?: Record<string, unknown>;
+  /** More environment for the server (PYTHONPATH: a folder of installed node packs). */
+  env?: Record<string, string>;
   /** Runs once the server is up and the first page exists (routes, more files). */
   setup?(session: AppSession): Promise<void> | void;
 }
@@ -41,7 +43,7 @@ export function appSession(options: SessionOptions = {}): AppSession {
     return session.page;
   };
   beforeAll(async () => {
-    session.server = await startServer();
+    session.server = await startServer(options.env);
     if (options.testNodes) copyFileSync(join(ROOT, 'web/e2e/fixtures/e2e_nodes.py'), join(session.server.nodes, 'e2e_nodes.py'));
     for (const [file, data] of Object.entries(options.workflows ?? {})) writeWorkflow(session.server, file, data);
     await session.freshBrowser();

@@ -1,11 +1,12 @@
 // Starts `graphbook serve` on a free port in a temporary folder holding copies of the example
-// workflows and node files; stops it and removes the folder afterwards.
+// workflows and node files; stops it and removes the folder afterwards. The server imports this
+// checkout's graphbook (PYTHONPATH), whatever copy of the package is installed.
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
@@ -46,7 +47,8 @@ async function waitUntilUp(url: string, child: ChildProcess, log: () => string):
   throw new Error(`graphbook serve did not answer at ${url}:\n${log()}`);
 }
 
-export async function startServer(): Promise<Server> {
+/** `env`: more environment for the server; its PYTHONPATH goes after this checkout's. */
+export async function startServer(env: Record<string, string> = {}): Promise<Server> {
   const folder = mkdtempSync(join(tmpdir(), 'graphbook-e2e-'));
   const workflows = join(folder, 'workflows');
   const nodes = join(folder, 'custom_nodes');
@@ -56,7 +58,9 @@ export async function startServer(): Promise<Server> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/`;
   const args = ['serve', '--port', String(port), '--workflows', workflows, '--nodes', nodes, '--data', join(folder, '.runs'), '--media', join(folder, 'data')];
-  const child = spawn('graphbook', args, { cwd: folder, env: { ...process.env, PYTHONUNBUFFERED: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const pythonPath = [ROOT, env.PYTHONPATH, process.env.PYTHONPATH].filter(Boolean).join(delimiter);
+  const childEnv = { ...process.env, ...env, PYTHONPATH: pythonPath, PYTHONUNBUFFERED: '1' };
+  const child = spawn('graphbook', args, { cwd: folder, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));

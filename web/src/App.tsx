@@ -17,6 +17,7 @@ import { Inspector } from './panels/Inspector';
 import { Notices } from './panels/Notices';
 import { RunsPage } from './panels/RunsPage';
 import { Sidebar } from './panels/Sidebar';
+import { TemplatesDialog } from './panels/TemplateGallery';
 import { TopBar } from './panels/TopBar';
 import { useCatalog } from './store/catalog';
 import { useEditor } from './store/editor';
@@ -67,6 +68,7 @@ export function App() {
         {panels.console ? <ConsolePanel /> : null}
         {panels.inspector ? <Inspector /> : null}
         <Notices />
+        <TemplatesDialog />
         <Dialog />
         <ImageViewer />
       </div>

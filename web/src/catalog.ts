@@ -1,10 +1,12 @@
 // The node catalog as the browser sees it: node kinds, their parameters, outputs and docs.
 
-import type { Catalog as CatalogReply, LoadFailure } from './protocol';
+import type { Catalog as CatalogReply, LoadFailure, NodeInfo } from './protocol';
 import { type Json, isObject } from './workflow/format';
 
 export type NodeKind = 'step' | 'source' | 'batch' | 'prompt' | 'resource';
 const KINDS: readonly NodeKind[] = ['step', 'source', 'batch', 'prompt', 'resource'];
+export type PackKind = NodeInfo['pack_kind'];
+const PACK_KINDS: readonly PackKind[] = ['builtin', 'pack', 'custom', 'example'];
 
 export interface ParamSpec {
   name: string;
@@ -26,6 +28,10 @@ export interface NodeSpec {
   codeHash: string;
   /** A resource's value type ('string', 'object', ...), 'any' when undeclared. */
   gives: string;
+  /** The pack it comes from: a library module ('images'), an installed pack's distribution, 'examples', or '' (a custom_nodes/ file). */
+  pack: string;
+  /** Where it comes from: the library, an installed pack, the node folder, the examples. */
+  packKind: PackKind;
 }
 
 export interface Catalog {
@@ -72,6 +78,8 @@ export function decodeNodeSpec(raw: unknown): NodeSpec {
     doc: str(data.doc),
     codeHash: str(data.code_hash),
     gives: str(data.gives, 'any'),
+    pack: str(data.pack),
+    packKind: PACK_KINDS.includes(data.pack_kind as PackKind) ? (data.pack_kind as PackKind) : 'custom',
   };
 }
 

@@ -369,6 +369,22 @@ export interface WorkflowDocument {
   problems: Problem[];
 }
 
+export interface TemplateInfo {
+  name: string;
+  title: string;
+  description: string;
+  workflow: Record<string, unknown>;
+}
+
+export interface TemplateList {
+  templates: TemplateInfo[];
+}
+
+export interface TemplateCreated {
+  path: string;
+  samples: string[];
+}
+
 export interface RunAccepted {
   run_id: string;
 }

@@ -1,6 +1,7 @@
-// Finding node kinds by name, category or docs; names that start with the query come first.
+// Finding node kinds by name, category, origin (pack) or docs; names that start with the query come first.
 
 import type { NodeSpec } from './catalog';
+import { type OriginFilter, ofOrigin, originText } from './origins';
 
 export function searchNodes(specs: NodeSpec[], query: string): NodeSpec[] {
   const q = query.trim().toLowerCase();
@@ -18,6 +19,7 @@ function score(spec: NodeSpec, q: string): number {
   if (name.startsWith(q)) return 50;
   if (name.includes(q)) return 30;
   if (spec.category.toLowerCase().includes(q)) return 20;
+  if (originText(spec).toLowerCase().includes(q)) return 15;
   if (subsequence(q, name)) return 10;
   return spec.doc.toLowerCase().includes(q) ? 5 : 0;
 }
@@ -28,6 +30,14 @@ function subsequence(q: string, text: string): boolean {
   return i === q.length;
 }
 
+/** The library's categories in the order a pipeline runs through them; other categories follow by name, "Other" last. */
+export const CATEGORY_ORDER: readonly string[] = ['Sources', 'Tables', 'Images', 'Models', 'Curation', 'Sinks'];
+
+function categoryRank(category: string): number {
+  const at = CATEGORY_ORDER.indexOf(category);
+  return at >= 0 ? at : category === 'Other' ? CATEGORY_ORDER.length + 1 : CATEGORY_ORDER.length;
+}
+
 /** Categories in order, each with its node kinds by name; uncategorised ones under "Other". */
 export function byCategory(specs: NodeSpec[]): [string, NodeSpec[]][] {
   const groups = new Map<string, NodeSpec[]>();
@@ -36,8 +46,14 @@ export function byCategory(specs: NodeSpec[]): [string, NodeSpec[]][] {
     groups.set(category, [...(groups.get(category) ?? []), spec]);
   }
   return [...groups.entries()]
-    .sort(([a], [b]) => (a === 'Other' ? 1 : b === 'Other' ? -1 : a.localeCompare(b)))
+    .sort(([a], [b]) => categoryRank(a) - categoryRank(b) || a.localeCompare(b))
     .map(([c, list]) => [c, list.sort((a, b) => a.name.localeCompare(b.name))]);
+}
+
+/** What the palette lists: the node kinds of one origin (or all), by category, or the matches of a search among them. */
+export function paletteGroups(specs: NodeSpec[], query: string, origin: OriginFilter): [string, NodeSpec[]][] {
+  const shown = ofOrigin(specs, origin);
+  return query.trim() ? [['Results', searchNodes(shown, query)]] : byCategory(shown);
 }
 
 export function firstLine(doc: string): string {

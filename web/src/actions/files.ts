@@ -220,7 +220,7 @@ export async function deleteFile(path: string): Promise<void> {
 }
 
 /** `name`, or `stem-2.json`, `stem-3.json`... if the folder has it already. */
-function freeName(name: string): string {
+export function freeName(name: string): string {
   const taken = new Set(useFiles.getState().files.map((f) => f.path));
   const path = withJson(name.split(/[\\/]/).pop() ?? name);
   const stem = path.slice(0, -5);

@@ -5,6 +5,7 @@ import type { DragEvent, MouseEvent } from 'react';
 import { Background, BackgroundVariant, ConnectionLineType, Controls, MiniMap, ReactFlow, useNodesInitialized, useReactFlow } from '@xyflow/react';
 import type { Connection, Edge, FinalConnectionState, ReactFlowInstance } from '@xyflow/react';
 import { usePointer } from '../hooks/usePointer';
+import { EmptyCanvasTemplates } from '../panels/TemplateGallery';
 import { useShortcuts } from '../hooks/useShortcuts';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
@@ -168,13 +169,14 @@ export function Canvas() {
         proOptions={{ hideAttribution: true }}
       >
         <Background variant={BackgroundVariant.Dots} gap={20} size={1.2} />
-        <MiniMap pannable zoomable nodeColor={minimapColor} nodeStrokeWidth={0} />
+        {nodes.length ? <MiniMap pannable zoomable nodeColor={minimapColor} nodeStrokeWidth={0} /> : null}
         <Controls showInteractive={false} />
         <ConnectionHint />
       </ReactFlow>
       <NodeSearch />
       <ContextMenu />
       {!hasFile ? <div className="gb-canvas-empty">Open a workflow on the left, or create one.</div> : null}
+      <EmptyCanvasTemplates />
     </div>
   );
 }

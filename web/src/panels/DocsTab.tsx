@@ -1,6 +1,7 @@
 // The node kind's help page: its docstring and its parameters.
 
 import type { NodeSpec } from '../catalog';
+import { originText } from '../origins';
 import { Markdown } from './Markdown';
 
 export function DocsTab({ spec, type }: { spec: NodeSpec | undefined; type: string }) {
@@ -10,6 +11,9 @@ export function DocsTab({ spec, type }: { spec: NodeSpec | undefined; type: stri
       <p className="gb-muted">
         {spec.kind}
         {spec.category ? ` · ${spec.category}` : ''} · outputs {spec.outputs.join(', ') || 'none'}
+      </p>
+      <p className="gb-muted gb-docs-origin" data-origin={spec.packKind}>
+        from <span className={`gb-origin gb-origin-${spec.packKind}`}>{originText(spec)}</span>
       </p>
       {spec.doc ? <Markdown text={spec.doc} /> : <p className="gb-empty">This node has no docstring.</p>}
       {spec.params.length ? (

@@ -5,6 +5,7 @@ import { createFile, deleteFile, renameFile, switchFile } from '../actions/files
 import { useDirty } from '../hooks/useDirty';
 import { useEditor } from '../store/editor';
 import { useFiles } from '../store/files';
+import { useTemplates } from '../store/templates';
 import { Icon } from './Icon';
 
 const stemLength = (name: string): number => (name.endsWith('.json') ? name.length - 5 : name.length);
@@ -40,6 +41,7 @@ export function FilesPanel() {
     <div className="gb-files">
       <div className="gb-files-actions">
         <button className="gb-button" onClick={() => setCreating(true)}><Icon name="plus" /> New workflow</button>
+        <button className="gb-button" onClick={() => useTemplates.getState().show(true)} title="A new workflow from a template: a small pipeline that runs as made">Templates…</button>
       </div>
       {creating ? (
         <NameField

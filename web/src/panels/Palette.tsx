@@ -1,9 +1,12 @@
-// The node palette: node kinds by category, a search box, and node files that failed to load.
+// The node palette: node kinds by category, each marked with where it comes from (an installed
+// pack, custom_nodes/, the examples), a search box, a filter by origin, and node files that
+// failed to load.
 
 import { useMemo, useState } from 'react';
 import { DRAG_TYPE } from '../canvas/Canvas';
 import type { NodeSpec } from '../catalog';
-import { byCategory, firstLine, searchNodes } from '../search';
+import { type OriginFilter, originBadge, originChoices, originText } from '../origins';
+import { firstLine, paletteGroups } from '../search';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
 import { useUi } from '../store/ui';
@@ -20,12 +23,14 @@ function addAtCenter(name: string): void {
 }
 
 function PaletteItem({ spec }: { spec: NodeSpec }) {
+  const badge = originBadge(spec);
   return (
     <li
       className={`gb-palette-item gb-kind-${spec.kind}`}
       draggable
       data-node-type={spec.name}
-      title={`${firstLine(spec.doc) || spec.name}\n\nDrag onto the canvas, or double-click to add.`}
+      data-origin={spec.packKind}
+      title={`${firstLine(spec.doc) || spec.name}\n\nFrom: ${originText(spec)}. Drag onto the canvas, or double-click to add.`}
       onDragStart={(e) => {
         e.dataTransfer.setData(DRAG_TYPE, spec.name);
         e.dataTransfer.effectAllowed = 'copy';
@@ -34,6 +39,7 @@ function PaletteItem({ spec }: { spec: NodeSpec }) {
     >
       <span className="gb-dot" />
       <span className="gb-palette-name">{spec.name}</span>
+      {badge ? <span className={`gb-origin gb-origin-${spec.packKind}`}>{badge}</span> : null}
       <span className="gb-palette-kind">{spec.kind}</span>
     </li>
   );
@@ -43,16 +49,29 @@ export function Palette() {
   const catalog = useCatalog((s) => s.catalog);
   const error = useCatalog((s) => s.error);
   const [query, setQuery] = useState('');
+  const [origin, setOrigin] = useState<OriginFilter>('all');
   const [closed, setClosed] = useState<Set<string>>(new Set());
   const notify = useUi((s) => s.notify);
-  const groups = useMemo(() => {
-    const specs = Object.values(catalog.nodes);
-    return query ? [['Results', searchNodes(specs, query)] as [string, NodeSpec[]]] : byCategory(specs);
-  }, [catalog, query]);
+  const specs = useMemo(() => Object.values(catalog.nodes), [catalog]);
+  const choices = useMemo(() => originChoices(specs), [specs]);
+  // A filter whose origin left the catalog (its pack was removed) shows everything again.
+  const shownOrigin = choices.some((c) => c.value === origin) ? origin : 'all';
+  const groups = useMemo(() => paletteGroups(specs, query, shownOrigin), [specs, query, shownOrigin]);
   const toggle = (c: string): void => setClosed((s) => (s.has(c) ? new Set([...s].filter((x) => x !== c)) : new Set([...s, c])));
   return (
     <div className="gb-palette">
-      <input className="gb-input gb-filter" placeholder="Search nodes" aria-label="filter nodes" value={query} onChange={(e) => setQuery(e.target.value)} />
+      <div className="gb-palette-filters">
+        <input className="gb-input gb-filter" placeholder="Search nodes" aria-label="filter nodes" value={query} onChange={(e) => setQuery(e.target.value)} />
+        {choices.length ? (
+          <select className="gb-input gb-origin-filter" aria-label="node origin" title="Show the nodes of one origin" value={shownOrigin} onChange={(e) => setOrigin(e.target.value as OriginFilter)}>
+            {choices.map((c) => (
+              <option key={c.value} value={c.value}>
+                {c.label} ({c.count})
+              </option>
+            ))}
+          </select>
+        ) : null}
+      </div>
       {error ? <div className="gb-banner gb-banner-error">{error}</div> : null}
       {catalog.failures.map((f) => (
         <button key={f.path} className="gb-banner gb-banner-error" title={f.traceback} onClick={() => notify(`${f.path}: ${f.error}`, 'error')}>
@@ -76,7 +95,11 @@ export function Palette() {
             )}
           </section>
         ))}
-        {query && !groups[0]?.[1].length ? <p className="gb-empty">No node matches “{query}”.</p> : null}
+        {query && !groups[0]?.[1].length ? (
+          <p className="gb-empty">
+            No node matches “{query}”{shownOrigin === 'all' ? '' : ` in ${choices.find((c) => c.value === shownOrigin)?.label ?? shownOrigin}`}.
+          </p>
+        ) : null}
       </div>
     </div>
   );
