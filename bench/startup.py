@@ -1,6 +1,7 @@
 """Start-up: what a person waits for before `graphbook run` does any work.
 
     python -m bench.startup [--quick] [--reps 5] [--compare /path/to/other/checkout] [--phases]
+    python -m bench.startup --wheel [--reps 5]
 
 Each command runs in a fresh process, repetitions interleaved, medians of wall-clock time:
 Python itself, importing the CLI, a whole `graphbook run` of a two-node workflow whose node
@@ -20,6 +21,11 @@ arrive (`--json` flushes each), which splits its wall time into PHASES: up to `r
 (Python, graphbook, the node file's torch and torchvision, the graph), the model built, the
 first image out of the batch step, the rest of the run, and the process's end. `--phases` runs
 only that, Python and the torch imports (to say how much of the first phase they are).
+
+`--wheel` times only the imports (`python -c pass`, `import graphbook`, `import graphbook.cli`)
+and `graphbook --version`, from this checkout and from a wheel of it installed in a fresh
+virtual environment (bench/release.py, as the release smoke test installs it), interleaved:
+what a person who installs the package waits for, against the checkout.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import contextlib
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -101,6 +108,7 @@ def commands(images_workflow: Path) -> dict[str, list[str]]:
               "--nodes", str(ROOT / "bench" / "nodes"), "--json"]  # fmt: skip
     return {
         "python -c pass": ["-c", "pass"],
+        "import graphbook": ["-c", "import graphbook"],
         "import graphbook.cli": ["-c", "import graphbook.cli"],
         "graphbook run, tiny, 0 workers": [*tiny, "--workers", "0", "--json"],
         "graphbook run, tiny, 2 workers": [*tiny, "--workers", "2", "--json"],
@@ -207,6 +215,45 @@ def _cells(walls: list[float], cpus: list[float]) -> list[str]:
     return cells
 
 
+WHEEL_COMMANDS = {
+    "python -c pass": ["-c", "pass"],
+    "import graphbook": ["-c", "import graphbook"],
+    "import graphbook.cli": ["-c", "import graphbook.cli"],
+    "graphbook --version": ["-m", "graphbook", "--version"],
+}
+
+
+def compare_wheel(reps: int) -> None:
+    """WHEEL_COMMANDS from this checkout and from its wheel installed in a fresh venv."""
+    from bench.release import build_wheel, fresh_venv
+
+    folder = OUT / "startup-wheel"
+    if folder.exists():
+        shutil.rmtree(folder)
+    (folder / "elsewhere").mkdir(parents=True)
+    python = fresh_venv(build_wheel(folder / "wheel"), folder / "venv")
+    plain = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    contenders = {
+        "this checkout": (sys.executable, ROOT, {**plain, "PYTHONPATH": str(ROOT)}),
+        "the wheel, installed": (str(python), folder / "elsewhere", plain),
+    }
+    print(f"import times, {machine()}, {reps} rep(s)", flush=True)
+    walls: dict[tuple[str, str], list[float]] = {}
+    for _ in range(reps):
+        for name, args in WHEEL_COMMANDS.items():
+            for label, (interpreter, cwd, env) in contenders.items():
+                start = time.perf_counter()
+                subprocess.run([interpreter, *args], cwd=cwd, env=env, check=True,
+                               capture_output=True)  # fmt: skip
+                walls.setdefault((name, label), []).append(time.perf_counter() - start)
+    rows = []
+    for name in WHEEL_COMMANDS:
+        checkout, wheel = (median(walls[name, label]) for label in contenders)
+        rows.append([name, f"{checkout * 1e3:,.0f}", f"{wheel * 1e3:,.0f}",
+                     f"{wheel / checkout:.2f}"])  # fmt: skip
+    print(table(["command", "checkout: median ms", "wheel: median ms", "wheel / checkout"], rows))
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     from bench.images import OUT as IMAGES_OUT
     from bench.images import _workflow, image_folder
@@ -218,8 +265,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--phases", action="store_true", help="only Python, torch and the 64-image run's phases"
     )
+    parser.add_argument("--wheel", action="store_true", help="imports: checkout against wheel")
     args = parser.parse_args(argv)
     reps = args.reps or (2 if args.quick else 5)
+    if args.wheel:
+        compare_wheel(reps)
+        return
     out = IMAGES_OUT / "top5-startup.jsonl"
     workflow = _workflow("mobilenet_v3_small", image_folder(64), out, "plain")
     checkouts = {"this checkout": str(ROOT)}

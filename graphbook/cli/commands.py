@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 from rich.console import Console
 from rich.text import Text
 
-from graphbook import __version__
+from graphbook.about import version
 from graphbook.cli.asking import prompter_for
 from graphbook.cli.terminal import EncodableStream, JsonSink, TerminalSink
 from graphbook.cli.train import add_train_parser
@@ -117,11 +117,26 @@ def app_argv(argv: list[str]) -> list[str]:
     return argv
 
 
+class VersionAction(argparse.Action):
+    """`--version`: the version this package was built as (graphbook/about.py), looked up only
+    when asked, so that parsing other commands does not read the installed packages' metadata."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **_: Any) -> None:
+        super().__init__(
+            option_strings, argparse.SUPPRESS, nargs=0, default=argparse.SUPPRESS,
+            help="show the version and exit",
+        )  # fmt: skip
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
+        print(f"graphbook {version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="graphbook", description="Build, watch and run ML data pipelines."
     )
-    parser.add_argument("--version", action="version", version=f"graphbook {__version__}")
+    parser.add_argument("--version", action=VersionAction)
     parser.set_defaults(command=None, verbose=False)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     nodes = argparse.ArgumentParser(add_help=False)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 from aiohttp import web
 
-from graphbook import __version__
+from graphbook import about
 from graphbook import protocol as p
 from graphbook.runview import RunView
 
@@ -83,7 +83,7 @@ class Hub:
     def attach(self, ws: web.WebSocketResponse) -> Client:
         client = Client(ws)
         version = self._catalog_version()
-        client.send(p.Hello(p.VERSION, f"graphbook {__version__}", client.id, version))
+        client.send(p.Hello(p.VERSION, f"graphbook {about.version()}", client.id, version))
         client.send(self.snapshot())
         self.clients[client.id] = client
         return client

@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp import web
 
-from graphbook import __version__
+from graphbook import about
 from graphbook import protocol as p
 from graphbook.events import PoolStats
 from graphbook.server.errors import bad_message
@@ -108,7 +108,7 @@ async def info(request: web.Request) -> web.Response:
     return reply(
         {
             "version": p.VERSION,
-            "server": f"graphbook {__version__}",
+            "server": f"graphbook {about.version()}",
             "token_required": settings.token is not None,
             "roots": roots,
         }
