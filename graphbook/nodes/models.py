@@ -698,8 +698,13 @@ def split_output(output: Any, count: int) -> list[Any]:
 
 
 class CaptionImages(ImageBatchStep):
-    """Writes a caption for each image with a HuggingFaceModel of task image-to-text:
-    `caption` (text) on the dict, or on each record of a list under `item_key`."""
+    """Writes a caption for each image with a HuggingFaceModel of a captioning model (BLIP,
+    GIT, ...; task image-to-text, image-text-to-text in transformers 5): `caption` (text) on
+    the dict, or on each record of a list under `item_key`. The images go to the model's own
+    processor unresized (`preset`, `size` and `crop` are not used).
+
+    Example: `{"image": "beach.jpg"}` becomes `{"image": "beach.jpg", "caption": "a dog on
+    the sand"}`."""
 
     Parameters: ClassVar[dict[str, Any]] = {
         **IMAGE_STEP_PARAMETERS,

@@ -263,11 +263,15 @@ def to_model_batch(
         ) from None
     recipe = preset_of(preset)
     batch = batch.to(device, non_blocking=True)
-    form = torch.channels_last if channels_last and batch.dim() == 4 else torch.preserve_format
-    out = batch.to(dtype=torch.float32, memory_format=form)
-    scale = torch.tensor([1 / (255 * s) for s in recipe.std], device=out.device)
+    if channels_last and batch.dim() == 4:
+        batch = batch.contiguous(memory_format=torch.channels_last)
+    scale = torch.tensor([1 / (255 * s) for s in recipe.std], device=batch.device)
     shift = torch.tensor([-m / s for m, s in zip(recipe.mean, recipe.std, strict=True)])
-    return out.mul_(scale.view(1, 3, 1, 1)).add_(shift.to(out.device).view(1, 3, 1, 1))
+    out = torch.empty_like(batch, dtype=torch.float32)  # keeps the memory format
+    # x / 255 * (1 / std) - mean / std, read and written in one pass
+    return torch.addcmul(
+        shift.to(batch.device).view(1, 3, 1, 1), batch, scale.view(1, 3, 1, 1), out=out
+    )
 
 
 # -- the base of image model steps -------------------------------------------------------------
