@@ -24,7 +24,13 @@ from graphbook.trainer import checkpoints, rng
 from graphbook.trainer.checkpoints import Retention, Snapshot
 from graphbook.trainer.context import LRScheduler, PyTorchTrialContext, unwrap
 from graphbook.trainer.data import DataLoader, Reader, Shard, as_loader
-from graphbook.trainer.errors import TrainerError, TrainingPreempted, accept_determined_only
+from graphbook.trainer.errors import (
+    TrainerError,
+    TrainingPreempted,
+    TrainingResumeError,
+    accept_determined_only,
+)
+from graphbook.trainer.identity import data_identity, model_changes, model_shapes
 from graphbook.trainer.metrics import (
     Window,
     across_ranks,
@@ -35,7 +41,13 @@ from graphbook.trainer.metrics import (
     reducer_states,
 )
 from graphbook.trainer.progress import Display
-from graphbook.trainer.runs import MAX_LENGTH_ENV, PROGRESS_ENV, RunStart, start_or_resume
+from graphbook.trainer.runs import (
+    MAX_LENGTH_ENV,
+    PROGRESS_ENV,
+    RunStart,
+    resume_refusal,
+    start_or_resume,
+)
 from graphbook.trainer.trial import (
     PyTorchCallback,
     PyTorchTrial,
@@ -267,6 +279,8 @@ class _Run:
             self.session.run_name,
         )
         self._best_pending = False
+        self._loaded = False
+        """Whether the loop's state is this run's: from the start, or the checkpoint loaded."""
         self._rows: list[tuple[str, int, dict[str, Any]]] = []
         self._flushed = time.monotonic()
         self._eval_takes_index = accepts(
@@ -282,6 +296,9 @@ class _Run:
                 self._call("on_trial_startup", self.state.batches, self.state.latest_checkpoint)
                 return self._train(stop)
             except TrainingPreempted:
+                raise
+            except TrainingResumeError:
+                self._keep_record()
                 raise
             except BaseException as exc:
                 self._record_failure(exc)
@@ -310,17 +327,13 @@ class _Run:
         return self.collective.broadcast(start)
 
     def _config(self) -> dict[str, Any]:
-        from graphbook.batch_process.dataset import describe
-
-        saved = rng.capture()  # describing the data reads items: leave the RNGs as they were
-        data = describe(self.reader.loader.dataset).to_json()
-        rng.restore(saved)
         return {
             "hparams": plain(dict(self.session.hparams)),
             "seed": self.session.seed,
             "trial": qualified_name(type(self.trial)),
             "global_batch_size": self.reader.loader.batch_size * self.collective.size,
-            "train_data": data,
+            "train_data": data_identity(self.reader.loader.dataset),
+            "models": model_shapes([unwrap(m) for m in self.context.models]),
             "world_size": self.collective.size,
             "max_length": str(self.settings.max_length),
             "epoch_length": self.epoch_length,
@@ -568,6 +581,7 @@ class _Run:
         run = self.run
         assert run is not None
         if run.checkpoint is None:
+            self._loaded = True
             if run.resumed and self.store is not None:
                 self.store.truncate_metrics(run.run_id, 0)
             again = " again from the start (no checkpoint yet)" if run.resumed else ""
@@ -580,6 +594,7 @@ class _Run:
         payload = checkpoints.read_state(folder)
         self._call("on_checkpoint_load_start", payload)
         self._load(payload)
+        self._loaded = True
         if self.store is not None:
             self.store.truncate_metrics(run.run_id, int(run.checkpoint.metadata["metric_rows"]))
         epoch, batch = divmod(self.state.batches, self.epoch_length)
@@ -591,6 +606,13 @@ class _Run:
 
     def _load(self, payload: dict[str, Any]) -> None:
         context = self.context
+        saved = [
+            {k: list(getattr(v, "shape", ())) for k, v in m.items()} for m in payload["models"]
+        ]
+        changes = model_changes(saved, model_shapes([unwrap(m) for m in context.models]))
+        if changes:
+            assert self.run is not None
+            raise TrainingResumeError(resume_refusal(self.run.run_id, self.run.name, changes))
         _load_list("model", [unwrap(m) for m in context.models], payload["models"])
         _load_list("optimizer", context.optimizers, payload["optimizers"])
         _load_list("LR scheduler", [w.scheduler for w in context.schedulers], payload["schedulers"])
@@ -657,14 +679,23 @@ class _Run:
             f"validation {shown or '-'}"
         )
 
+    def _keep_record(self) -> None:
+        """A refused resume leaves the run as it was (its status, counts and error)."""
+        if self.store is None or self.run is None or self.run.previous_status is None:
+            return
+        try:
+            self.store.set_status(self.run.run_id, self.run.previous_status)
+        except Exception:
+            logger.exception("could not restore the status of run %s", self.run.run_id)
+
     def _record_failure(self, exc: BaseException) -> None:
         if self.store is None or self.run is None:
             return
         try:
             self._flush()
-            self.store.finish_run(
-                self.run.run_id, "failed", self._counts(), f"{type(exc).__name__}: {exc}"
-            )
+            # Failing before the checkpoint was loaded, the run is still where it was.
+            counts = self._counts() if self._loaded else self.store.get_run(self.run.run_id).counts
+            self.store.finish_run(self.run.run_id, "failed", counts, f"{type(exc).__name__}: {exc}")
         except Exception:
             logger.exception("could not record the failure of run %s", self.run.run_id)
 
