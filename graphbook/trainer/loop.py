@@ -118,6 +118,10 @@ class RankState:
     rng: dict[str, Any]
     reducers: dict[str, Any]
     window: list[dict[str, Any]]
+    grads: list[list[torch.Tensor | None]] | None = None
+    """Gradients accumulated and not yet stepped on (aggregation_frequency > 1, or a trial
+    that steps every few batches itself): each model's, by parameter; None when there are
+    none. Each process's own: under DDP they are exchanged only at the step."""
 
 
 class Trainer:
@@ -513,7 +517,10 @@ class _Run:
         state.last_checkpoint = state.batches
         state.latest_checkpoint = checkpoints.checkpoint_id(self.run.run_id, state.batches)
         mine = RankState(
-            rng.capture(), reducer_states(self.context.reducers), self.window.numbers()
+            rng.capture(),
+            reducer_states(self.context.reducers),
+            self.window.numbers(),
+            self._pending_grads(),
         )
         ranks = self.collective.gather(mine)
         uuid = None
@@ -521,6 +528,21 @@ class _Run:
             uuid = self._write(ranks, status)
         uuid = self.collective.broadcast(uuid)
         self._call("on_checkpoint_upload_end", uuid)
+
+    def _pending_grads(self) -> list[list[torch.Tensor | None]] | None:
+        grads = [
+            [None if p.grad is None else p.grad.detach().cpu().clone() for p in m.parameters()]
+            for m in map(unwrap, self.context.models)
+        ]
+        return grads if any(g is not None for model in grads for g in model) else None
+
+    def _restore_grads(self, grads: list[list[torch.Tensor | None]] | None) -> None:
+        models = [unwrap(m) for m in self.context.models]
+        if grads is None:
+            return
+        for model, saved in zip(models, grads, strict=True):
+            for param, grad in zip(model.parameters(), saved, strict=True):
+                param.grad = None if grad is None else grad.to(param.device, param.dtype)
 
     def _write(self, ranks: list[RankState], status: str | None) -> str:
         assert self.store is not None and self.run is not None
@@ -629,8 +651,16 @@ class _Run:
             rng.restore(mine.rng)
             load_reducer_states(context.reducers, mine.reducers)
             self.window = Window(mine.window)
+            self._restore_grads(mine.grads)
         else:
             rng.seed_all(self.session.seed + self.rank + self.state.batches)
+            if any(r.grads is not None for r in ranks):
+                logger.warning(
+                    "resumed with %d processes instead of %d in the middle of an accumulation "
+                    "of gradients: the batches accumulated before the checkpoint are dropped",
+                    self.collective.size,
+                    len(ranks),
+                )
             if self.rank == 0:
                 self.window = Window([b for r in ranks for b in r.window])
             logger.info(
