@@ -395,11 +395,19 @@ class _Run:
         self.display.advance(state.batches, state.training.get("loss"))
         if validate or (last and state.last_validation != state.batches):
             self._validate()
+            if not last and self._stop_asked_in_validation():
+                asked = last = True  # stop at once: this validation is the last one
         if (save or self._best_pending) and not last:
             self._checkpoint()  # the last one is the end's, with the run's final status
         if flags.stop:
             self._preempt(stop)
         return asked
+
+    def _stop_asked_in_validation(self) -> bool:
+        """Whether a callback (on_validation_end, say) asked to stop, on any process; every
+        process validates at the same batches, so all of them ask."""
+        asked = self.context.get_stop_requested()
+        return self.collective.step_flags(False, asked).batches > 0
 
     def _end_epoch(self, epoch: int) -> None:
         for wrapped in self.context.schedulers:
@@ -433,7 +441,8 @@ class _Run:
         self.state.training = plain(metrics)
         self.state.last_report = self.state.batches
         self._store_metrics("training", self.state.training)
-        self._call("on_training_workload_end", averaged, batches)
+        # Determined's callbacks read the period's batch count from avg_metrics.
+        self._call("on_training_workload_end", {**averaged, "batches": len(batches)}, batches)
 
     def _validate(self) -> None:
         self._call("on_validation_start")
