@@ -73,6 +73,11 @@ class FitSettings:
     step_zero_validation: bool = False
     test_mode: bool = False
     progress: bool = True
+    profile: bool = False
+
+
+PROFILE_SCHEDULE = {"wait": 1, "warmup": 1, "active": 3, "repeat": 1}
+"""With profiling_enabled: batches skipped, warmed up on, then traced (once per attempt)."""
 
 
 @dataclass
@@ -153,6 +158,7 @@ class Trainer:
         test_mode: bool = False,
         progress: bool = True,
         latest_checkpoint: Any = None,
+        profiling_enabled: bool = False,
         **_determined_only: Any,
     ) -> TrainResult:
         """Train for `max_length` (det.Epochs(n) / det.Batches(n)), validating every
@@ -165,9 +171,11 @@ class Trainer:
         `checkpoint_policy` "best" (by `searcher_metric`, default validation_loss or loss;
         `smaller_is_better`), "all" or "none", plus the last `keep_last`. Training metrics are
         averaged over each `reporting_period` (default det.Batches(10)). SIGTERM/SIGINT stop
-        after the current batch with a checkpoint and exit status 75. Returns the last metrics.
+        after the current batch with a checkpoint and exit status 75. `profiling_enabled`
+        traces a few batches with torch.profiler into the run's folder (`profile/*.pt.trace.json`,
+        for Perfetto or TensorBoard). Returns the last metrics.
         """
-        accept_determined_only("train", _determined_only, ("profiling_enabled",))
+        accept_determined_only("train", _determined_only, ())
         if latest_checkpoint is not None:
             raise TrainerError(
                 "latest_checkpoint is not needed here: an unfinished run of the same name "
@@ -182,6 +190,7 @@ class Trainer:
             step_zero_validation=step_zero_validation,
             test_mode=test_mode,
             progress=progress and os.environ.get(PROGRESS_ENV, "1") != "0",
+            profile=bool(profiling_enabled),
         )
         return self.fit_with(train_data, val_data, settings)
 
@@ -349,16 +358,39 @@ class _Run:
         if self.settings.step_zero_validation and self.state.last_validation < 0:
             self._validate()
         stopped = False
-        while self.state.batches < self.length and not stopped:
-            epoch, start = divmod(self.state.batches, self.epoch_length)
-            if start == 0:
-                self._call("on_training_epoch_start", epoch)
-            for batch in self.reader.read(epoch, start):
-                self._step(batch, epoch)
-                stopped = self._after_step(stop, epoch)
-                if stopped or self.state.batches >= self.length:
-                    break
+        with ExitStack() as stack:
+            profiler = stack.enter_context(self._profiler()) if self.settings.profile else None
+            while self.state.batches < self.length and not stopped:
+                epoch, start = divmod(self.state.batches, self.epoch_length)
+                if start == 0:
+                    self._call("on_training_epoch_start", epoch)
+                for batch in self.reader.read(epoch, start):
+                    self._step(batch, epoch)
+                    if profiler is not None:
+                        profiler.step()
+                    stopped = self._after_step(stop, epoch)
+                    if stopped or self.state.batches >= self.length:
+                        break
         return self._finish(stopped)
+
+    def _profiler(self) -> torch.profiler.profile:
+        """torch.profiler over a few batches; each process writes its trace into the run's
+        `profile` folder, a Chrome trace that Perfetto (ui.perfetto.dev) and TensorBoard's
+        profiler plugin open."""
+        assert self.run is not None
+        folder = self.run.root / "profile"
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if self.context.device.type == "cuda":
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        handler = torch.profiler.tensorboard_trace_handler(
+            str(folder), worker_name=f"rank{self.rank}"
+        )
+        self.display.say(f"profiling {PROFILE_SCHEDULE['active']} batches into {folder}")
+        return torch.profiler.profile(
+            activities=activities,
+            schedule=torch.profiler.schedule(**PROFILE_SCHEDULE),
+            on_trace_ready=handler,
+        )
 
     # -- one step ------------------------------------------------------------------------------
     def _step(self, batch: Any, epoch: int) -> None:
