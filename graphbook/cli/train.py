@@ -144,7 +144,7 @@ def table(result: SearchResult) -> Table:
         view.add_row(
             f"{trial.index}{mark}",
             trial.run_id or "-",
-            trial.status,
+            trial.status + (f": {trial.error[-120:]}" if trial.error else ""),
             f"{value:.6g}" if isinstance(value, int | float) else "-",
             json.dumps(trial.hparams, sort_keys=True),
         )

@@ -11,6 +11,7 @@ load it back and predict with it, and search over hyperparameters (docs/trainer.
 
 from graphbook.batch_process.reducers import MetricReducer
 from graphbook.trainer.api import TrainerContext, TrainingInfo, init
+from graphbook.trainer.callbacks import EarlyStopping
 from graphbook.trainer.context import LRScheduler, PyTorchTrialContext
 from graphbook.trainer.data import DataLoader, TorchData
 from graphbook.trainer.errors import (
@@ -30,6 +31,7 @@ __all__ = [
     "Batch",
     "Batches",
     "DataLoader",
+    "EarlyStopping",
     "Epoch",
     "Epochs",
     "LRScheduler",

@@ -108,13 +108,15 @@ def init(
     start_over: bool = False,
     config_data: dict[str, Any] | None = None,
     aggregation_frequency: int = 1,
+    deterministic: bool = False,
     **_determined_only: Any,
 ) -> TrainerContext:
     """Start this process's part of a training run: join the process group when `torchrun`
     started it (gloo on CPU, nccl on GPUs), set hyperparameters, and seed python, numpy and
     torch from one run seed — `seed`, or the seed of the unfinished run this script resumes,
     or a fresh one (recorded with the run). $GRAPHBOOK_TRAIN_HPARAMS (JSON, as a search sets
-    it) overrides `hparams`."""
+    it) overrides `hparams`. `deterministic=True` makes torch use deterministic algorithms
+    only (an operation that has none raises), cuDNN among them."""
     accept_determined_only(
         "init", _determined_only, ("exp_conf", "distributed", "enable_tensorboard_logging")
     )
@@ -133,6 +135,8 @@ def init(
         raise TrainingResumeError(chosen)
     assert isinstance(chosen, int)
     rng.seed_all(chosen + collective.rank)
+    if deterministic:
+        rng.deterministic()
     session = Session(
         collective=collective,
         hparams=hparams_of({**(hparams or {}), **json_env(HPARAMS_ENV)}),

@@ -144,10 +144,12 @@ class Experimental:
         self._context = context
         self.auto_to_device = True
 
-    def use_amp(self) -> None:
-        """Automatic mixed precision: autocast in wrapped models' forward, a GradScaler in
-        backward and step_optimizer. Needs CUDA; on a CPU it warns and trains in float32."""
-        self._context._use_amp()
+    def use_amp(self, dtype: torch.dtype | None = None) -> None:
+        """Automatic mixed precision: autocast in wrapped models' forward (float16 with a
+        GradScaler in backward and step_optimizer, on CUDA; or `dtype=torch.bfloat16`, which
+        needs no scaler, on CUDA or on the CPU). float16 needs CUDA: on a CPU it warns and
+        trains in float32."""
+        self._context._use_amp(dtype)
 
     def disable_auto_to_device(self) -> None:
         self.auto_to_device = False
@@ -170,6 +172,7 @@ class PyTorchTrialContext:
         self.reducers: list[WrappedReducer] = []
         self.scaler: Any = None
         self._amp = False
+        self._amp_dtype: torch.dtype | None = None
         self._stop_requested = False
         self._epoch = 0
         self._batch = 0
@@ -234,7 +237,8 @@ class PyTorchTrialContext:
             raise TrainerError(f"wrap_model expects a torch.nn.Module, got {type(model).__name__}")
         model = model.to(self.device)
         if self._amp:
-            model.forward = torch.autocast(self.device.type)(model.forward)
+            autocast = torch.autocast(self.device.type, dtype=self._amp_dtype)
+            model.forward = autocast(model.forward)
         wrapped: torch.nn.Module = model
         if self.distributed.size > 1:
             ids = [self.device.index] if self.device.type == "cuda" else None
@@ -293,9 +297,16 @@ class PyTorchTrialContext:
         self.scaler = scaler
         return scaler
 
-    def _use_amp(self) -> None:
+    def _use_amp(self, dtype: torch.dtype | None = None) -> None:
         if self.models:
             raise TrainerError("call context.experimental.use_amp() before wrap_model()")
+        if dtype not in (None, torch.float16, torch.bfloat16):
+            raise TrainerError(
+                f"use_amp(dtype=...) takes torch.float16 or torch.bfloat16, got {dtype!r}"
+            )
+        if dtype == torch.bfloat16:
+            self._amp, self._amp_dtype = True, torch.bfloat16  # its range needs no scaler
+            return
         if self.device.type != "cuda":
             warnings.warn(
                 "use_amp(): automatic mixed precision needs a CUDA GPU and this process runs "

@@ -24,7 +24,13 @@ from graphbook.trainer import checkpoints, rng
 from graphbook.trainer.checkpoints import Retention, Snapshot
 from graphbook.trainer.context import LRScheduler, PyTorchTrialContext, unwrap
 from graphbook.trainer.data import DataLoader, Reader, Shard, as_loader
-from graphbook.trainer.errors import TrainerError, TrainingPreempted, accept_determined_only
+from graphbook.trainer.errors import (
+    TrainerError,
+    TrainingPreempted,
+    TrainingResumeError,
+    accept_determined_only,
+)
+from graphbook.trainer.identity import data_identity, model_changes, model_shapes
 from graphbook.trainer.metrics import (
     Window,
     across_ranks,
@@ -35,7 +41,13 @@ from graphbook.trainer.metrics import (
     reducer_states,
 )
 from graphbook.trainer.progress import Display
-from graphbook.trainer.runs import MAX_LENGTH_ENV, PROGRESS_ENV, RunStart, start_or_resume
+from graphbook.trainer.runs import (
+    MAX_LENGTH_ENV,
+    PROGRESS_ENV,
+    RunStart,
+    resume_refusal,
+    start_or_resume,
+)
 from graphbook.trainer.trial import (
     PyTorchCallback,
     PyTorchTrial,
@@ -61,6 +73,11 @@ class FitSettings:
     step_zero_validation: bool = False
     test_mode: bool = False
     progress: bool = True
+    profile: bool = False
+
+
+PROFILE_SCHEDULE = {"wait": 1, "warmup": 1, "active": 3, "repeat": 1}
+"""With profiling_enabled: batches skipped, warmed up on, then traced (once per attempt)."""
 
 
 @dataclass
@@ -106,6 +123,10 @@ class RankState:
     rng: dict[str, Any]
     reducers: dict[str, Any]
     window: list[dict[str, Any]]
+    grads: list[list[torch.Tensor | None]] | None = None
+    """Gradients accumulated and not yet stepped on (aggregation_frequency > 1, or a trial
+    that steps every few batches itself): each model's, by parameter; None when there are
+    none. Each process's own: under DDP they are exchanged only at the step."""
 
 
 class Trainer:
@@ -137,6 +158,7 @@ class Trainer:
         test_mode: bool = False,
         progress: bool = True,
         latest_checkpoint: Any = None,
+        profiling_enabled: bool = False,
         **_determined_only: Any,
     ) -> TrainResult:
         """Train for `max_length` (det.Epochs(n) / det.Batches(n)), validating every
@@ -149,9 +171,11 @@ class Trainer:
         `checkpoint_policy` "best" (by `searcher_metric`, default validation_loss or loss;
         `smaller_is_better`), "all" or "none", plus the last `keep_last`. Training metrics are
         averaged over each `reporting_period` (default det.Batches(10)). SIGTERM/SIGINT stop
-        after the current batch with a checkpoint and exit status 75. Returns the last metrics.
+        after the current batch with a checkpoint and exit status 75. `profiling_enabled`
+        traces a few batches with torch.profiler into the run's folder (`profile/*.pt.trace.json`,
+        for Perfetto or TensorBoard). Returns the last metrics.
         """
-        accept_determined_only("train", _determined_only, ("profiling_enabled",))
+        accept_determined_only("train", _determined_only, ())
         if latest_checkpoint is not None:
             raise TrainerError(
                 "latest_checkpoint is not needed here: an unfinished run of the same name "
@@ -166,6 +190,7 @@ class Trainer:
             step_zero_validation=step_zero_validation,
             test_mode=test_mode,
             progress=progress and os.environ.get(PROGRESS_ENV, "1") != "0",
+            profile=bool(profiling_enabled),
         )
         return self.fit_with(train_data, val_data, settings)
 
@@ -267,6 +292,8 @@ class _Run:
             self.session.run_name,
         )
         self._best_pending = False
+        self._loaded = False
+        """Whether the loop's state is this run's: from the start, or the checkpoint loaded."""
         self._rows: list[tuple[str, int, dict[str, Any]]] = []
         self._flushed = time.monotonic()
         self._eval_takes_index = accepts(
@@ -282,6 +309,9 @@ class _Run:
                 self._call("on_trial_startup", self.state.batches, self.state.latest_checkpoint)
                 return self._train(stop)
             except TrainingPreempted:
+                raise
+            except TrainingResumeError:
+                self._keep_record()
                 raise
             except BaseException as exc:
                 self._record_failure(exc)
@@ -310,17 +340,13 @@ class _Run:
         return self.collective.broadcast(start)
 
     def _config(self) -> dict[str, Any]:
-        from graphbook.batch_process.dataset import describe
-
-        saved = rng.capture()  # describing the data reads items: leave the RNGs as they were
-        data = describe(self.reader.loader.dataset).to_json()
-        rng.restore(saved)
         return {
             "hparams": plain(dict(self.session.hparams)),
             "seed": self.session.seed,
             "trial": qualified_name(type(self.trial)),
             "global_batch_size": self.reader.loader.batch_size * self.collective.size,
-            "train_data": data,
+            "train_data": data_identity(self.reader.loader.dataset),
+            "models": model_shapes([unwrap(m) for m in self.context.models]),
             "world_size": self.collective.size,
             "max_length": str(self.settings.max_length),
             "epoch_length": self.epoch_length,
@@ -332,16 +358,39 @@ class _Run:
         if self.settings.step_zero_validation and self.state.last_validation < 0:
             self._validate()
         stopped = False
-        while self.state.batches < self.length and not stopped:
-            epoch, start = divmod(self.state.batches, self.epoch_length)
-            if start == 0:
-                self._call("on_training_epoch_start", epoch)
-            for batch in self.reader.read(epoch, start):
-                self._step(batch, epoch)
-                stopped = self._after_step(stop, epoch)
-                if stopped or self.state.batches >= self.length:
-                    break
+        with ExitStack() as stack:
+            profiler = stack.enter_context(self._profiler()) if self.settings.profile else None
+            while self.state.batches < self.length and not stopped:
+                epoch, start = divmod(self.state.batches, self.epoch_length)
+                if start == 0:
+                    self._call("on_training_epoch_start", epoch)
+                for batch in self.reader.read(epoch, start):
+                    self._step(batch, epoch)
+                    if profiler is not None:
+                        profiler.step()
+                    stopped = self._after_step(stop, epoch)
+                    if stopped or self.state.batches >= self.length:
+                        break
         return self._finish(stopped)
+
+    def _profiler(self) -> torch.profiler.profile:
+        """torch.profiler over a few batches; each process writes its trace into the run's
+        `profile` folder, a Chrome trace that Perfetto (ui.perfetto.dev) and TensorBoard's
+        profiler plugin open."""
+        assert self.run is not None
+        folder = self.run.root / "profile"
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if self.context.device.type == "cuda":
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        handler = torch.profiler.tensorboard_trace_handler(
+            str(folder), worker_name=f"rank{self.rank}"
+        )
+        self.display.say(f"profiling {PROFILE_SCHEDULE['active']} batches into {folder}")
+        return torch.profiler.profile(
+            activities=activities,
+            schedule=torch.profiler.schedule(**PROFILE_SCHEDULE),
+            on_trace_ready=handler,
+        )
 
     # -- one step ------------------------------------------------------------------------------
     def _step(self, batch: Any, epoch: int) -> None:
@@ -378,11 +427,19 @@ class _Run:
         self.display.advance(state.batches, state.training.get("loss"))
         if validate or (last and state.last_validation != state.batches):
             self._validate()
+            if not last and self._stop_asked_in_validation():
+                asked = last = True  # stop at once: this validation is the last one
         if (save or self._best_pending) and not last:
             self._checkpoint()  # the last one is the end's, with the run's final status
         if flags.stop:
             self._preempt(stop)
         return asked
+
+    def _stop_asked_in_validation(self) -> bool:
+        """Whether a callback (on_validation_end, say) asked to stop, on any process; every
+        process validates at the same batches, so all of them ask."""
+        asked = self.context.get_stop_requested()
+        return self.collective.step_flags(False, asked).batches > 0
 
     def _end_epoch(self, epoch: int) -> None:
         for wrapped in self.context.schedulers:
@@ -416,7 +473,8 @@ class _Run:
         self.state.training = plain(metrics)
         self.state.last_report = self.state.batches
         self._store_metrics("training", self.state.training)
-        self._call("on_training_workload_end", averaged, batches)
+        # Determined's callbacks read the period's batch count from avg_metrics.
+        self._call("on_training_workload_end", {**averaged, "batches": len(batches)}, batches)
 
     def _validate(self) -> None:
         self._call("on_validation_start")
@@ -500,7 +558,10 @@ class _Run:
         state.last_checkpoint = state.batches
         state.latest_checkpoint = checkpoints.checkpoint_id(self.run.run_id, state.batches)
         mine = RankState(
-            rng.capture(), reducer_states(self.context.reducers), self.window.numbers()
+            rng.capture(),
+            reducer_states(self.context.reducers),
+            self.window.numbers(),
+            self._pending_grads(),
         )
         ranks = self.collective.gather(mine)
         uuid = None
@@ -508,6 +569,21 @@ class _Run:
             uuid = self._write(ranks, status)
         uuid = self.collective.broadcast(uuid)
         self._call("on_checkpoint_upload_end", uuid)
+
+    def _pending_grads(self) -> list[list[torch.Tensor | None]] | None:
+        grads = [
+            [None if p.grad is None else p.grad.detach().cpu().clone() for p in m.parameters()]
+            for m in map(unwrap, self.context.models)
+        ]
+        return grads if any(g is not None for model in grads for g in model) else None
+
+    def _restore_grads(self, grads: list[list[torch.Tensor | None]] | None) -> None:
+        models = [unwrap(m) for m in self.context.models]
+        if grads is None:
+            return
+        for model, saved in zip(models, grads, strict=True):
+            for param, grad in zip(model.parameters(), saved, strict=True):
+                param.grad = None if grad is None else grad.to(param.device, param.dtype)
 
     def _write(self, ranks: list[RankState], status: str | None) -> str:
         assert self.store is not None and self.run is not None
@@ -568,6 +644,7 @@ class _Run:
         run = self.run
         assert run is not None
         if run.checkpoint is None:
+            self._loaded = True
             if run.resumed and self.store is not None:
                 self.store.truncate_metrics(run.run_id, 0)
             again = " again from the start (no checkpoint yet)" if run.resumed else ""
@@ -580,6 +657,7 @@ class _Run:
         payload = checkpoints.read_state(folder)
         self._call("on_checkpoint_load_start", payload)
         self._load(payload)
+        self._loaded = True
         if self.store is not None:
             self.store.truncate_metrics(run.run_id, int(run.checkpoint.metadata["metric_rows"]))
         epoch, batch = divmod(self.state.batches, self.epoch_length)
@@ -591,6 +669,13 @@ class _Run:
 
     def _load(self, payload: dict[str, Any]) -> None:
         context = self.context
+        saved = [
+            {k: list(getattr(v, "shape", ())) for k, v in m.items()} for m in payload["models"]
+        ]
+        changes = model_changes(saved, model_shapes([unwrap(m) for m in context.models]))
+        if changes:
+            assert self.run is not None
+            raise TrainingResumeError(resume_refusal(self.run.run_id, self.run.name, changes))
         _load_list("model", [unwrap(m) for m in context.models], payload["models"])
         _load_list("optimizer", context.optimizers, payload["optimizers"])
         _load_list("LR scheduler", [w.scheduler for w in context.schedulers], payload["schedulers"])
@@ -607,8 +692,16 @@ class _Run:
             rng.restore(mine.rng)
             load_reducer_states(context.reducers, mine.reducers)
             self.window = Window(mine.window)
+            self._restore_grads(mine.grads)
         else:
             rng.seed_all(self.session.seed + self.rank + self.state.batches)
+            if any(r.grads is not None for r in ranks):
+                logger.warning(
+                    "resumed with %d processes instead of %d in the middle of an accumulation "
+                    "of gradients: the batches accumulated before the checkpoint are dropped",
+                    self.collective.size,
+                    len(ranks),
+                )
             if self.rank == 0:
                 self.window = Window([b for r in ranks for b in r.window])
             logger.info(
@@ -657,14 +750,23 @@ class _Run:
             f"validation {shown or '-'}"
         )
 
+    def _keep_record(self) -> None:
+        """A refused resume leaves the run as it was (its status, counts and error)."""
+        if self.store is None or self.run is None or self.run.previous_status is None:
+            return
+        try:
+            self.store.set_status(self.run.run_id, self.run.previous_status)
+        except Exception:
+            logger.exception("could not restore the status of run %s", self.run.run_id)
+
     def _record_failure(self, exc: BaseException) -> None:
         if self.store is None or self.run is None:
             return
         try:
             self._flush()
-            self.store.finish_run(
-                self.run.run_id, "failed", self._counts(), f"{type(exc).__name__}: {exc}"
-            )
+            # Failing before the checkpoint was loaded, the run is still where it was.
+            counts = self._counts() if self._loaded else self.store.get_run(self.run.run_id).counts
+            self.store.finish_run(self.run.run_id, "failed", counts, f"{type(exc).__name__}: {exc}")
         except Exception:
             logger.exception("could not record the failure of run %s", self.run.run_id)
 

@@ -3,6 +3,7 @@ checkpoint keeps so that a resumed run draws the same numbers an uninterrupted o
 
 from __future__ import annotations
 
+import os
 import random
 import secrets
 from typing import Any
@@ -40,3 +41,13 @@ def restore(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def deterministic() -> None:
+    """Deterministic algorithms only (Lightning's `deterministic=True`): torch raises on an
+    operation that has none; cuDNN does not pick algorithms by timing; cuBLAS gets the
+    workspace setting it needs (unless set already)."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cudnn.deterministic = True

@@ -22,6 +22,7 @@ from graphbook.batch_process.checkpoint import RunFolders
 from graphbook.store import CheckpointRecord, RunRecord, Store
 from graphbook.trainer.checkpoints import folders_of, latest, recover
 from graphbook.trainer.errors import TrainerError, TrainingResumeError
+from graphbook.trainer.identity import data_changes, model_changes
 
 logger = logging.getLogger(__name__)
 RUN_NAME_ENV = "GRAPHBOOK_TRAIN_RUN_NAME"
@@ -77,6 +78,8 @@ class RunStart:
     checkpoint: CheckpointRecord | None
     """The checkpoint to resume from (None: from the start)."""
     resumed: bool
+    previous_status: str | None = None
+    """The status the resumed run had (a refused resume puts it back)."""
 
     @property
     def folders(self) -> RunFolders:
@@ -93,7 +96,7 @@ def start_or_resume(store: Store, name: str, start_over: bool, config: dict[str,
         recover(store, folders, previous.id)
         record = latest(store, previous.id)
         store.set_status(previous.id, "running")
-        return RunStart(previous.id, name, folders.root, record, True)
+        return RunStart(previous.id, name, folders.root, record, True, previous.status)
     if previous is not None:
         logger.info("starting %r over: abandoning run %s", name, previous.id)
         store.set_status(previous.id, "abandoned")
@@ -102,20 +105,29 @@ def start_or_resume(store: Store, name: str, start_over: bool, config: dict[str,
 
 
 def check_compatible(run: RunRecord, config: dict[str, Any]) -> None:
-    """Refuse to resume `run` with other hyperparameters, batch size or training data."""
+    """Refuse to resume `run` with other hyperparameters, seed, batch size, training data or
+    model shapes, saying what changed."""
     changes = [
         f"{key} was {_show(run.config.get(key))}, now {_show(config.get(key))}"
-        for key in ("hparams", "seed", "global_batch_size", "train_data")
+        for key in ("hparams", "seed", "global_batch_size")
         if key in run.config and run.config.get(key) != config.get(key)
     ]
+    if "train_data" in run.config and "train_data" in config:
+        changes += data_changes("train_data", run.config["train_data"], config["train_data"])
+    if "models" in run.config and "models" in config:
+        changes += model_changes(run.config["models"], config["models"])
     if changes:
-        raise TrainingResumeError(
-            f"cannot resume training run {run.id} ({run.name!r}): "
-            + "; ".join(changes)
-            + ". Run it as before to resume it, or start over with init(start_over=True) "
-            f"(or {START_OVER_ENV}=1, or `graphbook train --start-over`), or give it another "
-            "run_name."
-        )
+        raise TrainingResumeError(resume_refusal(run.id, run.name, changes))
+
+
+def resume_refusal(run_id: str, name: str, changes: list[str]) -> str:
+    return (
+        f"cannot resume training run {run_id} ({name!r}): "
+        + "; ".join(changes)
+        + ". Run it as before to resume it, or start over with init(start_over=True) "
+        f"(or {START_OVER_ENV}=1, or `graphbook train --start-over`), or give it another "
+        "run_name. The run keeps its checkpoints and status."
+    )
 
 
 def _show(value: Any) -> str:

@@ -16,11 +16,13 @@ import os
 import shlex
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 
@@ -57,6 +59,9 @@ class TrialOutcome:
     run_id: str | None
     status: str
     validation: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    """Why it failed: its run's error, or (failing before it had a run, in init() or the
+    trial's __init__) its exit status and the last line it wrote to stderr."""
 
 
 @dataclass(frozen=True)
@@ -157,17 +162,35 @@ def run_search(
         f"search {search_id} ({name}): {len(config.trials)} trial(s), "
         f"{len(config.trials) - len(pending)} done, {parallel} at a time"
     )
+    failures: dict[int, str] = {}
     with StopSignals() as stop:
-        stopped = _run_trials(config, name, pending, parallel, start_over, notify, python, stop)
-    result = summarize(store, search_id, name, config)
-    status = "stopped" if stopped else "completed"
+        stopped = _run_trials(
+            config, name, pending, parallel, start_over, notify, python, stop, failures
+        )
+    result = summarize(store, search_id, name, config, failures)
+    completed = sum(t.status == "completed" for t in result.trials)
+    failed = [t for t in result.trials if t.status == "failed"]
+    error = None
+    if stopped:
+        status = "stopped"
+    elif completed == 0 and result.trials:
+        status = "failed"
+        error = "every trial failed: " + "; ".join(
+            f"trial {t.index}: {t.error or 'failed'}" for t in failed[:3]
+        )
+        if len(failed) > 3:
+            error += f"; and {len(failed) - 3} more"
+    else:
+        status = "completed"
     counts = {
         "trials": len(config.trials),
-        "completed": sum(t.status == "completed" for t in result.trials),
+        "completed": completed,
+        "failed": len(failed),
         "best_run": result.best.run_id if result.best else None,
         "metric": result.metric,
+        "errors": {str(t.index): t.error for t in failed if t.error},
     }
-    store.finish_run(search_id, status, counts)
+    store.finish_run(search_id, status, counts, error)
     return SearchResult(result.search_id, name, result.trials, result.metric, result.best, stopped)
 
 
@@ -208,17 +231,20 @@ def _run_trials(
     notify: Notify,
     python: str,
     stop: StopSignals,
+    failures: dict[int, str],
 ) -> bool:
     """Run the pending trials; True if one was stopped by a signal. A SIGINT or SIGTERM caught
     by `stop` stops launching trials and is passed on to the running ones (Ctrl-C reaches them
     anyway: repeats are ignored), which checkpoint and exit 75; this waits for them."""
     running: dict[int, subprocess.Popen[bytes]] = {}
+    tails: dict[int, _Tail] = {}
     queue, stopped = list(pending), False
     while queue or running:
         stopped = stop.pass_on(running.values()) or stopped
         while queue and len(running) < parallel and not stopped:
             index = queue.pop(0)
             running[index] = _launch(config, name, index, start_over, python)
+            tails[index] = _Tail(running[index])
             notify(f"trial {index}: {json.dumps(config.trials[index], sort_keys=True)}")
         if not running:
             break
@@ -227,6 +253,9 @@ def _run_trials(
             if code is None:
                 continue
             del running[index]
+            last = tails.pop(index).finish()
+            if code not in (0, EXIT_PREEMPTED):
+                failures[index] = f"exit status {code}" + (f": {last}" if last else "")
             stopped = stopped or code == EXIT_PREEMPTED
             notify(
                 f"trial {index} "
@@ -251,11 +280,48 @@ def _launch(
         env[MAX_LENGTH_ENV] = config.max_length
     if start_over:
         env[START_OVER_ENV] = "1"
-    return subprocess.Popen([python, str(config.script)], env=env, cwd=config.script.parent)
+    return subprocess.Popen(
+        [python, str(config.script)], env=env, cwd=config.script.parent, stderr=subprocess.PIPE
+    )
 
 
-def summarize(store: Store, search_id: str, name: str, config: SearchConfig) -> SearchResult:
-    trials = [_outcome(store, name, i, hp) for i, hp in enumerate(config.trials)]
+class _Tail:
+    """Passes a trial's stderr on to ours as it comes, keeping its last lines: a trial that
+    fails before it has a run (in init() or its trial's __init__) is known by them."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.lines: deque[str] = deque(maxlen=50)
+        self.thread = threading.Thread(target=self._pump, args=(process.stderr,), daemon=True)
+        self.thread.start()
+
+    def _pump(self, stream: IO[bytes] | None) -> None:
+        if stream is None:
+            return
+        out = getattr(sys.stderr, "buffer", None)
+        for line in iter(stream.readline, b""):
+            if out is not None:
+                out.write(line)
+                out.flush()
+            else:
+                sys.stderr.write(line.decode(errors="replace"))
+            self.lines.append(line.decode(errors="replace").rstrip())
+        stream.close()
+
+    def finish(self) -> str:
+        """The last line that says something (a traceback's last is the error)."""
+        self.thread.join(timeout=5)
+        return next((line.strip() for line in reversed(self.lines) if line.strip()), "")
+
+
+def summarize(
+    store: Store,
+    search_id: str,
+    name: str,
+    config: SearchConfig,
+    failures: Mapping[int, str] | None = None,
+) -> SearchResult:
+    failures = failures or {}
+    trials = [_outcome(store, name, i, hp, failures.get(i)) for i, hp in enumerate(config.trials)]
     metric = config.metric or _default_metric(trials)
     scored = [
         t
@@ -269,12 +335,21 @@ def summarize(store: Store, search_id: str, name: str, config: SearchConfig) -> 
     return SearchResult(search_id, name, trials, metric, best)
 
 
-def _outcome(store: Store, name: str, index: int, hparams: dict[str, Any]) -> TrialOutcome:
+def _outcome(
+    store: Store, name: str, index: int, hparams: dict[str, Any], failure: str | None
+) -> TrialOutcome:
     run: RunRecord | None = store.latest_run("train", trial_name(name, index))
-    if run is None:
+    if run is None or (failure is not None and run.status == "completed"):
+        # No run (or an older, completed one of --start-over): it failed before it had one.
+        if failure is not None:
+            return TrialOutcome(index, hparams, None, "failed", error=failure)
         return TrialOutcome(index, hparams, None, "not started")
     rows = store.metrics([run.id], "validation")
-    return TrialOutcome(index, hparams, run.id, run.status, rows[-1].metrics if rows else {})
+    status = "failed" if failure is not None and run.status != "failed" else run.status
+    error = run.error or failure if status == "failed" else None
+    return TrialOutcome(
+        index, hparams, run.id, status, rows[-1].metrics if rows else {}, error=error
+    )
 
 
 def _default_metric(trials: list[TrialOutcome]) -> str | None:

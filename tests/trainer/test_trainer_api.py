@@ -280,7 +280,7 @@ def test_every_callback_hook_in_order_and_its_state_resumes(home: Path) -> None:
         ("training_start",),
         ("epoch_end", 0),  # after batch 3: an epoch has 3
         ("epoch_start", 1),
-        ("workload_end", ["loss"], 2),  # batches 3 and 4
+        ("workload_end", ["batches", "loss"], 2),  # batches 3 and 4
         *validation,
         *checkpoint,
         ("shutdown",),

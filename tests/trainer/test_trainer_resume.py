@@ -70,3 +70,27 @@ def test_resume_says_from_where_and_start_over_starts_a_new_run(tmp_path: Path) 
     assert again.returncode == 0, again.stderr
     assert "resuming" not in again.stderr
     assert result(tmp_path / "res.json")["run_id"] != first
+
+
+def test_gradients_accumulated_at_a_checkpoint_resume_with_it(tmp_path: Path) -> None:
+    """aggregation_frequency=2, checkpoints at odd batches (every 5, and on a SIGTERM): the
+    gradients of the batch not yet stepped on are in the checkpoint."""
+    settings = {"AGGREGATE": "2", "CHECKPOINT": "5", "EPOCHS": "2", "VALIDATE": "3"}
+    ref_home, home = tmp_path / "ref", tmp_path / "home"
+    env = {**settings, "GRAPHBOOK_HOME": str(ref_home), "RESULT": str(tmp_path / "ref.json")}
+    done = run_script(JOB, env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    reference = result(tmp_path / "ref.json")
+
+    env = {
+        **settings,
+        "GRAPHBOOK_HOME": str(home),
+        "RESULT": str(tmp_path / "res.json"),
+        "FAULTS": "train:6:KILL,train:8:TERM",  # resumes from 5, stops after 9
+        "FAULT_MARKS": str(tmp_path),
+    }
+    codes = [run_script(JOB, env, tmp_path).returncode for _ in range(3)]
+    assert codes == [-9, EXIT_PREEMPTED, 0]
+    resumed = result(tmp_path / "res.json")
+    assert resumed["digest"] == reference["digest"]
+    assert metric_rows(home, resumed["run_id"]) == metric_rows(ref_home, reference["run_id"])

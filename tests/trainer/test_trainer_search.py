@@ -217,3 +217,24 @@ def test_random_search_from_python(home: Path, tmp_path: Path) -> None:
 def test_bad_search_spaces(hyperparameters: dict[str, object], message: str) -> None:
     with pytest.raises(TrainerError, match=re.escape(message)):
         make_config({"hyperparameters": hyperparameters}, Path("."), Path("train.py"))
+
+
+def test_a_search_whose_every_trial_failed_is_failed_and_says_why(home: Path) -> None:
+    """The seed's script with no learning_rate: each trial fails in its trial's __init__,
+    before it has a training run, and still shows its error."""
+    config = make_config(
+        {
+            "hyperparameters": {"global_batch_size": {"type": "categorical", "vals": [16, 32]}},
+            "searcher": {"name": "grid", "max_length": {"batches": 2}},
+        },
+        home,
+        SCRIPTS / "seed_train.py",
+    )
+    result = run_search(config, name="doomed")
+    assert [t.status for t in result.trials] == ["failed", "failed"]
+    for trial in result.trials:
+        assert trial.error is not None and "'learning_rate' is not set" in trial.error
+    (search,) = Store().list_runs("search")
+    assert search.status == "failed" and search.counts["completed"] == 0
+    assert search.error is not None and "every trial failed" in search.error
+    assert "'learning_rate' is not set" in search.error

@@ -114,7 +114,10 @@ def digest(model: nn.Module) -> str:
 
 
 if __name__ == "__main__":
-    context = det.pytorch.init(seed=int(os.environ.get("SEED", "5")))
+    context = det.pytorch.init(
+        seed=int(os.environ.get("SEED", "5")),
+        aggregation_frequency=int(os.environ.get("AGGREGATE", "1")),
+    )
     batch = context.distributed.shard_batch_size(int(os.environ.get("BATCH", "8")))
     train = det.pytorch.DataLoader(Noisy(), batch_size=batch, shuffle=True)
     val = det.pytorch.DataLoader(Noisy(16), batch_size=batch)
