@@ -90,10 +90,12 @@ def resume_training(values: Mapping[str, Any], holders: Mapping[str, Any]) -> li
     """Put back in training mode each model of `values` (resource values by node id) that
     `prepare` put in eval mode and whose parameters an optimizer holds: a value of `values`, or
     an attribute of a node of `holders` (steps by node id). Returns (model's node, optimizer's
-    node) for each."""
-    torch = sys.modules.get("torch")
-    if torch is None:
+    node) for each. A run with no such model never touches torch: another thread may be
+    importing it that moment (the module half made), as when a server's other run starts."""
+    if not any(put_in_eval(model) for model in values.values()):
         return []
+    import torch
+
     optimizers = [
         (node_id, value)
         for node_id, value in _candidates(values, holders)

@@ -3,13 +3,24 @@
 import type { NodeSpec } from './catalog';
 import { type OriginFilter, ofOrigin, originText } from './origins';
 
-export function searchNodes(specs: NodeSpec[], query: string): NodeSpec[] {
+/**
+ * The specs that match `query`, best first; among equal matches (every spec, for an empty query)
+ * those of `near`'s category come first, then those of its pack: a wire dropped from a node
+ * lists its own kind's nodes before the whole library.
+ */
+export function searchNodes(specs: NodeSpec[], query: string, near?: NodeSpec): NodeSpec[] {
   const q = query.trim().toLowerCase();
   const scored = specs
-    .map((spec) => ({ spec, score: score(spec, q) }))
+    .map((spec) => ({ spec, score: score(spec, q), close: affinity(spec, near) }))
     .filter((s) => s.score > 0)
-    .sort((a, b) => b.score - a.score || a.spec.name.localeCompare(b.spec.name));
+    .sort((a, b) => b.score - a.score || b.close - a.close || a.spec.name.localeCompare(b.spec.name));
   return scored.map((s) => s.spec);
+}
+
+function affinity(spec: NodeSpec, near: NodeSpec | undefined): number {
+  if (!near) return 0;
+  if (spec.category === near.category) return 2;
+  return spec.pack === near.pack && spec.packKind === near.packKind ? 1 : 0;
 }
 
 function score(spec: NodeSpec, q: string): number {

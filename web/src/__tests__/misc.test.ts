@@ -24,6 +24,13 @@ describe('search', () => {
     expect(searchNodes(specs, 'hello').map((s) => s.name)).toEqual(['Greetings', 'Shout']);
     expect(searchNodes(specs, 'zzz')).toEqual([]);
   });
+  it('lists the nodes of the category a wire comes from first, then the rest by name', () => {
+    const greetings = catalog.nodes['Greetings'];
+    const names = searchNodes(specs, '', greetings).map((s) => s.name);
+    expect(names.slice(0, 2)).toEqual(['Greetings', 'Shout']);
+    expect(names.slice(2)).toEqual([...names.slice(2)].sort((a, b) => a.localeCompare(b)));
+    expect(searchNodes(specs, '').map((s) => s.name)[0]).not.toBe('Greetings');
+  });
   it('groups by category', () => {
     expect(byCategory(specs).map(([c]) => c)).toEqual(['Filtering', 'Hello', 'Util']);
   });

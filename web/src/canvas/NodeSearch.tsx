@@ -21,7 +21,9 @@ export function NodeSearch() {
   const found = useMemo(() => {
     const nodes = useEditor.getState().nodes;
     const fits = (spec: NodeSpec): boolean => !from || completeWire(from, spec, '\u0000new', nodes, catalog) !== null;
-    return searchNodes(Object.values(catalog.nodes).filter(fits), query).slice(0, 12);
+    const other = from && nodes.find((n) => n.id === from.node);
+    const near = other && other.type === 'graph' ? catalog.nodes[String(other.data.type)] : undefined;
+    return searchNodes(Object.values(catalog.nodes).filter(fits), query, near).slice(0, 40);
   }, [catalog, query, from]);
   if (!at) return null;
   const box = document.querySelector('.gb-canvas')?.getBoundingClientRect();
