@@ -110,6 +110,7 @@ class Session:
         """The workflow of the run being read and checked (`start`), before it is active."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._outbox: Outbox | None = None
+        self._closing = False
         self.recorder = Recorder(store, self._warn_store_failed)
         """Every write of run history, in its own thread (never on the loop)."""
 
@@ -119,6 +120,7 @@ class Session:
         self.pool = make_pool(self.settings.workers, self.settings.backend)
 
     async def close(self) -> None:
+        self._closing = True  # a run being read and checked now does not start
         active = self.active
         if active is not None:
             active.control.stop()
@@ -141,6 +143,8 @@ class Session:
             graph, config = await asyncio.to_thread(self._prepare, request, name, registry)
         finally:
             self.starting = None
+        if self._closing:
+            raise conflict("the server is shutting down", "conflict")
         control = RunControl()
         if request.mode == "step":
             control.step(config.node)
