@@ -21,12 +21,14 @@ import itertools
 import logging
 import os
 import secrets
+import subprocess
 import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -125,12 +127,48 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
         if address in (None, LOCAL):
             with _driver_path(), _without_auth_notice():
                 ray.init(num_cpus=num_cpus, **quiet)
+            _watch_local_ray(ray)
         else:
             ray.init(address=address, logging_level=logging.WARNING)
     except (ConnectionError, ValueError, RuntimeError) as exc:
         where = "a local Ray" if address in (None, LOCAL) else f"the Ray cluster at {address!r}"
         raise GraphbookError(f"could not start or join {where}: {exc}") from exc
     return True
+
+
+WATCHDOG = Path(__file__).with_name("ray_watchdog.py")
+
+
+def _watch_local_ray(ray: ModuleType) -> None:
+    """Start the watchdog that kills the Ray processes this process started when it dies, by
+    any means (graphbook/engine/ray_watchdog.py): Ray's agents outlived a `kill -9` by 60 s."""
+    if not sys.platform.startswith("linux"):
+        return  # the watchdog reads /proc
+    roots: list[int] = []
+    with contextlib.suppress(Exception):  # Ray's own record of what it started
+        node = ray._private.worker._global_node
+        roots = [p.process.pid for ps in node.all_processes.values() for p in ps]
+    if not roots:  # else everything under this process: Ray's processes among them
+        children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+        with contextlib.suppress(OSError, ValueError):
+            roots = [int(pid) for pid in children.read_text().split()]
+    command = [sys.executable, "-I", str(WATCHDOG), str(os.getpid()), *map(str, roots)]
+    try:
+        _WATCHDOGS.append(
+            subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        )
+    except OSError as exc:
+        logger.warning("could not start the local Ray's watchdog: %s", exc)
+
+
+_WATCHDOGS: list[subprocess.Popen[bytes]] = []
+"""The watchdogs of local Rays this process started (each exits when its Ray is shut down)."""
 
 
 def _share_node_modules(ray: ModuleType) -> None:

@@ -36,7 +36,7 @@ T = TypeVar("T")
 async def start_run(request: web.Request) -> web.Response:
     body = await read_object(request)
     run = p.from_json(p.Run, {**body, "type": "run"}, "run")
-    run_id = request.app[SESSION].start(run)
+    run_id = await request.app[SESSION].start(run)
     return reply(p.RunAccepted(run_id), status=202)
 
 
@@ -108,7 +108,7 @@ async def rerun(request: web.Request) -> web.Response:
         run = rerun_request(record)
     except ValueError as exc:
         raise ServerError(409, "conflict", str(exc)) from None
-    started = request.app[SESSION].start(run)
+    started = await request.app[SESSION].start(run)
     return reply(p.RunAccepted(started), status=202)
 
 

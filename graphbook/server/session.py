@@ -3,13 +3,13 @@
 Outputs are cached per workflow file between runs (graphbook.engine.cache); the run can be
 paused, stepped, resumed and stopped; prompts wait at the PromptDesk for any client's answer;
 every run is recorded in the run store. Events travel from the executor's thread to the event
-loop with `call_soon_threadsafe`, in order, and are published by the Hub.
+loop through the Outbox, in order, and are published by the Hub. Starting a run reads and
+checks its workflow in a thread: the loop never builds a graph (4,000 nodes took it 0.9 s).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
@@ -33,12 +33,12 @@ from graphbook.server.errors import ServerError, bad_message, conflict, not_foun
 from graphbook.server.history import HistorySink, Recorder, RunConfig
 from graphbook.server.hub import Hub
 from graphbook.server.media import MediaStore
+from graphbook.server.outbox import Outbox
 from graphbook.server.previews import FULL, LIVE, Previewer
 from graphbook.server.settings import ServerSettings
 from graphbook.server.translate import Translator
 from graphbook.server.workflows import WorkflowFiles, from_body
 from graphbook.store import Store
-from graphbook.workflow import Workflow
 
 logger = logging.getLogger(__name__)
 STOP_GRACE = 2.0
@@ -106,15 +106,21 @@ class Session:
         self.full_previewer = Previewer(media, FULL)
         self.pool: Pool = InlinePool()
         self.active: ActiveRun | None = None
+        self.starting: str | None = None
+        """The workflow of the run being read and checked (`start`), before it is active."""
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._outbox: Outbox | None = None
+        self._closing = False
         self.recorder = Recorder(store, self._warn_store_failed)
         """Every write of run history, in its own thread (never on the loop)."""
 
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self._outbox = Outbox(self._loop)
         self.pool = make_pool(self.settings.workers, self.settings.backend)
 
     async def close(self) -> None:
+        self._closing = True  # a run being read and checked now does not start
         active = self.active
         if active is not None:
             active.control.stop()
@@ -125,21 +131,23 @@ class Session:
         await asyncio.to_thread(self.recorder.close)
 
     # -- starting ----------------------------------------------------------------------------
-    def start(self, request: p.Run) -> str:
-        """Validate and start a run; raises ServerError when it cannot start."""
-        if self.active is not None:
-            raise conflict(f"run {self.active.run_id} is still going; stop it first", "run_active")
+    async def start(self, request: p.Run) -> str:
+        """Validate and start a run; raises ServerError when it cannot start. The workflow is
+        read and its graph built in a thread; meanwhile the session is `starting` and refuses
+        other runs as it does while one is active."""
+        self._refuse_another()
         name = self.files.name(request.workflow)
-        workflow = self._workflow(request, name)
-        graph = self._graph(workflow)
-        node = _target(request, graph)
-        params = {n.id: dict(n.params) for n in workflow.nodes.values()}
-        config = RunConfig(
-            name, request.mode, node, params, request.continue_on_error, workflow.to_json()
-        )
+        registry = self.registry.copy()  # a reload of node files may replace the registry's
+        self.starting = name
+        try:
+            graph, config = await asyncio.to_thread(self._prepare, request, name, registry)
+        finally:
+            self.starting = None
+        if self._closing:
+            raise conflict("the server is shutting down", "conflict")
         control = RunControl()
         if request.mode == "step":
-            control.step(node)
+            control.step(config.node)
         active = ActiveRun(uuid.uuid4().hex[:12], config, control, graph, self.pool, time.time())
         active.thread = threading.Thread(
             target=self._run, args=(active,), name=f"graphbook-run-{active.run_id}", daemon=True
@@ -148,16 +156,28 @@ class Session:
         active.thread.start()
         return active.run_id
 
-    def _workflow(self, request: p.Run, name: str) -> Workflow:
-        if request.graph is not None:
-            return from_body(request.graph, name)
-        return self.files.load(name)
+    def _refuse_another(self) -> None:
+        if self.active is not None:
+            raise conflict(f"run {self.active.run_id} is still going; stop it first", "run_active")
+        if self.starting is not None:
+            raise conflict(f"a run of {self.starting} is starting; wait for it", "run_active")
 
-    def _graph(self, workflow: Workflow) -> Graph:
+    def _prepare(self, request: p.Run, name: str, registry: Registry) -> tuple[Graph, RunConfig]:
+        """The run's graph and what it runs, checked (in a thread)."""
+        if request.graph is not None:
+            workflow = from_body(request.graph, name)
+        else:
+            workflow = self.files.load(name)
         try:
-            return build_graph(workflow, self.registry)
+            graph = build_graph(workflow, registry)
         except WorkflowError as exc:
             raise ServerError(422, "invalid_workflow", str(exc), exc.problems) from None
+        node = _target(request, graph)
+        params = {n.id: dict(n.params) for n in workflow.nodes.values()}
+        config = RunConfig(
+            name, request.mode, node, params, request.continue_on_error, workflow.to_json()
+        )
+        return graph, config
 
     # -- the run's thread --------------------------------------------------------------------
     def _run(self, active: ActiveRun) -> None:
@@ -224,10 +244,9 @@ class Session:
         self._call_soon(self.hub.publish, p.Error("store_failed", message))
 
     def _call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
-        if self._loop is None:
-            return
-        with contextlib.suppress(RuntimeError):  # the loop has closed: the server is gone
-            self._loop.call_soon_threadsafe(fn, *args)
+        """`fn(*args)` on the loop, after everything handed to it before (from any thread)."""
+        if self._outbox is not None:
+            self._outbox.post(fn, *args)
 
     def _finished(self, active: ActiveRun, messages: Sequence[p.ServerMessage]) -> None:
         if self.active is active:
@@ -284,10 +303,12 @@ class Session:
             threading.Thread(target=active.pool.close, name="graphbook-close", daemon=True).start()
         run_id, error = active.run_id, f"stopped: {reason}"
         self.recorder.submit(lambda s: s.finish_run(run_id, "stopped", {}, error))
-        self._finished(active, [_end_message(active, "stopped")])
+        # after the messages its thread handed over before, which the outbox still holds
+        self._call_soon(self._finished, active, [_end_message(active, "stopped")])
 
     def refuse_while_running(self, workflow: str) -> None:
-        if self.active is not None and self.active.config.workflow == workflow:
+        running = self.active.config.workflow if self.active is not None else self.starting
+        if running == workflow:
             raise conflict(f"{workflow} is running; stop the run first", "run_active")
 
     # -- prompts, cache, outputs -------------------------------------------------------------

@@ -33,8 +33,8 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
         client.send(p.Error("store_failed", session.recorder.problem))
     try:
         async for message in ws:
-            if message.type == WSMsgType.TEXT:
-                handle(session, client, message.data, limit)
+            if message.type == WSMsgType.TEXT:  # in order: a run starts before a stop after it
+                await handle(session, client, message.data, limit)
             elif message.type == WSMsgType.BINARY:
                 client.send(p.Error("bad_message", "send JSON text frames, not binary ones"))
             elif message.type == WSMsgType.ERROR:
@@ -44,7 +44,7 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     return ws
 
 
-def handle(session: Session, client: Client, text: str, limit: int) -> None:
+async def handle(session: Session, client: Client, text: str, limit: int) -> None:
     """One client message: its reply (`ack`, `pong` or `error`) goes to that client only."""
     if len(text) > limit:
         client.send(p.Error("too_large", f"a message is at most {limit} bytes, got {len(text)}"))
@@ -58,7 +58,7 @@ def handle(session: Session, client: Client, text: str, limit: int) -> None:
         client.send(p.Pong(message.ref))
         return
     try:
-        result = command(session, message)
+        result = await command(session, message)
     except ServerError as exc:
         client.send(p.Error(exc.code, exc.message, message.ref, exc.problems))
     except Exception as exc:  # a bug must not end the connection
@@ -68,11 +68,13 @@ def handle(session: Session, client: Client, text: str, limit: int) -> None:
         client.send(p.Ack(message.ref, result))
 
 
-def command(session: Session, message: Command) -> Any:
-    """Do what the message asks; the result goes back in the `ack` (as HTTP would reply)."""
+async def command(session: Session, message: Command) -> Any:
+    """Do what the message asks; the result goes back in the `ack` (as HTTP would reply).
+    A run's workflow is read and checked off the loop (Session.start): meanwhile this client's
+    next messages wait, other clients' do not."""
     match message:
         case p.Run():
-            return p.RunAccepted(session.start(message))
+            return p.RunAccepted(await session.start(message))
         case p.Pause():
             return session.pause()
         case p.Resume():
