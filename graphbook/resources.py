@@ -27,6 +27,16 @@ class Resource:
         log(message, level, node_id=self.id or None)
 
 
+def choose_device(name: str | None) -> str:
+    """What a model resource's `device` parameter names: `auto` (or nothing) picks CUDA when
+    present, else CPU; other names are used as given."""
+    if name in (None, "", "auto"):
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return str(name)
+
+
 class NumberResource(Resource):
     """A number."""
 

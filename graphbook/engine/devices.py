@@ -19,20 +19,13 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from graphbook.resources import choose_device
+
 LOGGER = logging.getLogger(__name__)
 SLICES_ENV = "GRAPHBOOK_CPU_SLICES"
 """Slices for every CPU model resource that has no `cpu_slices` parameter of its own: unset or
 `0` is one per core or one more, whichever runs faster (graphbook/engine/slices.py), `1` turns
 slicing off (the model runs as it is)."""
-
-
-def choose_device(name: str | None) -> str:
-    """`auto` (or nothing) picks CUDA when present, else CPU; other names are used as given."""
-    if name in (None, "", "auto"):
-        import torch
-
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return str(name)
 
 
 _PUT_IN_EVAL: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()

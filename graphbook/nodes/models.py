@@ -224,7 +224,7 @@ class HuggingFaceModel(Resource):
                 "HuggingFaceModel needs transformers: install graphbook[hf] (pip install "
                 "'graphbook[hf]')"
             ) from None
-        from graphbook.engine.devices import choose_device
+        from graphbook.resources import choose_device
 
         source = hf_source(self.path)
         config = hf_config(source)
