@@ -325,16 +325,13 @@ def refuse_own_source(source: Path, target: Path) -> None:
 
 @dataclass(frozen=True)
 class DifferenceHash(PoolWork):
-    """ImageHash's work: the 64-bit difference hash of an image, as 16 hex digits."""
+    """ImageHash's work: the 64-bit difference hash of an image, as 16 hex digits: the same
+    hash DeduplicateImages writes (graphbook.nodes.curation.dhash), so the two agree."""
 
     def run(self, item: Any) -> str:
-        import numpy as np
-        from PIL import Image as PILImage
+        from graphbook.nodes.curation import dhash, small_grey
 
-        image = open_image(item, short_side=64, mode="L").convert("L")
-        pixels = np.asarray(image.resize((9, 8), PILImage.Resampling.BILINEAR), dtype=np.int16)
-        bits = (pixels[:, 1:] > pixels[:, :-1]).flatten()
-        return f"{int(''.join('1' if b else '0' for b in bits), 2):016x}"
+        return f"{dhash(small_grey(open_image(item, short_side=64, mode='L'))):016x}"
 
 
 # -- the steps --------------------------------------------------------------------------------

@@ -345,3 +345,12 @@ def test_image_hash_is_near_for_a_resized_copy(tmp_path: Path) -> None:
     )
     a, small, b = (int(d["phash"], 16) for d in result.output("node"))
     assert bin(a ^ small).count("1") <= 4 < bin(a ^ b).count("1")
+
+
+def test_image_hash_is_the_hash_deduplicate_images_writes(tmp_path: Path) -> None:
+    picture = tmp_path / "p.jpg"
+    Image.effect_mandelbrot((320, 240), (-2, -1.2, 1, 1.2), 60).convert("RGB").save(picture)
+    data = [{"image": {"type": "image", "value": str(picture)}}]
+    hashed = run("ImageHash", data).output("node")
+    deduped = run("DeduplicateImages", data).output("node", "unique")
+    assert hashed[0]["phash"] == deduped[0]["phash"]
