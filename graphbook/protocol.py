@@ -248,6 +248,8 @@ class Run:
     (its cache is still the file's). `node` is required for `until` and optional for `step`.
     `continue_on_error`: a node that fails on a dict reports it and the run goes on (as
     `graphbook run --continue-on-error`); by default the first error ends the run.
+    `overrides`: `{node id or unique title: {parameter: value}}` set for this run only (as
+    `graphbook run --set`), checked as the file's values are; the run record keeps them.
     """
 
     workflow: str
@@ -255,6 +257,7 @@ class Run:
     node: str | None = None
     graph: dict[str, Any] | None = None
     continue_on_error: bool = False
+    overrides: dict[str, dict[str, Any]] | None = None
     ref: str | None = None
     type: Literal["run"] = "run"
 

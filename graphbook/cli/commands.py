@@ -43,6 +43,7 @@ from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
 from graphbook.engine.ray_pool import connect as connect_ray
 from graphbook.errors import GraphbookError
 from graphbook.modes import OFF_WORDS
+from graphbook.overrides import parse_settings
 from graphbook.params import ParamSpec
 from graphbook.registry import Registry
 from graphbook.spec import NodeSpec
@@ -240,6 +241,14 @@ def add_run_parser(
         help="keep running after a node raises (the exit code is still 1)",
     )
     run.add_argument("--until", metavar="NODE_ID", help="run only what this node needs")
+    run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NODE.PARAM=VALUE",
+        help="set a parameter for this run only (repeatable; NODE an id or a unique title; "
+        "VALUE read as the parameter's type: lists and dicts as JSON); the file is not changed",
+    )
     shown = run.add_mutually_exclusive_group()
     shown.add_argument("--quiet", "-q", action="store_true", help="show only errors and summary")
     shown.add_argument("--json", action="store_true", help="print every event as a JSON line")
@@ -333,6 +342,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.until is not None and workflow.nodes[args.until].mode != "active":
         word = OFF_WORDS[workflow.nodes[args.until].mode]
         raise GraphbookError(f"--until {args.until!r}: the node is {word}, so it does not run")
+    overrides = parse_settings(workflow, registry, args.set)
     backend = backend_of(args)
     pool = make_pool(workers_of(args.workers, backend), backend)
     sink = make_sink(args, err, getattr(pool, "stats", None))
@@ -348,6 +358,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             control=control,
             pool=pool,
             prompter=prompter,
+            overrides=overrides,
         )
     return exit_code(result, stopper)
 

@@ -51,6 +51,7 @@ from graphbook.events import (
 )
 from graphbook.graph import Graph, GraphNode, build_graph
 from graphbook.logs import node_context
+from graphbook.overrides import Overrides, with_overrides
 from graphbook.params import coerce
 from graphbook.registry import Registry
 from graphbook.steps import Data
@@ -592,8 +593,12 @@ def run_workflow(
     pool: Pool | None = None,
     prompter: Prompter = default_prompter,
     backend: Backend = "local",
+    overrides: Overrides | None = None,
 ) -> RunResult:
     """Validate and run a workflow (object or file) with its node folders, here and now.
+
+    `overrides` (`{node id or unique title: {parameter: value}}`) are set on a copy of the
+    workflow before it is checked (graphbook/overrides.py): validated as the file's values are.
 
     The run has a pool of `workers` processes of its own (or Ray actors, with `backend` "ray"
     or a `RayBackend`), closed at the end, unless `pool` is given: then it runs on that one,
@@ -603,6 +608,7 @@ def run_workflow(
     if not isinstance(workflow, Workflow):
         name = Path(workflow).name
         workflow = Workflow.load(workflow)
+    workflow = with_overrides(workflow, overrides)
     registry = registry or Registry.with_builtins()
     running = [node for node in workflow.nodes.values() if node.mode == "active"]
     needed = {node.type for node in running} - workflow.code.keys()

@@ -39,11 +39,15 @@ class RunConfig:
     continue_on_error: bool = False
     graph: dict[str, Any] | None = field(default=None, compare=False)
     """The workflow as it ran (canonical JSON), so the run can be run again as it was."""
+    overrides: dict[str, dict[str, Any]] | None = None
+    """The parameter values set for this run only, on top of `graph` (which has them not)."""
 
     def to_json(self) -> dict[str, Any]:
         config: dict[str, Any] = {"mode": self.mode, "node": self.node, "params": self.params}
         if self.continue_on_error:
             config["continue_on_error"] = True
+        if self.overrides:
+            config["overrides"] = self.overrides
         return config | ({GRAPH: self.graph} if self.graph is not None else {})
 
 
@@ -287,6 +291,7 @@ def rerun_request(record: RunRecord) -> p.Run:
         node=config.get("node"),
         graph=graph,
         continue_on_error=bool(config.get("continue_on_error", False)),
+        overrides=config.get("overrides") or None,
     )
 
 

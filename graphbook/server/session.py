@@ -23,10 +23,11 @@ from graphbook.engine.cache import OutputCache
 from graphbook.engine.control import RunControl, interrupt
 from graphbook.engine.executor import Executor, make_pool
 from graphbook.engine.pool import InlinePool, Pool
-from graphbook.errors import WorkflowError
+from graphbook.errors import GraphbookError, WorkflowError
 from graphbook.events import Event, RunFinished
 from graphbook.graph import Graph, build_graph
 from graphbook.modes import OFF_WORDS
+from graphbook.overrides import with_overrides
 from graphbook.registry import Registry
 from graphbook.server.desk import PromptDesk, check_answer
 from graphbook.server.errors import ServerError, bad_message, conflict, not_found
@@ -169,13 +170,23 @@ class Session:
         else:
             workflow = self.files.load(name)
         try:
-            graph = build_graph(workflow, registry)
+            running = with_overrides(workflow, request.overrides)
+            graph = build_graph(running, registry)
         except WorkflowError as exc:
             raise ServerError(422, "invalid_workflow", str(exc), exc.problems) from None
+        except GraphbookError as exc:
+            raise ServerError(422, "invalid_workflow", str(exc)) from None
         node = _target(request, graph)
-        params = {n.id: dict(n.params) for n in workflow.nodes.values()}
+        params = {n.id: dict(n.params) for n in running.nodes.values()}
+        overrides = {k: dict(v) for k, v in (request.overrides or {}).items()} or None
         config = RunConfig(
-            name, request.mode, node, params, request.continue_on_error, workflow.to_json()
+            name,
+            request.mode,
+            node,
+            params,
+            request.continue_on_error,
+            workflow.to_json(),
+            overrides,
         )
         return graph, config
 

@@ -9,6 +9,7 @@ from graphbook import Registry, Workflow, build_graph, param, source, step
 from graphbook.engine.cache import OutputCache, estimate_size, fingerprint
 from graphbook.engine.executor import Executor, RunResult
 from graphbook.events import Event, NodeFinished, NodeLog, NodePlan, NodeStarted
+from graphbook.overrides import with_overrides
 from graphbook.workflow import NodeRef
 
 CALLS: dict[str, int] = {}
@@ -89,6 +90,24 @@ def test_a_parameter_change_reruns_the_node_and_downstream_only() -> None:
     assert plan(events)["a"] == ("run", "params")
     assert plan(events)["b"] == ("run", "upstream")
     assert [d["x"] for d in result.output("b")] == [22, 23, 24, 25, 26]
+
+
+def test_an_override_is_a_parameter_change_for_the_cache() -> None:
+    cache = OutputCache(1 << 20)
+    run(chain(), cache)
+    CALLS.clear()
+    result, events = run(with_overrides(chain(), {"a": {"add": 2}}), cache)
+    assert plan(events) == {
+        "src": ("reuse", "unchanged"),
+        "a": ("run", "params"),
+        "b": ("run", "upstream"),
+    }
+    assert CALLS == {"a": 5, "b": 5}
+    assert [d["x"] for d in result.output("b")] == [12, 13, 14, 15, 16]
+    _, events = run(chain(first=2), cache)  # the same value saved: the override's outputs
+    assert not started(events)
+    _, events = run(chain(), cache)  # the file's own values again: a and b run again
+    assert plan(events)["a"] == ("run", "params") and started(events) == {"a", "b"}
 
 
 def test_cached_dicts_are_not_changed_by_downstream_edits() -> None:

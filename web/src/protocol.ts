@@ -273,6 +273,7 @@ export interface Run {
   node: string | null;
   graph: Record<string, unknown> | null;
   continue_on_error: boolean;
+  overrides: Record<string, Record<string, unknown>> | null;
   ref: string | null;
   type: 'run';
 }
