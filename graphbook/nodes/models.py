@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -111,7 +112,9 @@ class TorchScriptModel(Resource):
 
         path = existing_file(self.path, "TorchScript file")
         try:
-            return torch.jit.load(str(path), map_location="cpu")  # type: ignore[no-untyped-call]
+            with warnings.catch_warnings():  # torch calls TorchScript deprecated; its files load
+                warnings.simplefilter("ignore", FutureWarning)
+                return torch.jit.load(str(path), map_location="cpu")  # type: ignore[no-untyped-call]
         except Exception as exc:
             raise NodeInputError(
                 f"{path} is not a TorchScript file (torch.jit.load says: {first_line(exc)}); "
