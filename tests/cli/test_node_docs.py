@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from graphbook.cli.commands import main
+from graphbook.nodes import PACKS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "nodes"
 
@@ -19,3 +20,4 @@ def test_the_pack_pages_are_the_ones_the_nodes_write(tmp_path: Path) -> None:
             f"docs/nodes/{name} is stale: run graphbook nodes --docs docs/nodes"
         )
     assert "| `split_fn` | function | required |" in fresh["core.md"]
+    assert {f"{pack}.md" for pack in PACKS} <= set(fresh), "every library pack has its page"
