@@ -335,6 +335,20 @@ class SourceRunner(Runner[SourceStep]):
     def exhausted(self) -> bool:
         return self._done
 
+    def close(self, status: NodeStatus = "done") -> None:
+        """Close the source's generator here and now (its `with` blocks run, its files close)
+        when the run ends before it did, rather than whenever the garbage collector finds it,
+        where a file in a reference cycle is closed by its own finalizer with a warning."""
+        chunks, self._chunks = self._chunks, None
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            with node_context(self.id, self.on_log):
+                try:
+                    close()
+                except Exception as exc:
+                    self.fail(exc)
+        super().close(status)
+
     def handle_chunk(self) -> None:
         if self._chunks is None:
             self._chunks = iter(self.instance.produce())
