@@ -160,6 +160,8 @@ class Served:
     url: str
     port: int
     err: list[str] = field(default_factory=list)
+    readers: list[threading.Thread] = field(default_factory=list)
+    """The threads reading the server's stdout and stderr until they end."""
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body).encode()
@@ -201,10 +203,17 @@ class Served:
         return descendants(self.process.pid)
 
     def stop(self) -> str:
-        """End the server with SIGINT; its stderr."""
+        """End the server with SIGINT; its stderr. Its pipes are closed once read to the end
+        (left open, the garbage collector closed them later with a ResourceWarning that failed
+        whichever test it ran in)."""
         if self.process.poll() is None:
             self.process.send_signal(2)
             self.process.wait(30)
+        for reader in self.readers:
+            reader.join(10)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
         return "".join(self.err)
 
 
@@ -246,13 +255,18 @@ def serve(folder: Path, *args: str, port: int = 0) -> Served:
     assert process.stdout is not None and process.stderr is not None
     err: list[str] = []
     stderr = process.stderr
-    threading.Thread(target=lambda: err.extend(stderr), daemon=True).start()
+    errors = threading.Thread(target=lambda: err.extend(stderr), daemon=True)
+    errors.start()
     line = process.stdout.readline()
     found = SERVING.search(line)
     if not found:
         process.kill()
         process.wait()
+        errors.join(10)
+        process.stdout.close()
+        stderr.close()
         raise AssertionError(f"graphbook serve did not start: {line!r}\n{''.join(err)}")
     stdout = process.stdout
-    threading.Thread(target=lambda: stdout.read(), daemon=True).start()
-    return Served(process, found.group(1), int(found.group(2)), err)
+    output = threading.Thread(target=lambda: stdout.read(), daemon=True)
+    output.start()
+    return Served(process, found.group(1), int(found.group(2)), err, [errors, output])
