@@ -65,6 +65,15 @@ def targets(data: Data, key: str, count: int) -> list[Data]:
     return [data] * count
 
 
+def choice(value: Any, allowed: tuple[str, ...], what: str) -> str:
+    """A parameter that takes one of a few words, compared in lower case; any other value is
+    refused naming them."""
+    text = str(value).strip().lower()
+    if text not in allowed:
+        raise NodeInputError(f"{what} is {value!r}; set it to one of: {', '.join(allowed)}")
+    return text
+
+
 def local_path(text: str, what: str = "path") -> Path:
     """A path parameter as the person wrote it, `~` expanded; empty is refused."""
     if not str(text).strip():

@@ -18,6 +18,7 @@ from graphbook.nodes.common import (
     Data,
     Expression,
     NodeInputError,
+    choice,
     image_path,
     plain_row,
     plain_value,
@@ -66,12 +67,6 @@ def evaluate(expression: Expression, data: Data) -> Any:
         raise NodeInputError(
             f"{expression.text!r} failed on this dict: {type(exc).__name__}: {exc}"
         ) from exc
-
-
-def choice(value: str, allowed: tuple[str, ...], what: str) -> str:
-    if value not in allowed:
-        raise NodeInputError(f"{what} is {value!r}; use one of: {', '.join(allowed)}")
-    return value
 
 
 def strings(value: Any, what: str) -> list[str]:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from graphbook.nodes.common import (
     Data,
     NodeInputError,
+    choice,
     image_path,
     image_record,
     local_path,
@@ -357,13 +358,6 @@ def common_parameters(batch_size: int = 16) -> dict[str, Any]:
             "description": "images gathered before their results are written onto the dicts",
         },
     }
-
-
-def choice(value: Any, allowed: tuple[str, ...], what: str) -> str:
-    text = str(value).strip().lower()
-    if text not in allowed:
-        raise NodeInputError(f"{what} is {value!r}; set it to one of: {', '.join(allowed)}")
-    return text
 
 
 class ImageItems(_Base):
