@@ -62,8 +62,8 @@ def create_app(
     )
     _build(app, settings, registry or Registry.with_builtins())
     app.cleanup_ctx.append(_session_ctx)
-    app.cleanup_ctx.append(jobs_ctx)  # after the session opens, closed before it closes
     app.cleanup_ctx.append(watcher_ctx)
+    app.cleanup_ctx.append(jobs_ctx)  # once node files are loaded; closed before the session
     for module in (catalog, workflows, templates, runs, jobroutes, media, system, ws, webapp):
         app.add_routes(module.routes)  # webapp last: its catch-all serves the app's own paths
     return app
