@@ -41,6 +41,7 @@ def create_app(
     )
     _build(app, settings, registry or Registry.with_builtins())
     app.cleanup_ctx.append(_session_ctx)
+    app.on_shutdown.append(_close_sockets)
     app.cleanup_ctx.append(watcher_ctx)
     for module in (catalog, workflows, templates, runs, media, system, ws, webapp):
         app.add_routes(module.routes)  # webapp last: its catch-all serves the app's own paths
@@ -64,6 +65,12 @@ def _build(app: web.Application, settings: ServerSettings, registry: Registry) -
     app[MEDIA] = media_store
     app[WORKFLOWS] = files
     app[SESSION] = Session(settings, registry, store, hub, media_store, files)
+
+
+async def _close_sockets(app: web.Application) -> None:
+    """Shutdown starts: close the websockets first, so open pages reconnect (to the next server
+    on this port) instead of holding the shutdown until aiohttp gives up on them."""
+    await app[HUB].close()
 
 
 async def _session_ctx(app: web.Application) -> AsyncIterator[None]:
