@@ -147,6 +147,8 @@ class Hello:
     server: str
     client_id: str
     catalog_version: int
+    instance: str
+    """This server process's id, new on every start: a page that sees it change resyncs."""
     type: Literal["hello"] = "hello"
 
 

@@ -212,6 +212,12 @@ class Registry:
             self._owners[spec.name] = key
         return found
 
+    def broken_file(self, name: str) -> LoadFailure | None:
+        """Why the file that defined node kind `name` no longer loads, if it does not: the
+        registry still holds the definition it had when it last loaded."""
+        owner = self._owners.get(name)
+        return self.failures.get(owner) if owner is not None else None
+
     def unload_file(self, path: Path | str) -> list[str]:
         """Forget a deleted node file: its nodes and its failure; returns the names dropped."""
         key = str(Path(path).resolve())

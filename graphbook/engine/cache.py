@@ -203,11 +203,11 @@ class Plan:
 
 
 _REASONS: dict[PlanCause, str] = {
-    "new": "no cached outputs yet",
-    "cleared": "its cached outputs were cleared",
+    "new": "nothing was cached for it before this run",
+    "cleared": "its cached outputs were cleared before this run",
     "evicted": "its cached outputs were evicted to stay within the cache budget",
     "uncacheable": "its outputs were larger than the whole cache budget",
-    "incomplete": "its last run did not finish",
+    "incomplete": "the run before this one did not finish it",
     "triggered": "re-triggered from its node",
 }
 

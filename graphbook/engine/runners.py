@@ -121,6 +121,10 @@ class Runner(Generic[StepT]):
         self._last_preview = dict.fromkeys(node.spec.outputs, -1.0)
         self._firsts: dict[str, tuple[int, Data]] = {}
         """The first dict handed on to each output in this turn, and its index."""
+        self._lasts: dict[str, tuple[int, Data]] = {}
+        """The last dict handed on to each output, and its index: previewed as the node ends."""
+        self._previewed = dict.fromkeys(node.spec.outputs, -1)
+        """The index of the last dict previewed, per output."""
 
     # -- scheduling -------------------------------------------------------------------
     def ready(self) -> bool:
@@ -232,6 +236,7 @@ class Runner(Generic[StepT]):
         self.counts[output] += len(dicts)
         if output not in self._firsts:
             self._firsts[output] = (self.counts[output] - len(dicts), dicts[0])
+        self._lasts[output] = (self.counts[output] - 1, dicts[-1])
         if self.recording is not None:
             for data in dicts:
                 self.recording.add(output, data)
@@ -251,6 +256,7 @@ class Runner(Generic[StepT]):
             self._flush()
         self.closed = True
         self.report_progress(force=True)
+        self.preview_lasts()
         finished: NodeStatus = "failed" if self.errors else status
         self.status = finished
         seconds = self.seconds(time.perf_counter())
@@ -292,9 +298,21 @@ class Runner(Generic[StepT]):
         for output, (index, data) in self._firsts.items():
             if pausing or now - self._last_preview[output] >= PREVIEW_EVERY:
                 self._last_preview[output] = now
-                shown = self.run.preview(data)
-                self.run.sink(NodeOutput(self.run.run_id, self.id, output, index, shown))
+                self._preview(output, index, data)
         self._firsts.clear()
+
+    def preview_lasts(self) -> None:
+        """As the node ends: preview the last dict of each output, unless it was: what a node
+        handed on last always reaches the page, however the previews were spaced."""
+        for output, (index, data) in self._lasts.items():
+            if index > self._previewed[output]:
+                self._preview(output, index, data)
+        self._lasts.clear()
+
+    def _preview(self, output: str, index: int, data: Data) -> None:
+        self._previewed[output] = index
+        shown = self.run.preview(data)
+        self.run.sink(NodeOutput(self.run.run_id, self.id, output, index, shown))
 
     def report_progress(self, force: bool = False) -> None:
         now = time.perf_counter()

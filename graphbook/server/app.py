@@ -62,6 +62,7 @@ def create_app(
     )
     _build(app, settings, registry or Registry.with_builtins())
     app.cleanup_ctx.append(_session_ctx)
+    app.on_shutdown.append(_close_sockets)
     app.cleanup_ctx.append(watcher_ctx)
     app.cleanup_ctx.append(jobs_ctx)  # once node files are loaded; closed before the session
     for module in (catalog, workflows, templates, runs, jobroutes, media, system, ws, webapp):
@@ -87,6 +88,12 @@ def _build(app: web.Application, settings: ServerSettings, registry: Registry) -
     app[WORKFLOWS] = files
     app[SESSION] = Session(settings, registry, store, hub, media_store, files)
     app[JOBS] = JobQueue(app[SESSION], store, hub)
+
+
+async def _close_sockets(app: web.Application) -> None:
+    """Shutdown starts: close the websockets first, so open pages reconnect (to the next server
+    on this port) instead of holding the shutdown until aiohttp gives up on them."""
+    await app[HUB].close()
 
 
 async def _session_ctx(app: web.Application) -> AsyncIterator[None]:

@@ -43,6 +43,7 @@ class Client:
         self.ws = ws
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.closed = False
+        self.code = 1013
         self.task = asyncio.get_running_loop().create_task(self._write())
 
     def send(self, message: p.ServerMessage) -> None:
@@ -57,9 +58,12 @@ class Client:
             return
         self.queue.put_nowait(text)
 
-    def close(self) -> None:
+    def close(self, code: int = 1013) -> None:
+        """Ends the connection once what is queued is sent: 1013 (try again later) for a client
+        that fell behind, 1001 (going away) when the server stops."""
         if not self.closed:
             self.closed = True
+            self.code = code
             self.queue.put_nowait(None)
 
     async def _write(self) -> None:
@@ -77,12 +81,14 @@ class Client:
             pass  # the client went away; its reader notices and detaches it
         finally:
             with contextlib.suppress(Exception):
-                await self.ws.close(code=1013 if not self.ws.closed else 1000)
+                await self.ws.close(code=self.code if not self.ws.closed else 1000)
 
 
 class Hub:
     def __init__(self, catalog_version: Callable[[], int]) -> None:
         self.clients: dict[str, Client] = {}
+        self.instance = uuid.uuid4().hex[:12]
+        """This server process's id, sent in `hello` and /api/info."""
         self.view = RunView()
         self.last: OrderedDict[str, RunView] = OrderedDict()
         """The last run of each workflow that ran since the server started, before the run
@@ -94,7 +100,10 @@ class Hub:
     def attach(self, ws: web.WebSocketResponse) -> Client:
         client = Client(ws)
         version = self._catalog_version()
-        client.send(p.Hello(p.VERSION, f"graphbook {about.version()}", client.id, version))
+        hello = p.Hello(
+            p.VERSION, f"graphbook {about.version()}", client.id, version, self.instance
+        )
+        client.send(hello)
         client.send(self.snapshot())
         self.clients[client.id] = client
         return client
@@ -104,9 +113,9 @@ class Hub:
         version = self._catalog_version()
         return p.Snapshot(self.view.snapshot(), list(self.view.prompts.values()), version)
 
-    async def detach(self, client: Client) -> None:
+    async def detach(self, client: Client, code: int = 1013) -> None:
         self.clients.pop(client.id, None)
-        client.close()
+        client.close(code)
         with contextlib.suppress(Exception):
             await client.task
 
@@ -167,5 +176,7 @@ class Hub:
             client.send_text(text)
 
     async def close(self) -> None:
-        for client in list(self.clients.values()):
-            await self.detach(client)
+        """Closes every websocket (going away), all at once: the server is stopping, and an
+        open socket would hold its shutdown until aiohttp's timeout (60 s)."""
+        clients = list(self.clients.values())
+        await asyncio.gather(*(self.detach(client, 1001) for client in clients))

@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from graphbook import protocol as p
@@ -23,7 +24,7 @@ from graphbook.engine.cache import OutputCache
 from graphbook.engine.control import RunControl, interrupt
 from graphbook.engine.executor import Executor, make_pool
 from graphbook.engine.pool import InlinePool, Pool
-from graphbook.errors import GraphbookError, WorkflowError
+from graphbook.errors import GraphbookError, Problem, WorkflowError
 from graphbook.events import Event, RunFinished
 from graphbook.graph import Graph, build_graph
 from graphbook.modes import OFF_WORDS
@@ -179,6 +180,7 @@ class Session:
         try:
             running = with_overrides(workflow, request.overrides)
             graph = build_graph(running, registry)
+            refuse_broken_files(graph, registry)
         except WorkflowError as exc:
             raise ServerError(422, "invalid_workflow", str(exc), exc.problems) from None
         except GraphbookError as exc:
@@ -386,3 +388,20 @@ def _target(request: p.Run, graph: Graph) -> str | None:
     if request.mode == "trigger" and node is not None and graph.nodes[node].spec.is_resource:
         raise bad_message(f"node {node!r} is a resource; re-trigger a source or a step")
     return node
+
+
+def refuse_broken_files(graph: Graph, registry: Registry) -> None:
+    """Raises WorkflowError naming each node whose node file has stopped loading (a syntax
+    error saved): it would run the last definition that loaded, not the file as it is now."""
+    problems = []
+    for node in graph.nodes.values():
+        failure = registry.broken_file(node.spec.name)
+        if failure is not None:
+            message = (
+                f"its node file {Path(failure.path).name} does not load ({failure.error}); "
+                f"a run now would use the last {node.spec.name} that loaded"
+            )
+            fix = "fix the file (the palette shows its error); the run starts once it loads"
+            problems.append(Problem(node.id, message, fix))
+    if problems:
+        raise WorkflowError(problems)

@@ -13,7 +13,7 @@ from graphbook import about
 from graphbook import protocol as p
 from graphbook.events import PoolStats
 from graphbook.server.errors import bad_message
-from graphbook.server.keys import SESSION
+from graphbook.server.keys import HUB, SESSION
 from graphbook.server.request import read_object, reply
 from graphbook.server.session import Session
 
@@ -111,5 +111,6 @@ async def info(request: web.Request) -> web.Response:
             "server": f"graphbook {about.version()}",
             "token_required": settings.token is not None,
             "roots": roots,
+            "instance": request.app[HUB].instance,
         }
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import queue
@@ -10,10 +11,12 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,3 +84,38 @@ def test_a_port_in_use_is_an_error_not_a_silent_start(tmp_path: Path) -> None:
         first.send_signal(signal.SIGTERM)
         first.communicate(timeout=30)
     assert first.returncode == 0
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_serve_at_once_with_a_websocket_client_connected(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    """An open websocket used to hold the shutdown until aiohttp's 60 s timeout, while the page
+    still showed "connected"; now the server closes it (1001, going away) as it stops."""
+    process = serve(tmp_path, "--port", "0")
+    found = SERVING.search(first_line(process))
+    assert found, "the server did not say where it listens"
+    url = found.group(1)
+
+    async def connected_while_stopping() -> tuple[str, int | None, float]:
+        async with aiohttp.ClientSession() as client, client.ws_connect(url + "ws") as ws:
+            hello = await ws.receive_json(timeout=10)
+            assert hello["instance"] == get_json(url + "api/info")["instance"]
+            process.send_signal(signum)
+            signalled = time.monotonic()
+            while (await ws.receive(timeout=10)).type == aiohttp.WSMsgType.TEXT:
+                pass  # the snapshot, then the close
+            return hello["instance"], ws.close_code, signalled
+
+    try:
+        instance, code, signalled = asyncio.run(connected_while_stopping())
+        process.communicate(timeout=10)
+        exited_after = time.monotonic() - signalled
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert instance, "hello names the server process"
+    assert code == 1001, f"the socket was closed with {code}, not 1001 (going away)"
+    assert exited_after < 2.5, f"serve took {exited_after:.1f} s to exit after the signal"
+    assert process.returncode == 0

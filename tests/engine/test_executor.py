@@ -481,3 +481,19 @@ def test_falsy_parameter_values_are_kept(value: Any) -> None:
     result = run_workflow(wf, collect=True)
     assert result.output(f.id)[0]["v"] == value
     assert type(result.output(f.id)[0]["v"]) is type(value)
+
+
+def test_the_last_dict_each_node_handed_on_is_previewed_as_it_ends() -> None:
+    """Previews are spaced (one a second per output), so a fast node's last dicts used to be
+    left out: a page paged only up to the last preview (#12 of 20)."""
+    events: list[Event] = []
+    wf = Workflow()
+    kept = wf.add(keep)
+    wf.connect(wf.add(count, n=20), kept)
+    assert run_workflow(wf, sink=events.append).ok
+    for node_id in ("0", "1"):
+        previews = [e for e in events if isinstance(e, NodeOutput) and e.node_id == node_id]
+        assert previews[-1].index == 19 and previews[-1].preview["i"] == 19, previews
+        assert [e.index for e in previews] == sorted({e.index for e in previews}), "no repeats"
+        finished = next(e for e in events if isinstance(e, NodeFinished) and e.node_id == node_id)
+        assert events.index(previews[-1]) < events.index(finished), "the preview before the end"

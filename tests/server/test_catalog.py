@@ -77,3 +77,36 @@ def test_a_changed_node_file_reruns_its_nodes_and_what_is_downstream(serving: Se
         assert plans == {"src": ("reuse", "unchanged"), "a": ("run", "code"), "b": ("run", "code")}
 
     serving(scenario, watch=True)
+
+
+def test_a_run_refuses_nodes_whose_file_stopped_loading_naming_them(serving: Serve) -> None:
+    """A node file saved with a syntax error keeps its last good nodes in the catalog; a run
+    used them silently. Now it is refused, with a problem on each node of that file."""
+
+    async def scenario(server: Server) -> None:
+        socket = await server.connect()
+        nodes = server.settings.nodes
+        (nodes / "fresh.py").write_text(NEW_NODE)
+        await socket.until(p.CatalogChanged, lambda m: m.added == ["Double"])
+        document = chain(n=2)
+        document["nodes"].append({"id": "double", "type": "Double", "params": {}})
+        document["edges"].append(
+            {"source": "b", "output": "out", "target": "double", "input": "in"}
+        )
+        server.save("doubled.json", document)
+        assert (await server.run_to_end(socket, "doubled.json")).status == "completed"
+
+        (nodes / "fresh.py").write_text(NEW_NODE + "\ndef oops(:\n")
+        await socket.until(p.CatalogChanged, lambda m: bool(m.failures))
+        status, reply = await server.post("/api/runs", {"workflow": "doubled.json"})
+        assert status == 422, reply
+        problems = reply["error"]["problems"]
+        assert [problem["node_id"] for problem in problems] == ["double"]
+        assert "fresh.py does not load (SyntaxError" in problems[0]["message"]
+        assert "last Double that loaded" in problems[0]["message"] and problems[0]["fix"]
+
+        (nodes / "fresh.py").write_text(NEW_NODE)
+        await socket.until(p.CatalogChanged, lambda m: not m.failures)
+        assert (await server.run_to_end(socket, "doubled.json")).status == "completed"
+
+    serving(scenario, watch=True)

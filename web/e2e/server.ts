@@ -47,15 +47,22 @@ async function waitUntilUp(url: string, child: ChildProcess, log: () => string):
   throw new Error(`graphbook serve did not answer at ${url}:\n${log()}`);
 }
 
-/** `env`: more environment for the server; its PYTHONPATH goes after this checkout's. */
-export async function startServer(env: Record<string, string> = {}): Promise<Server> {
+/** `env`: more environment for the server; its PYTHONPATH goes after this checkout's. `port`:
+ * the port to listen on (a server started again where another was), else a free one; `prepare`:
+ * writes into the folders before the server starts. */
+export async function startServer(
+  env: Record<string, string> = {},
+  port?: number,
+  prepare?: (folders: { workflows: string; nodes: string }) => void,
+): Promise<Server> {
   const folder = mkdtempSync(join(tmpdir(), 'graphbook-e2e-'));
   const workflows = join(folder, 'workflows');
   const nodes = join(folder, 'custom_nodes');
   mkdirSync(join(folder, 'data'), { recursive: true });
   cpSync(join(ROOT, 'workflows'), workflows, { recursive: true });
   cpSync(join(ROOT, 'custom_nodes'), nodes, { recursive: true, filter: (p) => !p.includes('__pycache__') });
-  const port = await freePort();
+  prepare?.({ workflows, nodes });
+  port ??= await freePort();
   const url = `http://127.0.0.1:${port}/`;
   const args = ['serve', '--port', String(port), '--workflows', workflows, '--nodes', nodes, '--data', join(folder, '.runs'), '--media', join(folder, 'data')];
   const pythonPath = [ROOT, env.PYTHONPATH, process.env.PYTHONPATH].filter(Boolean).join(delimiter);

@@ -216,6 +216,7 @@ export interface Hello {
   server: string;
   client_id: string;
   catalog_version: number;
+  instance: string;
   type: 'hello';
 }
 

@@ -20,6 +20,15 @@ describe('statusLine of a step', () => {
     });
   });
 
+  it('says a node whose errors the run let through completed with errors, and how many', () => {
+    const partial = node({ state: 'failed', received: 11, counts: { out: 10 }, seconds: 0.2, errors: [error] });
+    expect(statusLine(partial, { ...step, completed: true })).toEqual({
+      state: 'partial', word: 'completed with 1 error', figures: '11 in · 10 out · 200 ms',
+    });
+    const many = node({ state: 'failed', errors: Array.from({ length: 20 }, () => error) });
+    expect(statusLine(many, { ...step, completed: true }).word).toBe('completed with 20+ errors');
+  });
+
   it('shortens a speed that runs to thousands', () => {
     expect(statusLine(node({ state: 'running', counts: { out: 40 }, rate: 47427 }), { ...step, active: true }).figures).toBe('40 out · 47k/s');
   });

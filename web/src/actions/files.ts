@@ -121,7 +121,8 @@ export async function saveFile(auto = false): Promise<boolean> {
     }
     forgetLegacyGroups(file.path);
     useEditor.getState().markSaved(key, written.hash);
-    useUi.getState().setServerProblems(written.problems);
+    // Changed while it was being written: its problems are of a document no longer shown.
+    if (currentKey(useEditor.getState()) === key) useUi.getState().setServerProblems(written.problems);
     return true;
   } catch (error) {
     failed(error);

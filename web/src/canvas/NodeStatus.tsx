@@ -22,7 +22,8 @@ export function NodeStatus({ id, run, resource, stale }: Props) {
   const active = useRun((s) => isActive(s.run));
   const paused = useRun((s) => s.run?.status === 'paused');
   const stepped = useRun((s) => s.run?.status === 'paused' && s.run.paused_node === id);
-  const line = statusLine(run, { resource, active, paused, stepped });
+  const completed = useRun((s) => s.run?.status === 'completed');
+  const line = statusLine(run, { resource, active, paused, stepped, completed });
   const error = run?.errors[run.errors.length - 1];
   const title = stale && run ? STALE : run?.reason || undefined;
   return (

@@ -2,7 +2,7 @@
 // A step counts what went in and out; a resource is only built, so it says how long that took.
 
 import { formatRate, formatSeconds } from '../preview';
-import type { NodeRun } from '../store/runState';
+import { MAX_ERRORS, type NodeRun } from '../store/runState';
 
 export interface StatusLine {
   state: string;
@@ -17,6 +17,8 @@ export interface StatusContext {
   paused: boolean;
   /** The run is paused after a step of this node. */
   stepped: boolean;
+  /** The run ended completed: a node of it with errors let them through (continue on error). */
+  completed?: boolean;
 }
 
 const STEP_WORDS: Record<string, string> = { cached: 'cached', done: 'done', failed: 'failed', stopped: 'stopped' };
@@ -44,6 +46,12 @@ export function statusLine(run: NodeRun | undefined, context: StatusContext): St
   if (context.resource) {
     const took = run.seconds && run.state !== 'running' && run.state !== 'cached' ? formatSeconds(run.seconds) : '';
     return { state, word: RESOURCE_WORDS[state] ?? state, figures: took };
+  }
+  if (state === 'failed' && context.completed) {
+    const errors = run.errors.length; // the last MAX_ERRORS are kept
+    const count = errors >= MAX_ERRORS ? `${MAX_ERRORS}+` : String(errors);
+    const word = `completed with ${count} error${errors === 1 ? '' : 's'}`;
+    return { state: 'partial', word, figures: stepFigures(run, state) };
   }
   const word = context.stepped && state === 'paused' ? 'stepped' : (STEP_WORDS[state] ?? state);
   return { state, word, figures: stepFigures(run, state) };

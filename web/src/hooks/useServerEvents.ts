@@ -23,6 +23,23 @@ async function reloadIfChangedElsewhere(path: string): Promise<void> {
 
 /** Hellos so far: the first comes as the page loads, which fetches the catalog and files itself. */
 let hellos = 0;
+/** The server process the last hello came from: another one (a restart) shares nothing with it. */
+let instance: string | null = null;
+
+/** A hello: from the same server, the folder may have changed meanwhile; from a new server (its
+ * instance id differs), its catalog versions count from its own start, so everything is fetched. */
+function greeted(message: Extract<ServerMessage, { type: 'hello' }>): void {
+  const restarted = instance !== null && message.instance !== instance;
+  instance = message.instance;
+  const { catalog, loaded } = useCatalog.getState();
+  // A fetch under way (the page's first) brings the current version already.
+  const stale = restarted || message.catalog_version !== catalog.version || !loaded;
+  if (stale && (restarted || !catalogLoading())) void useCatalog.getState().load();
+  if (hellos++ === 0) return;
+  void useFiles.getState().refresh().then(openInitialFile);
+  const open = useEditor.getState().file?.path;
+  if (restarted && open) void reloadIfChangedElsewhere(open);
+}
 
 /**
  * Run and console messages wait for the next frame and are folded together: a run streaming
@@ -53,14 +70,10 @@ function route(message: ServerMessage): void {
   foldSoon(message);
   // A joining page's whole state: shown at once, with what waited before it, not a frame later.
   if (message.type === 'snapshot') fold();
-  if (message.type === 'hello' || message.type === 'catalog_changed') {
-    const version = message.type === 'hello' ? message.catalog_version : message.version;
-    const { catalog, loaded } = useCatalog.getState();
-    // A fetch under way (the page's first) brings the current version already.
-    const stale = version !== catalog.version || !loaded;
-    if (stale && !(message.type === 'hello' && catalogLoading())) void useCatalog.getState().load();
+  if (message.type === 'hello') greeted(message);
+  if (message.type === 'catalog_changed' && message.version !== useCatalog.getState().catalog.version) {
+    void useCatalog.getState().load();
   }
-  if (message.type === 'hello' && hellos++ > 0) void useFiles.getState().refresh().then(openInitialFile);
   // The server could not record runs in its store: say so (runs go on, unrecorded).
   if (message.type === 'error' && message.code === 'store_failed') useUi.getState().notify(message.message, 'error');
   if (message.type === 'workflows_changed') {

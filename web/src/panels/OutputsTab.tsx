@@ -44,7 +44,7 @@ export function OutputsTab({ id, run, runId, outputs }: { id: string; run: NodeR
   const names = [...new Set([...outputs, ...Object.keys(run.outputs)])];
   return (
     <div>
-      {run.reason ? <p className="gb-muted">{run.action === 'reuse' ? 'Reused: ' : 'Ran: '}{run.reason}</p> : null}
+      {run.reason ? <p className="gb-muted gb-output-reason">{run.action === 'reuse' ? 'Reused in this run: ' : 'Ran in this run because '}{run.reason}</p> : null}
       {names.map((o) => (
         <OutputBrowser key={`${runId}:${o}`} node={id} output={o} latest={run.outputs[o]} total={run.counts[o] ?? 0} />
       ))}

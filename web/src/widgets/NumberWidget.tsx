@@ -3,6 +3,7 @@
 // a problem on the node and which no run accepts (never the last valid value, silently).
 
 import { useEffect, useState } from 'react';
+import { placeholder } from './TextWidget';
 import type { WidgetProps } from './types';
 
 export function parseNumber(text: string, integer: boolean): number | null {
@@ -24,7 +25,7 @@ export function NumberWidget({ type, value, fallback, onChange, label }: WidgetP
       aria-label={label}
       inputMode={integer ? 'numeric' : 'decimal'}
       value={text}
-      placeholder={fallback === null ? '' : String(fallback)}
+      placeholder={placeholder(value, fallback)}
       title={valid ? undefined : integer ? 'a whole number' : 'a number'}
       onChange={(e) => {
         const typed = e.target.value;

@@ -1,4 +1,5 @@
-// A one-line text field; the default shows as its placeholder.
+// A one-line text field. As in every field, emptying it removes the value, so the node's default
+// applies, and the field says so ("default: …"); a value saved as "" reads "empty".
 
 import type { WidgetProps } from './types';
 
@@ -9,9 +10,16 @@ export function TextWidget({ value, fallback, onChange, label }: WidgetProps) {
       className="nodrag gb-input"
       aria-label={label}
       value={text}
-      placeholder={fallback === null || fallback === undefined ? '' : String(fallback)}
+      placeholder={placeholder(value, fallback)}
       spellCheck={false}
-      onChange={(e) => onChange(e.target.value === '' && value === undefined ? undefined : e.target.value)}
+      onChange={(e) => onChange(e.target.value === '' ? undefined : e.target.value)}
     />
   );
+}
+
+/** What an empty field says: the default that applies, or that the value is "" (from a file). */
+export function placeholder(value: WidgetProps['value'], fallback: WidgetProps['fallback']): string {
+  if (value === '') return 'empty';
+  if (fallback === null || fallback === undefined || fallback === '') return '';
+  return `default: ${typeof fallback === 'string' ? fallback : JSON.stringify(fallback)}`;
 }
