@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from server_harness import Serve, Server
 
@@ -26,7 +27,7 @@ def rows_to_file(source: str, target: str, skip: int = 0) -> Workflow:
     return wf
 
 
-def _record(server: Server, run_id: str) -> dict[str, object]:
+def _record(server: Server, run_id: str) -> dict[str, Any]:
     return Store(server.settings.data / "graphbook.sqlite").get_run(run_id).config
 
 
@@ -60,7 +61,7 @@ def test_inputs_schema_runs_with_inputs_and_the_same_bytes_everywhere(
         assert outs["http"].read_bytes() == outs["saved"].read_bytes()
         config = _record(server, done.run_id)
         assert config["inputs"] == inputs
-        assert config["params"]["rows"] == {"jsonl_path": str(rows), "start_from": 2}  # type: ignore[index]
+        assert config["params"]["rows"] == {"jsonl_path": str(rows), "start_from": 2}
 
         outs["http"].rename(outs["again"])
         status, again = await server.post(f"/api/runs/{done.run_id}/rerun")
@@ -85,7 +86,7 @@ def test_inputs_schema_runs_with_inputs_and_the_same_bytes_everywhere(
 def test_wrong_inputs_and_conflicts_are_refused_naming_them(serving: Serve) -> None:
     async def scenario(server: Server) -> None:
         server.save("called.json", rows_to_file("in.jsonl", "out.jsonl").to_json())
-        for body, words in [
+        cases: list[tuple[dict[str, Any], list[str]]] = [
             ({"inputs": {"skip": "many"}}, ["node 'rows'", "input 'skip'", "whole number"]),
             ({"inputs": {"limit": 3}}, ["no input 'limit'", "rows, skip"]),
             ({"inputs": [1]}, ["run.inputs", "object"]),
@@ -93,7 +94,8 @@ def test_wrong_inputs_and_conflicts_are_refused_naming_them(serving: Serve) -> N
                 {"inputs": {"skip": 1}, "overrides": {"rows": {"start_from": 2}}},
                 ["node 'rows'", "'start_from' is given twice"],
             ),
-        ]:
+        ]
+        for body, words in cases:
             status, reply = await server.post("/api/runs", {"workflow": "called.json", **body})
             assert status in (400, 422), reply
             for word in words:
