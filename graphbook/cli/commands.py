@@ -564,6 +564,17 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     serve.add_argument("-v", "--verbose", action="store_true")
     add_013_options(serve)
     serve.set_defaults(command=cmd_serve)
+    openapi = commands.add_parser("openapi", help="print the server's OpenAPI document (JSON)")
+    openapi.set_defaults(command=cmd_openapi)
+
+
+def cmd_openapi(args: argparse.Namespace) -> int:
+    """The document GET /api/openapi.json answers, without starting a server."""
+    from graphbook.server.app import API
+    from graphbook.server.openapi import document
+
+    print(json.dumps(document(API), indent=2, ensure_ascii=False))
+    return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
