@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphbook.errors import ParamError, Problem, WorkflowError
+from graphbook.inputs import input_problems
 from graphbook.modes import live_edges, off_modes
 from graphbook.params import ParamSpec, accepts, coerce, expected, gives_text
 from graphbook.registry import Registry
@@ -91,8 +92,8 @@ def build_graph(workflow: Workflow, registry: Registry) -> Graph:
     for code in workflow.code.values():
         registry.add(code)
     off = off_modes(workflow.nodes)
+    problems = input_problems(workflow, registry)
     workflow = _running_part(workflow, off)
-    problems: list[Problem] = []
     specs = _specs(workflow, registry, problems)
     wired = _check_edges(workflow, specs, problems)
     nodes = {

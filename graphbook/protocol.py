@@ -240,6 +240,8 @@ class JobRequest:
     graph: dict[str, Any] | None = None
     continue_on_error: bool = False
     overrides: dict[str, dict[str, Any]] | None = None
+    inputs: dict[str, Any] | None = None
+    """`{input name: value}` for the workflow's inputs, as `Run.inputs`."""
     retry_interrupted: bool = False
 
 
@@ -332,6 +334,8 @@ class Run:
     `graphbook run --continue-on-error`); by default the first error ends the run.
     `overrides`: `{node id or unique title: {parameter: value}}` set for this run only (as
     `graphbook run --set`), checked as the file's values are; the run record keeps them.
+    `inputs`: `{input name: value}` for the workflow's inputs (as `graphbook run --input`),
+    turned into overrides; one parameter given different values by both is refused.
     """
 
     workflow: str
@@ -340,6 +344,7 @@ class Run:
     graph: dict[str, Any] | None = None
     continue_on_error: bool = False
     overrides: dict[str, dict[str, Any]] | None = None
+    inputs: dict[str, Any] | None = None
     ref: str | None = None
     type: Literal["run"] = "run"
 
@@ -467,6 +472,16 @@ class WorkflowDocument:
     workflow: dict[str, Any]
     problems: list[Problem]
     """Validation problems against the current catalog; the file opens anyway."""
+
+
+@dataclass(frozen=True)
+class WorkflowInputs:
+    """`GET /api/workflows/{path}/inputs`: what the workflow takes when it is run."""
+
+    workflow: str
+    schema: dict[str, Any]
+    """A JSON Schema object: a property per input (type, default, description), `required`
+    listing those without a default; give the values as `inputs` of `POST /api/runs`."""
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ Graphbook 0.13's format are read through graphbook/formats/graphbook013.py).
 
 A workflow is data: nodes (id, type, parameter values by name, position) and edges from
 (node, output) to (node, input), plus the groups drawn around nodes on the canvas, which do not
-change how it runs. The file is written with a stable order so it diffs well.
+change how it runs, and its inputs: node parameters named so the workflow can be called like a
+function (graphbook/inputs.py). The file is written with a stable order so it diffs well.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ does not run and nothing flows from it (graphbook/modes.py)."""
 MODES: tuple[NodeMode, ...] = get_args(NodeMode)
 NODE_COLORS = ("red", "orange", "yellow", "green", "cyan", "blue", "purple", "grey")
 """The colours a node may be given on the canvas (web/src/workflow/format.ts has the same list)."""
+INPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+"""What a workflow input may be called: a word (it is a JSON Schema property and `--input NAME`)."""
 GROUP_SIZE = (300.0, 200.0)
 """A group's size when the file gives none, as the browser draws it."""
 
@@ -90,6 +93,16 @@ class Group:
 
 
 @dataclass(frozen=True)
+class WorkflowInput:
+    """A node parameter the workflow takes as an input: its value can be given for a run by the
+    input's name (graphbook/inputs.py); the value saved on the node is the default."""
+
+    node: str
+    param: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class Comment:
     """A note on the canvas (Markdown text in a box); running ignores it."""
 
@@ -108,6 +121,8 @@ class Workflow:
         self.edges: list[Edge] = []
         self.groups: dict[str, Group] = {}
         self.comments: dict[str, Comment] = {}
+        self.inputs: dict[str, WorkflowInput] = {}
+        """Input name -> the node parameter it sets (checked when the graph is built)."""
         self.code: dict[str, Any] = {}
         """Node classes/functions added by object, registered when the workflow runs."""
         self.notes: list[Problem] = []
@@ -140,6 +155,19 @@ class Workflow:
     def set(self, node_id: str, **params: Any) -> None:
         node = self.nodes[node_id]
         self.nodes[node_id] = replace(node, params={**node.params, **params})
+
+    def input(
+        self, name: str, node: NodeRef | str, param: str, description: str = ""
+    ) -> WorkflowInput:
+        """Make `node`'s parameter `param` the workflow input `name`; its value on the node is
+        the input's default (no value: the input is required)."""
+        node_id = node if isinstance(node, str) else node.id
+        if not INPUT_NAME.fullmatch(name):
+            raise ValueError(_bad_input_name(name))
+        if node_id not in self.nodes:
+            raise ValueError(f"input {name!r}: the workflow has no node {node_id!r}")
+        self.inputs[name] = WorkflowInput(node_id, param, description)
+        return self.inputs[name]
 
     def set_mode(self, node: NodeRef | str, mode: NodeMode) -> None:
         """Bypass (`"bypass"`), mute (`"mute"`) or run again (`"active"`) a node."""
@@ -197,6 +225,8 @@ class Workflow:
         data: dict[str, Any] = {"format": FORMAT, "version": VERSION}
         if self.doc:
             data["doc"] = self.doc
+        if self.inputs:
+            data["inputs"] = {k: _input_json(self.inputs[k]) for k in sorted(self.inputs)}
         data["nodes"] = [_node_json(n) for n in nodes]
         data["edges"] = [_edge_json(e) for e in sorted(set(self.edges), key=Edge.sort_key)]
         if self.groups:
@@ -341,6 +371,18 @@ def _node_json(node: Node) -> dict[str, Any]:
     return data
 
 
+def _input_json(given: WorkflowInput) -> dict[str, Any]:
+    data = {"node": given.node, "param": given.param}
+    return data | ({"description": given.description} if given.description else {})
+
+
+def _bad_input_name(name: Any) -> str:
+    return (
+        f"input name {name!r:.40} is not a word: use letters, digits, '_' and '-', "
+        "starting with a letter or '_' (e.g. images)"
+    )
+
+
 def _comment_json(comment: Comment) -> dict[str, Any]:
     x, y = comment.position
     return {
@@ -408,6 +450,9 @@ def _format(data: dict[str, Any]) -> str:
         elif key == "edges":
             body = ",\n".join(f"    {dump(e)}" for e in value)
             entries.append(f'  "edges": [\n{body}\n  ]' if value else '  "edges": []')
+        elif key == "inputs":
+            body = ",\n".join(f"    {dump(k)}: {dump(v)}" for k, v in value.items())
+            entries.append(f'  "inputs": {{\n{body}\n  }}')
         elif key in ("groups", "comments"):
             body = ",\n".join(_format_node(g) for g in value)
             entries.append(f"  {dump(key)}: [\n{body}\n  ]")
@@ -471,7 +516,33 @@ def _parse(data: Mapping[str, Any], name: str) -> Workflow:
                 f"{name}: comment id {comment.id!r} is taken; ids must be unique in a file"
             )
         workflow.comments[comment.id] = comment
+    workflow.inputs = _parse_inputs(data.get("inputs", {}), name)
     return workflow
+
+
+def _parse_inputs(raw: Any, name: str) -> dict[str, WorkflowInput]:
+    """The `inputs` object; whether each names a real node parameter is checked by build_graph."""
+    if not isinstance(raw, Mapping):
+        raise WorkflowFormatError(
+            f'{name}: \'inputs\' must be an object {{"NAME": {{"node": ID, "param": NAME}}}}, '
+            f"not {_kind(raw)}"
+        )
+    inputs: dict[str, WorkflowInput] = {}
+    for key, entry in raw.items():
+        where = f"{name}: inputs[{key!r}]"
+        if not INPUT_NAME.fullmatch(key):
+            raise WorkflowFormatError(f"{name}: {_bad_input_name(key)}")
+        if not isinstance(entry, Mapping):
+            raise WorkflowFormatError(f"{where} must be an object, not {_kind(entry)}")
+        node, param, description = entry.get("node"), entry.get("param"), entry.get("description")
+        if not isinstance(node, str) or not node or not isinstance(param, str) or not param:
+            raise WorkflowFormatError(
+                f'{where} needs a node id and a parameter name: {{"node": ID, "param": NAME}}'
+            )
+        if description is not None and not isinstance(description, str):
+            raise WorkflowFormatError(f"{where}: 'description' must be a string")
+        inputs[key] = WorkflowInput(node, param, description or "")
+    return inputs
 
 
 def _parse_comment(raw: Any, where: str) -> Comment:

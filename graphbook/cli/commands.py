@@ -42,6 +42,7 @@ from graphbook.engine.executor import (
 from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
 from graphbook.engine.ray_pool import connect as connect_ray
 from graphbook.errors import GraphbookError
+from graphbook.inputs import parse_inputs
 from graphbook.modes import OFF_WORDS
 from graphbook.overrides import parse_settings
 from graphbook.params import ParamSpec
@@ -249,6 +250,14 @@ def add_run_parser(
         help="set a parameter for this run only (repeatable; NODE an id or a unique title; "
         "VALUE read as the parameter's type: lists and dicts as JSON); the file is not changed",
     )
+    run.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="give the workflow input NAME for this run (repeatable; VALUE read as its "
+        "parameter's type, as --set reads it); the file's inputs list what it takes",
+    )
     shown = run.add_mutually_exclusive_group()
     shown.add_argument("--quiet", "-q", action="store_true", help="show only errors and summary")
     shown.add_argument("--json", action="store_true", help="print every event as a JSON line")
@@ -343,6 +352,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         word = OFF_WORDS[workflow.nodes[args.until].mode]
         raise GraphbookError(f"--until {args.until!r}: the node is {word}, so it does not run")
     overrides = parse_settings(workflow, registry, args.set)
+    inputs = parse_inputs(workflow, registry, args.input) if args.input else None
     backend = backend_of(args)
     pool = make_pool(workers_of(args.workers, backend), backend)
     sink = make_sink(args, err, getattr(pool, "stats", None))
@@ -359,6 +369,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             pool=pool,
             prompter=prompter,
             overrides=overrides,
+            inputs=inputs,
         )
     return exit_code(result, stopper)
 
@@ -553,6 +564,17 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     serve.add_argument("-v", "--verbose", action="store_true")
     add_013_options(serve)
     serve.set_defaults(command=cmd_serve)
+    openapi = commands.add_parser("openapi", help="print the server's OpenAPI document (JSON)")
+    openapi.set_defaults(command=cmd_openapi)
+
+
+def cmd_openapi(args: argparse.Namespace) -> int:
+    """The document GET /api/openapi.json answers, without starting a server."""
+    from graphbook.server.app import API
+    from graphbook.server.openapi import document
+
+    print(json.dumps(document(API), indent=2, ensure_ascii=False))
+    return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

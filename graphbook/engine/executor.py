@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -50,6 +50,7 @@ from graphbook.events import (
     null_sink,
 )
 from graphbook.graph import Graph, GraphNode, build_graph
+from graphbook.inputs import run_overrides
 from graphbook.logs import node_context
 from graphbook.overrides import Overrides, with_overrides
 from graphbook.params import coerce
@@ -594,11 +595,14 @@ def run_workflow(
     prompter: Prompter = default_prompter,
     backend: Backend = "local",
     overrides: Overrides | None = None,
+    inputs: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Validate and run a workflow (object or file) with its node folders, here and now.
 
     `overrides` (`{node id or unique title: {parameter: value}}`) are set on a copy of the
     workflow before it is checked (graphbook/overrides.py): validated as the file's values are.
+    `inputs` (`{input name: value}`) set the workflow's inputs (graphbook/inputs.py), merged
+    with `overrides` (one parameter given two different values raises WorkflowError).
 
     The run has a pool of `workers` processes of its own (or Ray actors, with `backend` "ray"
     or a `RayBackend`), closed at the end, unless `pool` is given: then it runs on that one,
@@ -608,12 +612,12 @@ def run_workflow(
     if not isinstance(workflow, Workflow):
         name = Path(workflow).name
         workflow = Workflow.load(workflow)
-    workflow = with_overrides(workflow, overrides)
     registry = registry or Registry.with_builtins()
     running = [node for node in workflow.nodes.values() if node.mode == "active"]
     needed = {node.type for node in running} - workflow.code.keys()
     modules = {node.type: node.module for node in workflow.nodes.values() if node.module}
     registry.load_needed(nodes, needed, modules)
+    workflow = with_overrides(workflow, run_overrides(workflow, registry, overrides, inputs))
     graph = build_graph(workflow, registry)
     own = pool is None
     pool = make_pool(workers, backend) if pool is None else pool

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from graphbook import protocol as p
 from graphbook.registry import Registry
 from graphbook.server import (
     catalog,
@@ -35,6 +36,8 @@ from graphbook.server.keys import (
     WORKFLOWS,
 )
 from graphbook.server.media import MediaStore
+from graphbook.server.openapi import OBJECT, OK, Route, document
+from graphbook.server.request import reply
 from graphbook.server.security import error_middleware, security_middleware
 from graphbook.server.session import Session
 from graphbook.server.settings import ServerSettings
@@ -44,6 +47,202 @@ from graphbook.store import open_store
 
 logger = logging.getLogger(__name__)
 STORE_FILE = "graphbook.sqlite"
+WORKFLOW_FILE = "/api/workflows/{path}"
+RUN = "/api/runs/{run_id}"
+JOB = "/api/jobs/{job_id}"
+
+API: tuple[Route, ...] = (
+    # method, path, summary, request, reply (protocol types or JSON Schema), status, errors
+    Route("GET", "/api/openapi.json", "this document", reply=OBJECT),
+    Route("GET", "/api/info", "protocol version, server version, token, media roots", reply=OBJECT),
+    Route("GET", "/api/catalog", "the node kinds and the node files that failed", reply=p.Catalog),
+    Route("GET", "/api/workflows", "the workflow files", reply=p.WorkflowList),
+    Route(
+        "GET",
+        WORKFLOW_FILE,
+        "a workflow file, canonical, with its problems",
+        reply=p.WorkflowDocument,
+        errors=(404, 422),
+    ),
+    Route(
+        "GET",
+        WORKFLOW_FILE + "/inputs",
+        "the workflow's inputs as JSON Schema",
+        reply=p.WorkflowInputs,
+        errors=(404, 422),
+    ),
+    Route(
+        "PUT",
+        WORKFLOW_FILE,
+        "save a workflow (If-Match: its hash)",
+        request=OBJECT,
+        reply=p.WorkflowDocument,
+        errors=(409, 413),
+    ),
+    Route(
+        "PATCH",
+        WORKFLOW_FILE,
+        'rename a workflow: {"path": NEW}',
+        request=OBJECT,
+        reply=p.WorkflowDocument,
+        errors=(404, 409),
+    ),
+    Route("DELETE", WORKFLOW_FILE, "delete a workflow file", status=204, errors=(404, 409)),
+    Route("GET", "/api/templates", "the workflow templates", reply=p.TemplateList),
+    Route(
+        "POST",
+        "/api/templates/{name}",
+        'a template into a new file: {"path": NEW}',
+        request=OBJECT,
+        reply=p.TemplateCreated,
+        status=201,
+        errors=(404, 409),
+    ),
+    Route(
+        "POST",
+        "/api/runs",
+        "start a run (inputs, overrides)",
+        request=p.Run,
+        reply=p.RunAccepted,
+        status=202,
+        errors=(404, 409, 422),
+    ),
+    Route(
+        "GET",
+        "/api/runs",
+        "past runs, newest first",
+        reply=p.RunList,
+        errors=(503,),
+        query=("limit: at most this many (100)", "kind: workflow, train, search or batch"),
+    ),
+    Route("GET", "/api/runs/current", "the run going on (a snapshot)", reply=p.Snapshot),
+    Route(
+        "GET",
+        "/api/runs/last",
+        "a workflow's last run",
+        reply=p.LastRun,
+        errors=(503,),
+        query=("workflow: its path",),
+    ),
+    Route("GET", RUN, "one past run", reply=p.RunRecordInfo, errors=(404, 503)),
+    Route(
+        "GET",
+        RUN + "/details",
+        "one past run with its nodes and changes since",
+        reply=p.RunDetails,
+        errors=(404, 503),
+    ),
+    Route(
+        "POST",
+        RUN + "/rerun",
+        "run a past run again as it was",
+        reply=p.RunAccepted,
+        status=202,
+        errors=(404, 409, 422, 503),
+    ),
+    Route("GET", RUN + "/metrics", "a run's metric series", reply=p.RunMetrics, errors=(404, 503)),
+    Route(
+        "GET",
+        "/api/metrics",
+        "several runs' metric series",
+        reply=p.MetricsList,
+        errors=(404, 503),
+        query=("runs: ID,ID,...",),
+    ),
+    Route(
+        "POST",
+        "/api/runs/current/{action}",
+        "pause, resume, step or stop the run",
+        reply=OK,
+        errors=(404, 409),
+    ),
+    Route(
+        "POST",
+        "/api/prompts/{prompt_id}",
+        'answer a prompt: {"answer": VALUE}',
+        request=OBJECT,
+        reply=OK,
+        errors=(404, 409),
+    ),
+    Route(
+        "POST",
+        "/api/cache/clear",
+        'clear cached outputs: {"workflow", "node"}',
+        request=OBJECT,
+        reply=p.CacheCleared,
+        errors=(409,),
+    ),
+    Route(
+        "GET",
+        "/api/outputs",
+        "one output item of a node",
+        reply=p.OutputItem,
+        errors=(404,),
+        query=("workflow", "node", "output: out", "index: 0"),
+    ),
+    Route(
+        "GET",
+        "/api/media/mem/{media_id}",
+        "an image a run made",
+        reply=OBJECT,
+        media="image/png",
+        errors=(404,),
+    ),
+    Route(
+        "GET",
+        "/api/media/file/{root}/{path}",
+        "an image file under a media root",
+        reply=OBJECT,
+        media="application/octet-stream",
+        errors=(404,),
+    ),
+    Route(
+        "POST",
+        "/api/jobs",
+        "queue a job: a workflow with overrides or inputs, run when the jobs before it ended",
+        request=p.JobRequest,
+        reply=p.Job,
+        status=201,
+        errors=(404, 422, 503),
+    ),
+    Route("GET", "/api/jobs", "the queue: queued, running and ended jobs", reply=p.JobList),
+    Route(
+        "GET",
+        JOB,
+        "one job; with ?wait=SECONDS the reply waits for it to end (at most that long)",
+        reply=p.Job,
+        errors=(404,),
+        query=("wait: seconds to wait for the job to end; the reply is then a JobWait",),
+    ),
+    Route("DELETE", JOB, "cancel a queued job", reply=p.Job, errors=(404, 409)),
+    Route("POST", JOB + "/cancel", "cancel a queued job", reply=p.Job, errors=(404, 409)),
+    Route(
+        "POST",
+        JOB + "/move",
+        'move a queued job: {"to": "up"|"down"|"top"|"bottom"|INDEX}',
+        request=OBJECT,
+        reply=p.Job,
+        errors=(404, 409),
+    ),
+    Route("POST", JOB + "/stop", "stop the running job's run", reply=p.Job, errors=(404, 409)),
+    Route("GET", "/api/system", "CPU, memory, GPUs, worker pool, cache", reply=p.SystemStats),
+    Route("GET", "/api/settings", "the server's settings", reply=OBJECT),
+    Route(
+        "PUT",
+        "/api/settings",
+        'change settings: {"cache_budget_bytes"}',
+        request=OBJECT,
+        reply=OBJECT,
+    ),
+)
+"""Every route under /api, for GET /api/openapi.json (tests/server/test_openapi.py checks that
+each registered route has its row): add a row with each new route."""
+openapi_routes = web.RouteTableDef()
+
+
+@openapi_routes.get("/api/openapi.json")
+async def openapi(request: web.Request) -> web.Response:
+    return reply(document(API))
 
 
 def create_app(
@@ -65,6 +264,7 @@ def create_app(
     app.on_shutdown.append(_close_sockets)
     app.cleanup_ctx.append(watcher_ctx)
     app.cleanup_ctx.append(jobs_ctx)  # once node files are loaded; closed before the session
+    app.add_routes(openapi_routes)
     for module in (catalog, workflows, templates, runs, jobroutes, media, system, ws, webapp):
         app.add_routes(module.routes)  # webapp last: its catch-all serves the app's own paths
     return app

@@ -41,6 +41,8 @@ class RunConfig:
     """The workflow as it ran (canonical JSON), so the run can be run again as it was."""
     overrides: dict[str, dict[str, Any]] | None = None
     """The parameter values set for this run only, on top of `graph` (which has them not)."""
+    inputs: dict[str, Any] | None = None
+    """The workflow inputs given for this run (turned into overrides as it started)."""
 
     def to_json(self) -> dict[str, Any]:
         config: dict[str, Any] = {"mode": self.mode, "node": self.node, "params": self.params}
@@ -48,6 +50,8 @@ class RunConfig:
             config["continue_on_error"] = True
         if self.overrides:
             config["overrides"] = self.overrides
+        if self.inputs is not None:
+            config["inputs"] = self.inputs
         return config | ({GRAPH: self.graph} if self.graph is not None else {})
 
 
@@ -292,6 +296,7 @@ def rerun_request(record: RunRecord) -> p.Run:
         graph=graph,
         continue_on_error=bool(config.get("continue_on_error", False)),
         overrides=config.get("overrides") or None,
+        inputs=config.get("inputs"),
     )
 
 

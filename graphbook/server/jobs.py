@@ -347,6 +347,7 @@ def _run(request: p.JobRequest) -> p.Run:
         request.graph,
         request.continue_on_error,
         request.overrides,
+        request.inputs,
     )
 
 

@@ -27,6 +27,7 @@ from graphbook.engine.pool import InlinePool, Pool
 from graphbook.errors import GraphbookError, Problem, WorkflowError
 from graphbook.events import Event, RunFinished
 from graphbook.graph import Graph, build_graph
+from graphbook.inputs import run_overrides
 from graphbook.modes import OFF_WORDS
 from graphbook.overrides import with_overrides
 from graphbook.registry import Registry
@@ -178,7 +179,8 @@ class Session:
         else:
             workflow = self.files.load(name)
         try:
-            running = with_overrides(workflow, request.overrides)
+            overrides = run_overrides(workflow, registry, request.overrides, request.inputs)
+            running = with_overrides(workflow, overrides)
             graph = build_graph(running, registry)
             refuse_broken_files(graph, registry)
         except WorkflowError as exc:
@@ -187,7 +189,7 @@ class Session:
             raise ServerError(422, "invalid_workflow", str(exc)) from None
         node = _target(request, graph)
         params = {n.id: dict(n.params) for n in running.nodes.values()}
-        overrides = {k: dict(v) for k, v in (request.overrides or {}).items()} or None
+        given = {k: dict(v) for k, v in (request.overrides or {}).items()} or None
         config = RunConfig(
             name,
             request.mode,
@@ -195,7 +197,8 @@ class Session:
             params,
             request.continue_on_error,
             workflow.to_json(),
-            overrides,
+            given,
+            dict(request.inputs) if request.inputs is not None else None,
         )
         return graph, config
 

@@ -17,6 +17,7 @@ from graphbook import protocol as p
 from graphbook.errors import Problem, WorkflowError, WorkflowFormatError
 from graphbook.formats.graphbook013 import is_graphbook013
 from graphbook.graph import build_graph
+from graphbook.inputs import input_schema
 from graphbook.registry import Registry
 from graphbook.server.errors import ServerError, bad_message, conflict, not_found
 from graphbook.server.keys import HUB, SESSION, WORKFLOWS
@@ -84,6 +85,15 @@ class WorkflowFiles:
         problems = self.problems(workflow) + workflow.notes
         name = self.name(relative)
         return p.WorkflowDocument(name, digest(raw), source, workflow.to_json(), problems)
+
+    def inputs(self, relative: str) -> p.WorkflowInputs:
+        """The workflow's inputs as a JSON Schema; 422 naming the inputs that are wrong."""
+        workflow = self.load(relative)
+        try:
+            schema = input_schema(workflow, self.registry)
+        except WorkflowError as exc:
+            raise ServerError(422, "invalid_workflow", str(exc), exc.problems) from None
+        return p.WorkflowInputs(self.name(relative), schema)
 
     def problems(self, workflow: Workflow) -> list[Problem]:
         try:
@@ -170,6 +180,12 @@ def dump(workflow: Workflow, name: str) -> str:
 @routes.get("/api/workflows")
 async def list_workflows(request: web.Request) -> web.Response:
     return reply(request.app[WORKFLOWS].listing())
+
+
+@routes.get(r"/api/workflows/{path:.+\.json}/inputs")  # before the file's own route
+async def workflow_inputs(request: web.Request) -> web.Response:
+    files, relative = request.app[WORKFLOWS], request.match_info["path"]
+    return reply(await asyncio.to_thread(files.inputs, relative))
 
 
 @routes.get("/api/workflows/{path:.+}")

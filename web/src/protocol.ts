@@ -275,6 +275,7 @@ export interface JobRequest {
   graph: Record<string, unknown> | null;
   continue_on_error: boolean;
   overrides: Record<string, Record<string, unknown>> | null;
+  inputs: Record<string, unknown> | null;
   retry_interrupted: boolean;
 }
 
@@ -318,6 +319,7 @@ export interface Run {
   graph: Record<string, unknown> | null;
   continue_on_error: boolean;
   overrides: Record<string, Record<string, unknown>> | null;
+  inputs: Record<string, unknown> | null;
   ref: string | null;
   type: 'run';
 }
@@ -412,6 +414,11 @@ export interface WorkflowDocument {
   source_format: 'graphbook' | 'graphbook0';
   workflow: Record<string, unknown>;
   problems: Problem[];
+}
+
+export interface WorkflowInputs {
+  workflow: string;
+  schema: Record<string, unknown>;
 }
 
 export interface TemplateInfo {

@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { type Workflow, WorkflowFormatError, dumps, naturalCompare } from '../workflow/format';
+import { canvasToWorkflow, workflowToCanvas } from '../workflow/canvas';
 import { readWorkflow } from '../workflow/load';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -39,6 +40,11 @@ const tricky: Workflow = {
     { id: 'c10', text: 'Ünï **bold**\n"q"', position: { x: 0.25, y: 2.675 }, width: 412.25 },
     { id: 'c2', text: '', position: { x: 0, y: 0 }, width: 240 },
   ],
+  inputs: {
+    z_in: { node: 'n10', param: 'a', description: 'Ünï "q"' },
+    A: { node: 'n2', param: 't' },
+    'b-2': { node: 'r9', param: 'x', description: '' },
+  },
 };
 
 function pythonDumps(inputs: Record<string, string>): Record<string, string> | null {
@@ -82,7 +88,7 @@ describe('dumps', () => {
     expect(text).not.toContain('ghost');
     expect([...text.matchAll(/"id": "(g\d+)"/g)].map((m) => m[1])).toEqual(['g1', 'g2', 'g10']);
     expect(dumps({ ...tricky, groups: [] })).not.toContain('groups');
-    expect(dumps({ ...tricky, groups: [] })).toBe(dumps({ doc: tricky.doc, nodes: tricky.nodes, edges: tricky.edges, comments: tricky.comments }));
+    expect(dumps({ ...tricky, groups: [] })).toBe(dumps({ doc: tricky.doc, nodes: tricky.nodes, edges: tricky.edges, comments: tricky.comments, inputs: tricky.inputs }));
   });
 
   it('sorts ids naturally and breaks ties by the text', () => {
@@ -92,6 +98,29 @@ describe('dumps', () => {
   it('refuses NaN, which is not JSON', () => {
     const bad: Workflow = { doc: '', nodes: [{ id: 'a', type: 'A', label: '', params: { x: Number.NaN }, position: { x: 0, y: 0 } }], edges: [] };
     expect(() => dumps(bad)).toThrow(WorkflowFormatError);
+  });
+});
+
+describe('workflow inputs', () => {
+  it('are written after doc, sorted, one line each, and read back through the canvas', () => {
+    const text = dumps(tricky);
+    expect(text).toContain(
+      '  "inputs": {\n    "A": {"node": "n2", "param": "t"},\n    "b-2": {"node": "r9", "param": "x"},\n' +
+        '    "z_in": {"node": "n10", "param": "a", "description": "Ünï \\"q\\""}\n  },\n  "nodes"',
+    );
+    const read = readWorkflow(text, 'tricky.json').workflow;
+    expect(read.inputs).toEqual({ A: tricky.inputs?.A, 'b-2': { node: 'r9', param: 'x' }, z_in: tricky.inputs?.z_in });
+    const { nodes, edges } = workflowToCanvas(read);
+    const back = canvasToWorkflow({ nodes, edges }, read.doc);
+    expect(back.inputs).toEqual({ A: tricky.inputs?.A, z_in: tricky.inputs?.z_in }); // r9 is not on the canvas
+    expect(dumps({ ...tricky, inputs: {} })).not.toContain('"inputs"');
+  });
+
+  it('names a malformed inputs key', () => {
+    const bad = (inputs: unknown) => () => readWorkflow(JSON.stringify({ format: 'graphbook.workflow', version: 1, nodes: [], edges: [], inputs }), 'w.json');
+    expect(bad([])).toThrow(/'inputs' must be an object/);
+    expect(bad({ 'two words': { node: 'a', param: 'b' } })).toThrow(/'two words' is not a word/);
+    expect(bad({ a: { node: 'a' } })).toThrow(/inputs\['a'\] needs a node id and a parameter name/);
   });
 });
 

@@ -119,7 +119,7 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
         </div>
       ) : spec?.params.length || extra.length ? (
         <div className="gb-params">
-          {spec?.params.map((p) => <ParamRow key={p.name} nodeId={id} param={p} value={data.params[p.name]} wiredFrom={into.get(p.name)} />)}
+          {spec?.params.map((p) => <ParamRow key={p.name} nodeId={id} param={p} value={data.params[p.name]} wiredFrom={into.get(p.name)} input={data.inputs?.[p.name]} />)}
           {extra.map((name) => <UnknownParamRow key={name} nodeId={id} name={name} value={data.params[name]} undeclared={!!spec} />)}
         </div>
       ) : null}

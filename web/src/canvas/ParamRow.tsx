@@ -4,7 +4,9 @@
 import { Handle, Position } from '@xyflow/react';
 import type { ParamSpec } from '../catalog';
 import { useEditor } from '../store/editor';
-import type { Json } from '../workflow/format';
+import type { NodeInput } from './types';
+import { canvasInputs } from '../workflow/canvas';
+import { INPUT_NAME, type Json } from '../workflow/format';
 import { Widget } from '../widgets/Widget';
 
 interface Props {
@@ -12,9 +14,11 @@ interface Props {
   param: ParamSpec;
   value: Json | undefined;
   wiredFrom: string | undefined;
+  /** Set when the parameter is a workflow input. */
+  input?: NodeInput | undefined;
 }
 
-export function ParamRow({ nodeId, param, value, wiredFrom }: Props) {
+export function ParamRow({ nodeId, param, value, wiredFrom, input }: Props) {
   const setParam = useEditor((s) => s.setParam);
   const resource = param.type === 'resource';
   const wide = !wiredFrom && (param.type === 'function' || param.type === 'dict' || param.type.startsWith('list['));
@@ -25,7 +29,8 @@ export function ParamRow({ nodeId, param, value, wiredFrom }: Props) {
   return (
     <div className={`gb-param${resource ? ' gb-param-resource' : ''}${wide ? ' gb-param-wide' : ''}`} data-param={param.name}>
       <Handle type="target" id={param.name} position={Position.Left} className={`gb-handle gb-handle-param${resource ? ' gb-handle-resource' : ''}`} />
-      <div className="gb-param-name" title={tip}>
+      <div className="gb-param-name" title={input ? `workflow input '${input.name}'\n${tip}` : tip}>
+        {resource || wiredFrom ? null : <InputToggle nodeId={nodeId} param={param.name} input={input} />}
         {param.name}
         {param.required && !isSet && !wiredFrom && param.default === null ? <span className="gb-required">*</span> : null}
       </div>
@@ -47,6 +52,29 @@ export function ParamRow({ nodeId, param, value, wiredFrom }: Props) {
       )}
     </div>
   );
+}
+
+/** Marks the parameter as a workflow input (named after it, made unique) or unmarks it. */
+function InputToggle({ nodeId, param, input }: { nodeId: string; param: string; input: NodeInput | undefined }) {
+  const setInput = useEditor((s) => s.setInput);
+  const toggle = () => {
+    if (input) return setInput(nodeId, param, null);
+    const taken = new Set(Object.keys(canvasInputs(useEditor.getState().nodes)));
+    setInput(nodeId, param, { name: freshInputName(param, taken) });
+  };
+  const label = input ? `stop using ${param} as workflow input '${input.name}'` : `use ${param} as a workflow input`;
+  return (
+    <button className={`gb-input-toggle nodrag${input ? ' gb-input-on' : ''}`} title={label} aria-label={label} aria-pressed={!!input} onClick={toggle}>
+      ⇥
+    </button>
+  );
+}
+
+/** `name`, else `name_2`, `name_3`, ...: an input name no other input has. */
+export function freshInputName(name: string, taken: ReadonlySet<string>): string {
+  const stem = INPUT_NAME.test(name) ? name : `input_${name.replace(/[^A-Za-z0-9_-]+/g, '_')}`;
+  if (!taken.has(stem)) return stem;
+  for (let n = 2; ; n++) if (!taken.has(`${stem}_${n}`)) return `${stem}_${n}`;
 }
 
 /** A parameter the node kind does not declare: kept as it is, shown so it can be removed. */

@@ -17,7 +17,12 @@ export type GraphNodeData = {
   mode?: Exclude<NodeMode, 'active'>;
   /** Its colour on the canvas, saved as the node's `color`. */
   color?: NodeColor;
+  /** Its parameters that are workflow inputs, by parameter: saved in the file's top-level `inputs`. */
+  inputs?: Record<string, NodeInput>;
 };
+
+/** A parameter marked as a workflow input: the input's name and what it is for. */
+export type NodeInput = { name: string; description?: string };
 
 /** A wire's reroute points (flow coordinates, source to target), saved as the edge's `points`. */
 export type WireData = { points?: Point[] };

@@ -7,6 +7,8 @@ import { useEditor } from '../store/editor';
 import { useProblems } from '../store/problems';
 import { isOffline, useRun } from '../store/run';
 import { useUi } from '../store/ui';
+import { canvasInputs } from '../workflow/canvas';
+import { INPUT_NAME, type WorkflowInput } from '../workflow/format';
 
 export function WorkflowOverview() {
   const file = useEditor((s) => s.file);
@@ -29,6 +31,7 @@ export function WorkflowOverview() {
           <textarea className="gb-input" rows={3} value={doc} placeholder="What this workflow does (Markdown)" onChange={(e) => setDoc(e.target.value)} />
         </label>
       ) : null}
+      {file ? <WorkflowInputs /> : null}
       {problems.length ? (
         <section>
           <h3>Problems</h3>
@@ -68,5 +71,47 @@ export function WorkflowOverview() {
         </dl>
       </section>
     </div>
+  );
+}
+
+/** The parameters marked as workflow inputs (the ⇥ on a parameter): what a run or a caller
+ * may give by name (`inputs` of POST /api/runs, `graphbook run --input NAME=VALUE`). */
+function WorkflowInputs() {
+  const listed = useEditor((s) => JSON.stringify(canvasInputs(s.nodes)));
+  const setInput = useEditor((s) => s.setInput);
+  const inspect = useUi((s) => s.inspect);
+  const inputs = Object.entries(JSON.parse(listed) as Record<string, WorkflowInput>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const rename = (given: WorkflowInput, name: string) => {
+    const taken = inputs.some(([other]) => other === name);
+    if (INPUT_NAME.test(name) && !taken) setInput(given.node, given.param, { name, ...(given.description ? { description: given.description } : {}) });
+  };
+  return (
+    <section className="gb-inputs">
+      <h3>Inputs</h3>
+      {inputs.length === 0 ? (
+        <p className="gb-muted">None. Mark a parameter with ⇥ on its node to take it as an input of the workflow.</p>
+      ) : (
+        <ul className="gb-input-list">
+          {inputs.map(([name, given]) => (
+            <li key={name} data-input={name}>
+              <input className="gb-input gb-mono" aria-label={`name of input ${name}`} defaultValue={name} onBlur={(e) => rename(given, e.target.value.trim())} />
+              <button className="gb-link" onClick={() => inspect(given.node)}>
+                {given.node}.{given.param}
+              </button>
+              <button className="gb-icon" title={`stop using ${given.node}.${given.param} as an input`} aria-label={`remove input ${name}`} onClick={() => setInput(given.node, given.param, null)}>
+                ×
+              </button>
+              <input
+                className="gb-input"
+                aria-label={`description of input ${name}`}
+                placeholder="what to give (optional)"
+                value={given.description ?? ''}
+                onChange={(e) => setInput(given.node, given.param, { name, ...(e.target.value ? { description: e.target.value } : {}) })}
+              />
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }

@@ -10,7 +10,7 @@ import {
 } from '@xyflow/react';
 import { create } from 'zustand';
 import { connectionProblem, replacedEdges } from '../canvas/connections';
-import type { FlowEdge, FlowNode, GraphFlowNode } from '../canvas/types';
+import type { FlowEdge, FlowNode, GraphFlowNode, NodeInput } from '../canvas/types';
 import { isGraphNode } from '../canvas/types';
 import type { Catalog } from '../catalog';
 import { carryPoints } from '../canvas/reroute';
@@ -51,6 +51,9 @@ export interface EditorState {
   addNode(type: string, position: XYPosition, params?: Record<string, Json>): string;
   setParam(id: string, name: string, value: Json | undefined): void;
   setLabel(id: string, label: string): void;
+  /** Makes a parameter a workflow input (named after it unless `name` is given), renames or
+   * describes it, or (`null`) makes it a plain parameter again. */
+  setInput(id: string, param: string, input: NodeInput | null): void;
   /** Adds an empty comment (a Markdown note) at `position`; returns its id. */
   addComment(position: XYPosition): string;
   setCommentText(id: string, text: string): void;
@@ -194,6 +197,16 @@ export const useEditor = create<EditorState>()((set, get) => {
     },
     setLabel(id, label) {
       updateGraphNode(id, (n) => ({ ...n, data: { ...n.data, label } }));
+      commitSoon();
+    },
+    setInput(id, param, input) {
+      updateGraphNode(id, (n) => {
+        const { inputs: was, ...data } = n.data;
+        const inputs = { ...was };
+        if (input) inputs[param] = input;
+        else delete inputs[param];
+        return { ...n, data: Object.keys(inputs).length ? { ...data, inputs } : data };
+      });
       commitSoon();
     },
     addComment(position) {

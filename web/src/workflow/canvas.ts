@@ -2,9 +2,19 @@
 // group on the canvas; groups as frame nodes; edges keyed by their four ends so the same wire
 // always has the same id.
 
-import type { CommentFlowNode, FlowEdge, FlowNode, GraphFlowNode, GroupFlowNode } from '../canvas/types';
+import type { CommentFlowNode, FlowEdge, FlowNode, GraphFlowNode, GroupFlowNode, NodeInput } from '../canvas/types';
 import { isCommentNode, isGraphNode, isGroupNode } from '../canvas/types';
-import { GROUP_SIZE, RESOURCE_OUTPUT, type Workflow, type WorkflowEdge, type WorkflowGroup, coordinate, edgeKey, naturalCompare } from './format';
+import {
+  GROUP_SIZE,
+  RESOURCE_OUTPUT,
+  type Workflow,
+  type WorkflowEdge,
+  type WorkflowGroup,
+  type WorkflowInput,
+  coordinate,
+  edgeKey,
+  naturalCompare,
+} from './format';
 
 /** A group frame as the file keeps it (`groups` in the canonical format). */
 export type Group = WorkflowGroup;
@@ -57,6 +67,7 @@ export function workflowToCanvas(workflow: Workflow): CanvasState {
     data: { label: g.label },
     zIndex: -1,
   }));
+  const inputsOf = nodeInputs(workflow);
   const graphNodes: GraphFlowNode[] = workflow.nodes.map((n) => {
     const group = parentOf.get(n.id);
     const position = group ? { x: n.position.x - group.position.x, y: n.position.y - group.position.y } : n.position;
@@ -72,6 +83,7 @@ export function workflowToCanvas(workflow: Workflow): CanvasState {
         ...(n.collapsed ? { collapsed: true } : {}),
         ...(n.mode && n.mode !== 'active' ? { mode: n.mode } : {}),
         ...(n.color ? { color: n.color } : {}),
+        ...(inputsOf.has(n.id) ? { inputs: inputsOf.get(n.id) } : {}),
       },
     };
     if (n.width) node.width = n.width;
@@ -88,6 +100,29 @@ export function workflowToCanvas(workflow: Workflow): CanvasState {
     data: { text: c.text },
   }));
   return { nodes: [...groupNodes, ...graphNodes, ...comments], edges };
+}
+
+/** The workflow's inputs by node and parameter, as the canvas keeps them (an input naming a
+ * node that is not there is left out: the server lists it as a problem until it is saved). */
+function nodeInputs(workflow: Workflow): Map<string, Record<string, NodeInput>> {
+  const byNode = new Map<string, Record<string, NodeInput>>();
+  for (const [name, given] of Object.entries(workflow.inputs ?? {})) {
+    const inputs = byNode.get(given.node) ?? {};
+    inputs[given.param] = { name, ...(given.description ? { description: given.description } : {}) };
+    byNode.set(given.node, inputs);
+  }
+  return byNode;
+}
+
+/** The inputs kept on the canvas' nodes, as the file's top-level `inputs`. */
+export function canvasInputs(nodes: FlowNode[]): Record<string, WorkflowInput> {
+  const inputs: Record<string, WorkflowInput> = {};
+  for (const node of nodes.filter(isGraphNode)) {
+    for (const [param, given] of Object.entries(node.data.inputs ?? {})) {
+      inputs[given.name] = { node: node.id, param, ...(given.description ? { description: given.description } : {}) };
+    }
+  }
+  return inputs;
 }
 
 /** A node's position on the canvas, adding the positions of the groups around it. */
@@ -129,8 +164,14 @@ export function canvasToWorkflow(state: CanvasState, doc: string): Workflow {
     position: absolutePosition(c, byId),
     width: coordinate(c.width ?? c.measured?.width ?? 240),
   }));
+  const inputs = canvasInputs(state.nodes);
   const workflow: Workflow = { doc, nodes, edges: state.edges.map(fromFlowEdge) };
-  return { ...workflow, ...(groups.length ? { groups } : {}), ...(comments.length ? { comments } : {}) };
+  return {
+    ...workflow,
+    ...(Object.keys(inputs).length ? { inputs } : {}),
+    ...(groups.length ? { groups } : {}),
+    ...(comments.length ? { comments } : {}),
+  };
 }
 
 export function canvasGroups(state: CanvasState): Group[] {

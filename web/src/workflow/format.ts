@@ -66,10 +66,22 @@ export interface WorkflowComment {
   width: number;
 }
 
+/** A node parameter the workflow takes as an input, by name (graphbook/inputs.py). */
+export interface WorkflowInput {
+  node: string;
+  param: string;
+  description?: string;
+}
+
+/** What an input may be called (graphbook/workflow.py's INPUT_NAME). */
+export const INPUT_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
 export interface Workflow {
   doc: string;
   nodes: WorkflowNode[];
   edges: WorkflowEdge[];
+  /** Input name -> the parameter it sets; left out, like the file's `inputs` key, when there are none. */
+  inputs?: Record<string, WorkflowInput>;
   /** Left out, like the file's `groups` key, when there are none. */
   groups?: WorkflowGroup[];
   /** Left out, like the file's `comments` key, when there are none. */
@@ -121,8 +133,31 @@ export function parseCanonical(data: unknown, name: string): Workflow {
     if (seen.has(comment.id)) throw new WorkflowFormatError(`${name}: comment id '${comment.id}' is taken; ids must be unique in a file`);
     seen.add(comment.id);
   }
+  const inputs = parseInputs(data.inputs ?? {}, name);
   const workflow: Workflow = { doc: typeof data.doc === 'string' ? data.doc : '', nodes, edges };
-  return { ...workflow, ...(groups.length ? { groups } : {}), ...(comments.length ? { comments } : {}) };
+  return {
+    ...workflow,
+    ...(Object.keys(inputs).length ? { inputs } : {}),
+    ...(groups.length ? { groups } : {}),
+    ...(comments.length ? { comments } : {}),
+  };
+}
+
+function parseInputs(raw: unknown, name: string): Record<string, WorkflowInput> {
+  if (!isObject(raw)) throw new WorkflowFormatError(`${name}: 'inputs' must be an object {"NAME": {"node": ID, "param": NAME}}, not ${kindOf(raw)}`);
+  const inputs: Record<string, WorkflowInput> = {};
+  for (const [key, entry] of Object.entries(raw)) {
+    const where = `${name}: inputs['${key}']`;
+    if (!INPUT_NAME.test(key)) throw new WorkflowFormatError(`${name}: input name '${key}' is not a word: use letters, digits, '_' and '-'`);
+    if (!isObject(entry)) throw new WorkflowFormatError(`${where} must be an object, not ${kindOf(entry)}`);
+    const { node, param, description } = entry;
+    if (typeof node !== 'string' || !node || typeof param !== 'string' || !param) {
+      throw new WorkflowFormatError(`${where} needs a node id and a parameter name: {"node": ID, "param": NAME}`);
+    }
+    if (description !== undefined && description !== null && typeof description !== 'string') throw new WorkflowFormatError(`${where}: 'description' must be a string`);
+    inputs[key] = { node, param, ...(description ? { description } : {}) };
+  }
+  return inputs;
 }
 
 function parseComment(raw: unknown, where: string): WorkflowComment {
@@ -306,7 +341,20 @@ export function canonicalOrder(workflow: Workflow): Workflow {
     .sort((a, b) => naturalCompare(a.id, b.id))
     .map((g) => ({ ...g, nodes: [...new Set(g.nodes)].filter((id) => ids.has(id)).sort(naturalCompare) }));
   const comments = [...(workflow.comments ?? [])].sort((a, b) => naturalCompare(a.id, b.id));
-  return { doc: workflow.doc, nodes, edges, ...(groups.length ? { groups } : {}), ...(comments.length ? { comments } : {}) };
+  const names = Object.keys(workflow.inputs ?? {}).sort(plainCompare);
+  const inputs = Object.fromEntries(names.map((k) => [k, (workflow.inputs ?? {})[k] as WorkflowInput]));
+  return {
+    doc: workflow.doc,
+    nodes,
+    edges,
+    ...(names.length ? { inputs } : {}),
+    ...(groups.length ? { groups } : {}),
+    ...(comments.length ? { comments } : {}),
+  };
+}
+
+function inputJson(given: WorkflowInput): Record<string, string> {
+  return { node: given.node, param: given.param, ...(given.description ? { description: given.description } : {}) };
 }
 
 export function edgeKey(edge: WorkflowEdge): string {
@@ -400,6 +448,8 @@ export function dumps(workflow: Workflow): string {
   const ordered = canonicalOrder(workflow);
   const entries = [`  "format": ${JSON.stringify(FORMAT)}`, `  "version": ${VERSION}`];
   if (ordered.doc) entries.push(`  "doc": ${JSON.stringify(ordered.doc)}`);
+  const inputs = Object.entries(ordered.inputs ?? {}).map(([k, v]) => `    ${JSON.stringify(k)}: ${pyDumps(inputJson(v))}`);
+  if (inputs.length) entries.push(`  "inputs": {\n${inputs.join(',\n')}\n  }`);
   const nodes = ordered.nodes.map(nodeText).join(',\n');
   entries.push(ordered.nodes.length ? `  "nodes": [\n${nodes}\n  ]` : '  "nodes": []');
   const edges = ordered.edges.map((e) => `    ${pyDumps(edgeJson(e))}`);
