@@ -11,7 +11,9 @@ the events the run store needs, images for the media store, replies, and `ended`
 from __future__ import annotations
 
 import logging
+import os
 import queue
+import signal
 import threading
 import uuid
 from collections.abc import Callable
@@ -35,6 +37,8 @@ from graphbook.server.translate import Translator
 from graphbook.workflow import Workflow
 
 logger = logging.getLogger(__name__)
+CLOSE_GRACE = 3.0
+"""Seconds a run has to end when the server closes the host, before the host ends anyway."""
 
 
 @dataclass(frozen=True)
@@ -117,8 +121,8 @@ class Host:
         while True:
             try:
                 message = self.conn.recv()
-            except (EOFError, OSError):
-                break
+            except (EOFError, OSError):  # the server is gone (killed): so is its run
+                os._exit(0)  # the workers end with this process (PR_SET_PDEATHSIG)
             if message[0] == "close":
                 break
             self._handle(message)
@@ -165,7 +169,7 @@ class Host:
             control.stop()
         self.desk.cancel_all()
         self.orders.put(None)
-        self.runner.join(10)
+        self.runner.join(CLOSE_GRACE)
         self.pool.close()
 
     # -- requests with replies ---------------------------------------------------------------
@@ -279,6 +283,7 @@ def main(fd: int) -> None:
     """The run host process: a fresh interpreter (`RunHost` starts `python -c` with a call of it),
     never a fork of the threaded server; its first message is its `HostConfig`."""
     logging.basicConfig(level=logging.WARNING, format="run host: %(levelname)s %(message)s")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the server decides
     conn = Connection(fd)
     _, config = conn.recv()
     Host(conn, config).serve()

@@ -161,7 +161,7 @@ class Session:
             if active.thread is not None:
                 await asyncio.to_thread(active.thread.join, STOP_GRACE * 2)
         if self.host is not None:
-            await asyncio.to_thread(self.host.close)
+            await asyncio.to_thread(self.host.close, STOP_GRACE * 2)
         if not isinstance(self.pool, HostPool):
             await asyncio.to_thread(self.pool.close)
         await asyncio.to_thread(self.recorder.close)
