@@ -326,6 +326,7 @@ async def first_node(probe: Probe, tries: int) -> list[float]:
     async with probe.http.ws_connect(probe.url + "ws") as ws:
         for _ in range(tries):
             await idle(probe)
+            await probe.call("POST", "/api/cache/clear", json={"workflow": "quick.json"})
             began = time.monotonic()
             await probe.call("POST", "/api/runs", json={"workflow": "quick.json"})
             await probe.until(ws, "node_started", 30)
