@@ -6,7 +6,12 @@ figures (issue 25).
 - encoding: a lone surrogate in every client message field and in the routes' inputs
 - store lock: another process holds the run store's write lock while runs go on
 - finish/run: a new run sent the moment `run_finished` arrives
-- stop: Stop at a random moment of runs of 1 to 10,000 nodes
+- stop: Stop at a random moment of runs of 1 to 10,000 nodes (never recorded `failed`)
+- stop stuck: Stop of node code blocked in C or holding the GIL: the run ends `stopped` within
+  STUCK_BOUND seconds, the server answers meanwhile, and the next run is taken
+
+It also prints the median time from starting a run to its first `node_started` (the run host
+is warm, or the engine's thread starts), to compare before and after a change.
 """
 
 from __future__ import annotations
@@ -46,6 +51,18 @@ def count(ctx: Any) -> Any:
         yield {"x": i}
 
 
+@step("Probe/Hog")
+def hog(ctx: Any, data: dict) -> None:
+    sum(range(10**15))  # one C call that never gives the GIL up
+
+
+@step("Probe/Blocked")
+def blocked(ctx: Any, data: dict) -> None:
+    import threading
+
+    threading.Event().wait()  # blocked in C, the GIL released
+
+
 @step("Probe/Pass")
 @param("delay", "number", default=0.0)
 def passing(ctx: Any, data: dict) -> None:
@@ -54,6 +71,8 @@ def passing(ctx: Any, data: dict) -> None:
 '''
 SERVING = re.compile(r"serving on (http://127\.0\.0\.1:\d+/)")
 PROMPT = 1.0
+STUCK_BOUND = 10.0
+"""Seconds within which a Stop of node code that does not stop must end the run."""
 """Seconds within which the server must answer while a probe is going on."""
 BAD = "\\ud800"
 """A lone surrogate as JSON writes it."""
@@ -256,8 +275,8 @@ async def stop(probe: Probe, tally: Tally, tries: int, largest: int) -> None:
             await asyncio.sleep(random.uniform(0, 0.5))  # a random moment of the run
             await probe.call("POST", "/api/runs/current/stop")
             try:
-                await probe.until(ws, "run_finished", 5 + 5 * nodes / 1000)
-                ended = True
+                finished = await probe.until(ws, "run_finished", 5 + 5 * nodes / 1000)
+                ended = finished["status"] != "failed"
             except (ConnectionError, TimeoutError):
                 ended = False
         await idle(probe)
@@ -269,15 +288,68 @@ async def stop(probe: Probe, tally: Tally, tries: int, largest: int) -> None:
         tally.add(held, why)
 
 
+async def stop_stuck(probe: Probe, tally: Tally, tries: int) -> None:
+    for i in range(tries):
+        kind = ("Blocked", "Hog")[i % 2]
+        document = chain(2, items=1)
+        document["nodes"][1]["type"] = kind
+        del document["nodes"][1]["params"]["delay"]
+        await probe.call("PUT", "/api/workflows/stuck.json", json=document)
+        async with probe.http.ws_connect(probe.url + "ws") as ws:
+            started, _ = await probe.call("POST", "/api/runs", json={"workflow": "stuck.json"})
+            await probe.until(ws, "node_started", 30)  # the source, then the stuck node
+            await probe.until(ws, "node_started", 30)
+            answering = await probe.alive()
+            began = time.monotonic()
+            try:
+                await asyncio.wait_for(probe.call("POST", "/api/runs/current/stop"), STUCK_BOUND)
+                finished = await probe.until(ws, "run_finished", STUCK_BOUND)
+                status = finished["status"]
+            except (ConnectionError, TimeoutError):
+                status = "not ended"
+            took = time.monotonic() - began
+        if status == "not ended" and not await probe.alive():  # frozen for good: stop here
+            tally.add(False, f"{kind}: the server froze ({took:.1f} s)")
+            tally.tried += tries - i - 1
+            return
+        await idle(probe)
+        accepted, _ = await probe.call("POST", "/api/runs", json={"workflow": "quick.json"})
+        await idle(probe)
+        why = f"{kind}: answering {answering}, {status} in {took:.1f} s, next run {accepted}"
+        held = started == 202 and answering and status == "stopped" and accepted == 202
+        tally.add(held, why)
+
+
+async def first_node(probe: Probe, tries: int) -> list[float]:
+    """Seconds from POST /api/runs to the run's first node_started, per try."""
+    found = []
+    async with probe.http.ws_connect(probe.url + "ws") as ws:
+        for _ in range(tries):
+            await idle(probe)
+            await probe.call("POST", "/api/cache/clear", json={"workflow": "quick.json"})
+            began = time.monotonic()
+            await probe.call("POST", "/api/runs", json={"workflow": "quick.json"})
+            await probe.until(ws, "node_started", 30)
+            found.append(time.monotonic() - began)
+            await probe.until(ws, "run_finished", 30)
+    return found
+
+
 async def probe_all(url: str, folder: Path, tries: int, largest: int) -> dict[str, Tally]:
-    tallies = {name: Tally() for name in ("encoding", "store lock", "finish/run", "stop")}
+    names = ("encoding", "store lock", "finish/run", "stop", "stop stuck")
+    tallies = {name: Tally() for name in names}
     async with aiohttp.ClientSession() as http:
         probe = Probe(http, url)
+        await first_node(probe, 1)  # the first run may wait for what loads at the start
+        times = sorted(await first_node(probe, tries))
+        median = times[len(times) // 2] * 1000
+        print(f"run to first node_started: median {median:.0f} ms of {tries}", flush=True)
         steps: list[tuple[str, Callable[[], Awaitable[None]]]] = [
             ("encoding", lambda: encoding(probe, tallies["encoding"], tries)),
             ("store lock", lambda: store_lock(probe, tallies["store lock"], 2, folder)),
             ("finish/run", lambda: finish_run(probe, tallies["finish/run"], tries * 3)),
             ("stop", lambda: stop(probe, tallies["stop"], tries, largest)),
+            ("stop stuck", lambda: stop_stuck(probe, tallies["stop stuck"], tries)),
         ]
         for name, step in steps:
             began = time.monotonic()

@@ -34,6 +34,7 @@ PlanCause = Literal[
     "upstream",
     "upstream_runs",
     "incomplete",
+    "lost",
     "needed",
     "unchanged",
     "triggered",

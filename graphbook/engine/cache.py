@@ -208,6 +208,8 @@ _REASONS: dict[PlanCause, str] = {
     "evicted": "its cached outputs were evicted to stay within the cache budget",
     "uncacheable": "its outputs were larger than the whole cache budget",
     "incomplete": "the run before this one did not finish it",
+    "lost": "its cached outputs were lost when the run process was ended (a Stop that had to "
+    "end it, or a crash)",
     "triggered": "re-triggered from its node",
 }
 
@@ -260,7 +262,7 @@ class WorkflowCache:
     ) -> Decision:
         entry = self.entries.get(node.id)
         if entry is None:
-            cause = self.gone.get(node.id, "new")
+            cause = self.gone.get(node.id, "lost" if self.name in self.owner.lost else "new")
             return Decision(node.id, "run", cause, _REASONS.get(cause, cause))
         if entry.key.code != key.code:
             return Decision(node.id, "run", "code", f"the code of {node.spec.name} changed")
@@ -343,6 +345,9 @@ class OutputCache:
         self.lock = threading.RLock()
         self._workflows: dict[str, WorkflowCache] = {}
         self._clock = itertools.count(1)
+        self.lost: set[str] = set()
+        """Workflows whose cached outputs were lost with the process that held them: a node
+        with no entry of its own re-runs with cause `lost`, not `new`."""
 
     def workflow(self, name: str) -> WorkflowCache:
         """The cache of one workflow file; two files never share one."""
@@ -386,6 +391,9 @@ class OutputCache:
         """A workflow file was renamed: its cache goes with it."""
         with self.lock:
             cache = self._workflows.pop(old, None)
+            if old in self.lost:
+                self.lost.discard(old)
+                self.lost.add(new)
             if cache is not None:
                 cache.name = new
                 self._workflows[new] = cache
@@ -393,6 +401,7 @@ class OutputCache:
     def forget(self, name: str) -> None:
         with self.lock:
             self._workflows.pop(name, None)
+            self.lost.discard(name)
 
 
 def _runs(decision: Decision) -> bool:

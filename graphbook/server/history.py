@@ -145,8 +145,9 @@ class HistorySink:
         self.error: str | None = None
         self.view = RunView()
 
-    def __call__(self, event: e.Event, messages: Sequence[p.ServerMessage] = ()) -> None:
-        """Record `event`; `messages` are what clients got for it (previews, logs limited)."""
+    def __call__(self, event: e.Event | None, messages: Sequence[p.ServerMessage] = ()) -> None:
+        """Record `event`; `messages` are what clients got for it (previews, logs limited).
+        None: an event the record does not need, only its messages are folded."""
         for message in messages:
             self.view.apply(message)
         if isinstance(event, e.RunStarted):

@@ -64,6 +64,14 @@ class MediaStore:
                 self._ids.pop(id(old), None)
             return media_id
 
+    def put(self, media_id: str, image: Any) -> None:
+        """Keep an image under the id another process gave it (the run host's previews)."""
+        with self._lock:
+            self._images[media_id] = image
+            while len(self._images) > self.capacity:
+                _, old = self._images.popitem(last=False)
+                self._ids.pop(id(old), None)
+
     def get(self, media_id: str) -> Any:
         with self._lock:
             return self._images.get(media_id)

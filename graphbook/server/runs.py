@@ -188,7 +188,7 @@ async def clear(request: web.Request) -> web.Response:
     if not isinstance(workflow, str):
         raise bad_message('give the workflow as {"workflow": "name.json", "node": ID or null}')
     node = _optional_str(body.get("node"), "node")
-    return reply(request.app[SESSION].clear(workflow, node))
+    return reply(await request.app[SESSION].clear(workflow, node))
 
 
 @routes.get("/api/outputs")
@@ -198,7 +198,7 @@ async def output(request: web.Request) -> web.Response:
     if missing:
         raise bad_message(f"missing query parameter(s): {', '.join(missing)}")
     index = _int(query.get("index", "0"), "index")
-    item = request.app[SESSION].output(
+    item = await request.app[SESSION].output(
         query["workflow"], query["node"], query.get("output", "out"), index
     )
     return reply(item)

@@ -1,10 +1,12 @@
-"""Session: the server's interactive runs, one at a time, each in a background thread.
+"""Session: the server's interactive runs, one at a time, each in the run host (a child
+process, graphbook/server/host.py, NOTE [ Run host ]); on `serve --ray`, in a background thread.
 
 Outputs are cached per workflow file between runs (graphbook.engine.cache); the run can be
-paused, stepped, resumed and stopped; prompts wait at the PromptDesk for any client's answer;
-every run is recorded in the run store. Events travel from the executor's thread to the event
-loop through the Outbox, in order, and are published by the Hub. Starting a run reads and
-checks its workflow in a thread: the loop never builds a graph (4,000 nodes took it 0.9 s).
+paused, stepped, resumed and stopped; prompts wait for any client's answer; every run is
+recorded in the run store. Events travel from the run (the host's pipe reader, or the run's
+thread) to the event loop through the Outbox, in order, and are published by the Hub. Starting
+a run reads and checks its workflow in a thread: the loop never builds a graph (4,000 nodes
+took it 0.9 s).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,21 +36,25 @@ from graphbook.registry import Registry
 from graphbook.server.desk import PromptDesk, check_answer
 from graphbook.server.errors import ServerError, bad_message, conflict, not_found
 from graphbook.server.history import HistorySink, Recorder, RunConfig
+from graphbook.server.host import HostCache, HostGone, HostPool, RunHost
 from graphbook.server.hub import Hub
 from graphbook.server.media import MediaStore
 from graphbook.server.outbox import Outbox
 from graphbook.server.previews import FULL, LIVE, Previewer
+from graphbook.server.runhost import HostConfig, RunOrder
 from graphbook.server.settings import ServerSettings
 from graphbook.server.translate import Translator
 from graphbook.server.workflows import WorkflowFiles, from_body
 from graphbook.store import Store
+from graphbook.workflow import Workflow
 
 logger = logging.getLogger(__name__)
 STOP_GRACE = 2.0
-"""Seconds a stopped run has to end by itself before its thread is interrupted."""
+"""Seconds a stopped run has to end by itself before its run host is ended (its thread is
+interrupted, on `serve --ray`)."""
 ABANDON_GRACE = 3.0
-"""Seconds an interrupted run has to end before it is declared stopped and its thread left
-behind: Stop ends every run within STOP_GRACE + ABANDON_GRACE; see NOTE [ Stop ]."""
+"""On `serve --ray`: seconds an interrupted run has to end before it is declared stopped and
+its thread left behind; see NOTE [ Stop ]."""
 
 RECORD_GRACE = 1.0
 """Seconds a run's end waits for its record to be written before clients are told: a store
@@ -58,14 +64,21 @@ that another process holds locked delays the record (written later), not the run
 #
 # Stop asks the executor to stop (it checks between units of work), and cancels open prompts.
 # Work in worker processes is the pool's: a stopped run's busy workers are ended (the pool is
-# replaced). Node code in the run's own thread that ignores the request gets STOP_GRACE seconds,
-# then a KeyboardInterrupt at its next Python instruction (`interrupt`). Code blocked in C (an
-# Event.wait(), a socket read without timeout) never reaches one: after ABANDON_GRACE more
-# seconds the run is declared stopped (run_finished, the store), its thread is abandoned (a
-# daemon thread: it holds what it holds until it returns or the server ends), it gets a pool of
-# its own, no longer the session's, and nothing it does later reaches clients or the store. The
-# server takes new runs at once. Python cannot kill a thread, so code that blocks while holding
-# the GIL freezes the whole server: no Stop can help there.
+# replaced).
+#
+# In the run host (the default, graphbook/server/host.py, NOTE [ Run host ]): node code that
+# ignores the request gets STOP_GRACE seconds, then the host is ended with SIGKILL, whatever the
+# code is doing (a loop, a call blocked in C, a C call holding the GIL), its worker processes
+# with it. The run is recorded `stopped`, with the node details the server had folded from the
+# run's messages until then; a fresh host starts, and the workflows whose cached outputs the
+# old one held re-run their nodes with the cause `lost`. Nothing is left behind, and the server
+# takes the next run at once (it waits in the new host's pipe until the host has loaded).
+#
+# On `serve --ray` the engine still runs in a thread of the server: after STOP_GRACE the thread
+# gets a KeyboardInterrupt at its next Python instruction (`interrupt`). Code blocked in C
+# never reaches one: after ABANDON_GRACE more seconds the run is declared stopped, its thread is
+# abandoned (a daemon thread) with a pool of its own, and nothing it does later reaches clients
+# or the store. Python cannot kill a thread, so there code that holds the GIL freezes the server.
 
 
 @dataclass
@@ -86,6 +99,11 @@ class ActiveRun:
     """The session has been told the run is over (`Session._release`)."""
     retire_pool: bool = False
     """Its pool, replaced because a stop left workers busy, is closed when the thread ends."""
+    host: RunHost | None = None
+    """The run host it runs in (None: a thread of the server, on `serve --ray`)."""
+    history: HistorySink | None = None
+    answered: set[str] = field(default_factory=set)
+    """Prompts answered (in the run host, where the answer is checked against nothing)."""
 
 
 class Session:
@@ -103,17 +121,28 @@ class Session:
         self.store = store
         self.hub = hub
         self.files = files
-        self.cache = OutputCache(settings.cache_budget)
+        self.media = media
+        self.hosted = settings.ray is None
+        """Runs go to the run host (NOTE [ Run host ]); on `serve --ray`, to a thread here."""
+        self.host: RunHost | None = None
+        self.cache: OutputCache | HostCache = (
+            HostCache(settings.cache_budget, self._host)
+            if self.hosted
+            else OutputCache(settings.cache_budget)
+        )
         self.desk = PromptDesk()
         self.previewer = Previewer(media, LIVE)
         self.full_previewer = Previewer(media, FULL)
-        self.pool: Pool = InlinePool()
+        self.pool: Pool | HostPool = HostPool(self._host) if self.hosted else InlinePool()
         self.active: ActiveRun | None = None
         self.starting: str | None = None
         """The workflow of the run being read and checked (`start`), before it is active."""
+        self._current: ActiveRun | None = None
+        """The run the host's messages are for (kept after it ends, for late messages)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._outbox: Outbox | None = None
         self._closing = False
+        self._host_lock = threading.Lock()
         self.recorder = Recorder(store, self._warn_store_failed)
         """Every write of run history, in its own thread (never on the loop)."""
         self.on_finished: list[Callable[[RunFinished], None]] = []
@@ -123,7 +152,10 @@ class Session:
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._outbox = Outbox(self._loop)
-        self.pool = make_pool(self.settings.workers, self.settings.backend)
+        if self.hosted:
+            self.host = await asyncio.to_thread(self._new_host, frozenset())
+        else:
+            self.pool = make_pool(self.settings.workers, self.settings.backend)
 
     async def close(self) -> None:
         self._closing = True  # a run being read and checked now does not start
@@ -133,8 +165,82 @@ class Session:
             self.desk.cancel_all()
             if active.thread is not None:
                 await asyncio.to_thread(active.thread.join, STOP_GRACE * 2)
-        await asyncio.to_thread(self.pool.close)
+        if self.host is not None:
+            await asyncio.to_thread(self.host.close, STOP_GRACE * 2)
+        if not isinstance(self.pool, HostPool):
+            await asyncio.to_thread(self.pool.close)
         await asyncio.to_thread(self.recorder.close)
+
+    # -- the run host ------------------------------------------------------------------------
+    def _host(self) -> RunHost:
+        if self.host is None:
+            raise HostGone("the run host has not started")
+        return self.host
+
+    def _new_host(self, lost: frozenset[str]) -> RunHost:
+        budget = self.cache.budget
+        config = HostConfig(
+            self.settings.nodes, self.settings.roots(), self.settings.workers, budget, lost
+        )
+        return RunHost(config, self.media, self._from_host)
+
+    def _from_host(self, host: RunHost, message: tuple[Any, ...]) -> None:
+        """A message from a run host (in its reader thread), in the order it was sent."""
+        kind = message[0]
+        if kind == "exit":
+            self._host_exited(host, message[1])
+            return
+        active = self._current
+        if active is None or active.host is not host or active.run_id != message[1]:
+            return
+        if kind == "event":
+            self._deliver(active, message[2], message[3])
+        elif kind == "crash":
+            if active.history is not None:
+                active.history.error = active.history.error or str(message[2])
+            self._deliver(active, _end_message(active, "failed"), None)
+        elif kind == "ended":
+            active.ended = True
+
+    def _deliver(
+        self, active: ActiveRun, event: Event | None, messages: Sequence[p.ServerMessage] | None
+    ) -> None:
+        """Record and publish one event of a hosted run, as the run's own thread did."""
+        if active.released or active.history is None:
+            return
+        shown: Sequence[p.ServerMessage] = messages if messages is not None else [event]  # type: ignore[list-item]
+        active.history(event, shown)
+        if isinstance(event, RunFinished):  # clients that see the end find it recorded
+            self.recorder.wait(RECORD_GRACE)
+            self._release(active, shown)
+        elif shown:
+            self._call_soon(self.hub.publish_all, shown)
+
+    def _host_exited(self, host: RunHost, code: int | None) -> None:
+        """A host ended (ended by a Stop, or crashed): its run ends, a fresh host starts."""
+        if self._closing:
+            return
+        with self._host_lock:
+            if self.host is host:
+                self.host = self._new_host(host.config.lost | frozenset(host.ran))
+        active = self._current
+        if active is None or active.host is not host:
+            return
+        if not active.released:
+            grace = f"{STOP_GRACE:.0f} s"
+            if host.killed:
+                status: Literal["failed", "stopped"] = "stopped"
+                reason = (
+                    f"stopped: node code did not stop within {grace}; its run process was ended"
+                )
+            else:
+                status = "failed"
+                reason = f"the run process ended unexpectedly (exit code {code})"
+            logger.warning("run %s: %s", active.run_id, reason)
+            if active.history is not None:
+                active.history.error = active.history.error or reason
+            self._deliver(active, _end_message(active, status), None)
+        active.ended = True
 
     # -- starting ----------------------------------------------------------------------------
     async def start(self, request: p.Run) -> str:
@@ -146,7 +252,7 @@ class Session:
         registry = self.registry.copy()  # a reload of node files may replace the registry's
         self.starting = name
         try:
-            graph, config = await asyncio.to_thread(self._prepare, request, name, registry)
+            graph, config, running = await asyncio.to_thread(self._prepare, request, name, registry)
         finally:
             self.starting = None
         if self._closing:
@@ -154,13 +260,41 @@ class Session:
         control = RunControl()
         if request.mode == "step":
             control.step(config.node)
-        active = ActiveRun(uuid.uuid4().hex[:12], config, control, graph, self.pool, time.time())
+        run_id = uuid.uuid4().hex[:12]
+        if self.host is not None:
+            active = ActiveRun(run_id, config, control, graph, InlinePool(), time.time())
+            self._start_hosted(active, running, request.mode == "step")
+            return run_id
+        assert not isinstance(self.pool, HostPool)
+        active = ActiveRun(run_id, config, control, graph, self.pool, time.time())
         active.thread = threading.Thread(
             target=self._run, args=(active,), name=f"graphbook-run-{active.run_id}", daemon=True
         )
         self.active = active
         active.thread.start()
         return active.run_id
+
+    def _start_hosted(self, active: ActiveRun, running: Workflow, stepping: bool) -> None:
+        config = active.config
+        with self._host_lock:
+            host = self._host()
+        active.host = host
+        active.history = HistorySink(self.recorder, config)
+        until = config.node if config.mode in ("until", "step") else None
+        trigger = config.node if config.mode == "trigger" else None
+        order = RunOrder(
+            active.run_id,
+            running,
+            config.workflow,
+            until,
+            trigger,
+            (config.node or "") if stepping else None,
+            config.continue_on_error,
+        )
+        self.active = self._current = active
+        if not host.run(order):  # the host is gone; its reader starts the next one
+            self.active = None
+            raise ServerError(503, "conflict", "the run process is restarting; try again")
 
     def _refuse_another(self) -> None:
         if self.active is not None:
@@ -172,7 +306,9 @@ class Session:
         if self.starting is not None:
             raise conflict(f"a run of {self.starting} is starting; wait for it", "run_active")
 
-    def _prepare(self, request: p.Run, name: str, registry: Registry) -> tuple[Graph, RunConfig]:
+    def _prepare(
+        self, request: p.Run, name: str, registry: Registry
+    ) -> tuple[Graph, RunConfig, Workflow]:
         """The run's graph and what it runs, checked (in a thread)."""
         if request.graph is not None:
             workflow = from_body(request.graph, name)
@@ -200,11 +336,12 @@ class Session:
             given,
             dict(request.inputs) if request.inputs is not None else None,
         )
-        return graph, config
+        return graph, config, running
 
-    # -- the run's thread --------------------------------------------------------------------
+    # -- the run's thread (serve --ray) ------------------------------------------------------
     def _run(self, active: ActiveRun) -> None:
         config = active.config
+        assert isinstance(self.cache, OutputCache)
         history = HistorySink(self.recorder, config)
         translate = Translator(self.previewer)
 
@@ -257,7 +394,7 @@ class Session:
         if active.released:
             return
         active.released = True
-        if self.pool is active.pool and _busy_after_stop(active):
+        if active.host is None and self.pool is active.pool and _busy_after_stop(active):
             logger.info("ending worker processes still busy after a stop")
             self.pool = make_pool(self.settings.workers, self.settings.backend)
             active.retire_pool = True
@@ -286,30 +423,48 @@ class Session:
             raise conflict("no run is going", "no_run")
         return self.active
 
+    def _control(self, active: ActiveRun, op: str, node: str | None = None) -> None:
+        if active.host is not None:
+            active.host.send(("control", active.run_id, op, node))
+
     def pause(self) -> None:
-        self.require_active().control.pause()
+        active = self.require_active()
+        active.control.pause()
+        self._control(active, "pause")
 
     def resume(self) -> None:
-        self.require_active().control.resume()
+        active = self.require_active()
+        active.control.resume()
+        self._control(active, "resume")
 
     def step(self, node: str | None) -> None:
         active = self.require_active()
         if node is not None and node not in active.graph.nodes:
             raise bad_message(f"the run has no node {node!r}")
         active.control.step(node)
+        self._control(active, "step", node)
 
     def stop(self) -> None:
         active = self.require_active()
         active.control.stop()
         self.desk.cancel_all()
+        self._control(active, "stop")
         if self._loop is not None:
             self._loop.call_later(STOP_GRACE, self._interrupt, active)
 
     def _interrupt(self, active: ActiveRun) -> None:
-        """The run did not stop by itself (node code stuck in a loop): interrupt its thread."""
+        """The run did not stop by itself (node code stuck in a loop, or in C): end its run
+        host; on `serve --ray`, interrupt its thread. See NOTE [ Stop ]."""
+        if self.active is not active or active.released or active.ended:
+            return
+        if active.host is not None:
+            logger.warning(
+                "run %s did not stop in %.0fs; ending its host", active.run_id, STOP_GRACE
+            )
+            active.host.kill()  # its reader thread ends the run when the pipe closes
+            return
         thread = active.thread
-        stuck = self.active is active and not active.ended
-        if stuck and thread is not None and thread.is_alive():
+        if thread is not None and thread.is_alive():
             logger.warning("run %s did not stop in %.0fs; interrupting", active.run_id, STOP_GRACE)
             interrupt(thread)
             if self._loop is not None:
@@ -343,25 +498,48 @@ class Session:
         if info is None:
             raise not_found(f"no open prompt {prompt_id!r} (answered already, or the run ended)")
         check_answer(info.prompt, answer)
+        active = self.active
+        if active is not None and active.host is not None:
+            if prompt_id in active.answered:
+                raise not_found(f"prompt {prompt_id!r} was answered already")
+            active.answered.add(prompt_id)
+            active.host.send(("answer", info.node_id, answer))
+            return
         if not self.desk.answer(info.node_id, answer):
             raise not_found(f"prompt {prompt_id!r} was answered already")
 
-    def clear(self, workflow: str, node: str | None) -> p.CacheCleared:
+    async def clear(self, workflow: str, node: str | None) -> p.CacheCleared:
         name = self.files.name(workflow)
         self.refuse_while_running(name)
-        cleared = p.CacheCleared(name, self.cache.workflow(name).clear(node))
+        if isinstance(self.cache, OutputCache):
+            dropped = self.cache.workflow(name).clear(node)
+        else:
+            dropped = await self._ask("clear", name, node)
+        cleared = p.CacheCleared(name, dropped)
         self.hub.publish(cleared)
         return cleared
 
-    def output(self, workflow: str, node: str, output: str, index: int) -> p.OutputItem:
+    async def output(self, workflow: str, node: str, output: str, index: int) -> p.OutputItem:
         name = self.files.name(workflow)
-        items = self.cache.workflow(name).items(node, output)
-        if items is None:
+        if isinstance(self.cache, OutputCache):
+            items = self.cache.workflow(name).items(node, output)
+            found = None if items is None else (len(items), _item(items, index))
+            shown = self.full_previewer(found[1]) if found is not None else None
+        else:
+            found = await self._ask("output", name, node, output, index)
+            shown = found[1] if found is not None else None
+        if found is None:
             raise not_found(f"no outputs of node {node!r} are kept for {name}; run it first")
-        if not 0 <= index < len(items):
-            raise not_found(f"node {node!r} has {len(items)} dict(s) on {output!r}, not #{index}")
-        item = self.full_previewer(items[index])
-        return p.OutputItem(name, node, output, index, len(items), item)
+        count = found[0]
+        if not 0 <= index < count:
+            raise not_found(f"node {node!r} has {count} dict(s) on {output!r}, not #{index}")
+        return p.OutputItem(name, node, output, index, count, shown)
+
+    async def _ask(self, method: str, *args: Any) -> Any:
+        try:
+            return await self._host().ask(method, *args)
+        except HostGone:
+            raise ServerError(503, "conflict", "the run process is restarting; try again") from None
 
 
 def _busy_after_stop(active: ActiveRun) -> bool:
@@ -369,6 +547,10 @@ def _busy_after_stop(active: ActiveRun) -> bool:
     if not active.control.stopping or current is None:
         return False
     return bool(current.load.running or current.dump.running or current.load.waiting)
+
+
+def _item(items: list[Any], index: int) -> Any:
+    return items[index] if 0 <= index < len(items) else None
 
 
 def _end_message(active: ActiveRun, status: Literal["failed", "stopped"]) -> RunFinished:

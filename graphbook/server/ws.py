@@ -87,6 +87,6 @@ async def command(session: Session, message: Command) -> Any:
         case p.Answer():
             return session.answer(message.prompt_id, message.answer)
         case p.Clear():
-            return session.clear(message.workflow, message.node)
+            return await session.clear(message.workflow, message.node)
         case _:
             assert_never(message)

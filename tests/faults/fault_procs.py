@@ -74,6 +74,34 @@ def slow_step(ctx: Any, outputs: list, items: list, data: list) -> None:
     pass
 
 
+def arrays(item: dict) -> Any:
+    """A load function whose result travels through shared memory."""
+    import numpy
+
+    _mark(item["marks"], "arrays")
+    time.sleep(0.05)
+    return numpy.zeros(1 << 16, dtype="uint8")
+
+
+@step("Faults/Arrays")
+@batch(1, "x", load_fn=arrays)
+def arrays_step(ctx: Any, loaded: list, items: list, data: list) -> None:
+    pass
+
+
+@step("Faults/Relay")
+def relay(ctx: Any, data: dict) -> None:
+    pass
+
+
+@step("Faults/Hog")
+@param("marks", "string", default="")
+def hog(ctx: Any, data: dict) -> None:
+    """Node code that holds the GIL: one C call that never gives it up."""
+    _mark(ctx.marks, "hog")
+    sum(range(10**15))
+
+
 @step("Faults/Stuck")
 @param("marks", "string", default="")
 def stuck(ctx: Any, data: dict) -> None:

@@ -1,0 +1,289 @@
+"""The run host's own side: the process where a served run's engine runs (see NOTE [ Run host ]
+in graphbook/server/host.py, which starts it and talks to it).
+
+It loads the registry from the server's node folder, keeps the output cache and the worker
+pool, and runs one run at a time in its run thread; its main thread answers the server's
+requests (control, prompt answers, cache reads and changes) meanwhile. What it sends back, in
+order over one pipe: the run's messages as clients get them (translated and previewed here),
+the events the run store needs, images for the media store, replies, and `ended`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import signal
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from graphbook.engine.cache import OutputCache
+from graphbook.engine.control import RunControl
+from graphbook.engine.executor import Executor, make_pool
+from graphbook.engine.pool import Pool
+from graphbook.events import Event, NodeError, RunFinished, RunStarted
+from graphbook.graph import build_graph
+from graphbook.node_index import node_files
+from graphbook.registry import Registry
+from graphbook.server.desk import PromptDesk
+from graphbook.server.media import MediaStore
+from graphbook.server.previews import FULL, LIVE, Previewer
+from graphbook.server.translate import Translator
+from graphbook.workflow import Workflow
+
+logger = logging.getLogger(__name__)
+CLOSE_GRACE = 3.0
+"""Seconds a run has to end when the server closes the host, before the host ends anyway."""
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    nodes: Path
+    roots: dict[str, Path]
+    workers: int
+    cache_budget: int
+    lost: frozenset[str] = frozenset()
+    """Workflows whose cached outputs a host before this one held when it was ended."""
+
+
+@dataclass(frozen=True)
+class RunOrder:
+    run_id: str
+    workflow: Workflow
+    """The workflow as it runs (overrides set), checked by the server."""
+    name: str
+    until: str | None
+    trigger: str | None
+    stepping: str | None = None
+    """Set when the run starts in step mode: the node to step (or "" for any)."""
+    continue_on_error: bool = False
+
+
+@dataclass
+class Reply:
+    request: int
+    ok: bool
+    value: Any
+
+
+@dataclass
+class HostState:
+    control: RunControl | None = None
+    run_id: str | None = None
+    files: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+class HostMedia(MediaStore):
+    """Images are kept by the server: each one goes there (before the message that shows it)."""
+
+    def __init__(self, roots: dict[str, Path], send: Callable[[tuple[Any, ...]], None]) -> None:
+        super().__init__(roots)
+        self._send = send
+
+    def add(self, image: Any) -> str:
+        media_id = uuid.uuid4().hex[:16]
+        self._send(("media", media_id, image))
+        return media_id
+
+
+class Host:
+    def __init__(self, conn: Connection, config: HostConfig) -> None:
+        self.conn = conn
+        self.config = config
+        self._send_lock = threading.Lock()
+        self.registry = Registry.with_builtins()
+        self.state = HostState()
+        self._load_nodes()
+        self.cache = OutputCache(config.cache_budget)
+        self.cache.lost = set(config.lost)
+        media = HostMedia(config.roots, self.send)
+        self.previewer = Previewer(media, LIVE)
+        self.full_previewer = Previewer(media, FULL)
+        self.desk = PromptDesk()
+        self.pool: Pool = make_pool(config.workers)
+        self.orders: queue.Queue[RunOrder | None] = queue.Queue()
+        self.runner = threading.Thread(target=self._runs, name="graphbook-host-run", daemon=True)
+
+    # -- the pipe ----------------------------------------------------------------------------
+    def send(self, message: tuple[Any, ...]) -> None:
+        with self._send_lock:
+            self.conn.send(message)
+
+    def serve(self) -> None:
+        """Answer the server until it closes the pipe (or says `close`)."""
+        self.runner.start()
+        self.send(("ready",))
+        while True:
+            try:
+                message = self.conn.recv()
+            except (EOFError, OSError):  # the server is gone (killed): so is its run
+                os._exit(0)  # the workers end with this process (PR_SET_PDEATHSIG)
+            if message[0] == "close":
+                break
+            self._handle(message)
+        self._close()
+
+    def _handle(self, message: tuple[Any, ...]) -> None:
+        kind = message[0]
+        if kind == "run":
+            self.orders.put(message[1])
+        elif kind == "control":
+            self._control(message[1], message[2], message[3])
+        elif kind == "answer":
+            self.desk.answer(message[1], message[2])
+        elif kind == "cancel_prompts":
+            self.desk.cancel_all()
+        elif kind == "call":
+            self._call(message[1], message[2], message[3])
+
+    def _control(self, run_id: str, op: str, node: str | None) -> None:
+        control = self.state.control
+        if control is None or self.state.run_id != run_id:
+            return
+        if op == "stop":
+            control.stop()
+            self.desk.cancel_all()
+        elif op == "pause":
+            control.pause()
+        elif op == "resume":
+            control.resume()
+        elif op == "step":
+            control.step(node)
+
+    def _call(self, request: int, method: str, args: tuple[Any, ...]) -> None:
+        try:
+            value = getattr(self, f"do_{method}")(*args)
+        except Exception as exc:
+            self.send(("reply", Reply(request, False, f"{type(exc).__name__}: {exc}")))
+        else:
+            self.send(("reply", Reply(request, True, value)))
+
+    def _close(self) -> None:
+        control = self.state.control
+        if control is not None:
+            control.stop()
+        self.desk.cancel_all()
+        self.orders.put(None)
+        self.runner.join(CLOSE_GRACE)
+        self.pool.close()
+
+    # -- requests with replies ---------------------------------------------------------------
+    def do_cache_stats(self) -> tuple[int, int]:
+        return self.cache.used, self.cache.entries
+
+    def do_set_budget(self, budget: int) -> None:
+        self.cache.set_budget(budget)
+
+    def do_rename(self, old: str, new: str) -> None:
+        self.cache.rename(old, new)
+
+    def do_forget(self, name: str) -> None:
+        self.cache.forget(name)
+
+    def do_clear(self, name: str, node: str | None) -> list[str]:
+        return self.cache.workflow(name).clear(node)
+
+    def do_output(self, name: str, node: str, output: str, index: int) -> tuple[int, Any] | None:
+        """(how many dicts, the full preview of dict #index), or None if none are kept."""
+        items = self.cache.workflow(name).items(node, output)
+        if items is None:
+            return None
+        if not 0 <= index < len(items):
+            return len(items), None
+        return len(items), self.full_previewer(items[index])
+
+    def do_pool_stats(self) -> Any:
+        return self.pool.stats()
+
+    # -- runs --------------------------------------------------------------------------------
+    def _runs(self) -> None:
+        while True:
+            order = self.orders.get()
+            if order is None:
+                return
+            self._run(order)
+
+    def _run(self, order: RunOrder) -> None:
+        control = RunControl()
+        if order.stepping is not None:
+            control.step(order.stepping or None)
+        self.state.control, self.state.run_id = control, order.run_id
+        translate = Translator(self.previewer)
+
+        def sink(event: Event) -> None:
+            kept = event if isinstance(event, RunStarted | NodeError | RunFinished) else None
+            self.send(("event", order.run_id, kept, translate(event)))
+
+        try:
+            self._load_nodes()
+            graph = build_graph(order.workflow, self.registry)
+            executor = Executor(
+                self.pool,
+                continue_on_error=order.continue_on_error,
+                prompter=self.desk.ask,
+                previewer=self.previewer,
+            )
+            executor.run(
+                graph,
+                sink,
+                until=order.until,
+                trigger=order.trigger,
+                control=control,
+                cache=self.cache.workflow(order.name),
+                run_id=order.run_id,
+                workflow=order.name,
+            )
+        except BaseException as exc:  # a bug, or a graph that no longer builds here
+            logger.exception("run %s ended abnormally", order.run_id)
+            self.send(("crash", order.run_id, f"the run ended abnormally: {exc!r:.300}"))
+        finally:
+            self.desk.cancel_all()
+            self._renew_pool_if_busy(control)
+            self.state.control, self.state.run_id = None, None
+            self.send(("ended", order.run_id))
+
+    def _renew_pool_if_busy(self, control: RunControl) -> None:
+        """Stop is real for worker processes too: a stopped run's busy workers are ended."""
+        stats = self.pool.stats()
+        if not control.stopping or stats is None:
+            return
+        if stats.load.running or stats.dump.running or stats.load.waiting:
+            logger.info("ending worker processes still busy after a stop")
+            old, self.pool = self.pool, make_pool(self.config.workers)
+            threading.Thread(target=old.close, name="graphbook-close", daemon=True).start()
+
+    def _load_nodes(self) -> None:
+        """Import the node files that are new or changed since the last look, as the server's
+        catalog does; drop those deleted. The cache stays: a node's key has its code."""
+        root = self.config.nodes
+        if not root.is_dir():
+            return
+        now = {}
+        for path in node_files(root):
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            now[str(path)] = (stat.st_mtime_ns, stat.st_size)
+        before = self.state.files
+        for name, seen in now.items():
+            if before.get(name) != seen:
+                self.registry.load_file(Path(name), root)
+        for name in set(before) - set(now):
+            self.registry.unload_file(name)
+        self.state.files = now
+
+
+def main(fd: int) -> None:
+    """The run host process: a fresh interpreter (`RunHost` starts `python -c` with a call of it),
+    never a fork of the threaded server; its first message is its `HostConfig`."""
+    logging.basicConfig(level=logging.WARNING, format="run host: %(levelname)s %(message)s")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the server decides
+    conn = Connection(fd)
+    _, config = conn.recv()
+    Host(conn, config).serve()
