@@ -112,6 +112,26 @@ def test_a_run_started_by_hand_is_refused_with_a_pointer_to_the_queue(server: Se
     assert "POST /api/jobs" in reply["error"]["message"]
 
 
+def test_an_inline_graph_runs_and_is_left_out_of_lists(server: Served, tmp_path: Path) -> None:
+    first = submit(server, "long.json")
+    graph = job(server, first["id"])["request"]["graph"]
+    assert graph is None
+    short = server.call("GET", "/api/workflows/short.json")[1]["workflow"]
+    source = next(n for n in short["nodes"] if n["id"] == "src")
+    source["params"]["n"] = 5
+    inline = submit(server, "short.json", graph=short)
+    assert inline["inline"] is True
+    listed = server.call("GET", "/api/jobs")[1]["queued"]
+    assert [(j["id"], j["request"]["graph"], j["inline"]) for j in listed] == [
+        (inline["id"], None, True)
+    ]
+    assert job(server, inline["id"])["request"]["graph"] == short
+    server.call("POST", f"/api/jobs/{first['id']}/stop")
+    done = server.call("GET", f"/api/jobs/{inline['id']}?wait=60")[1]["job"]
+    assert done["state"] == "completed", done["error"]
+    assert done["counts"]["src"]["out"] == 5
+
+
 def test_wait_answers_when_the_time_is_up(server: Served) -> None:
     first = submit(server, "long.json")
     running(server, first["id"])

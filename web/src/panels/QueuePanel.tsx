@@ -16,9 +16,9 @@ export function overridesText(job: Job): string {
 }
 
 function What({ job }: { job: Job }) {
-  const { workflow, mode, node, graph } = job.request;
+  const { workflow, mode, node } = job.request;
   const set = overridesText(job);
-  const how = [mode !== 'all' ? `${mode}${node ? ` ${node}` : ''}` : '', graph ? 'unsaved edits' : ''].filter(Boolean).join(' · ');
+  const how = [mode !== 'all' ? `${mode}${node ? ` ${node}` : ''}` : '', job.inline ? 'unsaved edits' : ''].filter(Boolean).join(' · ');
   return (
     <span className="gb-job-what">
       <span className="gb-job-workflow gb-ellipsis" title={workflow}>
