@@ -2,23 +2,16 @@
 // down) and the jobs that ended lately; as the server's `jobs` messages say, in every open page.
 
 import { cancel, move, stop } from '../actions/jobs';
+import { howText, overridesText } from '../jobWords';
 import type { Job } from '../protocol';
 import { useJobs } from '../store/jobs';
 import { Icon } from './Icon';
 import '../styles/queue.css';
 
-/** The parameter values the job sets for its run only, as `node.param=value`. */
-export function overridesText(job: Job): string {
-  const overrides = job.request.overrides ?? {};
-  return Object.entries(overrides)
-    .flatMap(([node, params]) => Object.entries(params).map(([name, value]) => `${node}.${name}=${JSON.stringify(value)}`))
-    .join(' ');
-}
-
 function What({ job }: { job: Job }) {
-  const { workflow, mode, node } = job.request;
+  const { workflow } = job.request;
   const set = overridesText(job);
-  const how = [mode !== 'all' ? `${mode}${node ? ` ${node}` : ''}` : '', job.inline ? 'unsaved edits' : ''].filter(Boolean).join(' · ');
+  const how = howText(job);
   return (
     <span className="gb-job-what">
       <span className="gb-job-workflow gb-ellipsis" title={workflow}>
