@@ -89,6 +89,18 @@ def test_jobs_run_one_after_another_in_the_queue_order(server: Served) -> None:
     assert job(server, first["id"])["state"] == "stopped"
 
 
+def test_move_takes_top_bottom_and_an_index(server: Served) -> None:
+    first = submit(server, "long.json")
+    running(server, first["id"])
+    a, b, c = (submit(server, "short.json")["id"] for _ in range(3))
+    moves = [(a, "bottom", [b, c, a]), (a, "top", [a, b, c]), (c, 1, [a, c, b]), (b, 99, [a, c, b])]
+    for job_id, to, order in moves:
+        status, moved = server.call("POST", f"/api/jobs/{job_id}/move", {"to": to})
+        assert status == 200, moved
+        assert queued_ids(server) == order, f"move {to!r}"
+        assert moved["position"] == order.index(job_id)
+
+
 def test_a_cancelled_job_never_runs(server: Served) -> None:
     first = submit(server, "long.json")
     second = submit(server, "short.json")
