@@ -267,6 +267,9 @@ class Job:
     """Errors its run reported."""
     attempts: int = 0
     """Runs started for it (more than one when an interrupted job was retried)."""
+    inline: bool = False
+    """It runs an inline `graph` (the editor's unsaved edits). Lists of jobs (`GET /api/jobs`,
+    the `jobs` message) leave the graph out of `request`; `GET /api/jobs/{id}` has it."""
 
 
 @dataclass(frozen=True)

@@ -78,10 +78,12 @@ class JobQueue:
         name = self.session.files.name(request.workflow)
         request = dataclasses.replace(request, workflow=name)
         job = p.Job(uuid.uuid4().hex[:12], "queued", request, time.time())
+        job = dataclasses.replace(job, inline=request.graph is not None)
         rank, self._next_rank = self._next_rank, self._next_rank + 1
         await asyncio.to_thread(self._add, job, rank)
         self._jobs[job.id] = job
         self._queued.append(job.id)
+        self._save_order()  # another job added meanwhile may have been written first
         self._changed()
         return self.get(job.id)
 
@@ -106,11 +108,12 @@ class JobQueue:
         return _from_record(record)
 
     def listing(self) -> p.JobList:
-        """The queued jobs in order, the running one, and the recently ended ones."""
+        """The queued jobs in order, the running one, and the recently ended ones (an inline
+        graph left out of each: `get` has it)."""
         jobs = self._jobs
-        queued = [dataclasses.replace(jobs[i], position=n) for n, i in enumerate(self._queued)]
-        running = self.get(self._running) if self._running is not None else None
-        return p.JobList(queued, running, [self._jobs[i] for i in self._ended])
+        queued = [_brief(jobs[i], n) for n, i in enumerate(self._queued)]
+        running = _brief(jobs[self._running]) if self._running is not None else None
+        return p.JobList(queued, running, [_brief(jobs[i]) for i in self._ended])
 
     def message(self) -> p.Jobs:
         listing = self.listing()
@@ -205,7 +208,7 @@ class JobQueue:
             run_id = await self.session.start(_run(job.request))
         except ServerError as exc:
             self._running = None
-            if exc.code == "run_active":  # a run started by hand got there first
+            if exc.code == "run_active" or not self._open:  # a run by hand got there first
                 self._jobs[job_id] = job
                 self._queued.insert(0, job_id)
             else:
@@ -339,6 +342,15 @@ def _run_error(store: Store, run_id: str) -> str | None:
         return None
 
 
+def _brief(job: p.Job, position: int | None = None) -> p.Job:
+    """The job as lists show it: without its inline graph (a large workflow, sent on every
+    change to every client)."""
+    request = job.request
+    if request.graph is not None:
+        request = dataclasses.replace(request, graph=None)
+    return dataclasses.replace(job, request=request, position=position)
+
+
 def _run(request: p.JobRequest) -> p.Run:
     return p.Run(
         request.workflow,
@@ -362,8 +374,7 @@ def _words(job: p.Job) -> str:
 
 
 def _could_not_start(exc: ServerError) -> str:
-    problems = "; ".join(str(problem) for problem in exc.problems[:5])
-    return f"could not start: {exc.message}" + (f" ({problems})" if problems else "")
+    return f"could not start: {exc.message}"  # the message lists the workflow's problems
 
 
 def _store_failed(store: Store, exc: BaseException) -> ServerError:
@@ -405,4 +416,5 @@ def _from_record(record: JobRecord) -> p.Job:
         record.counts,
         record.errors,
         record.attempts,
+        request.graph is not None,
     )

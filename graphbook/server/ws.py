@@ -29,9 +29,9 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     await ws.prepare(request)
     hub, session = request.app[HUB], request.app[SESSION]
     client = hub.attach(ws)
-    client.send(request.app[JOBS].message())
     if session.recorder.problem is not None:  # a client connecting later is told too
         client.send(p.Error("store_failed", session.recorder.problem))
+    client.send(request.app[JOBS].message())
     try:
         async for message in ws:
             if message.type == WSMsgType.TEXT:  # in order: a run starts before a stop after it

@@ -89,6 +89,18 @@ def test_jobs_run_one_after_another_in_the_queue_order(server: Served) -> None:
     assert job(server, first["id"])["state"] == "stopped"
 
 
+def test_move_takes_top_bottom_and_an_index(server: Served) -> None:
+    first = submit(server, "long.json")
+    running(server, first["id"])
+    a, b, c = (submit(server, "short.json")["id"] for _ in range(3))
+    moves = [(a, "bottom", [b, c, a]), (a, "top", [a, b, c]), (c, 1, [a, c, b]), (b, 99, [a, c, b])]
+    for job_id, to, order in moves:
+        status, moved = server.call("POST", f"/api/jobs/{job_id}/move", {"to": to})
+        assert status == 200, moved
+        assert queued_ids(server) == order, f"move {to!r}"
+        assert moved["position"] == order.index(job_id)
+
+
 def test_a_cancelled_job_never_runs(server: Served) -> None:
     first = submit(server, "long.json")
     second = submit(server, "short.json")
@@ -110,6 +122,26 @@ def test_a_run_started_by_hand_is_refused_with_a_pointer_to_the_queue(server: Se
     assert status == 409
     assert reply["error"]["code"] == "run_active"
     assert "POST /api/jobs" in reply["error"]["message"]
+
+
+def test_an_inline_graph_runs_and_is_left_out_of_lists(server: Served, tmp_path: Path) -> None:
+    first = submit(server, "long.json")
+    graph = job(server, first["id"])["request"]["graph"]
+    assert graph is None
+    short = server.call("GET", "/api/workflows/short.json")[1]["workflow"]
+    source = next(n for n in short["nodes"] if n["id"] == "src")
+    source["params"]["n"] = 5
+    inline = submit(server, "short.json", graph=short)
+    assert inline["inline"] is True
+    listed = server.call("GET", "/api/jobs")[1]["queued"]
+    assert [(j["id"], j["request"]["graph"], j["inline"]) for j in listed] == [
+        (inline["id"], None, True)
+    ]
+    assert job(server, inline["id"])["request"]["graph"] == short
+    server.call("POST", f"/api/jobs/{first['id']}/stop")
+    done = server.call("GET", f"/api/jobs/{inline['id']}?wait=60")[1]["job"]
+    assert done["state"] == "completed", done["error"]
+    assert done["counts"]["src"]["out"] == 5
 
 
 def test_wait_answers_when_the_time_is_up(server: Served) -> None:

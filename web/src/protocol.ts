@@ -292,6 +292,7 @@ export interface Job {
   counts: Record<string, Record<string, number>>;
   errors: number;
   attempts: number;
+  inline: boolean;
 }
 
 export interface JobList {

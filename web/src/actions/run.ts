@@ -1,7 +1,8 @@
 // Starting and steering runs of the open workflow.
 
 import { ApiError } from '../api/http';
-import { type RunCommand, answerPrompt, clearCache, startRun, steerRun } from '../api/runs';
+import { submitJob } from '../api/jobs';
+import { type RunCommand, type RunRequest, answerPrompt, clearCache, startRun, steerRun } from '../api/runs';
 import type { RunMode } from '../protocol';
 import { useCatalog } from '../store/catalog';
 import { currentKey, currentWorkflow, useEditor } from '../store/editor';
@@ -27,29 +28,46 @@ function problemsNow(): Problem[] {
   return loaded ? validate(currentWorkflow(useEditor.getState()).workflow, catalog) : [];
 }
 
-export async function run(mode: RunMode, node: string | null = null): Promise<void> {
+/** What a run of the open document asks for: its file, unsaved changes inline; null when it cannot run (said why). */
+function runRequest(mode: RunMode, node: string | null): RunRequest | null {
   const editor = useEditor.getState();
-  if (!editor.file || !connected()) return;
+  if (!editor.file || !connected()) return null;
   const problems = problemsNow();
   const first = problems[0];
   if (first) {
     const where = first.node ? ` Node '${first.node}': ${first.message}.` : ` ${first.message}.`;
     useUi.getState().notify(`Not run: the workflow has ${problems.length} problem(s), shown on their nodes.${where}`, 'error');
     if (first.node) useUi.getState().inspect(first.node, 'errors');
-    return;
+    return null;
   }
   const unsaved = currentKey(editor) !== editor.savedKey;
   const graph = unsaved ? (JSON.parse(dumps(currentWorkflow(editor).workflow)) as Record<string, unknown>) : null;
+  return { workflow: editor.file.path, mode, node, graph, continue_on_error: useUi.getState().continueOnError };
+}
+
+async function send(body: RunRequest | null, start: (body: RunRequest) => Promise<unknown>): Promise<boolean> {
+  if (!body) return false;
   try {
     useUi.getState().setServerProblems([]);
-    const continueOnError = useUi.getState().continueOnError;
-    await startRun({ workflow: editor.file.path, mode, node, graph, continue_on_error: continueOnError });
+    await start(body);
+    return true;
   } catch (error) {
     if (error instanceof ApiError && error.problems.length) {
       useUi.getState().setServerProblems(error.problems);
       useUi.getState().notify(`The workflow has ${error.problems.length} problem(s); they are shown on their nodes.`, 'error');
     } else failed(error);
+    return false;
   }
+}
+
+export async function run(mode: RunMode, node: string | null = null): Promise<void> {
+  await send(runRequest(mode, node), startRun);
+}
+
+/** Adds a job that runs the open document as `run` would, once the runs before it have ended. */
+export async function queue(mode: RunMode, node: string | null = null): Promise<void> {
+  const body = runRequest(mode, node);
+  if (await send(body, submitJob)) useUi.getState().notify(`Queued ${body?.workflow ?? ''}: it runs when the runs before it end.`);
 }
 
 export async function steer(command: RunCommand, node: string | null = null): Promise<void> {

@@ -9,6 +9,7 @@ import { catalogLoading, useCatalog } from '../store/catalog';
 import { useConsole } from '../store/console';
 import { currentKey, useEditor } from '../store/editor';
 import { useFiles } from '../store/files';
+import { useJobs } from '../store/jobs';
 import { useRun } from '../store/run';
 import { useUi } from '../store/ui';
 
@@ -67,6 +68,10 @@ function foldSoon(message: ServerMessage): void {
 }
 
 function route(message: ServerMessage): void {
+  if (message.type === 'jobs') {
+    useJobs.getState().receive(message);
+    return;
+  }
   foldSoon(message);
   // A joining page's whole state: shown at once, with what waited before it, not a frame later.
   if (message.type === 'snapshot') fold();

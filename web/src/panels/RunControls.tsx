@@ -1,7 +1,7 @@
 // Run, step, pause or resume, stop; how the current run is doing; and whether that is live.
 
 import { useEffect, useState } from 'react';
-import { OFFLINE, run, steer } from '../actions/run';
+import { OFFLINE, queue, run, steer } from '../actions/run';
 import { Icon } from './Icon';
 import { useElapsed } from '../hooks/useElapsed';
 import { useNow } from '../hooks/useNow';
@@ -144,9 +144,15 @@ export function RunControls() {
   return (
     <div className="gb-run-controls">
       <span className="gb-split-button">
-        <button className="gb-button gb-primary" disabled={offline || !hasFile || active} onClick={() => void run('all')} title={why(continueOnError ? 'Run the workflow, going on past node errors (Ctrl+Enter)' : 'Run the workflow (Ctrl+Enter)')} aria-label="run">
-          <Icon name="play" /> Run
-        </button>
+        {active ? (
+          <button className="gb-button gb-primary" disabled={offline || !hasFile} onClick={() => void queue('all')} title={why('A run is going: queue this workflow to run once it ends')} aria-label="queue">
+            <Icon name="plus" /> Queue
+          </button>
+        ) : (
+          <button className="gb-button gb-primary" disabled={offline || !hasFile} onClick={() => void run('all')} title={why(continueOnError ? 'Run the workflow, going on past node errors (Ctrl+Enter)' : 'Run the workflow (Ctrl+Enter)')} aria-label="run">
+            <Icon name="play" /> Run
+          </button>
+        )}
         <RunMenu />
       </span>
       <button

@@ -1,16 +1,30 @@
-// The left-hand panel: the node palette, the workflows folder and past runs, one tab each.
+// The left-hand panel: the node palette, the workflows folder, past runs and the job queue, one tab each.
 
+import { useJobs } from '../store/jobs';
 import { useUi } from '../store/ui';
 import type { SideTab } from '../store/ui';
 import { FilesPanel } from './FilesPanel';
 import { HistoryPanel } from './HistoryPanel';
 import { Palette } from './Palette';
+import { QueuePanel } from './QueuePanel';
 
 const TABS: [tab: SideTab, name: string][] = [
   ['nodes', 'Nodes'],
   ['files', 'Workflows'],
   ['runs', 'Runs'],
+  ['queue', 'Queue'],
 ];
+
+/** Jobs waiting, on the Queue tab, so a queue is seen from any tab. */
+function Waiting() {
+  const count = useJobs((s) => s.queued.length);
+  return count ? (
+    <span className="gb-tab-count" aria-label={`${count} waiting`}>
+      {count}
+    </span>
+  ) : null;
+}
+
 
 export function Sidebar() {
   const side = useUi((s) => s.side);
@@ -21,10 +35,11 @@ export function Sidebar() {
         {TABS.map(([tab, name]) => (
           <button key={tab} role="tab" aria-selected={side === tab} className={side === tab ? 'gb-active' : ''} onClick={() => setSide(tab)}>
             {name}
+            {tab === 'queue' ? <Waiting /> : null}
           </button>
         ))}
       </nav>
-      {side === 'nodes' ? <Palette /> : side === 'files' ? <FilesPanel /> : <HistoryPanel />}
+      {side === 'nodes' ? <Palette /> : side === 'files' ? <FilesPanel /> : side === 'queue' ? <QueuePanel /> : <HistoryPanel />}
     </aside>
   );
 }

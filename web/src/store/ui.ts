@@ -7,7 +7,7 @@ import type { Problem } from '../protocol';
 
 export type Theme = 'light' | 'dark';
 export type InspectorTab = 'output' | 'logs' | 'errors' | 'docs';
-export type SideTab = 'files' | 'nodes' | 'runs';
+export type SideTab = 'files' | 'nodes' | 'runs' | 'queue';
 /** The panels around the canvas that fold away: the sidebar, the inspector, the console below. */
 export type Panel = 'side' | 'inspector' | 'console';
 export type Panels = Record<Panel, boolean>;

@@ -1,0 +1,81 @@
+// The job queue in the editor: while a run is going, Run becomes Queue; every open page shows
+// the queue live; cancel and reorder work there; a queued job runs once the run before it ends.
+
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { appSession, at, openApp, runStatus, until, workflow } from './app';
+import { screenshot } from './browser';
+
+const greet = (count: number) =>
+  workflow(
+    [
+      { id: 'greetings', type: 'Greetings', params: { count }, position: at(0, 0) },
+      { id: 'shout', type: 'Shout', params: {}, position: at(300, 0) },
+    ],
+    [{ source: 'greetings', output: 'out', target: 'shout', input: 'in' }],
+  );
+
+const app = appSession({
+  testNodes: true,
+  workflows: {
+    'slow.json': workflow(
+      [
+        { id: 'greetings', type: 'Greetings', params: { count: 400 }, position: at(0, 0) },
+        { id: 'slow', type: 'Slow', params: { delay: 0.25 }, position: at(300, 0) },
+      ],
+      [{ source: 'greetings', output: 'out', target: 'slow', input: 'in' }],
+    ),
+    'small.json': greet(3),
+    'other.json': greet(2),
+  },
+});
+
+/** The workflows of the jobs waiting, in their order, as the page's Queue tab lists them. */
+const waiting = (page: Page): Promise<string[]> => page.locator('.gb-jobs-waiting .gb-job-workflow').allInnerTexts();
+/** The state of the most recent ended job of `file`, or '' if none has ended. */
+const ended = async (page: Page, file: string): Promise<string> =>
+  (await page.locator('.gb-jobs-ended .gb-job', { hasText: file }).first().getAttribute('data-state', { timeout: 500 }).catch(() => null)) ?? '';
+
+async function queueTab(page: Page): Promise<void> {
+  await page.getByRole('tab', { name: /^Queue/ }).click();
+  await page.locator('.gb-queue').waitFor();
+}
+
+async function queueFile(page: Page, file: string): Promise<void> {
+  await openApp(page, app.server, file);
+  await page.getByRole('button', { name: 'queue', exact: true }).click();
+}
+
+describe('the job queue', () => {
+  it('queues runs while one is going, shows them in every page, cancels, reorders and runs them', async () => {
+    const first = app.page;
+    await openApp(first, app.server, 'slow.json');
+    await first.getByRole('button', { name: 'run', exact: true }).click();
+    await until(() => runStatus(first), (s) => s === 'running', 'the first run to start');
+    expect(await first.getByRole('button', { name: 'run', exact: true }).count()).toBe(0);
+
+    await queueFile(first, 'small.json');
+    await queueFile(first, 'other.json');
+    await queueTab(first);
+    await until(() => waiting(first), (w) => w.join() === 'small.json,other.json', 'both jobs in the queue, in order', 10_000);
+
+    const second = await app.browser.page();
+    await openApp(second, app.server, 'small.json');
+    await queueTab(second);
+    await until(() => waiting(second), (w) => w.join() === 'small.json,other.json', "the second page's queue", 10_000);
+    await screenshot(second, 'queue-two-waiting');
+
+    await first.getByRole('button', { name: 'move other.json up', exact: true }).click();
+    await until(() => waiting(second), (w) => w.join() === 'other.json,small.json', 'the second page to see the move', 10_000);
+    await second.getByRole('button', { name: 'cancel small.json', exact: true }).click();
+    await until(() => waiting(first), (w) => w.join() === 'other.json', 'the first page to see the cancel', 10_000);
+    await until(() => ended(first, 'small.json'), (s) => s === 'cancelled', 'the cancelled job listed as ended', 10_000);
+
+    await first.getByRole('button', { name: 'stop', exact: true }).click();
+    await until(() => ended(second, 'other.json'), (s) => s === 'completed', 'the queued job to run once the first run ended', 30_000);
+    expect(await waiting(second)).toEqual([]);
+    expect(await ended(second, 'small.json')).toBe('cancelled');
+    await screenshot(second, 'queue-ran');
+    await second.close();
+  });
+});
