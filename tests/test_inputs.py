@@ -194,3 +194,25 @@ def test_run_workflow_takes_inputs_as_the_file_takes_saved_values(tmp_path: Path
     run_workflow(rows_to_file("", "x.jsonl"), registry=Registry.with_builtins(), inputs=inputs)
     assert given.read_bytes() == saved.read_bytes()
     assert len(saved.read_text().splitlines()) == 3
+
+
+DOC = Path(__file__).parents[1] / "docs" / "workflow-format.md"
+
+
+def doc_block(language: str) -> str:
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index("## Workflow inputs") :]
+    start = section.index(f"```{language}\n") + len(f"```{language}\n")
+    return section[start : section.index("```", start)]
+
+
+def test_the_documented_inputs_are_canonical_and_the_builder_writes_them() -> None:
+    text = doc_block("json")
+    documented = Workflow.loads(text, name="docs example")
+    assert documented.dumps() == text
+    namespace: dict[str, Any] = {"Workflow": Workflow}
+    exec(doc_block("python"), namespace)
+    assert namespace["workflow"].dumps() == text
+    schema = input_schema(documented, Registry.with_builtins())
+    assert schema["required"] == ["images"]
+    assert schema["properties"]["limit"]["type"] == "integer"

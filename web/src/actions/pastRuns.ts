@@ -1,5 +1,6 @@
-// Running a past run again: as it ran (its workflow, parameters and mode, kept with it), or,
-// when its file changed since, the file as it is now; then back to the canvas to watch it.
+// Running a past run again: as it ran (its workflow, parameters, mode, overrides and inputs,
+// kept with it), or, when its file changed since, the file as it is now with the same
+// overrides and inputs; then back to the canvas to watch it.
 
 import { ApiError } from '../api/http';
 import { rerunRun, startRun } from '../api/runs';
@@ -23,6 +24,19 @@ export function changedQuestion(details: RunDetails): { title: string; text: str
   };
 }
 
+/** The overrides and inputs a run was given (its record's config), sent again with it. */
+export function runSettings(config: Record<string, unknown>): {
+  overrides: Record<string, Record<string, unknown>> | null;
+  inputs: Record<string, unknown> | null;
+} {
+  const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const overrides = isRecord(config.overrides) ? Object.fromEntries(Object.entries(config.overrides).filter(([, v]) => isRecord(v))) : {};
+  return {
+    overrides: Object.keys(overrides).length ? (overrides as Record<string, Record<string, unknown>>) : null,
+    inputs: isRecord(config.inputs) ? config.inputs : null,
+  };
+}
+
 export async function runAgain(details: RunDetails): Promise<void> {
   const { run } = details;
   let asItWas = true;
@@ -43,7 +57,8 @@ export async function runAgain(details: RunDetails): Promise<void> {
       const config = details.config;
       const mode = RUN_MODES.find((m) => m === config.mode) ?? 'all';
       const node = typeof config.node === 'string' ? config.node : null;
-      await startRun({ workflow: run.workflow, mode, node, graph: null, continue_on_error: config.continue_on_error === true });
+      const { overrides, inputs } = runSettings(config);
+      await startRun({ workflow: run.workflow, mode, node, graph: null, continue_on_error: config.continue_on_error === true, overrides, inputs });
     }
   } catch (error) {
     if (error instanceof ApiError && error.problems.length) {

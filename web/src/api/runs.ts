@@ -11,6 +11,10 @@ export interface RunRequest {
   graph: Record<string, unknown> | null;
   /** A node that fails on a dict reports it and the run goes on. */
   continue_on_error: boolean;
+  /** Parameter values for this run only: `{node: {param: value}}`. */
+  overrides?: Record<string, Record<string, unknown>> | null;
+  /** The workflow's inputs for this run: `{name: value}`. */
+  inputs?: Record<string, unknown> | null;
 }
 
 export const fetchCatalog = (): Promise<Catalog> => request('GET', '/api/catalog');

@@ -3,7 +3,7 @@
 // search's metric curves; and running it again.
 
 import { useState } from 'react';
-import { runAgain } from '../actions/pastRuns';
+import { runAgain, runSettings } from '../actions/pastRuns';
 import type { LogEntry, NodeSnapshot, RunDetails, RunMetrics, RunRecordInfo } from '../protocol';
 import {
   durationOf,
@@ -222,6 +222,34 @@ function Trials({ search, trials, metrics }: { search: RunRecordInfo; trials: Ru
   );
 }
 
+/** The inputs and overrides a run was given (the file's own values stay as they were). */
+function GivenForRun({ config }: { config: Record<string, unknown> }) {
+  const { overrides, inputs } = runSettings(config);
+  const set = Object.entries(overrides ?? {}).flatMap(([node, params]) => Object.entries(params).map(([param, value]) => [`${node}.${param}`, value] as const));
+  if (!inputs && !set.length) return null;
+  return (
+    <section className="gb-runpage-given">
+      <h3>Given for this run</h3>
+      <table className="gb-runpage-nodes gb-runpage-params">
+        <tbody>
+          {Object.entries(inputs ?? {}).map(([name, value]) => (
+            <tr key={`input ${name}`} data-input={name}>
+              <td>input {name}</td>
+              <td>{paramText(value)}</td>
+            </tr>
+          ))}
+          {set.map(([name, value]) => (
+            <tr key={`set ${name}`} data-override={name}>
+              <td>set {name}</td>
+              <td>{paramText(value)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
 export function RunPage({ details, metrics, history, now }: { details: RunDetails; metrics: RunMetrics[]; history: RunRecordInfo[]; now: number }) {
   const { run } = details;
   const trials = trialsOf(run, history);
@@ -243,7 +271,7 @@ export function RunPage({ details, metrics, history, now }: { details: RunDetail
             </button>
           ) : null}
           {details.rerun ? (
-            <button className="gb-button gb-primary" onClick={() => void runAgain(details)} title="Run this workflow again with the parameters this run had">
+            <button className="gb-button gb-primary" onClick={() => void runAgain(details)} title="Run this workflow again with the parameters, inputs and overrides this run had">
               Run again
             </button>
           ) : null}
@@ -278,6 +306,7 @@ export function RunPage({ details, metrics, history, now }: { details: RunDetail
           {details.nodes.length ? <NodeTable nodes={details.nodes} /> : <CountsOnly run={run} />}
         </section>
       ) : null}
+      {run.kind === 'workflow' ? <GivenForRun config={details.config} /> : null}
       {hasParams && run.kind !== 'search' ? (
         <section>
           <h3>{run.kind === 'workflow' ? 'Parameters' : 'Hyperparameters'}</h3>
