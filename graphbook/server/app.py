@@ -13,6 +13,7 @@ from graphbook.server.catalog import CatalogState
 from graphbook.server.history import mark_interrupted
 from graphbook.server.hub import Hub
 from graphbook.server.keys import CATALOG, HUB, MEDIA, REGISTRY, SESSION, SETTINGS, STORE, WORKFLOWS
+from graphbook.server.mcp import http as mcp_http
 from graphbook.server.media import MediaStore
 from graphbook.server.security import error_middleware, security_middleware
 from graphbook.server.session import Session
@@ -42,6 +43,7 @@ def create_app(
     _build(app, settings, registry or Registry.with_builtins())
     app.cleanup_ctx.append(_session_ctx)
     app.cleanup_ctx.append(watcher_ctx)
+    mcp_http.install(app)
     for module in (catalog, workflows, templates, runs, media, system, ws, webapp):
         app.add_routes(module.routes)  # webapp last: its catch-all serves the app's own paths
     return app
