@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 
 from aiohttp import web
 from rich.console import Console
@@ -18,7 +17,9 @@ FAILED = 1
 
 
 def serve_stdio(settings: ServerSettings, err: Console) -> int:
-    if importlib.util.find_spec("mcp") is None:
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
         err.print(Text(f"error: {MISSING}", style="red"))
         return FAILED
     asyncio.run(_serve(create_app(settings)))

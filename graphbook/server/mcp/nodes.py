@@ -61,8 +61,9 @@ class NodeTools:
         source: Annotated[str, Field(description="the file's Python source")],
     ) -> dict[str, Any]:
         """Write a node file in the nodes folder (custom_nodes/), then import it at once as
-        the server's reload does: the node types it defines, or its import error with the
-        traceback. Only .py files inside the nodes folder can be written."""
+        the server's reload does: the node types it defines (after a failed import, those of
+        its last good one) and its import error with the traceback, if any. Only .py files
+        inside the nodes folder can be written."""
         target = node_file(self.app, path)
         if len(source) > MAX_SOURCE:
             raise ServerError(413, "too_large", f"a node file is at most {MAX_SOURCE} characters")
