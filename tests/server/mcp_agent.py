@@ -137,3 +137,45 @@ async def stays_inside_the_roots(agent: Agent, root: Path) -> None:
     assert not (root / "evil.py").exists()
     result = await agent.session.read_resource("graphbook://workflows/agent.json")
     assert '"plus"' in getattr(result.contents[0], "text", "")
+
+
+async def answers_and_stops(agent: Agent) -> None:
+    """A job that asks: the wait ends at the prompt, the answer lets it go on; a long job stops."""
+    ops = [
+        {"op": "add_node", "type": "Numbers", "id": "src", "params": {"n": 1}},
+        {"op": "add_node", "type": "Label", "id": "label"},
+        {"op": "connect", "source": "src", "target": "label"},
+    ]
+    await agent.call("edit_workflow", path="ask.json", operations=ops, create=True)
+    job = (await agent.call("run_workflow", path="ask.json"))["job_id"]
+    asked = await agent.call("wait_for_job", job_id=job, timeout=WAIT)
+    assert asked["status"] == "running" and len(asked["prompts"]) == 1, asked
+    prompt = asked["prompts"][0]
+    assert prompt["node_id"] == "label" and prompt["prompt"]["options"]["choices"] == ["cat", "dog"]
+    text = await agent.refused("answer_prompt", prompt_id=prompt["prompt_id"], answer="horse")
+    assert "horse" in text
+    await agent.call("answer_prompt", prompt_id=prompt["prompt_id"], answer="dog")
+    assert (await agent.call("wait_for_job", job_id=job, timeout=WAIT))["status"] == "completed"
+    labelled = await agent.call("node_output", path="ask.json", node="label")
+    assert labelled["item"] == {"x": 0, "label": "dog"}
+
+    slow = [{"op": "add_node", "type": "Numbers", "params": {"n": 1000, "delay": 0.05}}]
+    await agent.call("edit_workflow", path="slow.json", operations=slow, create=True)
+    job = (await agent.call("run_workflow", path="slow.json"))["job_id"]
+    text = await agent.refused("run_workflow", path="ask.json")
+    assert job in text, text
+    await agent.call("stop_job", job_id=job)
+    stopped = await agent.call("wait_for_job", job_id=job, timeout=WAIT)
+    assert stopped["status"] == "stopped", stopped
+    await agent.refused("stop_job", job_id=job)
+    text = await agent.refused("job_status", job_id="nope")
+    assert "no job 'nope'" in text
+
+
+async def reads_node_docs(agent: Agent) -> None:
+    described = await agent.call("describe_node", name="Add")
+    assert described["params"][0]["description"] == "added to x"
+    doc = await agent.session.read_resource("graphbook://nodes/Numbers")
+    assert "Yields `n` dicts" in getattr(doc.contents[0], "text", "")
+    text = await agent.refused("describe_node", name="Ad")
+    assert "unknown node type 'Ad'" in text

@@ -12,8 +12,10 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp_agent import (
     Agent,
+    answers_and_stops,
     builds_and_runs,
     reads_a_failure,
+    reads_node_docs,
     refuses_bad_input,
     stays_inside_the_roots,
 )
@@ -46,6 +48,8 @@ def test_an_agent_over_http(serving: Serve, tmp_path: Path) -> None:
             await reads_a_failure(agent)
             await refuses_bad_input(agent, tmp_path / "workflows")
             await stays_inside_the_roots(agent, tmp_path)
+            await answers_and_stops(agent)
+            await reads_node_docs(agent)
 
     serving(scenario)
 
