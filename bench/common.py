@@ -137,7 +137,8 @@ def run_measured(
     own_busy = children_seconds() - own + sampling
     others = max(0.0, (busy_seconds() - busy) - own_busy) / wall
     if process.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} exited {process.returncode}:\n{stderr[-3000:]}")
+        said = stderr.strip() or stdout  # `--json` runs say their errors on stdout
+        raise RuntimeError(f"{' '.join(command)} exited {process.returncode}:\n{said[-3000:]}")
     peak = sampler.peak_mb if isinstance(sampler, TreeMemory) else float("nan")
     segments = sampler.peak_segments if isinstance(sampler, TreeMemory) else 0
     return Measured(result_of(stdout), wall, peak, stdout, others, segments)

@@ -32,8 +32,8 @@ from typing import Any
 
 from bench.common import CORES, OUT, machine, median, python, report, run_measured, table
 from bench.images import BATCH, NODES, PLAIN_WORKFLOW, _lines, _run_seconds, image_folder
+from bench.nodes.images import GPU_MODELS as MODELS
 
-MODELS = ("resnet50", "vit_b_16")
 IMAGES = 4000
 QUICK_IMAGES = 512
 AMP = ("off", "fp16", "bf16")

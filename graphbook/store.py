@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -53,8 +53,17 @@ CREATE TABLE IF NOT EXISTS run_links (
 CREATE TABLE IF NOT EXISTS run_nodes (
     run_id TEXT PRIMARY KEY REFERENCES runs(id), nodes TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY, state TEXT NOT NULL, request TEXT NOT NULL, created REAL NOT NULL,
+    rank INTEGER NOT NULL DEFAULT 0, run_id TEXT, started REAL, ended REAL, error TEXT,
+    counts TEXT NOT NULL DEFAULT '{}', errors INTEGER NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0
+);
 CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run_id, grp);
+CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, rank);
 """
+JOB_WAITING = ("queued", "running")
+"""Job states that are not over: a store read at start holds the queue in these."""
 
 
 def data_home() -> Path:
@@ -130,6 +139,25 @@ class RunRecord:
     ended: float | None
     paused: float = 0.0
     """Seconds the run spent paused (an interactive run paused or stepped in the editor)."""
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """One job of the server's queue as stored: `request` is what it runs (JSON), `rank` its
+    order among the queued jobs (lowest first)."""
+
+    id: str
+    state: str
+    request: dict[str, Any]
+    created: float
+    rank: int = 0
+    run_id: str | None = None
+    started: float | None = None
+    ended: float | None = None
+    error: str | None = None
+    counts: dict[str, Any] = field(default_factory=dict)
+    errors: int = 0
+    attempts: int = 0
 
 
 @dataclass(frozen=True)
@@ -278,6 +306,47 @@ class Store:
         with self._read() as db:
             row = db.execute("SELECT nodes FROM run_nodes WHERE run_id=?", (run_id,)).fetchone()
         return None if row is None else list(json.loads(row[0]))
+
+    # -- jobs --------------------------------------------------------------------------------
+    def save_job(self, job: JobRecord) -> None:
+        """Write the job whole (added, or its new state); replaces what was stored before."""
+        row = astuple(job)
+        values = (*row[:2], _dump(job.request), *row[3:8], _optional(job.error))
+        with self._connect() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (*values, _dump(job.counts), job.errors, job.attempts),
+            )
+
+    def order_jobs(self, ids: Sequence[str]) -> None:
+        """Rank the jobs `ids` in this order (0, 1, ...), in one transaction."""
+        with self._connect() as db:
+            db.executemany("UPDATE jobs SET rank=? WHERE id=?", list(enumerate(ids)))
+
+    def waiting_jobs(self) -> list[JobRecord]:
+        """The jobs not over (queued or running), in their order."""
+        with self._read() as db:
+            rows = db.execute(
+                "SELECT * FROM jobs WHERE state IN (?,?) ORDER BY rank, created", JOB_WAITING
+            ).fetchall()
+        return [_job(r) for r in rows]
+
+    def ended_jobs(self, limit: int) -> list[JobRecord]:
+        """The `limit` jobs that ended last, newest first."""
+        with self._read() as db:
+            rows = db.execute(
+                "SELECT * FROM jobs WHERE state NOT IN (?,?) ORDER BY ended DESC, created DESC "
+                "LIMIT ?",
+                (*JOB_WAITING, limit),
+            ).fetchall()
+        return [_job(r) for r in rows]
+
+    def get_job(self, job_id: str) -> JobRecord:
+        with self._read() as db:
+            row = db.execute("SELECT * FROM jobs WHERE id=?", (job_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"no job with id {job_id!r}")
+        return _job(row)
 
     # -- metrics -----------------------------------------------------------------------------
     def report_metrics(
@@ -690,6 +759,14 @@ def _run(row: tuple[Any, ...]) -> RunRecord:
         row[7],
         row[8],
         row[9],
+    )
+
+
+def _job(row: tuple[Any, ...]) -> JobRecord:
+    request, counts = json.loads(row[2]), json.loads(row[9])
+    created, rank, run_id, started, ended, error = row[3:9]
+    return JobRecord(
+        row[0], row[1], request, created, rank, run_id, started, ended, error, counts, *row[10:]
     )
 
 

@@ -22,7 +22,9 @@ SIZE = (320, 240)
 INPUT = 224
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
-MODELS = ("mobilenet_v3_small", "resnet18")
+MODELS = ("mobilenet_v3_small", "resnet18")  # the CPU benchmarks'; bench.gpu adds its own
+GPU_MODELS = ("resnet50", "vit_b_16")
+ALL_MODELS = MODELS + GPU_MODELS
 
 
 # -- the work ---------------------------------------------------------------------------------
@@ -36,8 +38,8 @@ def load_image(path: str) -> torch.Tensor:
 
 def build_model(name: str) -> torch.nn.Module:
     """A torchvision classifier with random weights (nothing is downloaded), in eval mode."""
-    if name not in MODELS:
-        raise ValueError(f"model is one of {MODELS}, got {name!r}")
+    if name not in ALL_MODELS:
+        raise ValueError(f"model is one of {ALL_MODELS}, got {name!r}")
     torch.manual_seed(0)
     model: torch.nn.Module = getattr(torchvision.models, name)(weights=None)
     return model.eval()
@@ -112,7 +114,7 @@ def image_files(ctx: Any) -> Any:
 
 
 @resource("Bench/Classifier")
-@param("model", "string", default="mobilenet_v3_small", description=" or ".join(MODELS))
+@param("model", "string", default="mobilenet_v3_small", description=" or ".join(ALL_MODELS))
 @param(
     "cpu_slices",
     "int",

@@ -8,11 +8,32 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from graphbook.registry import Registry
-from graphbook.server import catalog, media, runs, system, templates, webapp, workflows, ws
+from graphbook.server import (
+    catalog,
+    jobroutes,
+    media,
+    runs,
+    system,
+    templates,
+    webapp,
+    workflows,
+    ws,
+)
 from graphbook.server.catalog import CatalogState
 from graphbook.server.history import mark_interrupted
 from graphbook.server.hub import Hub
-from graphbook.server.keys import CATALOG, HUB, MEDIA, REGISTRY, SESSION, SETTINGS, STORE, WORKFLOWS
+from graphbook.server.jobs import JobQueue, jobs_ctx
+from graphbook.server.keys import (
+    CATALOG,
+    HUB,
+    JOBS,
+    MEDIA,
+    REGISTRY,
+    SESSION,
+    SETTINGS,
+    STORE,
+    WORKFLOWS,
+)
 from graphbook.server.mcp import http as mcp_http
 from graphbook.server.media import MediaStore
 from graphbook.server.security import error_middleware, security_middleware
@@ -43,8 +64,9 @@ def create_app(
     _build(app, settings, registry or Registry.with_builtins())
     app.cleanup_ctx.append(_session_ctx)
     app.cleanup_ctx.append(watcher_ctx)
+    app.cleanup_ctx.append(jobs_ctx)  # once node files are loaded; closed before the session
     mcp_http.install(app)
-    for module in (catalog, workflows, templates, runs, media, system, ws, webapp):
+    for module in (catalog, workflows, templates, runs, jobroutes, media, system, ws, webapp):
         app.add_routes(module.routes)  # webapp last: its catch-all serves the app's own paths
     return app
 
@@ -66,6 +88,7 @@ def _build(app: web.Application, settings: ServerSettings, registry: Registry) -
     app[MEDIA] = media_store
     app[WORKFLOWS] = files
     app[SESSION] = Session(settings, registry, store, hub, media_store, files)
+    app[JOBS] = JobQueue(app[SESSION], store, hub)
 
 
 async def _session_ctx(app: web.Application) -> AsyncIterator[None]:

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from graphbook.registry import Registry
     from graphbook.server.catalog import CatalogState
     from graphbook.server.hub import Hub
+    from graphbook.server.jobs import JobQueue
     from graphbook.server.media import MediaStore
     from graphbook.server.session import Session
     from graphbook.server.settings import ServerSettings
@@ -24,3 +25,4 @@ MEDIA: web.AppKey[MediaStore] = web.AppKey("media")
 HUB: web.AppKey[Hub] = web.AppKey("hub")
 SESSION: web.AppKey[Session] = web.AppKey("session")
 WORKFLOWS: web.AppKey[WorkflowFiles] = web.AppKey("workflows")
+JOBS: web.AppKey[JobQueue] = web.AppKey("jobs")

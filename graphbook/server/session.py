@@ -114,6 +114,9 @@ class Session:
         self._closing = False
         self.recorder = Recorder(store, self._warn_store_failed)
         """Every write of run history, in its own thread (never on the loop)."""
+        self.on_finished: list[Callable[[RunFinished], None]] = []
+        """Called on the loop with each run's end, once clients were told and runs are taken
+        again (the job queue starts its next job)."""
 
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -159,7 +162,11 @@ class Session:
 
     def _refuse_another(self) -> None:
         if self.active is not None:
-            raise conflict(f"run {self.active.run_id} is still going; stop it first", "run_active")
+            raise conflict(
+                f"run {self.active.run_id} is still going; stop it first, or queue this run "
+                "to start when it ends (POST /api/jobs with the same body)",
+                "run_active",
+            )
         if self.starting is not None:
             raise conflict(f"a run of {self.starting} is starting; wait for it", "run_active")
 
@@ -264,6 +271,9 @@ class Session:
             self.active = None
         self.desk.cancel_all()
         self.hub.publish_all(messages)
+        end = next((m for m in messages if isinstance(m, RunFinished)), None)
+        for hook in self.on_finished:
+            hook(end or _end_message(active, "failed"))
 
     # -- control -----------------------------------------------------------------------------
     def require_active(self) -> ActiveRun:

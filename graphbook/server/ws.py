@@ -10,7 +10,7 @@ from aiohttp import WSMsgType, web
 from graphbook import protocol as p
 from graphbook.server.errors import ServerError
 from graphbook.server.hub import Client
-from graphbook.server.keys import HUB, SESSION, SETTINGS
+from graphbook.server.keys import HUB, JOBS, SESSION, SETTINGS
 from graphbook.server.session import Session
 
 logger = logging.getLogger(__name__)
@@ -29,6 +29,7 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     await ws.prepare(request)
     hub, session = request.app[HUB], request.app[SESSION]
     client = hub.attach(ws)
+    client.send(request.app[JOBS].message())
     if session.recorder.problem is not None:  # a client connecting later is told too
         client.send(p.Error("store_failed", session.recorder.problem))
     try:

@@ -151,3 +151,34 @@ def test_a_device_feed_with_prefetch_gives_every_batch_in_order() -> None:
 def test_feed_on_device_is_idempotent() -> None:
     model = torch.nn.Linear(3, 2).cuda()
     assert feed_on_device(feed_on_device(model)) is model
+
+
+def test_the_thread_that_feeds_a_gpu_copies_on_one_intra_op_thread(monkeypatch: Any) -> None:
+    """Stacking and staging are copies; spread over a thread per core they wait on cores the
+    worker pool keeps busy (NOTE [ One thread feeds the GPU ])."""
+    import threading
+
+    import graphbook.engine.feed as feed
+
+    class Fake:
+        def __init__(self, device: Any, slots: int) -> None:
+            pass
+
+        def to_device(self, batch: torch.Tensor) -> torch.Tensor:
+            return batch
+
+    monkeypatch.setattr(feed, "DeviceFeed", Fake)
+    fed = Fed(lambda batch: batch * 2, torch.device("cpu"))
+    seen: list[int] = []
+
+    def feeding() -> None:
+        torch.set_num_threads(4)
+        fed(torch.ones(2, 3))
+        seen.append(torch.get_num_threads())
+
+    others = torch.get_num_threads()
+    thread = threading.Thread(target=feeding)
+    thread.start()
+    thread.join()
+    assert seen == [1]
+    assert torch.get_num_threads() == others  # only the feeding thread

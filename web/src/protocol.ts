@@ -274,6 +274,49 @@ export interface Pong {
   type: 'pong';
 }
 
+export interface JobRequest {
+  workflow: string;
+  mode: RunMode;
+  node: string | null;
+  graph: Record<string, unknown> | null;
+  continue_on_error: boolean;
+  overrides: Record<string, Record<string, unknown>> | null;
+  retry_interrupted: boolean;
+}
+
+export interface Job {
+  id: string;
+  state: 'queued' | 'running' | 'completed' | 'failed' | 'stopped' | 'cancelled' | 'interrupted';
+  request: JobRequest;
+  created: number;
+  position: number | null;
+  run_id: string | null;
+  started: number | null;
+  ended: number | null;
+  error: string | null;
+  counts: Record<string, Record<string, number>>;
+  errors: number;
+  attempts: number;
+}
+
+export interface JobList {
+  queued: Job[];
+  running: Job | null;
+  finished: Job[];
+}
+
+export interface JobWait {
+  job: Job;
+  ended: boolean;
+}
+
+export interface Jobs {
+  queued: Job[];
+  running: Job | null;
+  finished: Job[];
+  type: 'jobs';
+}
+
 export interface Run {
   workflow: string;
   mode: RunMode;
@@ -513,7 +556,8 @@ export type ServerMessage =
   | WorkflowChanged
   | Error
   | Ack
-  | Pong;
+  | Pong
+  | Jobs;
 
 export type ClientMessage =
   | Run
@@ -548,6 +592,7 @@ export const SERVER_MESSAGE_TYPES = [
   'error',
   'ack',
   'pong',
+  'jobs',
 ] as const;
 
 export const CLIENT_MESSAGE_TYPES = [

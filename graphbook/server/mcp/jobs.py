@@ -1,5 +1,5 @@
-"""Jobs: what the MCP tools start, watch, answer and stop, in one place over the server's
-Session (one run at a time) and its Hub; a queue of jobs would replace this module alone."""
+"""Jobs: what the MCP tools queue, watch, answer and stop, in one place over the server's
+JobQueue (jobs run one after another), its Session (prompts) and its Hub (live run state)."""
 
 from __future__ import annotations
 
@@ -11,80 +11,85 @@ from typing import Any
 from aiohttp import web
 
 from graphbook import protocol as p
-from graphbook.server.errors import ServerError, not_found
+from graphbook.server.errors import ServerError
 from graphbook.server.history import run_snapshot, saved_nodes
-from graphbook.server.keys import HUB, SESSION, STORE
+from graphbook.server.keys import HUB, JOBS, SESSION, STORE
 from graphbook.store import Store
 
 POLL_SECONDS = 0.05
-"""How often a wait looks at the run again (on the loop: cheap, it reads the Hub's view)."""
-ENDED = ("completed", "failed", "stopped")
+"""How often a wait looks at the job again (on the loop: cheap, it reads what is in memory)."""
 
 
 @dataclass(frozen=True)
-class JobState:
-    """A job as an agent needs it: its run (live or from the store) and its open prompts."""
+class JobView:
+    """A job as an agent needs it: the queue's record, its run (live, or from the store once
+    the server no longer holds it) and the prompts its run asks."""
 
-    job_id: str
-    status: str
-    """starting, running, paused, completed, failed or stopped."""
+    job: p.Job
     run: p.RunSnapshot | None
     prompts: list[p.Prompt]
+
+    @property
+    def ended(self) -> bool:
+        return self.job.state in p.JOB_ENDED
 
 
 class Jobs:
     def __init__(self, app: web.Application) -> None:
         self.app = app
 
-    async def submit(self, request: p.Run) -> str:
-        """Start the run now (the session runs one at a time: a second is refused, 409)."""
-        return await self.app[SESSION].start(request)
+    async def submit(self, request: p.JobRequest) -> p.Job:
+        """Queue a run; it starts when the runs before it have ended."""
+        return await self.app[JOBS].submit(request)
 
-    async def state(self, job_id: str) -> JobState:
-        live = self._live(job_id)
+    def listing(self) -> p.JobList:
+        return self.app[JOBS].listing()
+
+    async def view(self, job_id: str) -> JobView:
+        job = await self.app[JOBS].find(job_id)
+        if job.run_id is None:
+            return JobView(job, None, [])
+        live = self._live(job.run_id)
         if live is not None:
-            return live
-        starting = self.app[SESSION].active
-        if starting is not None and starting.run_id == job_id:
-            return JobState(job_id, "starting", None, [])
-        run = await asyncio.to_thread(_stored, self.app[STORE], job_id)
-        return JobState(job_id, run.status, run, [])
+            return JobView(job, *live)
+        run = await asyncio.to_thread(_stored, self.app[STORE], job.run_id)
+        return JobView(job, run, [])
 
-    async def wait(self, job_id: str, timeout: float) -> JobState:
+    async def wait(self, job_id: str, timeout: float) -> JobView:
         """The job once it has ended or asks a prompt, or as it is after `timeout` seconds."""
         deadline = time.monotonic() + timeout
         while True:
-            state = await self.state(job_id)
-            if state.status in ENDED or state.prompts or time.monotonic() >= deadline:
-                return state
+            view = await self.view(job_id)
+            if view.ended or view.prompts or time.monotonic() >= deadline:
+                return view
             await asyncio.sleep(POLL_SECONDS)
 
-    def stop(self, job_id: str) -> None:
-        session = self.app[SESSION]
-        if session.active is None or session.active.run_id != job_id:
-            raise ServerError(409, "no_run", f"job {job_id!r} is not running; nothing to stop")
-        session.stop()
+    def stop(self, job_id: str) -> p.Job:
+        """Stop the running job, or take a queued one out of the queue."""
+        queue = self.app[JOBS]
+        if queue.get(job_id).state == "queued":
+            return queue.cancel(job_id)
+        return queue.stop(job_id)
 
     def answer(self, prompt_id: str, answer: Any) -> None:
         self.app[SESSION].answer(prompt_id, answer)
 
-    def _live(self, job_id: str) -> JobState | None:
+    def _live(self, run_id: str) -> tuple[p.RunSnapshot, list[p.Prompt]] | None:
         hub = self.app[HUB]
         hub.flush()
-        views = [hub.view, *hub.last.values()]
-        for view in views:
-            if view.run is not None and view.run.started.run_id == job_id:
-                snapshot = view.snapshot()
-                assert snapshot is not None
-                prompts = [q for q in view.prompts.values() if q.run_id == job_id]
-                return JobState(job_id, snapshot.status, snapshot, prompts)
+        for view in (hub.view, *hub.last.values()):
+            snapshot = view.snapshot()
+            if snapshot is not None and snapshot.run_id == run_id:
+                return snapshot, [q for q in view.prompts.values() if q.run_id == run_id]
         return None
 
 
-def _stored(store: Store, job_id: str) -> p.RunSnapshot:
+def _stored(store: Store, run_id: str) -> p.RunSnapshot | None:
     reading = store.reading(2.0)
     try:
-        record = reading.get_run(job_id)
+        record = reading.get_run(run_id)
     except KeyError:
-        raise not_found(f"no job {job_id!r}; run_workflow starts one") from None
+        return None
+    except ValueError as exc:
+        raise ServerError(503, "store_failed", str(exc)) from None
     return run_snapshot(record, saved_nodes(reading, record.id))

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from graphbook import protocol as p
 from graphbook.server.keys import SESSION
-from graphbook.server.mcp.jobs import Jobs, JobState
+from graphbook.server.mcp.jobs import Jobs, JobView
 from graphbook.server.mcp.workflows import WorkflowPath
 
 MAX_WAIT = 600.0
@@ -39,25 +39,32 @@ class RunTools:
             bool, Field(description="a node failing on one dict reports it and the run goes on")
         ] = False,
     ) -> dict[str, Any]:
-        """Start a run of a saved workflow file; returns its job id at once (wait_for_job
-        waits for it). One run goes at a time: another is refused while one is going."""
-        request = p.Run(path, mode, node, None, continue_on_error, overrides)
-        job_id = await self.jobs.submit(request)
-        return {"job_id": job_id}
+        """Queue a run of a saved workflow file; returns its job id at once. Jobs run one
+        after another: it starts now if nothing else runs (wait_for_job waits for it)."""
+        request = p.JobRequest(path, mode, node, None, continue_on_error, overrides)
+        job = await self.jobs.submit(request)
+        return {"job_id": job.id, "state": job.state, "position": job.position}
+
+    def list_jobs(self) -> dict[str, Any]:
+        """The queue: the jobs waiting in the order they run, the running one, and the ones
+        that ended lately (newest first)."""
+        listing: dict[str, Any] = p.to_json(self.jobs.listing())
+        return listing
 
     async def wait_for_job(
         self,
         job_id: JobId,
         timeout: Annotated[float, Field(ge=0, le=MAX_WAIT, description="seconds at most")] = 60,
     ) -> dict[str, Any]:
-        """Wait until the job ends (completed, failed, stopped) or asks a prompt, at most
-        `timeout` seconds; then its status as job_status gives it."""
+        """Wait until the job ends (completed, failed, stopped, cancelled) or asks a prompt,
+        at most `timeout` seconds; then its status as job_status gives it."""
         return overview(await self.jobs.wait(job_id, timeout))
 
     async def job_status(self, job_id: JobId) -> dict[str, Any]:
-        """A job's status, seconds, and per node: state, counts of dicts handed on per
-        output, and its errors with their tracebacks; the prompts waiting for an answer."""
-        return overview(await self.jobs.state(job_id))
+        """A job's status (queued, running, completed, failed, stopped, cancelled,
+        interrupted), why it failed, and once it runs, per node: state, counts of dicts handed
+        on per output, its errors with their tracebacks; the prompts waiting for an answer."""
+        return overview(await self.jobs.view(job_id))
 
     async def job_logs(
         self,
@@ -65,7 +72,7 @@ class RunTools:
         node: Annotated[str | None, Field(description="only this node's logs")] = None,
     ) -> dict[str, Any]:
         """The last log lines of a job's nodes (at most 200 a node)."""
-        run = (await self.jobs.state(job_id)).run
+        run = (await self.jobs.view(job_id)).run
         nodes = run.nodes if run is not None else []
         return {
             n.node_id: {"logs": p.to_json(n.logs), "dropped": n.logs_dropped}
@@ -95,24 +102,30 @@ class RunTools:
         return {"answered": prompt_id}
 
     def stop_job(self, job_id: JobId) -> dict[str, Any]:
-        """Stop a running job (it ends within seconds)."""
-        self.jobs.stop(job_id)
-        return {"stopping": job_id}
+        """Stop the running job (it ends within seconds), or cancel a queued one."""
+        job = self.jobs.stop(job_id)
+        return {"job_id": job.id, "state": job.state}
 
 
-def overview(state: JobState) -> dict[str, Any]:
-    run = state.run
-    summary: dict[str, Any] = {"job_id": state.job_id, "status": state.status}
+def overview(view: JobView) -> dict[str, Any]:
+    job, run = view.job, view.run
+    summary: dict[str, Any] = {
+        "job_id": job.id,
+        "status": job.state,
+        "workflow": job.request.workflow,
+        "position": job.position,
+        "error": job.error,
+    }
     if run is not None:
         summary |= {
-            "workflow": run.workflow,
+            "run_id": run.run_id,
             "seconds": round(run.seconds, 3),
             "errors": run.errors,
             "nodes": [_node(n) for n in run.nodes],
         }
     summary["prompts"] = [
         {"prompt_id": q.prompt_id, "node_id": q.node_id, "prompt": q.prompt, "data": q.data}
-        for q in state.prompts
+        for q in view.prompts
     ]
     return summary
 
@@ -132,6 +145,7 @@ def register(server: MCPServer[Any], app: web.Application) -> None:
     tools = RunTools(app)
     for tool in (
         tools.run_workflow,
+        tools.list_jobs,
         tools.wait_for_job,
         tools.job_status,
         tools.job_logs,

@@ -1,0 +1,215 @@
+"""The job queue over HTTP and the websocket, against one real `graphbook serve` process:
+jobs run one after another, in the order the queue says; cancel, move, stop, ?wait; errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.faults.fault_procs import Served, project, serve, wait_until, workflow
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    folder = project(tmp_path_factory.mktemp("jobs"))
+    workflow(folder, "long.json", "Slow", n=2000)
+    workflow(folder, "short.json", "Slow", n=2)
+    short = json.loads((folder / "workflows" / "short.json").read_text())
+    short["nodes"][1]["type"] = "NoSuchNode"
+    (folder / "workflows" / "broken.json").write_text(json.dumps(short))
+    served = serve(folder)
+    yield served
+    served.stop()
+
+
+@pytest.fixture(autouse=True)
+def idle(server: Served) -> Iterator[None]:
+    """Each test begins and ends with nothing queued or running."""
+    yield
+    for job in server.call("GET", "/api/jobs")[1]["queued"]:
+        server.call("DELETE", f"/api/jobs/{job['id']}")
+    if server.current() is not None:
+        server.call("POST", "/api/runs/current/stop")
+    wait_until(lambda: server.current() is None, "the run to stop")
+    wait_until(lambda: server.call("GET", "/api/jobs")[1]["running"] is None, "the queue to idle")
+
+
+def submit(server: Served, name: str, **body: Any) -> dict[str, Any]:
+    status, job = server.call("POST", "/api/jobs", {"workflow": name, **body})
+    assert status == 201, job
+    return dict(job)
+
+
+def job(server: Served, job_id: str) -> dict[str, Any]:
+    status, found = server.call("GET", f"/api/jobs/{job_id}")
+    assert status == 200, found
+    return dict(found)
+
+
+def running(server: Served, job_id: str) -> dict[str, Any]:
+    """Wait for the job to have a run going; the job."""
+    return dict(wait_until(lambda: _has_run(job(server, job_id)), f"job {job_id} to run"))
+
+
+def _has_run(found: dict[str, Any]) -> dict[str, Any] | None:
+    return found if found["state"] == "running" and found["run_id"] else None
+
+
+def queued_ids(server: Served) -> list[str]:
+    return [j["id"] for j in server.call("GET", "/api/jobs")[1]["queued"]]
+
+
+def test_jobs_run_one_after_another_in_the_queue_order(server: Served) -> None:
+    first = submit(server, "long.json")
+    second = submit(server, "short.json", overrides={"src": {"n": 3}})
+    third = submit(server, "short.json")
+    assert second["state"] == "queued"
+    running(server, first["id"])
+    assert queued_ids(server) == [second["id"], third["id"]]
+
+    moved = server.call("POST", f"/api/jobs/{third['id']}/move", {"to": "up"})[1]
+    assert moved["position"] == 0
+    assert queued_ids(server) == [third["id"], second["id"]]
+
+    status, stopped = server.call("POST", f"/api/jobs/{first['id']}/stop")
+    assert status == 200, stopped
+    waited = server.call("GET", f"/api/jobs/{second['id']}?wait=60")[1]
+    assert waited["ended"] is True
+    assert waited["job"]["state"] == "completed"
+    assert waited["job"]["counts"]["src"]["out"] == 3, "the job's overrides were not used"
+    done_third = job(server, third["id"])
+    assert done_third["state"] == "completed"
+    assert done_third["ended"] <= waited["job"]["started"], "moved up, it should have run first"
+    assert job(server, first["id"])["state"] == "stopped"
+
+
+def test_a_cancelled_job_never_runs(server: Served) -> None:
+    first = submit(server, "long.json")
+    second = submit(server, "short.json")
+    running(server, first["id"])
+    status, cancelled = server.call("DELETE", f"/api/jobs/{second['id']}")
+    assert (status, cancelled["state"]) == (200, "cancelled")
+    assert queued_ids(server) == []
+    server.call("POST", f"/api/jobs/{first['id']}/stop")
+    wait_until(lambda: job(server, first["id"])["state"] == "stopped", "the job to stop")
+    assert job(server, second["id"])["run_id"] is None
+    listed = server.call("GET", "/api/jobs")[1]["finished"]
+    assert [j["id"] for j in listed[:2]] == [first["id"], second["id"]]
+
+
+def test_a_run_started_by_hand_is_refused_with_a_pointer_to_the_queue(server: Served) -> None:
+    first = submit(server, "long.json")
+    running(server, first["id"])
+    status, reply = server.call("POST", "/api/runs", {"workflow": "short.json"})
+    assert status == 409
+    assert reply["error"]["code"] == "run_active"
+    assert "POST /api/jobs" in reply["error"]["message"]
+
+
+def test_wait_answers_when_the_time_is_up(server: Served) -> None:
+    first = submit(server, "long.json")
+    running(server, first["id"])
+    status, waited = server.call("GET", f"/api/jobs/{first['id']}?wait=0.3")
+    assert status == 200
+    assert (waited["ended"], waited["job"]["state"]) == (False, "running")
+
+
+def test_a_job_whose_workflow_is_invalid_fails_and_the_queue_goes_on(server: Served) -> None:
+    broken = submit(server, "broken.json")
+    after = submit(server, "short.json")
+    ended = server.call("GET", f"/api/jobs/{broken['id']}?wait=30")[1]["job"]
+    assert ended["state"] == "failed"
+    assert "could not start" in ended["error"] and "NoSuchNode" in ended["error"]
+    done = server.call("GET", f"/api/jobs/{after['id']}?wait=30")[1]
+    assert (done["ended"], done["job"]["state"]) == (True, "completed")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "code"),
+    [
+        ("GET", "/api/jobs/nosuchjob", None, 404, "not_found"),
+        ("DELETE", "/api/jobs/nosuchjob", None, 404, "not_found"),
+        ("POST", "/api/jobs/nosuchjob/move", {"to": "up"}, 404, "not_found"),
+        ("POST", "/api/jobs", {"overrides": {}}, 400, "bad_message"),
+        ("POST", "/api/jobs", {"workflow": "missing.json"}, 404, "not_found"),
+        ("POST", "/api/jobs", {"workflow": "../outside.json"}, 400, "bad_path"),
+        ("POST", "/api/jobs", {"workflow": "short.json", "mode": "sometimes"}, 400, "bad_message"),
+        ("GET", "/api/jobs/nosuchjob?wait=forever", None, 400, "bad_message"),
+        ("GET", "/api/jobs/nosuchjob?wait=301", None, 400, "bad_message"),
+    ],
+)
+def test_bad_requests_say_what_is_wrong(
+    server: Served, method: str, path: str, body: Any, status: int, code: str
+) -> None:
+    got, reply = server.call(method, path, body)
+    assert (got, reply["error"]["code"]) == (status, code), reply
+    assert reply["error"]["message"]
+
+
+def test_only_queued_jobs_move_or_cancel_and_only_running_ones_stop(server: Served) -> None:
+    first = submit(server, "long.json")
+    second = submit(server, "short.json")
+    running(server, first["id"])
+    status, reply = server.call("DELETE", f"/api/jobs/{first['id']}")
+    assert (status, reply["error"]["code"]) == (409, "conflict")
+    assert "/stop" in reply["error"]["message"]
+    status, reply = server.call("POST", f"/api/jobs/{second['id']}/stop")
+    assert status == 409 and "only the running job" in reply["error"]["message"]
+    status, reply = server.call("POST", f"/api/jobs/{second['id']}/move", {"to": "sideways"})
+    assert (status, reply["error"]["code"]) == (400, "bad_message")
+    server.call("DELETE", f"/api/jobs/{second['id']}")
+    status, reply = server.call("POST", f"/api/jobs/{second['id']}/cancel")
+    assert status == 409 and "cancelled, not queued" in reply["error"]["message"]
+
+
+def test_every_websocket_client_sees_the_queue(server: Served) -> None:
+    seen = asyncio.run(_watch(server))
+    assert seen[0]["type"] == "jobs", "a client should get the queue as it connects"
+    assert any(
+        m["running"] and m["running"]["request"]["workflow"] == "long.json" for m in seen[1:]
+    )
+    assert any(m["queued"] and m["queued"][0]["request"]["workflow"] == "short.json" for m in seen)
+
+
+async def _watch(server: Served) -> list[dict[str, Any]]:
+    """The `jobs` messages a websocket client gets while two jobs are added."""
+    seen: list[dict[str, Any]] = []
+    async with aiohttp.ClientSession() as http, http.ws_connect(server.url + "ws") as ws:
+        await asyncio.to_thread(submit, server, "long.json")
+        await asyncio.to_thread(submit, server, "short.json")
+        while not any(m["queued"] for m in seen):
+            message = await asyncio.wait_for(ws.receive_json(), 20)
+            if message["type"] == "jobs":
+                seen.append(message)
+    return seen
+
+
+def test_an_old_store_opens_with_an_empty_queue(tmp_path: Path) -> None:
+    """A store made before the queue existed gets its table when the server opens it."""
+    import sqlite3
+
+    data = tmp_path / "data"
+    data.mkdir()
+    old = sqlite3.connect(data / "graphbook.sqlite")
+    old.executescript(
+        "CREATE TABLE runs (id TEXT PRIMARY KEY, kind TEXT NOT NULL, name TEXT NOT NULL, "
+        "status TEXT NOT NULL, config TEXT NOT NULL DEFAULT '{}', counts TEXT NOT NULL "
+        "DEFAULT '{}', error TEXT, started REAL NOT NULL, ended REAL)"
+    )
+    old.close()
+    folder = project(tmp_path)
+    workflow(folder, "short.json", "Slow", n=1)
+    served = serve(folder)
+    try:
+        assert served.call("GET", "/api/jobs")[1] == {"queued": [], "running": None, "finished": []}
+        added = submit(served, "short.json")
+        done = served.call("GET", f"/api/jobs/{added['id']}?wait=30")[1]
+        assert done["job"]["state"] == "completed"
+    finally:
+        served.stop()
