@@ -66,6 +66,15 @@ async def builds_and_runs(agent: Agent) -> None:
     logs = await agent.call("job_logs", job_id=job, node="plus")
     assert [entry["message"] for entry in logs["plus"]["logs"]] == ["x=0", "x=1", "x=2"]
 
+    overridden = await agent.call(
+        "run_workflow", path="agent.json", overrides={"Plus five": {"add": 100}}
+    )
+    done = await agent.call("wait_for_job", job_id=overridden["job_id"], timeout=WAIT)
+    assert done["status"] == "completed", done
+    output = await agent.call("node_output", path="agent.json", node="plus", index=2)
+    assert output["item"] == {"x": 102}, "the override, not the file's 5"
+    assert (await agent.call("read_workflow", path="agent.json"))["hash"] == edited["hash"]
+
 
 async def reads_a_failure(agent: Agent) -> None:
     """A node that raises: the job fails, and its error comes with the traceback."""
