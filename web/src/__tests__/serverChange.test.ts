@@ -10,7 +10,7 @@ const editor = () => useEditor.getState();
 const ids = () => editor().nodes.map((n) => n.id).sort();
 const dirty = () => currentKey(editor()) !== editor().savedKey;
 
-const node = (id: string, x = 0) => ({ id, type: 'Greetings', params: {}, position: { x, y: 0 } });
+const node = (id: string, x = 0) => ({ id, type: 'Greetings', label: '', params: {}, position: { x, y: 0 } });
 const changed = (path: string, hash: string, nodes: ReturnType<typeof node>[]): WorkflowChanged => ({
   type: 'workflow_changed',
   path,
