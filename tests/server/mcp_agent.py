@@ -121,6 +121,8 @@ async def refuses_bad_input(agent: Agent, workflows: Path) -> None:
     assert "operation 0 (remove_node ghost)" in text and "no node 'ghost'" in text
     text = await agent.refused("edit_workflow", path="agent.json", operations=[{"op": "fly"}])
     assert "fly" in text
+    text = await agent.refused("edit_workflow", path="new.json", operations=BUILD)
+    assert "no workflow file 'new.json'; pass create=true" in text
     assert (workflows / "agent.json").read_bytes() == before
 
     stale = await agent.refused(

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from graphbook import protocol as p
 from graphbook.errors import Problem
+from graphbook.server.errors import not_found
 from graphbook.server.keys import CATALOG, WORKFLOWS
 from graphbook.server.mcp.edits import Operation, apply_all
 from graphbook.server.workflows import WorkflowFiles, save
@@ -73,8 +74,12 @@ class WorkflowTools:
         files, registry = self.files, self.app[CATALOG].registry
 
         def edited() -> dict[str, Any]:
-            exists = files.path(path).is_file()
-            current = files.load(path) if exists or not create else Workflow()
+            if files.path(path).is_file():
+                current = files.load(path)
+            elif create:
+                current = Workflow()
+            else:
+                raise not_found(f"no workflow file {path!r}; pass create=true to start one")
             return apply_all(current, operations, registry).to_json()
 
         document = await save(self.app, path, edited, hash)
