@@ -3,6 +3,9 @@ websocket hears of the agent's edit; the token and Origin checks hold for /mcp t
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,6 +27,7 @@ from server_harness import Serve, Server
 from graphbook import protocol as p
 
 TOKEN = "s3cret"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @asynccontextmanager
@@ -83,3 +87,39 @@ def test_mcp_needs_the_token_and_a_known_origin(serving: Serve) -> None:
             assert "Numbers" in {n["name"] for n in (await agent.call("list_nodes"))["nodes"]}
 
     serving(scenario, token=TOKEN)
+
+
+WITHOUT_SDK = """
+import asyncio, sys
+from pathlib import Path
+sys.modules["mcp"] = None  # as if the SDK were not installed
+import aiohttp
+from aiohttp import web
+from graphbook.server import ServerSettings, create_app
+
+async def main(root):
+    folders = dict(workflows=root / "w", nodes=root / "n", data=root / "d", watch=False)
+    runner = web.AppRunner(create_app(ServerSettings(port=0, **folders)))
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"http://{host}:{port}/mcp", json={}) as response:
+            print(response.status, (await response.json())["error"]["message"])
+        async with http.get(f"http://{host}:{port}/api/catalog") as response:
+            print(response.status)
+    await runner.cleanup()
+
+asyncio.run(main(Path(sys.argv[1])))
+"""
+
+
+def test_without_the_sdk_mcp_says_what_to_install(tmp_path: Path) -> None:
+    argv = [sys.executable, "-c", WITHOUT_SDK, str(tmp_path)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("501 ") and "pip install 'graphbook[mcp]'" in lines[0]
+    assert lines[1] == "200", "the rest of the server works"
