@@ -170,6 +170,13 @@ async def answers_and_stops(agent: Agent) -> None:
     labelled = await agent.call("node_output", path="ask.json", node="label")
     assert labelled["item"] == {"x": 0, "label": "dog"}
 
+    again = {"src": {"n": 2}}  # not the cached outputs of the run before: it asks again
+    job = (await agent.call("run_workflow", path="ask.json", overrides=again))["job_id"]
+    assert (await agent.call("wait_for_job", job_id=job, timeout=WAIT))["prompts"]
+    await agent.call("stop_job", job_id=job)
+    stopped = await agent.call("wait_for_job", job_id=job, timeout=WAIT)
+    assert (stopped["status"], stopped["prompts"]) == ("stopped", []), "a stopped run asks no more"
+
     slow = [{"op": "add_node", "type": "Numbers", "params": {"n": 1000, "delay": 0.05}}]
     await agent.call("edit_workflow", path="slow.json", operations=slow, create=True)
     job = (await agent.call("run_workflow", path="slow.json"))["job_id"]

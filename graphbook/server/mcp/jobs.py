@@ -80,8 +80,14 @@ class Jobs:
         for view in (hub.view, *hub.last.values()):
             snapshot = view.snapshot()
             if snapshot is not None and snapshot.run_id == run_id:
-                return snapshot, [q for q in view.prompts.values() if q.run_id == run_id]
+                asking = [q for q in view.prompts.values() if q.run_id == run_id]
+                return snapshot, [] if self._stopping(run_id) else asking
         return None
+
+    def _stopping(self, run_id: str) -> bool:
+        """A stopped run's prompts were cancelled; they linger in the view until it ends."""
+        active = self.app[SESSION].active
+        return active is not None and active.run_id == run_id and active.control.stopping
 
 
 def _stored(store: Store, run_id: str) -> p.RunSnapshot | None:
