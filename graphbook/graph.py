@@ -107,6 +107,35 @@ def build_graph(workflow: Workflow, registry: Registry) -> Graph:
     return Graph({i: nodes[i] for i in order}, tuple(workflow.edges), off)
 
 
+def edge_problem(edge: Edge, workflow: Workflow, registry: Registry) -> Problem | None:
+    """What is wrong with adding `edge` to `workflow` (its ends, ports and value type), as
+    build_graph would say it; None if nothing. An editor checks one wire with it."""
+    specs = {
+        end: registry.get(workflow.nodes[end].type)
+        for end in (edge.source, edge.target)
+        if end in workflow.nodes and workflow.nodes[end].type in registry
+    }
+    problem = _edge_problem(edge, workflow, specs)
+    if problem is None and edge.input != DATA_INPUT:
+        problem = _value_type_problem(edge, specs)
+    return problem
+
+
+def param_problem(node: Node, spec: NodeSpec, name: str, value: Any) -> Problem | None:
+    """What is wrong with giving `node` (of `spec`) the value `value` for parameter `name`,
+    as build_graph would say it; None if nothing."""
+    param = spec.param(name)
+    if param is None:
+        return _unknown_param(node, spec, name)
+    if value is None or param.is_resource:
+        return None
+    try:
+        coerce(param, value)
+    except ParamError as exc:
+        return Problem(node.id, str(exc), f"give {param.name!r} {expected(param.type)}")
+    return None
+
+
 def _running_part(workflow: Workflow, off: dict[str, NodeMode]) -> Workflow:
     if not off:
         return workflow

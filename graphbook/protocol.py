@@ -190,6 +190,18 @@ class WorkflowsChanged:
 
 
 @dataclass(frozen=True)
+class WorkflowChanged:
+    """The server wrote a workflow file (an agent's edit, another tab's save): its new `hash`
+    (as `WorkflowDocument.hash`) and content, canonical. A page with the file open shows it
+    as one undo step, unless the hash is the one it saved itself."""
+
+    path: str
+    hash: str
+    workflow: dict[str, Any]
+    type: Literal["workflow_changed"] = "workflow_changed"
+
+
+@dataclass(frozen=True)
 class Error:
     """The reply to a message that could not be handled; `ref` echoes the message's `ref`.
     `problems` lists what is wrong with a workflow that a `run` could not start."""
@@ -319,6 +331,7 @@ ServerMessage = Union[  # noqa: UP007 -- a runtime Union that `decode` can take 
     CatalogChanged,
     CacheCleared,
     WorkflowsChanged,
+    WorkflowChanged,
     Error,
     Ack,
     Pong,

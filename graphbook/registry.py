@@ -218,6 +218,11 @@ class Registry:
         owner = self._owners.get(name)
         return self.failures.get(owner) if owner is not None else None
 
+    def defined_by(self, path: Path | str) -> list[str]:
+        """The names of the nodes that node file `path` defines, as last loaded."""
+        key = str(Path(path).resolve())
+        return sorted(name for name, owner in self._owners.items() if owner == key)
+
     def unload_file(self, path: Path | str) -> list[str]:
         """Forget a deleted node file: its nodes and its failure; returns the names dropped."""
         key = str(Path(path).resolve())

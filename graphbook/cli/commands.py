@@ -54,6 +54,8 @@ from graphbook.workflow import Workflow
 if TYPE_CHECKING:
     from aiohttp import web
 
+    from graphbook.server import ServerSettings
+
 OK = 0
 FAILED = 1
 USAGE = 2
@@ -154,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_run_parser(commands, nodes)
     add_serve_parser(commands)
+    add_mcp_parser(commands)
     add_store_parsers(commands)
     add_train_parser(commands)
     listing = commands.add_parser("nodes", parents=[nodes], help="list the node catalog")
@@ -528,10 +531,21 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     serve = commands.add_parser("serve", help="start the server and web app (the default)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8005, help="port to listen on (0: any free one)")
-    serve.add_argument("--workflows", "--workflow_dir", type=Path, default=None, metavar="DIR")
-    serve.add_argument("--nodes", "--nodes_dir", type=Path, default=None, metavar="DIR")
-    serve.add_argument("--data", type=Path, default=None, metavar="DIR", help="run store folder")
-    serve.add_argument(
+    add_folder_options(serve)
+    serve.add_argument("--allow-origin", action="append", default=[], metavar="URL")
+    serve.add_argument("-v", "--verbose", action="store_true")
+    add_013_options(serve)
+    serve.set_defaults(command=cmd_serve)
+    openapi = commands.add_parser("openapi", help="print the server's OpenAPI document (JSON)")
+    openapi.set_defaults(command=cmd_openapi)
+
+
+def add_folder_options(parser: argparse.ArgumentParser) -> None:
+    """What `serve` and `mcp` share: the folders, the run store, workers and the token."""
+    parser.add_argument("--workflows", "--workflow_dir", type=Path, default=None, metavar="DIR")
+    parser.add_argument("--nodes", "--nodes_dir", type=Path, default=None, metavar="DIR")
+    parser.add_argument("--data", type=Path, default=None, metavar="DIR", help="run store folder")
+    parser.add_argument(
         "--media",
         "--media_dir",
         type=Path,
@@ -540,32 +554,26 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         metavar="DIR",
         help="a folder whose images the browser may show (repeatable; default: ./data)",
     )
-    serve.add_argument("--workers", "--num_workers", type=workers_count, default=0, metavar="N")
-    serve.add_argument(
+    parser.add_argument("--workers", "--num_workers", type=workers_count, default=0, metavar="N")
+    parser.add_argument(
         "--ray",
         nargs="?",
         const=LOCAL_RAY,
         metavar="ADDRESS",
         help="run load and dump functions on Ray (as graphbook run --ray)",
     )
-    serve.add_argument(
+    parser.add_argument(
         "--token",
         default=os.environ.get("GRAPHBOOK_TOKEN"),
         help="require this token (needed off 127.0.0.1; default: $GRAPHBOOK_TOKEN)",
     )
-    serve.add_argument("--allow-origin", action="append", default=[], metavar="URL")
-    serve.add_argument("--cache-mb", type=int, default=1024, metavar="MB")
-    serve.add_argument("--no-watch", action="store_true", help="do not watch the nodes folder")
-    serve.add_argument(
+    parser.add_argument("--cache-mb", type=int, default=1024, metavar="MB")
+    parser.add_argument("--no-watch", action="store_true", help="do not watch the nodes folder")
+    parser.add_argument(
         MOVE_FLAG,
         action="store_true",
         help="if the run store is damaged, move it aside (kept) and start a new, empty one",
     )
-    serve.add_argument("-v", "--verbose", action="store_true")
-    add_013_options(serve)
-    serve.set_defaults(command=cmd_serve)
-    openapi = commands.add_parser("openapi", help="print the server's OpenAPI document (JSON)")
-    openapi.set_defaults(command=cmd_openapi)
 
 
 def cmd_openapi(args: argparse.Namespace) -> int:
@@ -577,14 +585,13 @@ def cmd_openapi(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    from graphbook.server import ServerSettings, create_app
+def server_settings(args: argparse.Namespace, **more: Any) -> ServerSettings:
+    """The settings the folder options (and `more`) give."""
+    from graphbook.server import ServerSettings
 
     media = args.media if args.media is not None else [Path("data")]
     workflows, nodes = serve_folders(args)
-    settings = ServerSettings(
-        host=args.host,
-        port=args.port,
+    return ServerSettings(
         workflows=workflows,
         nodes=nodes,
         data=args.data or data_home(),
@@ -592,10 +599,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         workers=args.workers,
         ray=args.ray,
         token=args.token,
-        allowed_origins=tuple(args.allow_origin),
         cache_budget=args.cache_mb << 20,
         watch=not args.no_watch,
         move_damaged_store=args.move_damaged_store,
+        **more,
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from graphbook.server import create_app
+
+    settings = server_settings(
+        args, host=args.host, port=args.port, allowed_origins=tuple(args.allow_origin)
     )
     for note in ignored_013_options(args):
         error_console().print(Text(f"note: {note}", style="yellow"))
@@ -611,6 +626,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     asyncio.run(serve(app, args.host, args.port, ready))
     return OK
+
+
+# -- graphbook mcp -----------------------------------------------------------------------------
+def add_mcp_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    mcp = commands.add_parser(
+        "mcp", help="serve the MCP tools on stdin/stdout, for a desktop agent (docs/automation.md)"
+    )
+    add_folder_options(mcp)
+    mcp.add_argument("-v", "--verbose", action="store_true", help="log more (on stderr)")
+    mcp.set_defaults(command=cmd_mcp)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from graphbook.cli.mcp import serve_stdio
+
+    return serve_stdio(server_settings(args), error_console())
 
 
 IGNORED_013 = {
@@ -653,7 +684,7 @@ def add_013_options(serve: argparse.ArgumentParser) -> None:
 
 def serve_folders(args: argparse.Namespace) -> tuple[Path, Path]:
     """The workflow and node folders: as given, else under --root_dir, else the defaults."""
-    root: Path | None = args.root_dir
+    root: Path | None = getattr(args, "root_dir", None)  # a 0.13 option, of `serve` only
     workflows = args.workflows or (root if root is not None else Path("workflows"))
     nodes = args.nodes or (root / NODES_FOLDER if root is not None else Path(NODES_FOLDER))
     return workflows, nodes

@@ -35,6 +35,7 @@ from graphbook.server.keys import (
     STORE,
     WORKFLOWS,
 )
+from graphbook.server.mcp import http as mcp_http
 from graphbook.server.media import MediaStore
 from graphbook.server.openapi import OBJECT, OK, Route, document
 from graphbook.server.request import reply
@@ -265,6 +266,7 @@ def create_app(
     app.cleanup_ctx.append(watcher_ctx)
     app.cleanup_ctx.append(jobs_ctx)  # once node files are loaded; closed before the session
     app.add_routes(openapi_routes)
+    mcp_http.install(app)
     for module in (catalog, workflows, templates, runs, jobroutes, media, system, ws, webapp):
         app.add_routes(module.routes)  # webapp last: its catch-all serves the app's own paths
     return app

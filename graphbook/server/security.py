@@ -162,10 +162,14 @@ def check_token(settings: ServerSettings, request: web.Request) -> None:
         )
 
 
-def check_origin(settings: ServerSettings, request: web.Request) -> None:
+def check_origin(
+    settings: ServerSettings, request: web.Request, every_method: bool = False
+) -> None:
+    """A browser's Origin on a write or websocket (on every method with `every_method`) must
+    be the server's own or an allowed one."""
     origins = request.headers.getall("Origin", [])
     upgrade = request.headers.get("Upgrade", "").lower() == "websocket"
-    if not origins or not (upgrade or request.method in WRITES):
+    if not origins or not (every_method or upgrade or request.method in WRITES):
         return
     if len(origins) > 1:
         raise ServerError(403, "forbidden", f"send one Origin header, not {len(origins)}")

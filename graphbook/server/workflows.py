@@ -8,6 +8,7 @@ import hashlib
 import json
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -195,12 +196,27 @@ async def read_workflow(request: web.Request) -> web.Response:
 
 @routes.put("/api/workflows/{path:.+}")
 async def write_workflow(request: web.Request) -> web.Response:
-    files, relative = request.app[WORKFLOWS], request.match_info["path"]
     body = await read_json(request)
+    relative, if_match = request.match_info["path"], request.headers.get("If-Match")
+    return reply(await save(request.app, relative, lambda: body, if_match))
+
+
+async def save(
+    app: web.Application,
+    relative: str,
+    content: Callable[[], Any],
+    if_match: str | None = None,
+) -> p.WorkflowDocument:
+    """Write `content()` (a workflow's JSON data) to the file, atomically, and tell every
+    client: the file's new content (`workflow_changed`) and that it was saved. `content` runs
+    under the write lock, so no other save lands between what it reads and this write."""
+    files = app[WORKFLOWS]
     async with files.lock:
-        document = files.write(relative, body, request.headers.get("If-Match"))
-    request.app[HUB].publish(p.WorkflowsChanged(document.path, "saved"))
-    return reply(document)
+        document = files.write(relative, content(), if_match)
+    hub = app[HUB]
+    hub.publish(p.WorkflowChanged(document.path, document.hash, document.workflow))
+    hub.publish(p.WorkflowsChanged(document.path, "saved"))
+    return document
 
 
 @routes.patch("/api/workflows/{path:.+}")

@@ -249,6 +249,13 @@ export interface WorkflowsChanged {
   type: 'workflows_changed';
 }
 
+export interface WorkflowChanged {
+  path: string;
+  hash: string;
+  workflow: Record<string, unknown>;
+  type: 'workflow_changed';
+}
+
 export interface Error {
   code: ErrorCode;
   message: string;
@@ -555,6 +562,7 @@ export type ServerMessage =
   | CatalogChanged
   | CacheCleared
   | WorkflowsChanged
+  | WorkflowChanged
   | Error
   | Ack
   | Pong
@@ -589,6 +597,7 @@ export const SERVER_MESSAGE_TYPES = [
   'catalog_changed',
   'cache_cleared',
   'workflows_changed',
+  'workflow_changed',
   'error',
   'ack',
   'pong',

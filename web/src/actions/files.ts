@@ -3,7 +3,7 @@
 import { ApiError } from '../api/http';
 import { fetchLastRun } from '../api/runs';
 import { deleteWorkflowFile, readWorkflowFile, renameWorkflowFile, writeWorkflowFile } from '../api/workflows';
-import type { WorkflowDocument } from '../protocol';
+import type { WorkflowChanged, WorkflowDocument } from '../protocol';
 import { useDialog } from '../store/dialog';
 import { workflowKey } from '../store/document';
 import { currentKey, currentWorkflow, useEditor } from '../store/editor';
@@ -102,6 +102,24 @@ export async function openFile(path: string, keepView = false): Promise<boolean>
   }
 }
 
+/** Keys of documents this page is writing: the server's word that it wrote one is this page's own save. */
+const saving = new Set<string>();
+
+/**
+ * The server wrote `path` (an agent's edit through MCP, another tab's save). The open file takes
+ * the new content as one undo step (Ctrl+Z brings back what was on the canvas); this page's own
+ * saves, and content the canvas shows already, change nothing but the hash.
+ */
+export function applyServerChange(message: WorkflowChanged): void {
+  const editor = useEditor.getState();
+  if (editor.file?.path !== message.path || editor.file.hash === message.hash) return;
+  const { workflow } = readWorkflowData(message.workflow, message.path);
+  const key = workflowKey(workflow);
+  if (saving.has(key)) return; // the reply to the save brings the hash
+  if (key === currentKey(editor)) editor.markSaved(key, message.hash);
+  else editor.replaceDocument(workflow, message.hash);
+}
+
 /** Writes the open document; `auto` saves never overwrite a file changed by someone else. */
 export async function saveFile(auto = false): Promise<boolean> {
   const editor = useEditor.getState();
@@ -109,6 +127,7 @@ export async function saveFile(auto = false): Promise<boolean> {
   if (!file) return false;
   const key = currentKey(editor);
   const { workflow } = currentWorkflow(editor);
+  saving.add(key);
   try {
     const body: unknown = JSON.parse(dumps(workflow));
     let written: WorkflowDocument;
@@ -127,6 +146,8 @@ export async function saveFile(auto = false): Promise<boolean> {
   } catch (error) {
     failed(error);
     return false;
+  } finally {
+    saving.delete(key);
   }
 }
 

@@ -1,7 +1,7 @@
 // One websocket for the page: run events into the run store; catalog and folder changes refetch.
 
 import { useEffect } from 'react';
-import { openFile, openInitialFile } from '../actions/files';
+import { applyServerChange, openFile, openInitialFile } from '../actions/files';
 import { openSocket, socketUrl } from '../api/socket';
 import { readWorkflowFile } from '../api/workflows';
 import type { ServerMessage } from '../protocol';
@@ -81,6 +81,7 @@ function route(message: ServerMessage): void {
   }
   // The server could not record runs in its store: say so (runs go on, unrecorded).
   if (message.type === 'error' && message.code === 'store_failed') useUi.getState().notify(message.message, 'error');
+  if (message.type === 'workflow_changed') applyServerChange(message);
   if (message.type === 'workflows_changed') {
     void useFiles.getState().refresh();
     if (message.action === 'saved') void reloadIfChangedElsewhere(message.path);

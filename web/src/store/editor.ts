@@ -45,6 +45,8 @@ export interface EditorState {
   open(file: OpenFile, workflow: Workflow, keepView?: boolean): void;
   close(): void;
   markSaved(key: string, hash: string, path?: string): void;
+  /** The open file as the server wrote it (an agent's edit, another tab's save): shown as one undo step, saved. */
+  replaceDocument(workflow: Workflow, hash: string): void;
   onNodesChange(changes: NodeChange<FlowNode>[]): void;
   onEdgesChange(changes: EdgeChange<FlowEdge>[]): void;
   connect(connection: Connection, catalog: Catalog): string | null;
@@ -144,6 +146,15 @@ export const useEditor = create<EditorState>()((set, get) => {
     markSaved(key, hash, path) {
       const file = get().file;
       if (file) set({ savedKey: key, file: { path: path ?? file.path, hash, format: 'canonical' } });
+    },
+    replaceDocument(workflow, hash) {
+      const file = get().file;
+      if (!file) return;
+      commitNow(); // edits still waiting for their commit are a step of their own, before this one
+      const { nodes, edges } = workflowToCanvas(workflow);
+      const next = snapshot(nodes, edges, workflow.doc);
+      const history = record(get().history, next, sameDocument);
+      set({ nodes, edges, doc: workflow.doc, history, savedKey: next.key, file: { ...file, hash }, revision: get().revision + 1 });
     },
     onNodesChange(changes) {
       const structural = changes.some((c) => c.type === 'remove' || c.type === 'add');
