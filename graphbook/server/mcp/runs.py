@@ -80,7 +80,7 @@ class RunTools:
             if node is None or n.node_id == node
         }
 
-    def node_output(
+    async def node_output(
         self,
         path: WorkflowPath,
         node: NodeId,
@@ -89,7 +89,7 @@ class RunTools:
     ) -> dict[str, Any]:
         """A preview of one dict a node handed on in the workflow's last run (outputs are kept
         between runs); `total` says how many there are."""
-        item: dict[str, Any] = p.to_json(self.app[SESSION].output(path, node, output, index))
+        item: dict[str, Any] = p.to_json(await self.app[SESSION].output(path, node, output, index))
         return item
 
     def answer_prompt(
