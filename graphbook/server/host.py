@@ -70,6 +70,8 @@ class RunHost:
         self.ran: set[str] = set()
         """Workflows run on this host: what it holds in its cache."""
         self.killed = False
+        self.loaded = False
+        """It has loaded its registry and pool and said `ready`."""
         self._calls: dict[int, Future[Any]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -174,6 +176,7 @@ class RunHost:
         elif kind == "media":
             self.media.put(message[1], message[2])
         elif kind == "ready":
+            self.loaded = True
             self.ready.set()
         else:
             self.listener(self, message)
@@ -213,20 +216,23 @@ class HostCache:
         return self._stats()[1]
 
     def set_budget(self, budget: int) -> None:
-        self.budget = budget
-        self._host().request("set_budget", budget)
+        self.budget = budget  # a host started later gets it too
+        with contextlib.suppress(HostGone):
+            self._host().request("set_budget", budget)
 
     def rename(self, old: str, new: str) -> None:
-        host = self._host()
-        if old in host.ran:
-            host.ran.discard(old)
-            host.ran.add(new)
-        host.request("rename", old, new)
+        with contextlib.suppress(HostGone):
+            host = self._host()
+            if old in host.ran:
+                host.ran.discard(old)
+                host.ran.add(new)
+            host.request("rename", old, new)
 
     def forget(self, name: str) -> None:
-        host = self._host()
-        host.ran.discard(name)
-        host.request("forget", name)
+        with contextlib.suppress(HostGone):
+            host = self._host()
+            host.ran.discard(name)
+            host.request("forget", name)
 
 
 class HostPool:

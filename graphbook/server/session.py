@@ -141,6 +141,8 @@ class Session:
         self._outbox: Outbox | None = None
         self._closing = False
         self._host_lock = threading.Lock()
+        self._lost: frozenset[str] = frozenset()
+        """Workflows whose cached outputs went with an ended run host (NOTE [ Run host ])."""
         self.recorder = Recorder(store, self._warn_store_failed)
         """Every write of run history, in its own thread (never on the loop)."""
 
@@ -203,7 +205,9 @@ class Session:
         """Record and publish one event of a hosted run, as the run's own thread did."""
         if active.released or active.history is None:
             return
-        shown: Sequence[p.ServerMessage] = messages if messages is not None else [event]  # type: ignore[list-item]
+        shown: Sequence[p.ServerMessage] = (
+            messages if messages is not None else [event] if isinstance(event, RunFinished) else []
+        )
         active.history(event, shown)
         if isinstance(event, RunFinished):  # clients that see the end find it recorded
             self.recorder.wait(RECORD_GRACE)
@@ -217,13 +221,17 @@ class Session:
             return
         with self._host_lock:
             if self.host is host:
-                self.host = self._new_host(host.config.lost | frozenset(host.ran))
+                self._lost = host.config.lost | frozenset(host.ran)
+                # one that never loaded is not started again in a loop, but for the next run
+                self.host = self._new_host(self._lost) if host.loaded else None
+                if not host.loaded:
+                    logger.error("the run host ended before it loaded (exit code %s)", code)
         active = self._current
         if active is None or active.host is not host:
             return
         if not active.released:
             grace = f"{STOP_GRACE:.0f} s"
-            if host.killed:
+            if host.killed or active.control.stopping:
                 status: Literal["failed", "stopped"] = "stopped"
                 reason = (
                     f"stopped: node code did not stop within {grace}; its run process was ended"
@@ -272,7 +280,9 @@ class Session:
     def _start_hosted(self, active: ActiveRun, running: Workflow, stepping: bool) -> None:
         config = active.config
         with self._host_lock:
-            host = self._host()
+            if self.host is None:
+                self.host = self._new_host(self._lost)
+            host = self.host
         active.host = host
         active.history = HistorySink(self.recorder, config)
         until = config.node if config.mode in ("until", "step") else None
