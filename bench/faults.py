@@ -284,8 +284,7 @@ async def stop(probe: Probe, tally: Tally, tries: int, largest: int) -> None:
             except (ConnectionError, TimeoutError):
                 ended = False
         await idle(probe)
-        status, _ = await probe.call("POST", "/api/runs", json={"workflow": "quick.json"})
-        await idle(probe)
+        status = await run_to_end(probe, "quick.json")
         took = time.monotonic() - began
         why = f"{nodes} nodes: started {started}, ended {ended}, next run {status}, {took:.1f} s"
         held = started == 202 and ended and status == 202 and await probe.alive()
