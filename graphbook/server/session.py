@@ -54,6 +54,8 @@ ABANDON_GRACE = 3.0
 """On `serve --ray`: seconds an interrupted run has to end before it is declared stopped and
 its thread left behind; see NOTE [ Stop ]."""
 
+HOST_LOAD = 60.0
+"""Seconds the server waits at its start for its run host to load (imports, node files)."""
 RECORD_GRACE = 1.0
 """Seconds a run's end waits for its record to be written before clients are told: a store
 that another process holds locked delays the record (written later), not the run."""
@@ -149,8 +151,10 @@ class Session:
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._outbox = Outbox(self._loop)
-        if self.hosted:
-            self.host = await asyncio.to_thread(self._new_host, frozenset())
+        if self.hosted:  # the server is ready when it can run: its run host has loaded
+            self.host = host = await asyncio.to_thread(self._new_host, frozenset())
+            if not await asyncio.to_thread(host.ready.wait, HOST_LOAD):
+                logger.warning("the run host has not loaded in %.0f s; runs wait for it", HOST_LOAD)
         else:
             self.pool = make_pool(self.settings.workers, self.settings.backend)
 
