@@ -122,7 +122,11 @@ def serving(folder: Path) -> Iterator[str]:
         yield found.group(1)
     finally:
         process.send_signal(2)
-        process.wait(30)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:  # frozen (node code holding the GIL)
+            process.kill()
+            process.wait(30)
 
 
 class Probe:
@@ -280,8 +284,7 @@ async def stop(probe: Probe, tally: Tally, tries: int, largest: int) -> None:
             except (ConnectionError, TimeoutError):
                 ended = False
         await idle(probe)
-        status, _ = await probe.call("POST", "/api/runs", json={"workflow": "quick.json"})
-        await idle(probe)
+        status = await run_to_end(probe, "quick.json")
         took = time.monotonic() - began
         why = f"{nodes} nodes: started {started}, ended {ended}, next run {status}, {took:.1f} s"
         held = started == 202 and ended and status == 202 and await probe.alive()
@@ -289,6 +292,14 @@ async def stop(probe: Probe, tally: Tally, tries: int, largest: int) -> None:
 
 
 async def stop_stuck(probe: Probe, tally: Tally, tries: int) -> None:
+    try:
+        await stop_stuck_tries(probe, tally, tries)
+    except (ConnectionError, TimeoutError, aiohttp.ClientError) as exc:  # the server froze
+        tally.add(False, f"the server stopped answering ({type(exc).__name__})")
+        tally.tried += tries - tally.tried
+
+
+async def stop_stuck_tries(probe: Probe, tally: Tally, tries: int) -> None:
     for i in range(tries):
         kind = ("Blocked", "Hog")[i % 2]
         document = chain(2, items=1)
@@ -312,12 +323,20 @@ async def stop_stuck(probe: Probe, tally: Tally, tries: int) -> None:
             tally.add(False, f"{kind}: the server froze ({took:.1f} s)")
             tally.tried += tries - i - 1
             return
-        await idle(probe)
-        accepted, _ = await probe.call("POST", "/api/runs", json={"workflow": "quick.json"})
-        await idle(probe)
+        accepted = await run_to_end(probe, "quick.json")
         why = f"{kind}: answering {answering}, {status} in {took:.1f} s, next run {accepted}"
         held = started == 202 and answering and status == "stopped" and accepted == 202
         tally.add(held, why)
+
+
+async def run_to_end(probe: Probe, workflow: str) -> int:
+    """Start a run and wait for its end (it may wait for a run host that is loading, which
+    /api/runs/current does not show); the status its start was answered with."""
+    async with probe.http.ws_connect(probe.url + "ws") as ws:
+        status, _ = await probe.call("POST", "/api/runs", json={"workflow": workflow})
+        if status == 202:
+            await probe.until(ws, "run_finished", 60)
+    return int(status)
 
 
 async def first_node(probe: Probe, tries: int) -> list[float]:

@@ -32,6 +32,7 @@ import contextlib
 import itertools
 import logging
 import os
+import queue
 import signal
 import socket
 import subprocess
@@ -70,6 +71,8 @@ class RunHost:
         self.ran: set[str] = set()
         """Workflows run on this host: what it holds in its cache."""
         self.killed = False
+        self.loaded = False
+        """It has loaded its registry and pool and said `ready`."""
         self._calls: dict[int, Future[Any]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -81,6 +84,11 @@ class RunHost:
             env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
         )
         theirs.close()
+        self.gone = False
+        """Its end of the pipe has closed: it has ended."""
+        self._outgoing: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        writer = threading.Thread(target=self._write, name="graphbook-host-write", daemon=True)
+        writer.start()
         self.send(("config", config))
         self.ready = threading.Event()
         self._reader = threading.Thread(target=self._read, name="graphbook-host-read", daemon=True)
@@ -92,13 +100,24 @@ class RunHost:
 
     # -- to the host -------------------------------------------------------------------------
     def send(self, message: tuple[Any, ...]) -> bool:
-        """Hand a message to the host; False if it is gone."""
-        with self._lock:
+        """Hand a message to the host, never waiting for it (its writer thread writes it: a
+        host that is still loading reads nothing yet); False if it is gone."""
+        if self.gone:
+            return False
+        self._outgoing.put(message)
+        return True
+
+    def _write(self) -> None:
+        while True:
+            message = self._outgoing.get()
+            if message is None:
+                return
             try:
                 self._conn.send(message)
             except (OSError, ValueError):
-                return False
-        return True
+                return
+            except Exception:  # a message that cannot be pickled: say so, go on
+                logger.exception("a %s message could not be sent to the run host", message[0])
 
     def run(self, order: RunOrder) -> bool:
         self.ran.add(order.name)
@@ -160,6 +179,8 @@ class RunHost:
                 logger.exception("a message from the run host could not be read")
                 continue
             self._dispatch(message)
+        self.gone = True
+        self._outgoing.put(None)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(5)
         for request in list(self._calls):
@@ -174,6 +195,7 @@ class RunHost:
         elif kind == "media":
             self.media.put(message[1], message[2])
         elif kind == "ready":
+            self.loaded = True
             self.ready.set()
         else:
             self.listener(self, message)
@@ -213,20 +235,23 @@ class HostCache:
         return self._stats()[1]
 
     def set_budget(self, budget: int) -> None:
-        self.budget = budget
-        self._host().request("set_budget", budget)
+        self.budget = budget  # a host started later gets it too
+        with contextlib.suppress(HostGone):
+            self._host().request("set_budget", budget)
 
     def rename(self, old: str, new: str) -> None:
-        host = self._host()
-        if old in host.ran:
-            host.ran.discard(old)
-            host.ran.add(new)
-        host.request("rename", old, new)
+        with contextlib.suppress(HostGone):
+            host = self._host()
+            if old in host.ran:
+                host.ran.discard(old)
+                host.ran.add(new)
+            host.request("rename", old, new)
 
     def forget(self, name: str) -> None:
-        host = self._host()
-        host.ran.discard(name)
-        host.request("forget", name)
+        with contextlib.suppress(HostGone):
+            host = self._host()
+            host.ran.discard(name)
+            host.request("forget", name)
 
 
 class HostPool:

@@ -56,6 +56,8 @@ ABANDON_GRACE = 3.0
 """On `serve --ray`: seconds an interrupted run has to end before it is declared stopped and
 its thread left behind; see NOTE [ Stop ]."""
 
+HOST_LOAD = 60.0
+"""Seconds the server waits at its start for its run host to load (imports, node files)."""
 RECORD_GRACE = 1.0
 """Seconds a run's end waits for its record to be written before clients are told: a store
 that another process holds locked delays the record (written later), not the run."""
@@ -143,6 +145,8 @@ class Session:
         self._outbox: Outbox | None = None
         self._closing = False
         self._host_lock = threading.Lock()
+        self._lost: frozenset[str] = frozenset()
+        """Workflows whose cached outputs went with an ended run host (NOTE [ Run host ])."""
         self.recorder = Recorder(store, self._warn_store_failed)
         """Every write of run history, in its own thread (never on the loop)."""
         self.on_finished: list[Callable[[RunFinished], None]] = []
@@ -152,8 +156,10 @@ class Session:
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._outbox = Outbox(self._loop)
-        if self.hosted:
-            self.host = await asyncio.to_thread(self._new_host, frozenset())
+        if self.hosted:  # the server is ready when it can run: its run host has loaded
+            self.host = host = await asyncio.to_thread(self._new_host, frozenset())
+            if not await asyncio.to_thread(host.ready.wait, HOST_LOAD):
+                logger.warning("the run host has not loaded in %.0f s; runs wait for it", HOST_LOAD)
         else:
             self.pool = make_pool(self.settings.workers, self.settings.backend)
 
@@ -208,7 +214,9 @@ class Session:
         """Record and publish one event of a hosted run, as the run's own thread did."""
         if active.released or active.history is None:
             return
-        shown: Sequence[p.ServerMessage] = messages if messages is not None else [event]  # type: ignore[list-item]
+        shown: Sequence[p.ServerMessage] = (
+            messages if messages is not None else [event] if isinstance(event, RunFinished) else []
+        )
         active.history(event, shown)
         if isinstance(event, RunFinished):  # clients that see the end find it recorded
             self.recorder.wait(RECORD_GRACE)
@@ -222,13 +230,17 @@ class Session:
             return
         with self._host_lock:
             if self.host is host:
-                self.host = self._new_host(host.config.lost | frozenset(host.ran))
+                self._lost = host.config.lost | frozenset(host.ran)
+                # one that never loaded is not started again in a loop, but for the next run
+                self.host = self._new_host(self._lost) if host.loaded else None
+                if not host.loaded:
+                    logger.error("the run host ended before it loaded (exit code %s)", code)
         active = self._current
         if active is None or active.host is not host:
             return
         if not active.released:
             grace = f"{STOP_GRACE:.0f} s"
-            if host.killed:
+            if host.killed or active.control.stopping:
                 status: Literal["failed", "stopped"] = "stopped"
                 reason = (
                     f"stopped: node code did not stop within {grace}; its run process was ended"
@@ -277,7 +289,9 @@ class Session:
     def _start_hosted(self, active: ActiveRun, running: Workflow, stepping: bool) -> None:
         config = active.config
         with self._host_lock:
-            host = self._host()
+            if self.host is None:
+                self.host = self._new_host(self._lost)
+            host = self.host
         active.host = host
         active.history = HistorySink(self.recorder, config)
         until = config.node if config.mode in ("until", "step") else None

@@ -161,6 +161,9 @@ async def serving(settings: ServerSettings, scenario: Scenario, headers: dict[st
     site = web.TCPSite(runner, settings.host, 0)
     await site.start()
     host, port = runner.addresses[0][:2]
+    run_host = app[SESSION].host  # scenarios time runs from a loaded run host, as a person does
+    if run_host is not None:
+        await asyncio.to_thread(run_host.ready.wait, 60)
     try:
         async with aiohttp.ClientSession(headers=headers) as http:
             server = Server(f"http://{host}:{port}", http, app, settings)
