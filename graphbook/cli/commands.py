@@ -356,6 +356,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     overrides = parse_settings(workflow, registry, args.set)
     backend = backend_of(args, folders)
     pool = make_pool(workers_of(args.workers, backend), backend)
+    if isinstance(backend, RayBackend) and backend.address is not None:
+        describe = getattr(pool, "describe", lambda: "")
+        err.print(Text(f"note: on the Ray cluster at {backend.address}: {describe()}"))
     sink = make_sink(args, err, getattr(pool, "stats", None))
     control = RunControl()
     prompter = prompter_for(sink, output_console(), err)

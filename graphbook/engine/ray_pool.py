@@ -118,24 +118,68 @@ def _without_auth_notice() -> Iterator[None]:
 
 
 def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
-    """Join Ray: the one this process already runs, else a new local one (`None` or `local`),
-    else the cluster at `address` (`auto`, `ray://host:port`, `host:port`). Returns True when
-    this call started or joined it (and so the caller should shut it down)."""
+    """Join Ray: the one this process already runs, else a new local one (`None` or `local`:
+    always a new one, never a cluster that happens to run here), else the cluster at `address`
+    (`auto`, `ray://host:port`, `host:port`). Returns True when this call started or joined it
+    (and so the caller should shut it down). A failure is an error that says what to do."""
     ray = require_ray()
     if ray.is_initialized():
         return False
     quiet = {"include_dashboard": False, "logging_level": logging.WARNING}
+    local = address in (None, LOCAL)
     try:
-        if address in (None, LOCAL):
+        if local:
             with _driver_path(), _without_auth_notice():
-                ray.init(num_cpus=num_cpus, **quiet)
+                ray.init(address="local", num_cpus=num_cpus, **quiet)
             _watch_local_ray(ray)
         else:
+            _check_auth(str(address))
             ray.init(address=address, logging_level=logging.WARNING)
-    except (ConnectionError, ValueError, RuntimeError) as exc:
-        where = "a local Ray" if address in (None, LOCAL) else f"the Ray cluster at {address!r}"
-        raise GraphbookError(f"could not start or join {where}: {exc}") from exc
+    except Exception as exc:
+        where = "a local Ray" if local else f"the Ray cluster at {address!r}"
+        raise GraphbookError(f"could not start or join {where}: {_why(exc)}") from exc
     return True
+
+
+AUTH_HINT = (
+    "auth: the cluster uses token authentication and refused this driver; set "
+    "RAY_AUTH_MODE=token and the cluster's token in RAY_AUTH_TOKEN (or the file "
+    "~/.ray/auth_token; `ray get-auth-token` on the head prints it)"
+)
+
+
+def _check_auth(address: str) -> None:
+    """Ask the cluster's GCS once whether it takes this driver's token: `ray.init` retries a
+    refused token for 20 s, printing a warning each second, then fails without saying why."""
+    if address.startswith("ray://") or ":" not in address:
+        return
+    import importlib
+
+    raylet: Any = importlib.import_module("ray._raylet")
+    try:
+        raylet.GcsClient(address=address)
+    except Exception as exc:
+        if _is_auth(exc):
+            raise GraphbookError(AUTH_HINT) from exc  # anything else: ray.init says it
+
+
+def _is_auth(exc: BaseException | None) -> bool:
+    while exc is not None:
+        if "Authentication" in type(exc).__name__ or "InvalidAuthToken" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _why(exc: BaseException) -> str:
+    """The first line of Ray's error (its tracebacks stay out of the message), or the auth
+    hint when the cluster refused the token."""
+    if isinstance(exc, GraphbookError):
+        return str(exc)
+    if _is_auth(exc):
+        return AUTH_HINT
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 WATCHDOG = Path(__file__).with_name("ray_watchdog.py")
@@ -448,6 +492,39 @@ class RayPool:
             return KindStats(waiting, running, sum(1 for h in handles if not h.dead))
 
         return PoolStats(self.workers, of("load"), of("dump"))
+
+    def recycle_busy(self) -> int:
+        """After a stop: replace the actors still running the stopped run's tasks (a task may
+        never end), drop its waiting tasks, and keep every other actor as it is, warm (the
+        server's next run then starts at once). Returns how many actors were replaced."""
+        replaced = 0
+        for kind in KINDS:
+            handles = self._actors[kind]
+            for index, handle in enumerate(handles):
+                if handle.dead or not handle.load:
+                    continue
+                for ref, tickets in handle.calls:
+                    self._refs.pop(ref, None)
+                    for ticket in tickets:
+                        self._tasks.pop(ticket, None)
+                handle.dead = True
+                self._ray.kill(handle.actor, no_restart=True)
+                handles[index] = self._start(kind)
+                replaced += 1
+            for ticket in self._backlog[kind]:
+                self._tasks.pop(ticket, None)
+            self._backlog[kind].clear()
+        return replaced
+
+    def describe(self) -> str:
+        """Where the pool runs: the cluster's nodes, CPUs and GPUs, and the actors per kind."""
+        resources = self._ray.cluster_resources()
+        nodes = len(self._nodes.refresh())
+        cpus, gpus = int(resources.get("CPU", 0)), int(resources.get("GPU", 0))
+        return (
+            f"{nodes} node{'s' * (nodes != 1)}, {cpus} CPUs, {gpus} GPUs; "
+            f"{self.workers} actors per kind"
+        )
 
     def wait_ready(self) -> None:
         """Block until every actor has started (and imported what it preloads)."""

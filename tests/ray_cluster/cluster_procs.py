@@ -26,8 +26,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 RAY = str(Path(sys.executable).with_name("ray"))
-START = 120.0
+START = 240.0
 """Seconds the two nodes may take to start and join on a loaded machine."""
+SLOW_MACHINE = {"RAY_raylet_start_wait_time_s": "240"}
+"""A raylet may take this long to register (60 s by default, exceeded on 2 cores under load)."""
 FAST_HEALTH = {
     "RAY_health_check_initial_delay_ms": "0",
     "RAY_health_check_period_ms": "500",
@@ -74,6 +76,8 @@ class Cluster:
     env: dict[str, str]
     head: subprocess.Popen[bytes]
     node2: subprocess.Popen[bytes]
+    shared: Path
+    """A folder both nodes see at the same path, as a shared filesystem would be."""
     folders: list[Path] = field(default_factory=list)
 
     def raylet(self, node: subprocess.Popen[bytes]) -> int:
@@ -96,14 +100,15 @@ class Cluster:
 def cluster_env() -> dict[str, str]:
     """Token authentication on (Ray's default); this checkout's graphbook first on the path."""
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    return {**os.environ, "PYTHONPATH": path, "RAY_AUTH_MODE": "token", "PYTHONUNBUFFERED": "1"}
+    settings = {"PYTHONPATH": path, "RAY_AUTH_MODE": "token", "PYTHONUNBUFFERED": "1"}
+    return {**os.environ, **settings, **SLOW_MACHINE}
 
 
 def start(private: Path) -> Cluster:
     """Start the head and node 2 (which cannot see `private`), and wait until both are up."""
     env = cluster_env()
     port = free_port()
-    folders = [Path(tempfile.mkdtemp(prefix="gb-rayc-")) for _ in range(2)]
+    folders = [Path(tempfile.mkdtemp(prefix="gb-rayc-")) for _ in range(3)]
     common = ["--num-cpus=1", "--object-store-memory=150000000", "--disable-usage-stats"]
     common += ["--block"]
     head_cmd = [RAY, "start", "--head", f"--port={port}", f"--temp-dir={folders[0]}", *common]
@@ -128,7 +133,7 @@ def start(private: Path) -> Cluster:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    cluster = Cluster(address, env, head, node2, folders)
+    cluster = Cluster(address, env, head, node2, folders[2], folders)
     try:
         for name, node, folder in (("head", head, folders[0]), ("node 2", node2, folders[1])):
             started = functools.partial(_started, name, node, folder)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from cluster_procs import Cluster, wait_until
 
 pytestmark = pytest.mark.ray_cluster
 
+ROOT = Path(__file__).resolve().parents[2]
 RUN = 240.0
 """Seconds a run on the cluster may take on a loaded machine (Ray's start-up included)."""
 
@@ -119,11 +121,24 @@ def test_a_helper_module_beside_the_node_file_imports_on_every_node(
     workflow = project(tmp_path, n=24, pause=0.05)
     rc, err = finish(start_run(cluster, workflow))
     assert rc == 0, err[-3000:]
+    assert f"note: on the Ray cluster at {cluster.address}: 2 nodes, 2 CPUs" in err
     done = lines(tmp_path)
     assert sorted(d["i"] for d in done) == list(range(24))
     assert all(d["tag"] == f"helped-{d['i']}" for d in done)
     assert {d["sees"] for d in done} == {True, False}, "actors ran on both nodes"
     assert len({d["node"] for d in done}) == 2
+
+
+def test_a_driver_without_the_cluster_s_token_is_told_auth(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    workflow = project(tmp_path, n=2)
+    command = [sys.executable, "-m", "graphbook", "run", str(workflow), "--ray", cluster.address]
+    env = {**cluster.env, "RAY_AUTH_MODE": "disabled"}
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=RUN)
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert "auth: the cluster uses token authentication" in result.stderr
+    assert "RAY_AUTH_MODE=token" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_an_error_on_another_node_names_the_node_and_its_host(
@@ -135,6 +150,25 @@ def test_an_error_on_another_node_names_the_node_and_its_host(
     assert "cannot run here (on Ray node " in err, err[-3000:]
     assert f" on {os.uname().nodename})" in err
     assert all(d["sees"] for d in lines(tmp_path)), "items that ran on the head are through"
+
+
+def test_the_image_example_runs_from_a_clean_folder_on_shared_storage(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Relative paths (data/shapes, out/) mean the driver's folder; actors on node 2 read the
+    images there because the folder is on storage both nodes share; the predictions are
+    written on the driver."""
+    clean = cluster.shared / tmp_path.name
+    clean.mkdir()
+    shutil.copy(ROOT / "workflows" / "image_classification.json", clean)
+    command = [sys.executable, "-m", "graphbook", "run", "image_classification.json", "--quiet"]
+    command += ["--ray", cluster.address, "--set", "images.count=96"]
+    result = subprocess.run(
+        command, cwd=clean, env=cluster.env, capture_output=True, text=True, timeout=RUN
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    predictions = (clean / "out" / "shapes_predictions.jsonl").read_text().splitlines()
+    assert len(predictions) == 24 and len(list((clean / "data" / "shapes").glob("*.jpg"))) == 96
 
 
 def test_a_node_lost_mid_run_fails_no_item(cluster: Cluster, tmp_path: Path) -> None:
