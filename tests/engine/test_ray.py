@@ -259,6 +259,20 @@ def test_without_ray_the_cli_says_how_to_install_it(
     assert "pip install 'graphbook[ray]'" in capsys.readouterr().err
 
 
+def test_ray_ship_needs_ray_and_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow = tmp_path / "wf.json"
+    Workflow().save(workflow)
+    assert main(["run", str(workflow), "--ray-ship", str(tmp_path)]) == 2
+    assert "--ray-ship applies to Ray actors: add --ray" in capsys.readouterr().err
+    missing = str(tmp_path / "lib")
+    assert main(["run", str(workflow), "--ray", "--ray-ship", missing]) == 2
+    assert f"cannot ship {missing!r} to the Ray cluster: it is not a folder" in (
+        capsys.readouterr().err
+    )
+
+
 def test_ray_without_workers_has_one_actor_per_kind_per_cpu_of_the_cluster(
     ray_address: str,
 ) -> None:
