@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import collections
 import importlib.util
+import json
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -190,9 +191,20 @@ def repetition(model: str, folder: Path, images: int) -> tuple[float, dict[str, 
         command = python("bench.ray", "--contender", name, "--model", model)
         measured = run_measured([*command, "--folder", str(folder), "--out", str(out)])
         _check(_lines(out), images, NAMES[name])
+        _check_predictions(out, images, NAMES[name])
         figures[name] = {"others": measured.others, **measured.figures}
         figures[name]["ips"] = images / measured.figures["seconds"]
     return limit, figures
+
+
+def _check_predictions(out: Path, images: int, who: str) -> None:
+    """Each image once, each with five classes: a count of lines alone passed a run whose
+    every line was the same (or an error's)."""
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    paths = {row.get("path") for row in rows}
+    if len(paths) != images or any(len(row.get("top5") or []) != 5 for row in rows):
+        raise RuntimeError(f"{who} wrote {len(paths)} distinct images of {images}, or lines "
+                           f"without a top-5: see {out}")  # fmt: skip
 
 
 def summary(images: int, reps: list[tuple[float, dict[str, dict[str, Any]]]]) -> str:

@@ -41,6 +41,7 @@ from graphbook.engine.executor import (
 )
 from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
 from graphbook.engine.ray_pool import connect as connect_ray
+from graphbook.engine.ray_ship import shippable
 from graphbook.errors import GraphbookError
 from graphbook.inputs import parse_inputs
 from graphbook.modes import OFF_WORDS
@@ -240,6 +241,15 @@ def add_run_parser(
         help="with --ray, run a task again (up to N times) when its actor dies",
     )
     run.add_argument(
+        "--ray-ship",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="DIR",
+        help="with --ray, a folder of Python modules to send to every Ray node, besides the "
+        "nodes folders (repeatable)",
+    )
+    run.add_argument(
         "--continue-on-error",
         action="store_true",
         help="keep running after a node raises (the exit code is still 1)",
@@ -347,7 +357,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     err = error_console()
     workflow = load_workflow(args.workflow)
     print_notes(workflow, err)
-    registry = load_registry(node_folders(args.nodes, args.workflow), err, args.verbose, workflow)
+    folders = node_folders(args.nodes, args.workflow)
+    registry = load_registry(folders, err, args.verbose, workflow)
     if args.until is not None and args.until not in workflow.nodes:
         known = ", ".join(workflow.nodes) or "none"
         raise GraphbookError(f"--until {args.until!r}: no such node; the nodes are: {known}")
@@ -356,8 +367,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise GraphbookError(f"--until {args.until!r}: the node is {word}, so it does not run")
     overrides = parse_settings(workflow, registry, args.set)
     inputs = parse_inputs(workflow, registry, args.input) if args.input else None
-    backend = backend_of(args)
+    backend = backend_of(args, folders)
     pool = make_pool(workers_of(args.workers, backend), backend)
+    if isinstance(backend, RayBackend) and backend.address is not None:
+        describe = getattr(pool, "describe", lambda: "")
+        err.print(Text(f"note: on the Ray cluster at {backend.address}: {describe()}"))
     sink = make_sink(args, err, getattr(pool, "stats", None))
     control = RunControl()
     prompter = prompter_for(sink, output_console(), err)
@@ -400,13 +414,16 @@ def workers_of(given: int | None, backend: Backend) -> int:
     return workers_count("auto") if backend == "local" else 0
 
 
-def backend_of(args: argparse.Namespace) -> Backend:
+def backend_of(args: argparse.Namespace, nodes: Iterable[Path] = ()) -> Backend:
+    """Local, or Ray with the nodes folders and `--ray-ship` folders shipped to its actors."""
     if args.ray is None:
-        if args.retries:
-            raise GraphbookError("--retries applies to Ray actors: add --ray")
+        if args.retries or args.ray_ship:
+            flag = "--retries" if args.retries else "--ray-ship"
+            raise GraphbookError(f"{flag} applies to Ray actors: add --ray")
         return "local"
     address = None if args.ray == LOCAL_RAY else args.ray
-    return RayBackend(address, retries=args.retries)
+    ship = shippable([*nodes, *args.ray_ship])
+    return RayBackend(address, retries=args.retries, ship=ship)
 
 
 def make_sink(
@@ -563,6 +580,15 @@ def add_folder_options(parser: argparse.ArgumentParser) -> None:
         help="run load and dump functions on Ray (as graphbook run --ray)",
     )
     parser.add_argument(
+        "--ray-ship",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="DIR",
+        help="with --ray, a folder of Python modules to send to every Ray node, besides the "
+        "nodes folder (repeatable)",
+    )
+    parser.add_argument(
         "--token",
         default=os.environ.get("GRAPHBOOK_TOKEN"),
         help="require this token (needed off 127.0.0.1; default: $GRAPHBOOK_TOKEN)",
@@ -598,6 +624,7 @@ def server_settings(args: argparse.Namespace, **more: Any) -> ServerSettings:
         media=tuple(media),
         workers=args.workers,
         ray=args.ray,
+        ray_ship=tuple(map(Path, shippable(args.ray_ship))),
         token=args.token,
         cache_budget=args.cache_mb << 20,
         watch=not args.no_watch,

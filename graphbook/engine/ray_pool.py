@@ -33,6 +33,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from graphbook.engine.pool import Failed, Kind, OrderedLane, Outcome, call
+from graphbook.engine.ray_nodes import Node, Nodes
+from graphbook.engine.ray_ship import runtime_env, shippable
 
 if TYPE_CHECKING:
     from graphbook.engine.ray_transfer import Packed
@@ -116,24 +118,68 @@ def _without_auth_notice() -> Iterator[None]:
 
 
 def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
-    """Join Ray: the one this process already runs, else a new local one (`None` or `local`),
-    else the cluster at `address` (`auto`, `ray://host:port`, `host:port`). Returns True when
-    this call started or joined it (and so the caller should shut it down)."""
+    """Join Ray: the one this process already runs, else a new local one (`None` or `local`:
+    always a new one, never a cluster that happens to run here), else the cluster at `address`
+    (`auto`, `ray://host:port`, `host:port`). Returns True when this call started or joined it
+    (and so the caller should shut it down). A failure is an error that says what to do."""
     ray = require_ray()
     if ray.is_initialized():
         return False
     quiet = {"include_dashboard": False, "logging_level": logging.WARNING}
+    local = address in (None, LOCAL)
     try:
-        if address in (None, LOCAL):
+        if local:
             with _driver_path(), _without_auth_notice():
-                ray.init(num_cpus=num_cpus, **quiet)
+                ray.init(address="local", num_cpus=num_cpus, **quiet)
             _watch_local_ray(ray)
         else:
+            _check_auth(str(address))
             ray.init(address=address, logging_level=logging.WARNING)
-    except (ConnectionError, ValueError, RuntimeError) as exc:
-        where = "a local Ray" if address in (None, LOCAL) else f"the Ray cluster at {address!r}"
-        raise GraphbookError(f"could not start or join {where}: {exc}") from exc
+    except Exception as exc:
+        where = "a local Ray" if local else f"the Ray cluster at {address!r}"
+        raise GraphbookError(f"could not start or join {where}: {_why(exc)}") from exc
     return True
+
+
+AUTH_HINT = (
+    "auth: the cluster uses token authentication and refused this driver; set "
+    "RAY_AUTH_MODE=token and the cluster's token in RAY_AUTH_TOKEN (or the file "
+    "~/.ray/auth_token; `ray get-auth-token` on the head prints it)"
+)
+
+
+def _check_auth(address: str) -> None:
+    """Ask the cluster's GCS once whether it takes this driver's token: `ray.init` retries a
+    refused token for 20 s, printing a warning each second, then fails without saying why."""
+    if address.startswith("ray://") or ":" not in address:
+        return
+    import importlib
+
+    raylet: Any = importlib.import_module("ray._raylet")
+    try:
+        raylet.GcsClient(address=address)
+    except Exception as exc:
+        if _is_auth(exc):
+            raise GraphbookError(AUTH_HINT) from exc  # anything else: ray.init says it
+
+
+def _is_auth(exc: BaseException | None) -> bool:
+    while exc is not None:
+        if "Authentication" in type(exc).__name__ or "InvalidAuthToken" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _why(exc: BaseException) -> str:
+    """The first line of Ray's error (its tracebacks stay out of the message), or the auth
+    hint when the cluster refused the token."""
+    if isinstance(exc, GraphbookError):
+        return str(exc)
+    if _is_auth(exc):
+        return AUTH_HINT
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 WATCHDOG = Path(__file__).with_name("ray_watchdog.py")
@@ -181,10 +227,21 @@ class _Actor:
     """One Ray actor: learns lanes' functions, then runs their tasks in order, in the driver's
     folder when its machine has that folder (relative paths then mean what they mean there)."""
 
-    def __init__(self, seed: int, cwd: str, preload: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        seed: int,
+        cwd: str,
+        preload: Sequence[str] = (),
+        driver_node: str = "",
+        shipped: Sequence[str] = (),
+    ) -> None:
         import importlib
         import random
 
+        from graphbook.engine.ray_ship import importable
+
+        importable(shipped)  # folders shipped with the pool import as on the driver
+        self.where = _where(driver_node)
         if os.path.isdir(cwd):  # the driver's folder, where the node's relative paths point
             os.chdir(cwd)
         for module in preload:  # while the driver builds its resources, not on the first task
@@ -225,8 +282,27 @@ class _Actor:
         if fn is None:
             fn = ErrorInfo("LookupError", "the actor has no function for this lane", "")
         if isinstance(fn, ErrorInfo):
-            return pack([Failed(fn) for _ in tasks])
-        return pack([call(fn, args) for args in tasks])
+            return pack([self._placed(Failed(fn)) for _ in tasks])
+        return pack([self._placed(call(fn, args)) for args in tasks])
+
+    def _placed(self, outcome: Outcome) -> Outcome:
+        """A failure on another node than the driver's says which node and host it ran on."""
+        if not self.where or not isinstance(outcome, Failed):
+            return outcome
+        error = outcome.error
+        return Failed(ErrorInfo(error.type, f"{error.message} (on {self.where})", error.traceback))
+
+
+def _where(driver_node: str) -> str:
+    """'Ray node ID on HOST' when this actor runs on another node than the driver, else ''."""
+    import socket
+
+    import ray
+
+    node = ray.get_runtime_context().get_node_id()
+    if not driver_node or node == driver_node:
+        return ""
+    return f"Ray node {node[:8]} on {socket.gethostname()}"
 
 
 @dataclass
@@ -255,6 +331,8 @@ class RayBackend:
     retries: int = 0
     models_on_actors: bool = False
     """Models run on actors of their own even on the CPU (with a GPU, they always do)."""
+    ship: tuple[str, ...] = ()
+    """Folders of Python modules that travel to every actor (the nodes folders, and more)."""
 
     def pool(self, workers: int = 0) -> RayPool:
         return RayPool(
@@ -262,6 +340,7 @@ class RayBackend:
             workers or self.workers,
             retries=self.retries,
             models_on_actors=self.models_on_actors,
+            ship=self.ship,
         )
 
 
@@ -283,6 +362,8 @@ class _Handle:
     """The driver's view of one actor: its calls in flight (oldest first), lanes it knows."""
 
     actor: Any
+    node: Node | None = None
+    """The node it was placed on (None: where Ray chose)."""
     calls: deque[tuple[Any, tuple[int, ...]]] = field(default_factory=deque)
     """(object ref, tickets) of each call not yet collected, in the order they were made."""
     load: int = 0
@@ -306,6 +387,7 @@ class RayPool:
         retries: int = 0,
         num_cpus: int | None = None,
         models_on_actors: bool = False,
+        ship: Sequence[str | os.PathLike[str]] = (),
     ) -> None:
         if workers < 0 or retries < 0:
             raise ValueError(f"workers and retries must be 0 or more, got {workers}, {retries}")
@@ -313,13 +395,20 @@ class RayPool:
         from graphbook.engine import ray_transfer
 
         self._transfer = ray_transfer
+        self.shipped = shippable(ship)
         if connect(address, num_cpus):
             _POOLS_STARTED_RAY[0] = True
         _OPEN_POOLS[0] += 1
         self.workers = workers or max(1, int(self._ray.cluster_resources().get("CPU", 1)))
         self.retries = retries
         self.models_on_actors = models_on_actors
-        self._remote = self._ray.remote(num_cpus=0, scheduling_strategy="SPREAD")(_Actor)
+        self._nodes = Nodes(self._ray, probe=not str(address or "").startswith("ray://"))
+        self._driver_node = self._ray.get_runtime_context().get_node_id()
+        options: dict[str, Any] = {"num_cpus": 0}
+        self.runtime_env = runtime_env(self.shipped)
+        if self.runtime_env is not None:
+            options["runtime_env"] = self.runtime_env
+        self._remote = self._ray.remote(**options)(_Actor)
         self._actors: dict[Kind, list[_Handle]] = {kind: [] for kind in KINDS}
         self._backlog: dict[Kind, deque[int]] = {kind: deque() for kind in KINDS}
         self._tasks: dict[int, _Task] = {}
@@ -389,7 +478,9 @@ class RayPool:
         _share_node_modules(self._ray)
         from graphbook.engine.ray_resources import place
 
-        return place(node, params, self.models_on_actors, self.retries)
+        return place(
+            node, params, self.models_on_actors, self.retries, self.shipped, self.runtime_env
+        )
 
     def stats(self) -> PoolStats:
         """Tasks waiting on the driver and running (or queued) on actors, per kind."""
@@ -401,6 +492,39 @@ class RayPool:
             return KindStats(waiting, running, sum(1 for h in handles if not h.dead))
 
         return PoolStats(self.workers, of("load"), of("dump"))
+
+    def recycle_busy(self) -> int:
+        """After a stop: replace the actors still running the stopped run's tasks (a task may
+        never end), drop its waiting tasks, and keep every other actor as it is, warm (the
+        server's next run then starts at once). Returns how many actors were replaced."""
+        replaced = 0
+        for kind in KINDS:
+            handles = self._actors[kind]
+            for index, handle in enumerate(handles):
+                if handle.dead or not handle.load:
+                    continue
+                for ref, tickets in handle.calls:
+                    self._refs.pop(ref, None)
+                    for ticket in tickets:
+                        self._tasks.pop(ticket, None)
+                handle.dead = True
+                self._ray.kill(handle.actor, no_restart=True)
+                handles[index] = self._start(kind)
+                replaced += 1
+            for ticket in self._backlog[kind]:
+                self._tasks.pop(ticket, None)
+            self._backlog[kind].clear()
+        return replaced
+
+    def describe(self) -> str:
+        """Where the pool runs: the cluster's nodes, CPUs and GPUs, and the actors per kind."""
+        resources = self._ray.cluster_resources()
+        nodes = len(self._nodes.refresh())
+        cpus, gpus = int(resources.get("CPU", 0)), int(resources.get("GPU", 0))
+        return (
+            f"{nodes} node{'s' * (nodes != 1)}, {cpus} CPUs, {gpus} GPUs; "
+            f"{self.workers} actors per kind"
+        )
 
     def wait_ready(self) -> None:
         """Block until every actor has started (and imported what it preloads)."""
@@ -513,6 +637,7 @@ class RayPool:
         each runs again alone on an actor, so a task that kills its actor is found for sure."""
         handle.dead = True
         kind = next(k for k, hs in self._actors.items() if handle in hs)
+        innocent = handle.node is not None and self._nodes.lost(handle.node, exc)
         logger.warning("a Ray %s actor died; starting another", kind)
         left: list[_Task] = []
         for ref, tickets in handle.calls:
@@ -529,6 +654,15 @@ class RayPool:
                     left.append(task)
         handle.calls.clear()
         handle.load = 0
+        handles = self._actors[kind]
+        replacement = self._start(kind)
+        if replacement.node is None and self._nodes.struck:
+            innocent = False  # no node is left to run them on: they fail, saying why
+            exc = RuntimeError(f"no Ray node can run this pool's actors: {self._nodes.struck}")
+        handles[handles.index(handle)] = replacement
+        if innocent:  # lost with its node (or never started): not the tasks' fault
+            self._backlog[kind].extendleft(reversed([task.ticket for task in left]))
+            return
         if len(left) == 1:
             left[0].deaths += 1
         requeue = []
@@ -539,8 +673,6 @@ class RayPool:
                 task.suspect = True
                 requeue.append(task.ticket)
         self._backlog[kind].extendleft(reversed(requeue))
-        handles = self._actors[kind]
-        handles[handles.index(handle)] = self._start(kind)
 
     def _finished(self, ref: Any, count: int) -> list[Outcome] | None:
         """The outcomes of a call of a dead actor, if it finished before the actor died."""
@@ -614,9 +746,14 @@ class RayPool:
     def _start(self, kind: Kind) -> _Handle:
         seed = (self._seed + next(self._numbers)) % 2**32
         preload = [name for name in PRELOAD if name in sys.modules]
-        actor = self._remote.remote(seed, os.getcwd(), preload)
-        logger.debug("started a Ray %s actor", kind)
-        return _Handle(actor)
+        node = self._nodes.next()
+        remote = self._remote
+        if node is not None:  # pinned: Ray's SPREAD may put every actor on one node
+            remote = remote.options(scheduling_strategy=self._nodes.strategy(node))
+        args = (seed, os.getcwd(), preload, self._driver_node, self.shipped)
+        actor = remote.remote(*args)
+        logger.debug("started a Ray %s actor on %s", kind, node and node.describe())
+        return _Handle(actor, node)
 
     def _check_open(self) -> None:
         if self.closed:

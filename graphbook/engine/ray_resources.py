@@ -20,6 +20,7 @@ import torch
 
 from graphbook.engine.devices import prepare, trains
 from graphbook.engine.pool import RemoteError
+from graphbook.engine.ray_ship import importable
 from graphbook.engine.replicas import to_device
 from graphbook.events import ErrorInfo
 
@@ -56,7 +57,10 @@ def actor_params(params: dict[str, Any], gpu: bool) -> dict[str, Any]:
 class ModelActor:
     """Builds one resource (a node's spec and parameters) and runs the model it returns."""
 
-    def __init__(self, spec: Any, params: dict[str, Any], node_id: str, cwd: str) -> None:
+    def __init__(
+        self, spec: Any, params: dict[str, Any], node_id: str, cwd: str, shipped: tuple[str, ...]
+    ) -> None:
+        importable(shipped)
         if os.path.isdir(cwd):
             os.chdir(cwd)
         self.value: Any = None
@@ -147,7 +151,14 @@ class RemoteModel(torch.nn.Module):
         return f"on a Ray actor: {self._name}"
 
 
-def place(node: Any, params: dict[str, Any], everything: bool = False, retries: int = 0) -> Any:
+def place(
+    node: Any,
+    params: dict[str, Any],
+    everything: bool = False,
+    retries: int = 0,
+    shipped: tuple[str, ...] = (),
+    env: dict[str, Any] | None = None,
+) -> Any:
     """Build `node`'s resource on an actor when it asks for a GPU (or always, with
     `everything`: models on actors even on the CPU). Returns a `RemoteModel` for a model, the
     value itself for anything else, or None when it should be built here."""
@@ -158,9 +169,10 @@ def place(node: Any, params: dict[str, Any], everything: bool = False, retries: 
     gpu = wants_gpu(params, float(ray.cluster_resources().get("GPU", 0)))
     if not gpu and not everything:
         return None
-    options = {"num_gpus": 1 if gpu else 0, "num_cpus": 0, "max_restarts": RESTARTS}
+    options: dict[str, Any] = {"num_gpus": 1 if gpu else 0, "num_cpus": 0}
+    options.update(max_restarts=RESTARTS, runtime_env=env)
     remote = ray.remote(**options)(ModelActor)
-    actor = remote.remote(node.spec, actor_params(params, gpu), node.id, os.getcwd())
+    actor = remote.remote(node.spec, actor_params(params, gpu), node.id, os.getcwd(), shipped)
     error, is_model = ray.get(actor.ready.remote())
     if error is not None:
         ray.kill(actor)

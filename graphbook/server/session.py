@@ -409,9 +409,13 @@ class Session:
             return
         active.released = True
         if active.host is None and self.pool is active.pool and _busy_after_stop(active):
-            logger.info("ending worker processes still busy after a stop")
-            self.pool = make_pool(self.settings.workers, self.settings.backend)
-            active.retire_pool = True
+            recycle = getattr(self.pool, "recycle_busy", None)
+            if recycle is not None:  # a Ray pool replaces its busy actors and keeps the rest
+                logger.info("replaced %d Ray actors still busy after a stop", recycle())
+            else:
+                logger.info("ending worker processes still busy after a stop")
+                self.pool = make_pool(self.settings.workers, self.settings.backend)
+                active.retire_pool = True
         self._call_soon(self._finished, active, messages)
 
     def _warn_store_failed(self, message: str) -> None:

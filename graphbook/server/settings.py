@@ -29,6 +29,8 @@ class ServerSettings:
     ray: str | None = None
     """Run pool work on Ray: `local` (a Ray on this machine), `auto` or `ray://host:port`."""
     ray_retries: int = 0
+    ray_ship: tuple[Path, ...] = ()
+    """More folders of Python modules sent to every Ray node (the nodes folder always is)."""
     token: str | None = None
     allowed_origins: tuple[str, ...] = ()
     cache_budget: int = 1 << 30
@@ -61,7 +63,9 @@ class ServerSettings:
     def backend(self) -> Backend:
         if self.ray is None:
             return "local"
-        return RayBackend(None if self.ray == "local" else self.ray, retries=self.ray_retries)
+        address = None if self.ray == "local" else self.ray
+        ship = tuple(str(p.resolve()) for p in (self.nodes, *self.ray_ship) if p.is_dir())
+        return RayBackend(address, retries=self.ray_retries, ship=ship)
 
     def roots(self) -> dict[str, Path]:
         """Every folder the API may read from, by the name used in media URLs."""

@@ -259,6 +259,20 @@ def test_without_ray_the_cli_says_how_to_install_it(
     assert "pip install 'graphbook[ray]'" in capsys.readouterr().err
 
 
+def test_ray_ship_needs_ray_and_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow = tmp_path / "wf.json"
+    Workflow().save(workflow)
+    assert main(["run", str(workflow), "--ray-ship", str(tmp_path)]) == 2
+    assert "--ray-ship applies to Ray actors: add --ray" in capsys.readouterr().err
+    missing = str(tmp_path / "lib")
+    assert main(["run", str(workflow), "--ray", "--ray-ship", missing]) == 2
+    assert f"cannot ship {missing!r} to the Ray cluster: it is not a folder" in (
+        capsys.readouterr().err
+    )
+
+
 def test_ray_without_workers_has_one_actor_per_kind_per_cpu_of_the_cluster(
     ray_address: str,
 ) -> None:
@@ -388,3 +402,30 @@ def test_a_model_asks_ray_for_a_gpu_when_its_device_is_cuda(
     assert wants_gpu({"device": device}, gpus) is asks
     if asks:
         assert actor_params({"device": device}, True)["device"] == "cuda", "Ray shows one GPU"
+
+
+def hang_forever(x: int) -> int:
+    threading.Event().wait()
+    return x
+
+
+def test_after_a_stop_only_the_busy_actors_are_replaced(ray_address: str) -> None:
+    """The server's Ray pool outlives a Stop: an actor stuck in the stopped run's task is
+    replaced, the idle one is kept warm, and the pool runs the next run's tasks."""
+    with RayPool(ray_address, workers=2) as pool:
+        before = set(pool.pids("load"))
+        stuck = pool.lane(hang_forever, 4)
+        stuck.submit(None, (1,))
+        pool.wait(0.05)  # hands the task to an actor
+        assert pool.stats().load.running == 1
+        assert pool.recycle_busy() == 1
+        after = set(pool.pids("load"))
+        assert len(after) == 2 and len(after & before) == 1, (before, after)
+        lane = pool.lane(len, 4)
+        lane.submit(None, ("abc",))
+        outcomes: list[Any] = []
+        deadline = time.monotonic() + 120
+        while not outcomes and time.monotonic() < deadline:
+            pool.wait(0.1)
+            outcomes += [outcome for _, outcome in lane.take_ready()]
+        assert outcomes == [Done(3)]

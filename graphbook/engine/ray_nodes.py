@@ -1,0 +1,115 @@
+"""The nodes of a Ray cluster as the Ray pool sees them: where to place each actor, and whether
+an actor that died was lost with its node (or never started) rather than killed by its task.
+
+Ray's `SPREAD` is best-effort: every actor of a pool could land on one node, and an actor that
+replaced one on a node that was dying went to that same node (Ray had not noticed yet), was
+cancelled before it ran, and its task was blamed. So each actor is pinned to a node, in turn
+over the nodes that can run it, and a node is struck off when an actor of the pool is lost with
+it (its raylet no longer answers) or cannot start on it (graphbook is not installed there).
+Work lost that way is not the items' fault: it runs again on another node.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import socket
+from dataclasses import dataclass, field
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+PROBE_TIMEOUT = 2.0
+"""Seconds a raylet has to accept a connection before its node counts as lost."""
+NODE_LOST = ("node has died", "node died", "never ran", "cancelled before it started")
+"""Words of Ray's errors for an actor lost with its node or never started."""
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str
+    host: str
+    raylet: tuple[str, int] | None
+    """Where its raylet listens, or None when unknown (it is then not probed)."""
+
+    def describe(self) -> str:
+        return f"Ray node {self.id[:8]} on {self.host}"
+
+
+@dataclass
+class Nodes:
+    """The cluster's live nodes, dealt to actors in turn, minus the ones struck off."""
+
+    ray: Any
+    probe: bool = True
+    """Whether a raylet can be reached from here (not through Ray Client)."""
+    struck: dict[str, str] = field(default_factory=dict)
+    """Node id -> why no actor goes there any more."""
+    _known: dict[str, Node] = field(default_factory=dict)
+    _turn: itertools.count[int] = field(default_factory=itertools.count)
+
+    def refresh(self) -> list[Node]:
+        """The live nodes that are not struck off, as Ray reports them now."""
+        live = []
+        for info in self.ray.nodes():
+            if not info.get("Alive"):
+                continue
+            raylet = (info.get("NodeManagerAddress", ""), int(info.get("NodeManagerPort") or 0))
+            node = Node(info["NodeID"], info.get("NodeManagerHostname", "?"), raylet)
+            self._known[node.id] = node
+            if node.id not in self.struck:
+                live.append(node)
+        return live
+
+    def next(self) -> Node | None:
+        """The node for the next actor, in turn; None when every node is struck off."""
+        live = self.refresh()
+        if not live:
+            return None
+        return live[next(self._turn) % len(live)]
+
+    def strategy(self, node: Node) -> Any:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        return NodeAffinitySchedulingStrategy(node.id, soft=False)
+
+    def get(self, node_id: str) -> Node | None:
+        return self._known.get(node_id)
+
+    def strike(self, node: Node, why: str) -> None:
+        if node.id not in self.struck:
+            logger.warning("%s is not used any more: %s", node.describe(), why)
+        self.struck[node.id] = why
+
+    def lost(self, node: Node, exc: BaseException) -> bool:
+        """Whether an actor on `node` that died with `exc` was lost with its node, or never
+        started there: then its tasks are innocent, and the node is struck off."""
+        text = str(exc)
+        if getattr(exc, "actor_init_failed", False):
+            self.strike(node, f"an actor could not start there: {first_line(text)}")
+            return True
+        if any(words in text for words in NODE_LOST) or not self._alive(node):
+            self.strike(node, "it died (its raylet does not answer)")
+            return True
+        return False
+
+    def _alive(self, node: Node) -> bool:
+        for info in self.ray.nodes():
+            if info.get("NodeID") == node.id and not info.get("Alive"):
+                return False
+        if not self.probe or node.raylet is None or not node.raylet[1]:
+            return True
+        with contextlib.suppress(OSError):
+            socket.create_connection(node.raylet, timeout=PROBE_TIMEOUT).close()
+            return True
+        return False
+
+
+def first_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    useful = [line for line in lines if "Error" in line or "error" in line]
+    return (useful or lines or [""])[-1][:300]
+
+
+__all__ = ["Node", "Nodes"]

@@ -1,0 +1,188 @@
+"""`graphbook run --ray ADDRESS` on a two-node cluster whose second node shares no disk with
+the driver: code in the nodes folder reaches every node, errors say where they happened, and a
+node lost mid-run (kill -9 of its raylet) fails no item. Tests run in this order: the last one
+takes node 2 down."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cluster_procs import Cluster, wait_until
+
+pytestmark = pytest.mark.ray_cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN = 240.0
+"""Seconds a run on the cluster may take on a loaded machine (Ray's start-up included)."""
+
+NODES = '''"""Nodes for the cluster tests: where each item ran, with a helper module beside them."""
+
+import json
+import os
+import time
+from typing import Any
+
+import cluster_helper
+
+from graphbook import param, source, step
+from graphbook.decorators import batch
+
+
+@step("Cluster/Count")
+@source()
+@param("n", "int", default=8)
+@param("folder", "string", default="")
+@param("pause", "float", default=0.0)
+@param("fail_on_node2", "boolean", default=False)
+def count(ctx: Any) -> Any:
+    for i in range(ctx.n):
+        yield {"x": {"i": i, "folder": ctx.folder, "pause": ctx.pause, "fail": ctx.fail_on_node2}}
+
+
+def where(item: dict) -> dict:
+    import ray
+
+    time.sleep(item["pause"])
+    sees = os.path.isdir(item["folder"])
+    if item["fail"] and not sees:
+        raise ValueError(f"item {item['i']} cannot run here")
+    node = ray.get_runtime_context().get_node_id()
+    return {"i": item["i"], "tag": cluster_helper.tag(item["i"]), "node": node, "sees": sees}
+
+
+@step("Cluster/Where")
+@param("out", "string", default="where.jsonl")
+@batch(2, "x", load_fn=where)
+def where_step(ctx: Any, outputs: list, items: list, data: list) -> None:
+    with open(ctx.out, "a") as lines:
+        for output in outputs:
+            lines.write(json.dumps(output) + "\\n")
+'''
+
+HELPER = """def tag(i: int) -> str:
+    return f"helped-{i}"
+"""
+
+
+def project(folder: Path, n: int, pause: float = 0.0, fail: bool = False) -> Path:
+    """A project folder with the nodes (and their helper) and a workflow Count -> Where."""
+    from graphbook.workflow import Workflow
+
+    (folder / "custom_nodes").mkdir(parents=True)
+    (folder / "custom_nodes" / "cluster_nodes.py").write_text(NODES)
+    (folder / "custom_nodes" / "cluster_helper.py").write_text(HELPER)
+    wf = Workflow()
+    src = wf.add("Count", id="src", n=n, folder=str(folder), pause=pause, fail_on_node2=fail)
+    wf.connect(src, wf.add("Where", id="where"))
+    (folder / "wf.json").write_text(json.dumps(wf.to_json()))
+    return folder / "wf.json"
+
+
+def start_run(cluster: Cluster, workflow: Path, *more: str) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "graphbook", "run", str(workflow), "--ray", cluster.address]
+    return subprocess.Popen(
+        [*command, "--quiet", *more],
+        cwd=workflow.parent,
+        env=cluster.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(run: subprocess.Popen[str]) -> tuple[int, str]:
+    try:
+        _, err = run.communicate(timeout=RUN)
+    except subprocess.TimeoutExpired:
+        run.kill()
+        _, err = run.communicate()
+        raise AssertionError(f"the run did not end in {RUN:.0f} s:\n{err[-3000:]}") from None
+    return run.returncode, err
+
+
+def lines(folder: Path) -> list[dict[str, Any]]:
+    out = folder / "where.jsonl"
+    if not out.exists():
+        return []
+    return [json.loads(line) for line in out.read_text().splitlines() if line.endswith("}")]
+
+
+def test_a_helper_module_beside_the_node_file_imports_on_every_node(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    workflow = project(tmp_path, n=24, pause=0.05)
+    rc, err = finish(start_run(cluster, workflow))
+    assert rc == 0, err[-3000:]
+    assert f"note: on the Ray cluster at {cluster.address}: 2 nodes, 2 CPUs" in err
+    done = lines(tmp_path)
+    assert sorted(d["i"] for d in done) == list(range(24))
+    assert all(d["tag"] == f"helped-{d['i']}" for d in done)
+    assert {d["sees"] for d in done} == {True, False}, "actors ran on both nodes"
+    assert len({d["node"] for d in done}) == 2
+
+
+def test_a_driver_without_the_cluster_s_token_is_told_auth(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    workflow = project(tmp_path, n=2)
+    command = [sys.executable, "-m", "graphbook", "run", str(workflow), "--ray", cluster.address]
+    env = {**cluster.env, "RAY_AUTH_MODE": "disabled"}
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=RUN)
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert "auth: the cluster uses token authentication" in result.stderr
+    assert "RAY_AUTH_MODE=token" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_error_on_another_node_names_the_node_and_its_host(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    workflow = project(tmp_path, n=8, fail=True)
+    rc, err = finish(start_run(cluster, workflow, "--continue-on-error"))
+    assert rc == 1
+    assert "cannot run here (on Ray node " in err, err[-3000:]
+    assert f" on {os.uname().nodename})" in err
+    assert all(d["sees"] for d in lines(tmp_path)), "items that ran on the head are through"
+
+
+def test_the_image_example_runs_from_a_clean_folder_on_shared_storage(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Relative paths (data/shapes, out/) mean the driver's folder; actors on node 2 read the
+    images there because the folder is on storage both nodes share; the predictions are
+    written on the driver."""
+    clean = cluster.shared / tmp_path.name
+    clean.mkdir()
+    shutil.copy(ROOT / "workflows" / "image_classification.json", clean)
+    command = [sys.executable, "-m", "graphbook", "run", "image_classification.json", "--quiet"]
+    command += ["--ray", cluster.address, "--set", "images.count=96"]
+    result = subprocess.run(
+        command, cwd=clean, env=cluster.env, capture_output=True, text=True, timeout=RUN
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    predictions = (clean / "out" / "shapes_predictions.jsonl").read_text().splitlines()
+    assert len(predictions) == 24 and len(list((clean / "data" / "shapes").glob("*.jpg"))) == 96
+
+
+def test_a_node_lost_mid_run_fails_no_item(cluster: Cluster, tmp_path: Path) -> None:
+    workflow = project(tmp_path, n=80, pause=0.1)
+    run = start_run(cluster, workflow)
+
+    def on_node2() -> list[dict[str, Any]]:
+        return [d for d in lines(tmp_path) if not d["sees"]]
+
+    wait_until(lambda: on_node2() or run.poll() is not None, "an item done on node 2", RUN)
+    assert run.poll() is None, "the run was still going when node 2 went down"
+    os.kill(cluster.raylet(cluster.node2), signal.SIGKILL)
+    rc, err = finish(run)
+    assert rc == 0, err[-3000:]
+    done = lines(tmp_path)
+    assert sorted(d["i"] for d in done) == list(range(80)), "every item through, once"
+    assert [d for d in done if d["sees"]], "the rest ran on the head"
