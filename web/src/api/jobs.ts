@@ -6,7 +6,8 @@ import { request } from './http';
 /** Where a queued job goes: one place up or down, first, last, or at an index. */
 export type JobMove = 'up' | 'down' | 'top' | 'bottom' | number;
 
-export type JobBody = Omit<JobRequest, 'retry_interrupted' | 'overrides'> & Partial<Pick<JobRequest, 'retry_interrupted' | 'overrides'>>;
+export type JobBody = Omit<JobRequest, 'retry_interrupted' | 'overrides' | 'inputs'> &
+  Partial<Pick<JobRequest, 'retry_interrupted' | 'overrides' | 'inputs'>>;
 
 export const submitJob = (body: JobBody): Promise<Job> => request('POST', '/api/jobs', body);
 export const fetchJobs = (): Promise<JobList> => request('GET', '/api/jobs');
