@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { howText, overridesText } from '../jobWords';
 import type { Job, JobRequest } from '../protocol';
 
-const request: JobRequest = { workflow: 'sort.json', mode: 'all', node: null, graph: null, continue_on_error: false, overrides: null, retry_interrupted: false };
+const request: JobRequest = {
+  workflow: 'sort.json', mode: 'all', node: null, graph: null, continue_on_error: false, overrides: null, inputs: null, retry_interrupted: false
+};
 const job = (fields: Partial<JobRequest>, inline = false): Job => ({
   id: 'j',
   state: 'queued',
