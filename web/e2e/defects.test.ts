@@ -173,4 +173,93 @@ describe('defects a new user hit', () => {
       await app.page.keyboard.press('Escape');
     }
   });
+
+  describe('the canvas for a newcomer', () => {
+    it('adds to the selection with Shift+click, selecting no page text', async () => {
+      await openApp(app.page, app.server, 'hello.json');
+      await node(app.page, 'greetings').locator('.gb-title').first().click();
+      await node(app.page, 'split').locator('.gb-title').first().click({ modifiers: ['Shift'] });
+      await until(() => app.page.locator('.react-flow__node-graph.selected').count(), (n) => n === 2, 'both nodes selected');
+      expect(await app.page.evaluate(() => window.getSelection()?.toString() ?? ''), 'no page text selected').toBe('');
+    });
+
+    it('focuses a new comment, so typing writes in it', async () => {
+      await openApp(app.page, app.server, 'hello.json');
+      const pane = await app.page.locator('.react-flow__pane').boundingBox();
+      if (!pane) throw new Error('no canvas');
+      await app.page.mouse.click(pane.x + 60, pane.y + pane.height - 120, { button: 'right' });
+      await app.page.getByRole('menuitem', { name: 'Add a comment' }).or(app.page.getByText('Add a comment')).first().click();
+      const comment = app.page.getByLabel('comment', { exact: true });
+      await comment.waitFor();
+      await until(() => app.page.evaluate(() => `${document.activeElement?.tagName}.${document.activeElement?.className}:${document.activeElement?.getAttribute('aria-label') ?? ''}`), (l) => l.endsWith(':comment'), 'the comment focused', 3000);
+      await app.page.keyboard.type('why this split');
+      expect(await comment.inputValue()).toBe('why this split');
+      await app.page.keyboard.press('Escape');
+    });
+
+    it('shows the keys on ?, and Esc closes them', async () => {
+      await openApp(app.page, app.server, 'hello.json');
+      await app.page.locator('.react-flow__pane').click({ position: { x: 20, y: 20 } });
+      await app.page.keyboard.press('?');
+      const overlay = app.page.getByRole('dialog', { name: 'keyboard shortcuts' });
+      await overlay.waitFor({ timeout: 3000 });
+      expect(await overlay.innerText()).toContain('Shift+click');
+      await screenshot(app.page, 'defects-keys');
+      await app.page.keyboard.press('Escape');
+      await overlay.waitFor({ state: 'detached', timeout: 3000 });
+    });
+
+    it('keeps the minimap small at 1280 px, and a click on it moves the view there', async () => {
+      await app.page.setViewportSize({ width: 1280, height: 800 });
+      try {
+        await openApp(app.page, app.server, 'hello.json');
+        const minimap = app.page.locator('.react-flow__minimap');
+        const box = await minimap.boundingBox();
+        const canvas = await app.page.locator('.gb-canvas').boundingBox();
+        if (!box || !canvas) throw new Error('no minimap');
+        expect(box.width * box.height, 'under 5% of the canvas').toBeLessThan(0.05 * canvas.width * canvas.height);
+        await screenshot(app.page, 'defects-1280');
+        const transform = () => app.page.locator('.react-flow__viewport').getAttribute('style');
+        const before = await transform();
+        await minimap.click({ position: { x: 4, y: 4 } });
+        await until(transform, (t) => t !== before, 'the view to move to where the minimap was clicked', 3000);
+      } finally {
+        await app.page.setViewportSize({ width: 1920, height: 1080 });
+      }
+      await openApp(app.page, app.server, 'hello.json');
+      await screenshot(app.page, 'defects-1920');
+    });
+
+    it('hints how to start on a new workflow\'s empty canvas', async () => {
+      await openApp(app.page, app.server, 'hello.json');
+      await app.page.getByRole('tab', { name: 'Workflows' }).click();
+      await app.page.getByRole('button', { name: 'New workflow' }).click();
+      await app.page.keyboard.type('blank');
+      await app.page.keyboard.press('Enter');
+      await app.page.locator('.gb-file-title', { hasText: 'blank.json' }).waitFor();
+      const hint = app.page.locator('.gb-canvas-hint');
+      await hint.waitFor({ timeout: 5000 });
+      expect(await hint.innerText()).toMatch(/Drag a node.*double-click the canvas.*template/);
+      await screenshot(app.page, 'defects-empty-canvas');
+    });
+
+    it('lists a workflow file added on disk without a reload', async () => {
+      await openApp(app.page, app.server, 'hello.json');
+      await app.page.getByRole('tab', { name: 'Workflows' }).click();
+      writeWorkflow(app.server, 'from-disk.json', workflow([greetings(1)], []));
+      await app.page.locator('[data-file="from-disk.json"]').waitFor({ timeout: 10_000 });
+    });
+
+    it("clears the console of the previous workflow's lines on a switch", async () => {
+      await openApp(app.page, app.server, 'hello.json');
+      if (!(await app.page.locator('.gb-console').count())) await app.page.keyboard.press('`');
+      await runToEnd();
+      const lines = app.page.locator('.gb-console-line');
+      await until(() => lines.count(), (n) => n > 0, "hello's log lines in the console");
+      await app.page.getByRole('tab', { name: 'Workflows' }).click();
+      await app.page.locator('[data-file="fields.json"] .gb-file-name').click();
+      await app.page.locator('.gb-file-title', { hasText: 'fields.json' }).waitFor();
+      await until(() => lines.count(), (n) => n === 0, 'the console emptied', 3000);
+    });
+  });
 });

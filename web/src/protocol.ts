@@ -249,6 +249,12 @@ export interface WorkflowsChanged {
   type: 'workflows_changed';
 }
 
+export interface WorkflowsListed {
+  added: string[];
+  removed: string[];
+  type: 'workflows_listed';
+}
+
 export interface Error {
   code: ErrorCode;
   message: string;
@@ -504,6 +510,7 @@ export type ServerMessage =
   | CatalogChanged
   | CacheCleared
   | WorkflowsChanged
+  | WorkflowsListed
   | Error
   | Ack
   | Pong;
@@ -537,6 +544,7 @@ export const SERVER_MESSAGE_TYPES = [
   'catalog_changed',
   'cache_cleared',
   'workflows_changed',
+  'workflows_listed',
   'error',
   'ack',
   'pong',

@@ -12,6 +12,7 @@ import { usePastRuns } from '../store/pastRuns';
 import { runOf, useRun } from '../store/run';
 import { runFromSnapshot } from '../store/runState';
 import { forgetLegacyGroups, legacyGroups, moveLegacyGroups } from '../store/layout';
+import { useConsole } from '../store/console';
 import { useUi } from '../store/ui';
 import { type Workflow, dumps } from '../workflow/format';
 import { readWorkflowData } from '../workflow/load';
@@ -62,6 +63,9 @@ function show(document: WorkflowDocument, keepView = false): void {
   const { workflow } = readWorkflowData(document.workflow, document.path);
   const format = document.source_format === 'graphbook0' ? 'graphbook013' : 'canonical';
   const shown = withLegacyGroups(workflow, document.path);
+  const switched = useEditor.getState().file?.path !== document.path;
+  // The console is the open workflow's: another's lines go, unless its run is the live one.
+  if (switched && useRun.getState().run?.workflow !== document.path) useConsole.getState().clear();
   useEditor.getState().open({ path: document.path, format, hash: document.hash }, shown, keepView);
   // Groups taken over from this browser are not in the file yet: unsaved until the next save.
   if (shown !== workflow) useEditor.setState({ savedKey: workflowKey(workflow) });
