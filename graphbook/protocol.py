@@ -202,6 +202,16 @@ class WorkflowChanged:
 
 
 @dataclass(frozen=True)
+class WorkflowsListed:
+    """Files appeared in or went from the workflows folder outside the server (copied in,
+    deleted in a file manager): list it again (GET /api/workflows). Paths are relative to it."""
+
+    added: list[str]
+    removed: list[str]
+    type: Literal["workflows_listed"] = "workflows_listed"
+
+
+@dataclass(frozen=True)
 class Error:
     """The reply to a message that could not be handled; `ref` echoes the message's `ref`.
     `problems` lists what is wrong with a workflow that a `run` could not start."""
@@ -332,6 +342,7 @@ ServerMessage = Union[  # noqa: UP007 -- a runtime Union that `decode` can take 
     CacheCleared,
     WorkflowsChanged,
     WorkflowChanged,
+    WorkflowsListed,
     Error,
     Ack,
     Pong,

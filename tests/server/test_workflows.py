@@ -143,3 +143,17 @@ def test_a_symlink_leading_outside_is_listed_as_refused(serving: Serve, tmp_path
         assert (await server.get("/api/workflows/link.json"))[0] == 400
 
     serving(scenario)
+
+
+def test_a_workflow_file_added_or_removed_on_disk_is_announced(serving: Serve) -> None:
+    async def scenario(server: Server) -> None:
+        socket = await server.connect()
+        folder = server.settings.workflows
+        (folder / "copied.json").write_text(json.dumps(chain(n=2)))
+        added = await socket.until(p.WorkflowsListed, lambda m: "copied.json" in m.added)
+        assert added.removed == []
+        (folder / "copied.json").unlink()
+        removed = await socket.until(p.WorkflowsListed, lambda m: bool(m.removed))
+        assert removed.removed == ["copied.json"] and removed.added == []
+
+    serving(scenario, watch=True)

@@ -12,6 +12,7 @@ import { useServerEvents } from './hooks/useServerEvents';
 import { useTheme } from './hooks/useTheme';
 import { ConsolePanel } from './panels/ConsolePanel';
 import { Dialog } from './panels/Dialog';
+import { ShortcutsOverlay } from './panels/ShortcutsOverlay';
 import { ImageViewer } from './panels/ImageViewer';
 import { Inspector } from './panels/Inspector';
 import { Notices } from './panels/Notices';
@@ -70,6 +71,7 @@ export function App() {
         <Notices />
         <TemplatesDialog />
         <Dialog />
+        <ShortcutsOverlay />
         <ImageViewer />
       </div>
     </ReactFlowProvider>

@@ -256,6 +256,12 @@ export interface WorkflowChanged {
   type: 'workflow_changed';
 }
 
+export interface WorkflowsListed {
+  added: string[];
+  removed: string[];
+  type: 'workflows_listed';
+}
+
 export interface Error {
   code: ErrorCode;
   message: string;
@@ -563,6 +569,7 @@ export type ServerMessage =
   | CacheCleared
   | WorkflowsChanged
   | WorkflowChanged
+  | WorkflowsListed
   | Error
   | Ack
   | Pong
@@ -598,6 +605,7 @@ export const SERVER_MESSAGE_TYPES = [
   'cache_cleared',
   'workflows_changed',
   'workflow_changed',
+  'workflows_listed',
   'error',
   'ack',
   'pong',

@@ -12,6 +12,7 @@ import { usePastRuns } from '../store/pastRuns';
 import { runOf, useRun } from '../store/run';
 import { runFromSnapshot } from '../store/runState';
 import { forgetLegacyGroups, legacyGroups, moveLegacyGroups } from '../store/layout';
+import { useConsole } from '../store/console';
 import { useUi } from '../store/ui';
 import { type Workflow, dumps } from '../workflow/format';
 import { readWorkflowData } from '../workflow/load';
@@ -62,6 +63,9 @@ function show(document: WorkflowDocument, keepView = false): void {
   const { workflow } = readWorkflowData(document.workflow, document.path);
   const format = document.source_format === 'graphbook0' ? 'graphbook013' : 'canonical';
   const shown = withLegacyGroups(workflow, document.path);
+  const switched = useEditor.getState().file?.path !== document.path;
+  // The console is the open workflow's: another's lines go, unless its run is the live one.
+  if (switched && useRun.getState().run?.workflow !== document.path) useConsole.getState().clear();
   useEditor.getState().open({ path: document.path, format, hash: document.hash }, shown, keepView);
   // Groups taken over from this browser are not in the file yet: unsaved until the next save.
   if (shown !== workflow) useEditor.setState({ savedKey: workflowKey(workflow) });
@@ -134,8 +138,11 @@ export async function saveFile(auto = false): Promise<boolean> {
     try {
       written = await writeWorkflowFile(file.path, body, file.hash);
     } catch (error) {
-      const conflict = error instanceof ApiError && error.status === 409;
-      if (!conflict || auto || !confirm(`${file.path} changed on disk since it was opened here. Overwrite it?`)) throw error;
+      if (!(error instanceof ApiError && error.status === 409)) throw error;
+      const choice = await askAboutConflict(file.path, auto);
+      if (choice === 'reload') return openFile(file.path, true).then(() => false);
+      if (choice === 'save-as') return saveCopy(body);
+      if (choice !== 'overwrite') throw error;
       written = await writeWorkflowFile(file.path, body);
     }
     forgetLegacyGroups(file.path);
@@ -149,6 +156,29 @@ export async function saveFile(auto = false): Promise<boolean> {
   } finally {
     saving.delete(key);
   }
+}
+
+/** The file changed elsewhere since this page opened it (another tab's save): what now? */
+function askAboutConflict(path: string, auto: boolean): Promise<string> {
+  return useDialog.getState().ask({
+    title: `${path} changed elsewhere`,
+    text: `${auto ? 'Autosave did not write your changes: ' : ''}${path} was saved by another window or program since it was opened here. Reload it (your changes here are lost), overwrite it with your version, or save your version as a new file.`,
+    choices: [
+      { value: 'reload', label: 'Reload' },
+      { value: 'overwrite', label: 'Overwrite', primary: true },
+      { value: 'save-as', label: 'Save as new file' },
+      { value: 'cancel', label: 'Cancel' },
+    ],
+  });
+}
+
+/** Writes `body` (the open document) to a free name beside the open file, and opens it there. */
+async function saveCopy(body: unknown): Promise<boolean> {
+  const path = freeName(useEditor.getState().file?.path ?? 'untitled.json');
+  show(await writeWorkflowFile(path, body), true);
+  await useFiles.getState().refresh();
+  useUi.getState().notify(`Saved your version as ${path}`);
+  return true;
 }
 
 /**

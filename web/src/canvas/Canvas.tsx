@@ -47,6 +47,11 @@ function minimapColor(node: FlowNode): string {
   return node.type === 'group' ? 'var(--gb-group)' : 'var(--gb-minimap-node)';
 }
 
+/** The minimap's size: smaller on a narrow window, where the default covered a node or two. */
+function minimapSize(): { width: number; height: number } {
+  return window.innerWidth < 1600 ? { width: 140, height: 96 } : { width: 200, height: 140 };
+}
+
 export function Canvas() {
   const nodes = useEditor((s) => s.nodes);
   const edges = useEditor((s) => s.edges);
@@ -137,6 +142,11 @@ export function Canvas() {
     useUi.getState().openMenu({ x: event.clientX, y: event.clientY, on: 'pane' });
   }, []);
 
+  /** A click on the minimap centres the canvas there, at the zoom it has. */
+  const onMinimapClick = useCallback(
+    (_event: MouseEvent, at: { x: number; y: number }) => void flow.setCenter(at.x, at.y, { zoom: flow.getZoom(), duration: 200 }),
+    [flow],
+  );
   const hasFile = useEditor((s) => !!s.file);
   return (
     <div className="gb-canvas" data-ready={fitted === revision} onMouseMove={onPointer} onDragOver={allowDrop} onDrop={onDrop}>
@@ -160,7 +170,7 @@ export function Canvas() {
         onPaneContextMenu={onPaneMenu}
         deleteKeyCode={null}
         selectionKeyCode="Shift"
-        multiSelectionKeyCode={['Control', 'Meta']}
+        multiSelectionKeyCode={['Shift', 'Control', 'Meta']}
         zoomOnDoubleClick={false}
         connectionLineType={ConnectionLineType.Bezier}
         colorMode={theme}
@@ -169,13 +179,16 @@ export function Canvas() {
         proOptions={{ hideAttribution: true }}
       >
         <Background variant={BackgroundVariant.Dots} gap={20} size={1.2} />
-        {nodes.length ? <MiniMap pannable zoomable nodeColor={minimapColor} nodeStrokeWidth={0} /> : null}
+        {nodes.length ? <MiniMap pannable zoomable nodeColor={minimapColor} nodeStrokeWidth={0} onClick={onMinimapClick} style={minimapSize()} /> : null}
         <Controls showInteractive={false} />
         <ConnectionHint />
       </ReactFlow>
       <NodeSearch />
       <ContextMenu />
       {!hasFile ? <div className="gb-canvas-empty">Open a workflow on the left, or create one.</div> : null}
+      {hasFile && !nodes.length ? (
+        <div className="gb-canvas-hint">Drag a node here from the Nodes tab, double-click the canvas to add one by name, or start from a template below.</div>
+      ) : null}
       <EmptyCanvasTemplates />
     </div>
   );

@@ -1,7 +1,7 @@
 // A comment on the canvas: Markdown shown as text; double-click to edit it, click away to finish.
 // Its right edge widens it; it is saved in the file's `comments` and running ignores it.
 
-import { memo, useState } from 'react';
+import { memo, useEffect, useRef, useState } from 'react';
 import { NodeResizeControl, type NodeProps } from '@xyflow/react';
 import { Markdown } from '../panels/Markdown';
 import { useEditor } from '../store/editor';
@@ -10,12 +10,20 @@ import type { CommentFlowNode } from './types';
 function CommentNodeView({ id, data, selected }: NodeProps<CommentFlowNode>) {
   const setText = useEditor((s) => s.setCommentText);
   const [editing, setEditing] = useState(!data.text);
+  const field = useRef<HTMLTextAreaElement>(null);
+  // Focused once the menu that added it has closed and let go of the focus (focused at once,
+  // or in the next frame, it lost the focus to the page as the menu went).
+  useEffect(() => {
+    if (!editing) return;
+    const timer = setTimeout(() => field.current?.focus({ preventScroll: true }), 60);
+    return () => clearTimeout(timer);
+  }, [editing]);
   return (
     <div className={`gb-comment${selected ? ' gb-selected' : ''}`} data-comment={id} onDoubleClick={() => setEditing(true)}>
       <NodeResizeControl className="gb-resize nodrag" position="right" resizeDirection="horizontal" minWidth={140} maxWidth={900} />
       {editing ? (
         <textarea
-          autoFocus
+          ref={field}
           className="gb-input gb-comment-text nodrag nowheel"
           aria-label="comment"
           placeholder="A note for whoever reads this workflow (Markdown)"

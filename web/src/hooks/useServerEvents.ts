@@ -82,6 +82,8 @@ function route(message: ServerMessage): void {
   // The server could not record runs in its store: say so (runs go on, unrecorded).
   if (message.type === 'error' && message.code === 'store_failed') useUi.getState().notify(message.message, 'error');
   if (message.type === 'workflow_changed') applyServerChange(message);
+  // Files added to or removed from the folder outside the server (a copy, a file manager).
+  if (message.type === 'workflows_listed') void useFiles.getState().refresh();
   if (message.type === 'workflows_changed') {
     void useFiles.getState().refresh();
     if (message.action === 'saved') void reloadIfChangedElsewhere(message.path);

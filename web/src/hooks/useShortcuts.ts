@@ -21,9 +21,11 @@ export const SHORTCUTS: [keys: string, action: string][] = [
   ['Double-click a wire', 'add a reroute point (drag it; double-click it to remove)'],
   ['Double-click, Ctrl+K', 'add a node by name'],
   ['Shift+drag', 'box-select'],
+  ['Shift+click', 'add a node to the selection (or take it out)'],
   ['F', 'fit the view'],
   ['[ / ] / `', 'fold the side panel / inspector / console'],
   ['Esc', 'close, deselect'],
+  ['?', 'show these keys'],
 ];
 
 /** A handler returns false when the key did nothing, so the browser keeps its default. */
@@ -65,6 +67,7 @@ function plain(fit: () => void): Record<string, Handler> {
     backspace: remove,
     escape: () => {
       useUi.getState().openSearch(null);
+      useUi.getState().showShortcuts(false);
       useEditor.getState().select([]);
       return false;
     },
@@ -72,6 +75,7 @@ function plain(fit: () => void): Record<string, Handler> {
     '[': () => useUi.getState().togglePanel('side'),
     ']': () => useUi.getState().togglePanel('inspector'),
     '`': () => useUi.getState().togglePanel('console'),
+    '?': () => useUi.getState().showShortcuts(),
   };
 }
 

@@ -22,6 +22,8 @@ export interface ConsoleState {
   receive(message: ServerMessage): void;
   /** Messages folded in order, then shown at once. */
   receiveAll(messages: ServerMessage[]): void;
+  /** Forget every line (another workflow opened): the next run's lines start it again. */
+  clear(): void;
 }
 
 let seq = 0;
@@ -96,5 +98,8 @@ export const useConsole = create<ConsoleState>()((set, get) => ({
     const state = get();
     const next = foldConsoleAll(state, messages);
     if (next !== state && (next.lines !== state.lines || next.run !== state.run)) set(next);
+  },
+  clear() {
+    set({ run: null, lines: [], dropped: 0 });
   },
 }));

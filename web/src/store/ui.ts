@@ -44,6 +44,10 @@ export interface UiState {
   menu: ContextMenu | null;
   /** Problems the server reported when the file was opened or a run was refused. */
   serverProblems: Problem[];
+  /** The overlay listing the keys (`?`). */
+  shortcuts: boolean;
+  /** Opens or closes the keys overlay; with no `open`, toggles it. */
+  showShortcuts(open?: boolean): void;
   setTheme(theme: Theme): void;
   setSide(side: SideTab): void;
   inspect(node: string | null, tab?: InspectorTab): void;
@@ -111,6 +115,10 @@ export const useUi = create<UiState>()((set, get) => ({
   menu: null,
   viewer: null,
   serverProblems: [],
+  shortcuts: false,
+  showShortcuts(open) {
+    set({ shortcuts: open ?? !get().shortcuts });
+  },
   setTheme(theme) {
     store('graphbook.theme', theme);
     set({ theme });

@@ -1,0 +1,28 @@
+// The keys, over the page (`?` opens and closes it, Esc or a click outside closes it).
+
+import { SHORTCUTS } from '../hooks/useShortcuts';
+import { useUi } from '../store/ui';
+
+export function ShortcutsOverlay() {
+  const open = useUi((s) => s.shortcuts);
+  const show = useUi((s) => s.showShortcuts);
+  if (!open) return null;
+  return (
+    <div className="gb-dialog-backdrop" onMouseDown={(e) => e.target === e.currentTarget && show(false)}>
+      <div className="gb-dialog gb-shortcuts" role="dialog" aria-label="keyboard shortcuts">
+        <h2>Keys</h2>
+        <table>
+          <tbody>
+            {SHORTCUTS.map(([keys, action]) => (
+              <tr key={keys}>
+                <td><kbd>{keys}</kbd></td>
+                <td>{action}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <p className="gb-muted">Ctrl is Cmd on a Mac. Press ? or Esc to close.</p>
+      </div>
+    </div>
+  );
+}
