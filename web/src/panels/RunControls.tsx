@@ -146,7 +146,7 @@ export function RunControls() {
       <span className="gb-split-button">
         {active ? (
           <button className="gb-button gb-primary" disabled={offline || !hasFile} onClick={() => void queue('all')} title={why('A run is going: queue this workflow to run once it ends')} aria-label="queue">
-            <Icon name="plus" /> Queue
+            <Icon name="plus" /> <span className="gb-queue-label">Queue</span>
           </button>
         ) : (
           <button className="gb-button gb-primary" disabled={offline || !hasFile} onClick={() => void run('all')} title={why(continueOnError ? 'Run the workflow, going on past node errors (Ctrl+Enter)' : 'Run the workflow (Ctrl+Enter)')} aria-label="run">
