@@ -85,7 +85,7 @@ describe('reconnecting', () => {
     expect(await reconnecting.innerText(), 'how long the app.page has been offline').toMatch(/Reconnecting…\s*[1-9]\d* s/);
     expect(await node(app.page, 'slow').locator('.gb-status-stale').count(), 'node figures marked stale').toBe(1);
     expect(await node(app.page, 'slow').locator('.gb-node').getAttribute('class')).toContain('gb-stale');
-    for (const name of ['run', 'pause', 'stop']) {
+    for (const name of ['queue', 'pause', 'stop']) { // while a run goes, Run is Queue
       const button = app.page.getByRole('button', { name, exact: true });
       expect(await button.isDisabled(), `${name} is off while offline`).toBe(true);
       expect(await button.getAttribute('title'), `${name} says why`).toContain('Not connected to the server');
