@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from graphbook.batch_process.distributed import Collective
+from graphbook.batch_process.identity import data_identity
 from graphbook.batch_process.job import qualified_name
 from graphbook.batch_process.metrics import plain
 from graphbook.batch_process.resume import run_lock
@@ -30,7 +31,7 @@ from graphbook.trainer.errors import (
     TrainingResumeError,
     accept_determined_only,
 )
-from graphbook.trainer.identity import data_identity, model_changes, model_shapes
+from graphbook.trainer.identity import model_changes, model_shapes
 from graphbook.trainer.metrics import (
     Window,
     across_ranks,
