@@ -37,6 +37,7 @@ from torch.utils.data import Dataset, IterableDataset
 
 from graphbook.batch_process import MetricReducer, TorchBatchProcessor, torch_batch_process
 from graphbook.batch_process.context import TorchBatchProcessorContext
+from graphbook.loggers import CSVLogger
 from graphbook.store import CheckpointCommit, Store
 
 FAULT_ENV = "TEST_BATCH_FAULT"
@@ -214,6 +215,7 @@ def run(args: argparse.Namespace, iterable: bool, workers: int, run_name: str) -
         max_batches=args.max_batches,
         dataloader_kwargs={"num_workers": workers} if workers else None,
         run_name=run_name,
+        loggers=[CSVLogger(args.logs)] if args.logs else None,
     )
 
 
@@ -238,6 +240,7 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument("--max-batches", type=int, default=None)
     parse.add_argument("--workers", type=int, default=0)
     parse.add_argument("--iterable", action="store_true")
+    parse.add_argument("--logs", help="a folder for a CSVLogger")
     parse.add_argument("--jitter", action="store_true", help="JitteredNumbers (augmented items)")
     parse.add_argument("--run-name", default="numbers")
     parse.add_argument(
