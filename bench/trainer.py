@@ -34,6 +34,7 @@ from torch.utils.data import DataLoader, TensorDataset
 import graphbook.det as det
 from bench.common import machine, median, spread, table
 from graphbook.examples.shapes import ShapesNet
+from graphbook.loggers import CSVLogger
 
 BATCH = 64
 SHORT, LONG = 1, 3
@@ -114,7 +115,11 @@ class Trial(det.pytorch.PyTorchTrial):
 
 
 def through_api(
-    build: Build, data: tuple[TensorDataset, TensorDataset], every: Any, epochs: int
+    build: Build,
+    data: tuple[TensorDataset, TensorDataset],
+    every: Any,
+    epochs: int,
+    csv: bool = False,
 ) -> Timing:
     Trial.build = staticmethod(build)
     with tempfile.TemporaryDirectory() as home:
@@ -130,6 +135,7 @@ def through_api(
             min_checkpoint_period=every,
             checkpoint_policy="all",
             progress=False,
+            loggers=[CSVLogger(os.path.join(home, "csv"))] if csv else None,
         )
         return time.perf_counter() - wall, time.process_time() - cpu
 
@@ -146,8 +152,14 @@ def contenders(count: int) -> dict[str, Run]:
         "shapes: trainer, every 5 batches": lambda e: through_api(
             ShapesNet, shapes, det.Batches(5), e
         ),
+        "shapes: trainer + CSVLogger, at the end": lambda e: through_api(
+            ShapesNet, shapes, None, e, csv=True
+        ),
         "trivial: by hand": lambda e: by_hand(mlp, trivial, e),
         "trivial: trainer, checkpoint at the end": lambda e: through_api(mlp, trivial, None, e),
+        "trivial: trainer + CSVLogger, at the end": lambda e: through_api(
+            mlp, trivial, None, e, csv=True
+        ),
     }
 
 
