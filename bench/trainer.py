@@ -9,7 +9,9 @@ scatter, and the CPU time shows what the API itself costs.
 - shapes: ShapesNet on in-memory 64x64 images (batch 64, Adam, shuffled), one validation pass
   at the end: by hand (DataLoader, the usual loop, the mean loss every 10 batches), and through
   `context.train` checkpointing only at the end, every epoch, and every 5 batches;
-- trivial: the same with a 16-16-1 MLP on 16 numbers per item, where the loop's own cost shows.
+- trivial: the same with a 16-16-1 MLP on 16 numbers per item, where the loop's own cost shows;
+- both also through `context.train` with a CSVLogger (checkpointing at the end): the logger's
+  cost beside the same run without one.
 Each contender runs for 1 and for 3 epochs: the difference, per batch, is its steady throughput
 (what a long run sees), and what is left of the 1-epoch run is its fixed cost per run (the
 store, the final validation and checkpoint). The checkpoint cost is the extra time of "every
