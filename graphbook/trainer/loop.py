@@ -197,7 +197,9 @@ class Trainer:
             test_mode=test_mode,
             progress=progress and os.environ.get(PROGRESS_ENV, "1") != "0",
             profile=bool(profiling_enabled),
-            loggers=tuple(checked(loggers)),
+            loggers=tuple(checked(loggers))
+            if loggers is not None
+            else self.context._session.loggers,
         )
         return self.fit_with(train_data, val_data, settings)
 
