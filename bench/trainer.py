@@ -9,7 +9,9 @@ scatter, and the CPU time shows what the API itself costs.
 - shapes: ShapesNet on in-memory 64x64 images (batch 64, Adam, shuffled), one validation pass
   at the end: by hand (DataLoader, the usual loop, the mean loss every 10 batches), and through
   `context.train` checkpointing only at the end, every epoch, and every 5 batches;
-- trivial: the same with a 16-16-1 MLP on 16 numbers per item, where the loop's own cost shows.
+- trivial: the same with a 16-16-1 MLP on 16 numbers per item, where the loop's own cost shows;
+- both also through `context.train` with a CSVLogger (checkpointing at the end): the logger's
+  cost beside the same run without one.
 Each contender runs for 1 and for 3 epochs: the difference, per batch, is its steady throughput
 (what a long run sees), and what is left of the 1-epoch run is its fixed cost per run (the
 store, the final validation and checkpoint). The checkpoint cost is the extra time of "every
@@ -34,6 +36,7 @@ from torch.utils.data import DataLoader, TensorDataset
 import graphbook.det as det
 from bench.common import machine, median, spread, table
 from graphbook.examples.shapes import ShapesNet
+from graphbook.loggers import CSVLogger
 
 BATCH = 64
 SHORT, LONG = 1, 3
@@ -114,7 +117,11 @@ class Trial(det.pytorch.PyTorchTrial):
 
 
 def through_api(
-    build: Build, data: tuple[TensorDataset, TensorDataset], every: Any, epochs: int
+    build: Build,
+    data: tuple[TensorDataset, TensorDataset],
+    every: Any,
+    epochs: int,
+    csv: bool = False,
 ) -> Timing:
     Trial.build = staticmethod(build)
     with tempfile.TemporaryDirectory() as home:
@@ -130,6 +137,7 @@ def through_api(
             min_checkpoint_period=every,
             checkpoint_policy="all",
             progress=False,
+            loggers=[CSVLogger(os.path.join(home, "csv"))] if csv else None,
         )
         return time.perf_counter() - wall, time.process_time() - cpu
 
@@ -146,8 +154,14 @@ def contenders(count: int) -> dict[str, Run]:
         "shapes: trainer, every 5 batches": lambda e: through_api(
             ShapesNet, shapes, det.Batches(5), e
         ),
+        "shapes: trainer + CSVLogger, at the end": lambda e: through_api(
+            ShapesNet, shapes, None, e, csv=True
+        ),
         "trivial: by hand": lambda e: by_hand(mlp, trivial, e),
         "trivial: trainer, checkpoint at the end": lambda e: through_api(mlp, trivial, None, e),
+        "trivial: trainer + CSVLogger, at the end": lambda e: through_api(
+            mlp, trivial, None, e, csv=True
+        ),
     }
 
 

@@ -3,7 +3,7 @@
 A batch run is identified by its name (`run_name=`, else $GRAPHBOOK_BATCH_RUN_NAME, else
 `<script or module>:<processor class>`). Rank 0 looks up the latest batch run with that name in
 the store: if it did not complete, this attempt resumes it from its latest checkpoint, provided
-the batch size and the dataset (its fingerprint) are the same; otherwise, or with
+the batch size and the dataset (its identity) are the same; otherwise, or with
 `start_over=True` ($GRAPHBOOK_BATCH_START_OVER=1), a new run starts. The number of ranks may
 differ between attempts. While an attempt runs, rank 0 holds a lock on the name, so two
 commands cannot process the same run at once.
@@ -25,6 +25,7 @@ from typing import IO
 from graphbook.batch_process.checkpoint import Progress, RunFolders, latest, load_reducers, recover
 from graphbook.batch_process.dataset import DatasetInfo
 from graphbook.batch_process.errors import BatchError, ResumeError
+from graphbook.batch_process.identity import data_changes
 from graphbook.batch_process.job import START_OVER_ENV, Job
 from graphbook.batch_process.reducers import ReducerState
 from graphbook.batch_process.sharding import batch_count
@@ -101,23 +102,19 @@ def check_compatible(run: RunRecord, job: Job, dataset: DatasetInfo) -> None:
     """Refuse to resume `run` with another batch size or dataset: its committed progress counts
     batches of that size over that data."""
     config = run.config
-    was = DatasetInfo(**config["dataset"])
     changes = []
     if config["batch_size"] != job.batch_size:
         changes.append(f"batch_size was {config['batch_size']}, now {job.batch_size}")
-    if was.fingerprint != dataset.fingerprint:
-        changes.append(f"the dataset changed ({_describe(was)} -> {_describe(dataset)})")
+    was = config["dataset"]
+    identity = was.get("identity") or was  # a record without one: its type and length
+    assert dataset.identity is not None
+    changes.extend(data_changes("the dataset", identity, dataset.identity))
     if changes:
         raise ResumeError(
             f"cannot resume batch run {run.id} ({run.name!r}): " + "; ".join(changes) + ". "
             "Run it with the same batch size and data to resume it, or start over with "
             f"start_over=True (or {START_OVER_ENV}=1), or give this job another run_name."
         )
-
-
-def _describe(dataset: DatasetInfo) -> str:
-    length = "" if dataset.length is None else f", {dataset.length} items"
-    return f"{dataset.type}{length}, fingerprint {dataset.fingerprint}"
 
 
 def _total(job: Job, dataset: DatasetInfo, world_size: int) -> int | None:

@@ -25,6 +25,7 @@ from graphbook.batch_process.progress import BatchProgress
 from graphbook.batch_process.resume import Plan, plan_attempt, run_lock
 from graphbook.batch_process.sharding import Batch, Shard, iterable_batches, map_batches
 from graphbook.batch_process.signals import StopSignals
+from graphbook.loggers.base import LoggedRun, MetricLoggers
 from graphbook.store import Store
 
 logger = logging.getLogger(__name__)
@@ -41,6 +42,7 @@ def torch_batch_process(
     run_name: str | None = None,
     start_over: bool = False,
     hparams: dict[str, Any] | None = None,
+    loggers: Any = None,
 ) -> None:
     """Run `batch_processor_cls` over `dataset` on every rank (one plain process, or each
     process `torchrun` starts), each batch processed by exactly one rank.
@@ -57,7 +59,9 @@ def torch_batch_process(
       `context.to_device(batch)` copies them without blocking.
     - `run_name`: the run this command continues (default: script or module, and class name);
       `start_over`: begin a new run even if one with that name did not complete;
-      `hparams`: what `context.get_hparams()` returns.
+      `hparams`: what `context.get_hparams()` returns;
+      `loggers`: MetricLoggers (graphbook.loggers: CSVLogger, TensorBoardLogger, MLflowLogger)
+      that rank 0 gives each metric row as it commits it, and the hyperparameters.
 
     Returns when all batches are done. On SIGTERM or SIGINT, every rank finishes its batch,
     the run checkpoints and `BatchPreempted` (a SystemExit with status 75) is raised; running
@@ -74,9 +78,10 @@ def torch_batch_process(
         start_over,
         hparams,
     )
+    fan = MetricLoggers(loggers)
     with open_collective() as collective, StopSignals() as stop, ExitStack() as stack:
         plan, store = _agree_on_plan(job, collective, stack)
-        Attempt(job, collective, stop, plan, store).run()
+        Attempt(job, collective, stop, plan, store, fan).run()
 
 
 @dataclass(frozen=True)
@@ -116,9 +121,16 @@ class Attempt:
     """One attempt at a run, on one rank."""
 
     def __init__(
-        self, job: Job, collective: Collective, stop: StopSignals, plan: Plan, store: Store | None
+        self,
+        job: Job,
+        collective: Collective,
+        stop: StopSignals,
+        plan: Plan,
+        store: Store | None,
+        loggers: MetricLoggers | None = None,
     ) -> None:
         self.job = job
+        self.loggers = loggers if loggers is not None and store is not None else MetricLoggers(None)
         self.collective = collective
         self.stop = stop
         self.plan = plan
@@ -138,6 +150,7 @@ class Attempt:
         outcome = "failed"
         try:
             self._check_dataset()
+            self._open_loggers()
             processor = build_processor(self.job.processor_cls, self.context)
             self.progress.begin()
             self._process(processor)
@@ -154,6 +167,15 @@ class Attempt:
             self.context.profiler.close()
             if self.committer is not None:
                 self.committer.close()
+            self.loggers.close()
+
+    def _open_loggers(self) -> None:
+        """Rank 0's loggers start from the rows the store holds (what earlier attempts
+        committed): rows logged by an attempt that died before committing them are dropped."""
+        if self.store is None or not self.loggers:
+            return
+        run = LoggedRun(self.plan.run_id, self.job.run_name, "batch")
+        self.loggers.open(run, self.store.metrics([self.plan.run_id]), self.job.hparams)
 
     # -- the steps ---------------------------------------------------------------------------
     def _process(self, processor: TorchBatchProcessor) -> None:
@@ -246,6 +268,8 @@ class Attempt:
             status=status,
         )
         self.committer.commit(draft, background=status is None)
+        for group, step, metrics in draft.metrics:
+            self.loggers.log_metrics(group, step, metrics)
         self.sequence += 1
         return draft.uuid
 

@@ -44,6 +44,7 @@ from graphbook.engine.ray_pool import connect as connect_ray
 from graphbook.engine.ray_ship import shippable
 from graphbook.errors import GraphbookError
 from graphbook.inputs import parse_inputs
+from graphbook.loggers import CSVLogger, MetricLogger, MLflowLogger, TensorBoardLogger, export_run
 from graphbook.modes import OFF_WORDS
 from graphbook.overrides import parse_settings
 from graphbook.params import ParamSpec
@@ -784,6 +785,19 @@ def add_store_parsers(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     runs.add_argument("--limit", type=workers_count, default=50, metavar="N", help="at most N")
     runs.set_defaults(command=cmd_runs)
+    export = runs.add_subparsers(dest="runs_command", metavar="export").add_parser(
+        "export",
+        parents=[store],
+        help="write a run's metrics and hyperparameters as TensorBoard events, CSV or MLflow",
+    )
+    export.add_argument("run", metavar="RUN_ID")
+    export.add_argument("--to", required=True, choices=sorted(EXPORTERS), help="the format")
+    export.add_argument(
+        "destination",
+        metavar="DIR",
+        help="the folder to write (for mlflow: a folder, or a tracking URI such as sqlite:///m.db)",
+    )
+    export.set_defaults(command=cmd_export)
     metrics = commands.add_parser("metrics", parents=[store], help="show metrics of runs")
     metrics.add_argument("run", nargs="?", metavar="RUN_ID", help="a run's metrics")
     chosen = metrics.add_mutually_exclusive_group()
@@ -808,6 +822,35 @@ def cmd_runs(args: argparse.Namespace) -> int:
         out.print(Text(json.dumps(asdict(record)) if args.json else run_line(record)))
     if not records and not args.json:
         error_console().print(Text("no runs yet"))
+    return OK
+
+
+def _mlflow(destination: str) -> MetricLogger:
+    uri = destination if "://" in destination else Path(destination).resolve().as_uri()
+    return MLflowLogger(uri)
+
+
+EXPORTERS: dict[str, Callable[[str], MetricLogger]] = {
+    "csv": CSVLogger,
+    "tensorboard": TensorBoardLogger,
+    "mlflow": _mlflow,
+}
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """`graphbook runs export RUN --to csv|tensorboard|mlflow DIR`: what the loggers write
+    while a run runs, written from the store afterwards."""
+    store = open_store(args.home)
+    if store is None:
+        raise GraphbookError("no run store yet: nothing has run with this data directory")
+    try:
+        store.get_run(args.run)
+    except KeyError:
+        raise GraphbookError(f"no run {args.run!r}: `graphbook runs` lists them") from None
+    count = export_run(store, args.run, [EXPORTERS[args.to](args.destination)])
+    error_console().print(
+        Text(f"exported {count} metric row(s) of run {args.run} to {args.destination}")
+    )
     return OK
 
 

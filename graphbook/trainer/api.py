@@ -12,6 +12,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from graphbook.batch_process.distributed import open_collective
+from graphbook.loggers.base import checked
 from graphbook.store import Store, data_home
 from graphbook.trainer import rng
 from graphbook.trainer.context import HParams, PyTorchTrialContext, Session, hparams_of
@@ -109,6 +110,7 @@ def init(
     config_data: dict[str, Any] | None = None,
     aggregation_frequency: int = 1,
     deterministic: bool = False,
+    loggers: Any = None,
     **_determined_only: Any,
 ) -> TrainerContext:
     """Start this process's part of a training run: join the process group when `torchrun`
@@ -116,12 +118,14 @@ def init(
     torch from one run seed — `seed`, or the seed of the unfinished run this script resumes,
     or a fresh one (recorded with the run). $GRAPHBOOK_TRAIN_HPARAMS (JSON, as a search sets
     it) overrides `hparams`. `deterministic=True` makes torch use deterministic algorithms
-    only (an operation that has none raises), cuDNN among them."""
+    only (an operation that has none raises), cuDNN among them. `loggers` (graphbook.loggers)
+    are the metric loggers of every train() that is given none."""
     accept_determined_only(
         "init", _determined_only, ("exp_conf", "distributed", "enable_tensorboard_logging")
     )
     if aggregation_frequency < 1:
         raise TrainerError(f"aggregation_frequency must be >= 1, got {aggregation_frequency}")
+    chosen_loggers = tuple(checked(loggers))
     stack = ExitStack()
     collective = stack.enter_context(open_collective())
     atexit.register(stack.close)
@@ -147,6 +151,7 @@ def init(
         aggregation_frequency=aggregation_frequency,
         config_data={**(config_data or {}), **json_env(CONFIG_DATA_ENV)},
         exp_conf=dict(_determined_only.get("exp_conf") or {}),
+        loggers=chosen_loggers,
     )
     return TrainerContext(session, stack)
 

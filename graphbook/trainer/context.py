@@ -52,6 +52,8 @@ class Session:
     config_data: dict[str, Any] = field(default_factory=dict)
     exp_conf: dict[str, Any] = field(default_factory=dict)
     """Determined's experiment config, if init(exp_conf=...) was given one."""
+    loggers: tuple[Any, ...] = ()
+    """init(loggers=...): the metric loggers of every train() that names none."""
 
 
 class DistributedContext:

@@ -15,10 +15,12 @@ from typing import Any
 import torch
 
 from graphbook.batch_process.distributed import Collective
+from graphbook.batch_process.identity import data_identity
 from graphbook.batch_process.job import qualified_name
 from graphbook.batch_process.metrics import plain
 from graphbook.batch_process.resume import run_lock
 from graphbook.batch_process.signals import StopSignals
+from graphbook.loggers.base import LoggedRun, MetricLogger, MetricLoggers, checked
 from graphbook.store import Store
 from graphbook.trainer import checkpoints, rng
 from graphbook.trainer.checkpoints import Retention, Snapshot
@@ -30,7 +32,7 @@ from graphbook.trainer.errors import (
     TrainingResumeError,
     accept_determined_only,
 )
-from graphbook.trainer.identity import data_identity, model_changes, model_shapes
+from graphbook.trainer.identity import model_changes, model_shapes
 from graphbook.trainer.metrics import (
     Window,
     across_ranks,
@@ -74,6 +76,7 @@ class FitSettings:
     test_mode: bool = False
     progress: bool = True
     profile: bool = False
+    loggers: tuple[MetricLogger, ...] = ()
 
 
 PROFILE_SCHEDULE = {"wait": 1, "warmup": 1, "active": 3, "repeat": 1}
@@ -159,6 +162,7 @@ class Trainer:
         progress: bool = True,
         latest_checkpoint: Any = None,
         profiling_enabled: bool = False,
+        loggers: Any = None,
         **_determined_only: Any,
     ) -> TrainResult:
         """Train for `max_length` (det.Epochs(n) / det.Batches(n)), validating every
@@ -173,7 +177,9 @@ class Trainer:
         averaged over each `reporting_period` (default det.Batches(10)). SIGTERM/SIGINT stop
         after the current batch with a checkpoint and exit status 75. `profiling_enabled`
         traces a few batches with torch.profiler into the run's folder (`profile/*.pt.trace.json`,
-        for Perfetto or TensorBoard). Returns the last metrics.
+        for Perfetto or TensorBoard). `loggers` (CSVLogger, TensorBoardLogger, MLflowLogger from
+        graphbook.loggers) get every metric row the store gets, on rank 0. Returns the last
+        metrics.
         """
         accept_determined_only("train", _determined_only, ())
         if latest_checkpoint is not None:
@@ -191,6 +197,9 @@ class Trainer:
             test_mode=test_mode,
             progress=progress and os.environ.get(PROGRESS_ENV, "1") != "0",
             profile=bool(profiling_enabled),
+            loggers=tuple(checked(loggers))
+            if loggers is not None
+            else self.context._session.loggers,
         )
         return self.fit_with(train_data, val_data, settings)
 
@@ -295,6 +304,7 @@ class _Run:
         self._loaded = False
         """Whether the loop's state is this run's: from the start, or the checkpoint loaded."""
         self._rows: list[tuple[str, int, dict[str, Any]]] = []
+        self.loggers = MetricLoggers(settings.loggers)
         self._flushed = time.monotonic()
         self._eval_takes_index = accepts(
             getattr(self.trial, "evaluate_batch", None) or (lambda b: None), 2
@@ -306,6 +316,7 @@ class _Run:
             self.run = self._agree_on_run(stack)
             try:
                 self._resume()
+                self._open_loggers()
                 self._call("on_trial_startup", self.state.batches, self.state.latest_checkpoint)
                 return self._train(stop)
             except TrainingPreempted:
@@ -318,6 +329,7 @@ class _Run:
                 raise
             finally:
                 self.display.close()
+                self.loggers.close()
                 self._call("on_trial_shutdown")
 
     def _agree_on_run(self, stack: ExitStack) -> RunStart:
@@ -542,6 +554,7 @@ class _Run:
         if self.store is None:
             return
         self._rows.append((group, self.state.batches, metrics))
+        self.loggers.log_metrics(group, self.state.batches, metrics)
         if time.monotonic() - self._flushed >= FLUSH_SECONDS:
             self._flush()
 
@@ -666,6 +679,15 @@ class _Run:
             f"epoch {epoch + 1}, batch {batch} of {self.epoch_length} "
             f"({self.state.batches} of {self.length} batches done)"
         )
+
+    def _open_loggers(self) -> None:
+        """Rank 0's loggers start from the rows the store kept (a resume's, up to its
+        checkpoint), so a step logged after the checkpoint before a kill is not there twice."""
+        run = self.run
+        if self.store is None or run is None or not self.loggers:
+            return
+        history = self.store.metrics([run.run_id])
+        self.loggers.open(LoggedRun(run.run_id, run.name, "train"), history, self.session.hparams)
 
     def _load(self, payload: dict[str, Any]) -> None:
         context = self.context

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from graphbook.batch_process.checkpoint import RunFolders
+from graphbook.batch_process.identity import data_changes
 from graphbook.store import CheckpointRecord, RunRecord, Store
 from graphbook.trainer.checkpoints import folders_of, latest, recover
 from graphbook.trainer.errors import TrainerError, TrainingResumeError
-from graphbook.trainer.identity import data_changes, model_changes
+from graphbook.trainer.identity import model_changes
 
 logger = logging.getLogger(__name__)
 RUN_NAME_ENV = "GRAPHBOOK_TRAIN_RUN_NAME"

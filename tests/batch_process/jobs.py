@@ -30,12 +30,14 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import torch
 import torch.distributed as dist
 from torch.utils.data import Dataset, IterableDataset
 
 from graphbook.batch_process import MetricReducer, TorchBatchProcessor, torch_batch_process
 from graphbook.batch_process.context import TorchBatchProcessorContext
+from graphbook.loggers import CSVLogger
 from graphbook.store import CheckpointCommit, Store
 
 FAULT_ENV = "TEST_BATCH_FAULT"
@@ -55,6 +57,18 @@ class Numbers(Dataset[torch.Tensor]):
         if not 0 <= index < self.count:
             raise IndexError(index)
         return torch.tensor(index)
+
+
+class JitteredNumbers(Numbers):
+    """Item i is {"index": i, "noise": a draw}: augmented with its own unseeded generator, so no
+    two reads of an item are the same, though the data is."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(count)
+        self.rng = np.random.default_rng()
+
+    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:  # type: ignore[override]
+        return {"index": super().__getitem__(index), "noise": torch.tensor(self.rng.random())}
 
 
 class NumberStream(IterableDataset[torch.Tensor]):
@@ -101,7 +115,9 @@ class Recorder(TorchBatchProcessor):
         self.rows: list[dict[str, Any]] = []
         self.flushes = 0
 
-    def process_batch(self, batch: torch.Tensor, batch_idx: int) -> None:
+    def process_batch(self, batch: torch.Tensor | dict[str, torch.Tensor], batch_idx: int) -> None:
+        if isinstance(batch, dict):
+            batch = batch["index"]  # JitteredNumbers' noise is not part of the outcome
         index = self.context.global_batch_idx
         fault("kill-batch", index, signal.SIGKILL)
         fault("term-batch", index, signal.SIGTERM)
@@ -189,6 +205,8 @@ def install_commit_faults() -> None:
 
 def run(args: argparse.Namespace, iterable: bool, workers: int, run_name: str) -> None:
     dataset: Any = NumberStream(args.items) if iterable else Numbers(args.items)
+    if args.jitter:
+        dataset = JitteredNumbers(args.items)
     torch_batch_process(
         Recorder,
         dataset,
@@ -197,6 +215,7 @@ def run(args: argparse.Namespace, iterable: bool, workers: int, run_name: str) -
         max_batches=args.max_batches,
         dataloader_kwargs={"num_workers": workers} if workers else None,
         run_name=run_name,
+        loggers=[CSVLogger(args.logs)] if args.logs else None,
     )
 
 
@@ -221,6 +240,8 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument("--max-batches", type=int, default=None)
     parse.add_argument("--workers", type=int, default=0)
     parse.add_argument("--iterable", action="store_true")
+    parse.add_argument("--logs", help="a folder for a CSVLogger")
+    parse.add_argument("--jitter", action="store_true", help="JitteredNumbers (augmented items)")
     parse.add_argument("--run-name", default="numbers")
     parse.add_argument(
         "--also-stream", action="store_true", help="then run NAME-stream: iterable, 2 workers"

@@ -41,3 +41,15 @@ def test_kill_and_stop_at_every_stage_then_resume(home: Path) -> None:
     result = outcome(home)
     assert_complete(result, ITEMS, BATCH)
     assert len([m for m in result.group("inference") if "finished" in m.metrics]) == 1
+
+
+def test_a_dataset_that_augments_its_items_resumes_after_kill(home: Path) -> None:
+    # Its items differ at every read; what identifies its data does not.
+    args = ("--items", str(ITEMS), "--batch-size", str(BATCH), "--jitter")
+    killed = run_job(home, *args, fault="kill-batch:8")
+    assert killed.returncode == KILLED, killed.stderr[-3000:]
+    done = committed(home)  # the checkpoint after batch 5 may still be committing
+    assert done in ([0, 1, 2], [0, 1, 2, 3, 4, 5])
+    resumed = run_job(home, *args)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert_complete(outcome(home), ITEMS, BATCH)

@@ -119,7 +119,7 @@ def test_changed_batch_size_is_refused(home: Path, monkeypatch: pytest.MonkeyPat
 
 def test_changed_dataset_is_refused(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     stop_early(monkeypatch)
-    with pytest.raises(ResumeError, match="the dataset changed"):
+    with pytest.raises(ResumeError, match="the dataset had 23 items, now 24"):
         process(Numbers(ITEMS + 1))
     monkeypatch.setenv("GRAPHBOOK_BATCH_START_OVER", "1")
     process(Numbers(ITEMS + 1))

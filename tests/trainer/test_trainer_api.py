@@ -451,3 +451,18 @@ def test_determined_shipped_spelling(home: Path) -> None:
             progress=False,
         )
     assert result.batches == 3 and len(trial.events("validated")) == 3
+
+
+def test_loggers_given_to_init_get_every_stored_row(home: Path, tmp_path: Path) -> None:
+    import csv
+
+    from graphbook.loggers import CSVLogger
+
+    context = det.pytorch.init(seed=1, run_name="logged", loggers=[CSVLogger(tmp_path / "csv")])
+    trial = context.build_trial(LineTrial)
+    result = context.train(trial, *loaders(), max_length=det.Epochs(2), progress=False)
+    stored = Store().metrics([result.run_id], "validation")
+    with (tmp_path / "csv" / "validation.csv").open(newline="") as handle:
+        written = list(csv.DictReader(handle))
+    assert [int(row["step"]) for row in written] == [m.steps_completed for m in stored]
+    assert [float(row["loss"]) for row in written] == [m.metrics["loss"] for m in stored]

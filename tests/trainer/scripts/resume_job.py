@@ -113,6 +113,20 @@ def digest(model: nn.Module) -> str:
     return h.hexdigest()
 
 
+def loggers() -> list[Any]:
+    """$LOGS: a folder for a CSV, a TensorBoard and an MLflow logger (csv/, tb/, mlruns/)."""
+    if not os.environ.get("LOGS"):
+        return []
+    from graphbook.loggers import CSVLogger, MLflowLogger, TensorBoardLogger
+
+    logs = Path(os.environ["LOGS"])
+    return [
+        CSVLogger(logs / "csv"),
+        TensorBoardLogger(logs / "tb"),
+        MLflowLogger((logs / "mlruns").resolve().as_uri()),
+    ]
+
+
 if __name__ == "__main__":
     context = det.pytorch.init(
         seed=int(os.environ.get("SEED", "5")),
@@ -132,6 +146,7 @@ if __name__ == "__main__":
         reporting_period=det.Batches(2),
         checkpoint_policy="all",
         progress=False,
+        loggers=loggers(),
     )
     if context.distributed.rank == 0:
         out = {
