@@ -1,5 +1,5 @@
-"""Item 10 of issue 13: what the bench and the package import is installed by the README's
-set-up (`scripts/install`: `pip install -e '.[dev,ray,hf,onnx]'`)."""
+"""What the bench and the package import is installed by the README's set-up (`scripts/install`:
+`pip install -e '.[dev,ray,hf,onnx,mcp,tensorboard,mlflow]'`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL = {"graphbook", "bench", "graphbook_nodes"}
-INSTALLED = ("dev", "ray", "hf", "onnx")
+INSTALLED = ("dev", "ray", "hf", "onnx", "mcp", "tensorboard", "mlflow")
 """The extras scripts/install installs."""
 
 
@@ -50,4 +50,9 @@ def test_every_module_imported_is_a_declared_dependency(folder: str) -> None:
         for dist in distributions.get(module, [module])
     }
     missing = needed - declared() - {"pytorch-triton"}
-    assert not missing, f"add {sorted(missing)} to pyproject.toml's dependencies (or dev extra)"
+    assert not missing, f"add {sorted(missing)} to pyproject.toml's dependencies (or an extra)"
+
+
+def test_the_extras_checked_are_the_ones_scripts_install_installs() -> None:
+    install = (ROOT / "scripts" / "install").read_text()
+    assert f"-e '.[{','.join(INSTALLED)}]'" in install
