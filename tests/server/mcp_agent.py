@@ -74,6 +74,21 @@ async def builds_and_runs(agent: Agent) -> None:
     output = await agent.call("node_output", path="agent.json", node="plus", index=2)
     assert output["item"] == {"x": 102}, "the override, not the file's 5"
     assert (await agent.call("read_workflow", path="agent.json"))["hash"] == edited["hash"]
+    by_override = await outputs(agent, "agent.json", "plus", 3)
+
+    saved = [{"op": "set_param", "node": "plus", "param": "add", "value": 100}]
+    await agent.call("edit_workflow", path="agent.json", operations=saved)
+    job = (await agent.call("run_workflow", path="agent.json"))["job_id"]
+    assert (await agent.call("wait_for_job", job_id=job, timeout=WAIT))["status"] == "completed"
+    assert await outputs(agent, "agent.json", "plus", 3) == by_override, "as if saved in the file"
+
+
+async def outputs(agent: Agent, path: str, node: str, count: int) -> list[Any]:
+    """The dicts a node handed on in the workflow's last run."""
+    return [
+        (await agent.call("node_output", path=path, node=node, index=i))["item"]
+        for i in range(count)
+    ]
 
 
 async def reads_a_failure(agent: Agent) -> None:
