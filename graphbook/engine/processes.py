@@ -76,6 +76,15 @@ _HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 _live_prefixes: set[str] = set()
 """The segment prefixes of this process's open pools, which no orphan sweep may touch."""
 _live_lock = threading.RLock()  # reentrant: a pool collected during a sweep closes itself
+
+
+def sweep_orphans() -> int:
+    """Unlink what killed pools and workers left in shared memory, sparing this process's open
+    pools; returns how many segments there were."""
+    with _live_lock:
+        return shm.sweep_orphans(keep=_live_prefixes)
+
+
 _HEADER = struct.Struct("<qq")
 """A result message starts with its lane id and ticket; the pickled outcome follows."""
 Message = tuple[str, int, int, bytes]

@@ -38,11 +38,13 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from multiprocessing.connection import Connection
 from typing import Any
 
+from graphbook.engine import processes
 from graphbook.events import PoolStats
 from graphbook.server.media import MediaStore
 from graphbook.server.runhost import HostConfig, Reply, RunOrder
@@ -187,6 +189,8 @@ class RunHost:
             self._fail(request)
         self.ready.set()
         self.listener(self, ("exit", self.process.returncode))
+        if self.killed or self.process.returncode:
+            _sweep_after_kill()
 
     def _dispatch(self, message: tuple[Any, ...]) -> None:
         kind = message[0]
@@ -266,3 +270,16 @@ class HostPool:
         except (HostGone, RuntimeError):
             return None
         return stats if isinstance(stats, PoolStats) else None
+
+
+SWEEPS = (0.0, 0.5, 2.0)
+"""Pauses, in seconds, before each sweep after a host was killed: its workers die by SIGKILL a
+moment after it, with no time to unlink their shared memory."""
+
+
+def _sweep_after_kill() -> None:
+    """Unlink what a killed host's workers left in shared memory as they go, not when the next
+    host's pool starts (minutes later, or never, on an idle server)."""
+    for pause in SWEEPS:
+        time.sleep(pause)
+        processes.sweep_orphans()

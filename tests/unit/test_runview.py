@@ -66,7 +66,8 @@ def test_the_fixtures_cover_every_run_message() -> None:
         for step in json.loads(path.read_text())["steps"]
     }
     run_messages = set(p.SERVER_TYPES) - {"hello", "snapshot", "catalog_changed", "error"}
-    run_messages -= {"workflows_changed", "workflows_listed", "ack", "pong"}
+    run_messages -= {"workflows_changed", "workflows_listed", "workflow_changed", "jobs"}
+    run_messages -= {"ack", "pong"}
     assert run_messages <= types, f"no fixture sends {sorted(run_messages - types)}"
 
 
