@@ -124,8 +124,21 @@ export function applyServerChange(message: WorkflowChanged): void {
   else editor.replaceDocument(workflow, message.hash);
 }
 
-/** Writes the open document; `auto` saves never overwrite a file changed by someone else. */
-export async function saveFile(auto = false): Promise<boolean> {
+/** The last save asked for: saves go one after another, each from the hash the one before got. */
+let saves: Promise<unknown> = Promise.resolve();
+
+/**
+ * Writes the open document; `auto` saves never overwrite a file changed by someone else. A save
+ * asked for while another is writing (Ctrl+S as autosave fires) waits for it: sent at once, both
+ * would name the same base hash and the second would be refused as a change made elsewhere.
+ */
+export function saveFile(auto = false): Promise<boolean> {
+  const next = saves.then(() => writeOpenDocument(auto));
+  saves = next.catch(() => undefined);
+  return next;
+}
+
+async function writeOpenDocument(auto: boolean): Promise<boolean> {
   const editor = useEditor.getState();
   const file = editor.file;
   if (!file) return false;
