@@ -44,7 +44,6 @@ from graphbook.engine.ray_pool import connect as connect_ray
 from graphbook.engine.ray_ship import shippable
 from graphbook.errors import GraphbookError
 from graphbook.inputs import parse_inputs
-from graphbook.loggers import CSVLogger, MetricLogger, MLflowLogger, TensorBoardLogger, export_run
 from graphbook.modes import OFF_WORDS
 from graphbook.overrides import parse_settings
 from graphbook.params import ParamSpec
@@ -56,6 +55,7 @@ from graphbook.workflow import Workflow
 if TYPE_CHECKING:
     from aiohttp import web
 
+    from graphbook.loggers import MetricLogger
     from graphbook.server import ServerSettings
 
 OK = 0
@@ -241,15 +241,7 @@ def add_run_parser(
         metavar="N",
         help="with --ray, run a task again (up to N times) when its actor dies",
     )
-    run.add_argument(
-        "--ray-ship",
-        action="append",
-        default=[],
-        type=Path,
-        metavar="DIR",
-        help="with --ray, a folder of Python modules to send to every Ray node, besides the "
-        "nodes folders (repeatable)",
-    )
+    add_ray_ship(run)
     run.add_argument(
         "--continue-on-error",
         action="store_true",
@@ -558,6 +550,19 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     openapi.set_defaults(command=cmd_openapi)
 
 
+def add_ray_ship(parser: argparse.ArgumentParser) -> None:
+    """`--ray-ship DIR`, for `run`, `serve` and `mcp`."""
+    parser.add_argument(
+        "--ray-ship",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="DIR",
+        help="with --ray, a folder of Python modules to send to every Ray node, besides the "
+        "nodes folders (repeatable)",
+    )
+
+
 def add_folder_options(parser: argparse.ArgumentParser) -> None:
     """What `serve` and `mcp` share: the folders, the run store, workers and the token."""
     parser.add_argument("--workflows", "--workflow_dir", type=Path, default=None, metavar="DIR")
@@ -580,15 +585,7 @@ def add_folder_options(parser: argparse.ArgumentParser) -> None:
         metavar="ADDRESS",
         help="run load and dump functions on Ray (as graphbook run --ray)",
     )
-    parser.add_argument(
-        "--ray-ship",
-        action="append",
-        default=[],
-        type=Path,
-        metavar="DIR",
-        help="with --ray, a folder of Python modules to send to every Ray node, besides the "
-        "nodes folder (repeatable)",
-    )
+    add_ray_ship(parser)
     parser.add_argument(
         "--token",
         default=os.environ.get("GRAPHBOOK_TOKEN"),
@@ -791,7 +788,7 @@ def add_store_parsers(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="write a run's metrics and hyperparameters as TensorBoard events, CSV or MLflow",
     )
     export.add_argument("run", metavar="RUN_ID")
-    export.add_argument("--to", required=True, choices=sorted(EXPORTERS), help="the format")
+    export.add_argument("--to", required=True, choices=EXPORTS, help="the format")
     export.add_argument(
         "destination",
         metavar="DIR",
@@ -825,16 +822,20 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return OK
 
 
-def _mlflow(destination: str) -> MetricLogger:
+EXPORTS = ("csv", "mlflow", "tensorboard")
+"""The formats `graphbook runs export --to` writes, each through its metric logger."""
+
+
+def exporter(kind: str, destination: str) -> MetricLogger:
+    """The metric logger that writes `kind` to `destination` (imported only for an export)."""
+    from graphbook.loggers import CSVLogger, MLflowLogger, TensorBoardLogger
+
+    if kind == "csv":
+        return CSVLogger(destination)
+    if kind == "tensorboard":
+        return TensorBoardLogger(destination)
     uri = destination if "://" in destination else Path(destination).resolve().as_uri()
     return MLflowLogger(uri)
-
-
-EXPORTERS: dict[str, Callable[[str], MetricLogger]] = {
-    "csv": CSVLogger,
-    "tensorboard": TensorBoardLogger,
-    "mlflow": _mlflow,
-}
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -847,7 +848,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         store.get_run(args.run)
     except KeyError:
         raise GraphbookError(f"no run {args.run!r}: `graphbook runs` lists them") from None
-    count = export_run(store, args.run, [EXPORTERS[args.to](args.destination)])
+    from graphbook.loggers import export_run
+
+    count = export_run(store, args.run, [exporter(args.to, args.destination)])
     error_console().print(
         Text(f"exported {count} metric row(s) of run {args.run} to {args.destination}")
     )
