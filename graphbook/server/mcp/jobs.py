@@ -16,8 +16,9 @@ from graphbook.server.history import run_snapshot, saved_nodes
 from graphbook.server.keys import HUB, JOBS, SESSION, STORE
 from graphbook.store import Store
 
-POLL_SECONDS = 0.05
-"""How often a wait looks at the job again (on the loop: cheap, it reads what is in memory)."""
+PROMPT_CHECK = 0.1
+"""How often a wait looks whether the job's run asks a prompt: the end of a job wakes it at
+once (JobQueue.wait); a prompt is seen in the live view's prompts, without a snapshot."""
 
 
 @dataclass(frozen=True)
@@ -57,12 +58,14 @@ class Jobs:
 
     async def wait(self, job_id: str, timeout: float) -> JobView:
         """The job once it has ended or asks a prompt, or as it is after `timeout` seconds."""
+        queue = self.app[JOBS]
         deadline = time.monotonic() + timeout
         while True:
-            view = await self.view(job_id)
-            if view.ended or view.prompts or time.monotonic() >= deadline:
-                return view
-            await asyncio.sleep(POLL_SECONDS)
+            job = await queue.find(job_id)
+            left = deadline - time.monotonic()
+            if job.state in p.JOB_ENDED or left <= 0 or self._asking(job.run_id):
+                return await self.view(job_id)
+            await queue.wait(job_id, min(left, PROMPT_CHECK))
 
     def stop(self, job_id: str) -> p.Job:
         """Stop the running job, or take a queued one out of the queue."""
@@ -83,6 +86,14 @@ class Jobs:
                 asking = [q for q in view.prompts.values() if q.run_id == run_id]
                 return snapshot, [] if self._stopping(run_id) else asking
         return None
+
+    def _asking(self, run_id: str | None) -> bool:
+        """Whether the run is live and asks a prompt (what `_live` would list)."""
+        if run_id is None or self._stopping(run_id):
+            return False
+        hub = self.app[HUB]  # prompts are never held back with progress: no flush needed
+        views = (hub.view, *hub.last.values())
+        return any(q.run_id == run_id for view in views for q in view.prompts.values())
 
     def _stopping(self, run_id: str) -> bool:
         """A stopped run's prompts were cancelled; they linger in the view until it ends."""
