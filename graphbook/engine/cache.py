@@ -367,6 +367,11 @@ class OutputCache:
         with self.lock:
             return sum(len(w.entries) for w in self._workflows.values())
 
+    def usage(self) -> tuple[int, int]:
+        """`used` and `entries`, read together."""
+        with self.lock:
+            return self.used, self.entries
+
     def set_budget(self, budget: int) -> None:
         self.budget = budget
         self.evict()

@@ -174,7 +174,7 @@ class Host:
 
     # -- requests with replies ---------------------------------------------------------------
     def do_cache_stats(self) -> tuple[int, int]:
-        return self.cache.used, self.cache.entries
+        return self.cache.usage()
 
     def do_set_budget(self, budget: int) -> None:
         self.cache.set_budget(budget)

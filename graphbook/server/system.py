@@ -73,7 +73,8 @@ def pool_info(session: Session) -> PoolStats | None:
 
 def system_stats(session: Session) -> p.SystemStats:
     used, total = memory()
-    cache = p.CacheInfo(session.cache.used, session.cache.budget, session.cache.entries)
+    used_bytes, entries = session.cache.usage()
+    cache = p.CacheInfo(used_bytes, session.cache.budget, entries)
     return p.SystemStats(cpu_percent(), used, total, gpus(), pool_info(session), cache)
 
 

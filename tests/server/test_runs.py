@@ -306,6 +306,8 @@ def test_runs_with_worker_processes(serving: Serve) -> None:
         assert item["item"] == {"x": 4, "square": 16}
         _, stats = await server.get("/api/system")
         assert stats["pool"]["workers"] == 2
+        cache = stats["cache"]  # the outputs just read are held in the run host's cache
+        assert cache["entries"] > 0 and 0 < cache["used_bytes"] <= cache["budget_bytes"]
 
     serving(scenario, workers=2)
 
