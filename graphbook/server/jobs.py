@@ -1,8 +1,9 @@
 """JobQueue: runs waiting their turn, started one after another as the session becomes free,
 kept in the run store so that a killed server loses none of them.
 
-Everything here runs on the event loop; the store is written by a `Recorder` (its own thread,
-in order: a busy store delays a write, loses nothing) and read in threads. A job's record is
+Everything here runs on the event loop; the store is written by the session's `Recorder` (its
+own thread, in order with the runs' records: a busy store delays a write, loses nothing; a
+failing one is told to clients as for runs) and read in threads. A job's record is
 written before `submit` returns, so a job the client was told about survives `kill -9`. A job
 becomes a run through `Session.start`; the session's `on_finished` hook ends it and starts the
 next. On start, the job that was running when the server ended is `interrupted` (or, when its
@@ -30,7 +31,6 @@ from aiohttp import web
 from graphbook import protocol as p
 from graphbook.events import RunFinished
 from graphbook.server.errors import ServerError, conflict, not_found
-from graphbook.server.history import Recorder
 from graphbook.server.hub import Hub
 from graphbook.server.keys import JOBS
 from graphbook.server.session import Session
@@ -57,7 +57,7 @@ class JobQueue:
         self.session = session
         self.store = store
         self.hub = hub
-        self.recorder = Recorder(store, self._warn)
+        self.recorder = session.recorder
         self._jobs: dict[str, p.Job] = {}
         self._queued: list[str] = []
         self._running: str | None = None
@@ -187,8 +187,7 @@ class JobQueue:
         (its run is stopped with the session)."""
         self._open = False
         for task in list(self._tasks):
-            task.cancel()
-        await asyncio.to_thread(self.recorder.close)
+            task.cancel()  # the session's recorder writes what is waiting as it closes
 
     # -- running the queue -------------------------------------------------------------------
     def _pump(self) -> None:
@@ -316,9 +315,6 @@ class JobQueue:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             logger.error("the job queue failed", exc_info=task.exception())
-
-    def _warn(self, message: str) -> None:
-        logger.warning("job queue: %s", message)
 
 
 async def jobs_ctx(app: web.Application) -> AsyncIterator[None]:
