@@ -27,6 +27,7 @@ def chain() -> Workflow:
     split = wf.add("Split", id="split")
     wf.connect(src, split)
     wf.group("box", ["src", "split"], id="box")
+    wf.input("source_file", src, "jsonl_path")
     return wf
 
 
@@ -40,6 +41,13 @@ def test_removing_a_node_takes_its_wires_and_its_place_in_a_group(registry: Regi
     assert set(edited.nodes) == {"src"} and edited.edges == []
     assert edited.groups["box"].nodes == ("src",)
     assert set(wf.nodes) == {"src", "split"} and len(wf.edges) == 1, "the original is untouched"
+
+
+def test_removing_a_node_takes_the_workflow_inputs_that_name_it(registry: Registry) -> None:
+    wf = chain()
+    edited = apply(wf, registry, {"op": "remove_node", "node": "src"})
+    assert edited.inputs == {}
+    assert set(wf.inputs) == {"source_file"}, "the original keeps its input"
 
 
 def test_connect_disconnect_and_a_fresh_id(registry: Registry) -> None:

@@ -109,6 +109,7 @@ def _copy(workflow: Workflow) -> Workflow:
     edited = copy.copy(workflow)
     edited.nodes, edited.edges = dict(workflow.nodes), list(workflow.edges)
     edited.groups, edited.comments = dict(workflow.groups), dict(workflow.comments)
+    edited.inputs = dict(workflow.inputs)
     return edited
 
 
@@ -161,6 +162,7 @@ def _remove(workflow: Workflow, node_id: str) -> str | None:
         if node_id in group.nodes:
             kept = tuple(n for n in group.nodes if n != node_id)
             workflow.groups[group.id] = replace(group, nodes=kept)
+    workflow.inputs = {k: v for k, v in workflow.inputs.items() if v.node != node_id}
     return None
 
 
