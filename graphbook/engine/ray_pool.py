@@ -141,6 +141,14 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
     return True
 
 
+def local_ray_address() -> str:
+    """The address of the Ray this process runs, started here (a new local one, with its
+    watchdog) if it runs none: other processes of this machine join it there, and it outlives
+    them (`graphbook serve --ray` holds it; its run hosts come and go)."""
+    connect(LOCAL)
+    return str(require_ray().get_runtime_context().gcs_address)
+
+
 AUTH_HINT = (
     "auth: the cluster uses token authentication and refused this driver; set "
     "RAY_AUTH_MODE=token and the cluster's token in RAY_AUTH_TOKEN (or the file "
@@ -769,4 +777,12 @@ def _died(kind: str, exc: Exception) -> ErrorInfo:
     return ErrorInfo("WorkerDied", message, f"{message}\n\n{exc}")
 
 
-__all__ = ["INSTALL", "RayBackend", "RayLane", "RayPool", "connect", "require_ray"]
+__all__ = [
+    "INSTALL",
+    "RayBackend",
+    "RayLane",
+    "RayPool",
+    "connect",
+    "local_ray_address",
+    "require_ray",
+]
