@@ -33,6 +33,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from graphbook.engine.pool import Failed, Kind, OrderedLane, Outcome, call
+from graphbook.engine.ray_keep import LEASE, Lease, attach, named, watch
 from graphbook.engine.ray_nodes import Node, Nodes
 from graphbook.engine.ray_ship import runtime_env, shippable
 
@@ -242,12 +243,16 @@ class _Actor:
         preload: Sequence[str] = (),
         driver_node: str = "",
         shipped: Sequence[str] = (),
+        keep: str = "",
+        lease: float = LEASE,
     ) -> None:
         import importlib
         import random
 
         from graphbook.engine.ray_ship import importable
 
+        if keep:  # kept across drivers: it ends itself when no driver renews the lease
+            watch(keep, lease)
         importable(shipped)  # folders shipped with the pool import as on the driver
         self.where = _where(driver_node)
         if os.path.isdir(cwd):  # the driver's folder, where the node's relative paths point
@@ -263,6 +268,11 @@ class _Actor:
         self.fns: dict[int, Callable[..., Any] | ErrorInfo] = {}
 
     def pid(self) -> int:
+        return os.getpid()
+
+    def reset(self) -> int:
+        """Forget every lane (a new driver attaches: its lanes are numbered anew); the pid."""
+        self.fns.clear()
         return os.getpid()
 
     def learn(self, lane: int, pickled: bytes) -> None:
@@ -341,6 +351,11 @@ class RayBackend:
     """Models run on actors of their own even on the CPU (with a GPU, they always do)."""
     ship: tuple[str, ...] = ()
     """Folders of Python modules that travel to every actor (the nodes folders, and more)."""
+    keep: str | None = None
+    """A namespace to keep the load and dump actors in, detached: the next pool made with it
+    (by another process) attaches to them warm (graphbook/engine/ray_keep.py)."""
+    lease: float = LEASE
+    """With `keep`: seconds the kept actors outlive the last driver that renewed their lease."""
 
     def pool(self, workers: int = 0) -> RayPool:
         return RayPool(
@@ -349,6 +364,8 @@ class RayBackend:
             retries=self.retries,
             models_on_actors=self.models_on_actors,
             ship=self.ship,
+            keep=self.keep,
+            lease=self.lease,
         )
 
 
@@ -396,6 +413,8 @@ class RayPool:
         num_cpus: int | None = None,
         models_on_actors: bool = False,
         ship: Sequence[str | os.PathLike[str]] = (),
+        keep: str | None = None,
+        lease: float = LEASE,
     ) -> None:
         if workers < 0 or retries < 0:
             raise ValueError(f"workers and retries must be 0 or more, got {workers}, {retries}")
@@ -417,6 +436,9 @@ class RayPool:
         if self.runtime_env is not None:
             options["runtime_env"] = self.runtime_env
         self._remote = self._ray.remote(**options)(_Actor)
+        self.keep = keep
+        self.lease = lease
+        self._lease = Lease(keep, lease) if keep else None
         self._actors: dict[Kind, list[_Handle]] = {kind: [] for kind in KINDS}
         self._backlog: dict[Kind, deque[int]] = {kind: deque() for kind in KINDS}
         self._tasks: dict[int, _Task] = {}
@@ -468,6 +490,8 @@ class RayPool:
         self._actors = {kind: [] for kind in KINDS}
         self._tasks.clear()
         self._refs.clear()
+        if self._lease is not None:
+            self._lease.end()
         _OPEN_POOLS[0] -= 1
         if _POOLS_STARTED_RAY[0] and not _OPEN_POOLS[0]:  # the last pool on a Ray a pool began
             _POOLS_STARTED_RAY[0] = False
@@ -748,18 +772,21 @@ class RayPool:
     def _group(self, kind: Kind) -> list[_Handle]:
         handles = self._actors[kind]
         if not handles:
-            handles.extend(self._start(kind) for _ in range(self.workers))
+            if self.keep is not None:  # the idle actors a driver before this one kept
+                handles.extend(_Handle(a) for a in attach(self._ray, self.keep, kind, self.workers))
+            handles.extend(self._start(kind) for _ in range(self.workers - len(handles)))
         return handles
 
     def _start(self, kind: Kind) -> _Handle:
         seed = (self._seed + next(self._numbers)) % 2**32
         preload = [name for name in PRELOAD if name in sys.modules]
         node = self._nodes.next()
-        remote = self._remote
+        options: dict[str, Any] = named(kind, self.keep) if self.keep is not None else {}
         if node is not None:  # pinned: Ray's SPREAD may put every actor on one node
-            remote = remote.options(scheduling_strategy=self._nodes.strategy(node))
+            options["scheduling_strategy"] = self._nodes.strategy(node)
+        remote = self._remote.options(**options) if options else self._remote
         args = (seed, os.getcwd(), preload, self._driver_node, self.shipped)
-        actor = remote.remote(*args)
+        actor = remote.remote(*args, self.keep or "", self.lease)
         logger.debug("started a Ray %s actor on %s", kind, node and node.describe())
         return _Handle(actor, node)
 

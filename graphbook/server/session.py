@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 import time
 import uuid
@@ -24,6 +25,7 @@ from typing import Any, Literal
 from graphbook import protocol as p
 from graphbook.engine.control import RunControl
 from graphbook.engine.executor import Backend, RayBackend
+from graphbook.engine.ray_keep import LEASE
 from graphbook.engine.ray_pool import local_ray_address
 from graphbook.errors import GraphbookError, Problem, WorkflowError
 from graphbook.events import Event, RunFinished
@@ -51,6 +53,9 @@ STOP_GRACE = 2.0
 
 HOST_LOAD = 60.0
 """Seconds the server waits at its start for its run host to load (imports, node files)."""
+LEASE_SETTING = "GRAPHBOOK_RAY_LEASE"
+"""On `serve --ray`: seconds the pool's actors outlive the server's last run host (default 60;
+docs/scale.md)."""
 RECORD_GRACE = 1.0
 """Seconds a run's end waits for its record to be written before clients are told: a store
 that another process holds locked delays the record (written later), not the run."""
@@ -109,8 +114,8 @@ class Session:
         self.host: RunHost | None = None
         """The run host (NOTE [ Run host ]): every run goes there."""
         self.backend: Backend = settings.backend
-        """Where the host's pool works: on `serve --ray` with a local Ray, the address of the
-        one this server holds (`open`), so that every host joins it."""
+        """Where the host's pool works; on `serve --ray`, with the address every host joins and
+        the namespace its actors are kept in (`_kept`, in `open`)."""
         self.cache = HostCache(settings.cache_budget, self._host)
         self.pool = HostPool(self._host)
         self.active: ActiveRun | None = None
@@ -133,10 +138,8 @@ class Session:
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._outbox = Outbox(self._loop)
-        backend = self.backend
-        if isinstance(backend, RayBackend) and backend.address is None:
-            # a local Ray lives with the server, so a host ended by a Stop does not take it down
-            self.backend = replace(backend, address=await asyncio.to_thread(local_ray_address))
+        if isinstance(self.backend, RayBackend):
+            self.backend = await asyncio.to_thread(_kept, self.backend)
         # the server is ready when it can run: its run host has loaded
         self.host = host = await asyncio.to_thread(self._new_host, frozenset())
         if not await asyncio.to_thread(host.ready.wait, HOST_LOAD):
@@ -424,6 +427,15 @@ class Session:
             return await self._host().ask(method, *args)
         except HostGone:
             raise ServerError(503, "conflict", "the run process is restarting; try again") from None
+
+
+def _kept(backend: RayBackend) -> RayBackend:
+    """The Ray backend of the server's run hosts: a local Ray lives with the server (a host
+    ended by a Stop does not take it down), and the pool's actors are kept in a namespace of
+    this server's, so that the next host attaches to them warm (graphbook/engine/ray_keep.py)."""
+    address = backend.address if backend.address is not None else local_ray_address()
+    lease = float(os.environ.get(LEASE_SETTING) or LEASE)
+    return replace(backend, address=address, keep=f"graphbook-{uuid.uuid4().hex}", lease=lease)
 
 
 def _end_message(active: ActiveRun, status: Literal["failed", "stopped"]) -> RunFinished:
