@@ -69,11 +69,12 @@ that another process holds locked delays the record (written later), not the run
 # Every run executes in the run host (graphbook/server/host.py, NOTE [ Run host ]), on
 # `serve --ray` too: node code that ignores the request gets STOP_GRACE seconds, then the host is
 # ended with SIGKILL, whatever the code is doing (a loop, a call blocked in C, a C call holding
-# the GIL), its worker processes with it (on Ray, the actors it started: they belong to its Ray
-# job). The run is recorded `stopped`, with the node details the server had folded from the
-# run's messages until then; a fresh host starts, and the workflows whose cached outputs the old
-# one held re-run their nodes with the cause `lost`. Nothing is left behind, and the server takes
-# the next run at once (it waits in the new host's pipe until the host has loaded).
+# the GIL), its worker processes with it (on Ray its load and dump actors are kept: the next
+# host attaches to them and kills those still busy, graphbook/engine/ray_keep.py). The run is
+# recorded `stopped`, with the node details the server had folded from the run's messages until
+# then; a fresh host starts, and the workflows whose cached outputs the old one held re-run their
+# nodes with the cause `lost`. Nothing is left behind, and the server takes the next run at once
+# (it waits in the new host's pipe until the host has loaded).
 
 
 @dataclass
