@@ -27,7 +27,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -58,6 +58,14 @@ that replaced a dead one) or an idle one gets work first."""
 PRELOAD = ("numpy", "torch", "torchvision", "PIL.Image")
 """Modules an actor imports as it starts, if the driver has imported them."""
 INSTALL = "pip install 'graphbook[ray]'"
+FILE_ERRORS = frozenset(
+    {"FileNotFoundError", "NotADirectoryError", "IsADirectoryError", "PermissionError", "OSError"}
+)
+FOLDER_HINT = (
+    " (relative paths mean the driver's folder {folder}, which this Ray node does not have: "
+    "mount it at the same path on every node, or give absolute paths on shared storage or "
+    "remote URIs)"
+)
 SPILL_CHECK = 10.0
 """Seconds between looks at how much Ray's object store has spilled to disk."""
 SPILLED = (
@@ -262,7 +270,9 @@ class _Actor:
             watch(keep, lease)
         importable(shipped)  # folders shipped with the pool import as on the driver
         self.where = _where(driver_node)
-        if os.path.isdir(cwd):  # the driver's folder, where the node's relative paths point
+        self.elsewhere = "" if os.path.isdir(cwd) else cwd
+        """The driver's folder when this node does not have it (relative paths then miss)."""
+        if not self.elsewhere:  # the driver's folder, where the node's relative paths point
             os.chdir(cwd)
         for module in preload:  # while the driver builds its resources, not on the first task
             with contextlib.suppress(ImportError):
@@ -311,11 +321,17 @@ class _Actor:
         return pack([self._placed(call(fn, args)) for args in tasks])
 
     def _placed(self, outcome: Outcome) -> Outcome:
-        """A failure on another node than the driver's says which node and host it ran on."""
-        if not self.where or not isinstance(outcome, Failed):
+        """A failure on another node than the driver's says which node and host it ran on; a
+        file not found where the driver's folder is missing says why relative paths missed."""
+        if not isinstance(outcome, Failed):
             return outcome
         error = outcome.error
-        return Failed(ErrorInfo(error.type, f"{error.message} (on {self.where})", error.traceback))
+        message = error.message
+        if self.elsewhere and error.type in FILE_ERRORS:
+            message += FOLDER_HINT.format(folder=self.elsewhere)
+        if self.where:
+            message += f" (on {self.where})"
+        return outcome if message == error.message else Failed(replace(error, message=message))
 
 
 def _where(driver_node: str) -> str:
