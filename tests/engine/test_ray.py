@@ -441,11 +441,10 @@ def test_a_relative_path_missed_where_the_drivers_folder_is_missing_says_why(
 ) -> None:
     """An actor on a node without the driver's folder (no shared disk) cannot find a relative
     path: its error names the folder relative paths mean and how to share it."""
-    import ray
-
     from graphbook.engine.ray_pool import _Actor
     from graphbook.engine.ray_transfer import pack, unpack
 
+    ray: Any = pytest.importorskip("ray")
     missing = str(tmp_path / "only-on-the-driver")  # as if the driver ran there
     actor = ray.remote(num_cpus=0)(_Actor).remote(0, missing)
     try:
