@@ -415,7 +415,7 @@ class _Session:
                 self._pause()
                 continue
             if not waited:  # the pool's I/O: tasks out, outcomes in, without blocking
-                self.state.pool.wait(0)
+                self._wait_pool(0)
             runner = self._next(downstream_first)
             waited = False
             if runner is not None:
@@ -483,10 +483,20 @@ class _Session:
         or for a wake-up (an answer)."""
         busy = any(r.waiting_on_pool() for r in self.runners)
         if busy:
-            self.state.pool.wait(IDLE_WAIT)
+            self._wait_pool(IDLE_WAIT)
         else:
             self.control.idle(IDLE_WAIT)
         return busy
+
+    def _wait_pool(self, timeout: float) -> None:
+        """The pool's I/O; its warnings (Ray spilling) go to the log of a node whose work is
+        in the pool (else the first node's)."""
+        self.state.pool.wait(timeout)
+        notices = self.state.pool.notices()
+        if notices and self.runners:
+            busy = next((r for r in self.runners if r.waiting_on_pool()), self.runners[0])
+            for notice in notices:
+                self.state.sink(NodeLog(self.run_id, busy.id, "warning", notice))
 
     def _end(self) -> None:
         """Close what is still open (as stopped, unless it failed itself), then `on_end`."""

@@ -142,6 +142,10 @@ class Pool(Protocol):
         """The workers' load: tasks queued here and handed to workers, per kind; None for a
         pool without workers."""
 
+    def notices(self) -> list[str]:
+        """Warnings for the run's log that arose since the last call (Ray's object store
+        spilling to disk); each is said once."""
+
     def close(self) -> None: ...
 
 
@@ -192,6 +196,9 @@ class InlinePool:
 
     def stats(self) -> None:
         """No workers, no load."""
+
+    def notices(self) -> list[str]:
+        return []
 
     def close(self) -> None:
         """Nothing to stop."""

@@ -177,6 +177,9 @@ class ProcessPool:
     def stats(self) -> PoolStats:
         return self._scheduler.stats()
 
+    def notices(self) -> list[str]:
+        return []
+
     def close(self) -> None:
         """Stop the workers and free what they hold; see NOTE [ Shutdown protocol ]."""
         self._finalizer()

@@ -27,12 +27,13 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from graphbook.engine.pool import Failed, Kind, OrderedLane, Outcome, call
+from graphbook.engine.ray_keep import LEASE, Lease, attach, named, watch
 from graphbook.engine.ray_nodes import Node, Nodes
 from graphbook.engine.ray_ship import runtime_env, shippable
 
@@ -57,6 +58,21 @@ that replaced a dead one) or an idle one gets work first."""
 PRELOAD = ("numpy", "torch", "torchvision", "PIL.Image")
 """Modules an actor imports as it starts, if the driver has imported them."""
 INSTALL = "pip install 'graphbook[ray]'"
+FILE_ERRORS = frozenset(
+    {"FileNotFoundError", "NotADirectoryError", "IsADirectoryError", "PermissionError", "OSError"}
+)
+FOLDER_HINT = (
+    " (relative paths mean the driver's folder {folder}, which this Ray node does not have: "
+    "mount it at the same path on every node, or give absolute paths on shared storage or "
+    "remote URIs)"
+)
+SPILL_CHECK = 10.0
+"""Seconds between looks at how much Ray's object store has spilled to disk."""
+SPILLED = (
+    "Ray's object store is full and has spilled {mib:.0f} MiB to disk during this run, which "
+    "slows it down (6x, measured): fewer dicts in flight help (a smaller batch size, fewer "
+    "--workers), or more object store memory (ray start --object-store-memory BYTES)"
+)
 AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
 AUTH_NOTICE = "Token authentication is enabled for this Ray cluster"
 NODE_PACKAGE = "graphbook_nodes"
@@ -139,6 +155,14 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
         where = "a local Ray" if local else f"the Ray cluster at {address!r}"
         raise GraphbookError(f"could not start or join {where}: {_why(exc)}") from exc
     return True
+
+
+def local_ray_address() -> str:
+    """The address of the Ray this process runs, started here (a new local one, with its
+    watchdog) if it runs none: other processes of this machine join it there, and it outlives
+    them (`graphbook serve --ray` holds it; its run hosts come and go)."""
+    connect(LOCAL)
+    return str(require_ray().get_runtime_context().gcs_address)
 
 
 AUTH_HINT = (
@@ -234,15 +258,21 @@ class _Actor:
         preload: Sequence[str] = (),
         driver_node: str = "",
         shipped: Sequence[str] = (),
+        keep: str = "",
+        lease: float = LEASE,
     ) -> None:
         import importlib
         import random
 
         from graphbook.engine.ray_ship import importable
 
+        if keep:  # kept across drivers: it ends itself when no driver renews the lease
+            watch(keep, lease)
         importable(shipped)  # folders shipped with the pool import as on the driver
         self.where = _where(driver_node)
-        if os.path.isdir(cwd):  # the driver's folder, where the node's relative paths point
+        self.elsewhere = "" if os.path.isdir(cwd) else cwd
+        """The driver's folder when this node does not have it (relative paths then miss)."""
+        if not self.elsewhere:  # the driver's folder, where the node's relative paths point
             os.chdir(cwd)
         for module in preload:  # while the driver builds its resources, not on the first task
             with contextlib.suppress(ImportError):
@@ -255,6 +285,11 @@ class _Actor:
         self.fns: dict[int, Callable[..., Any] | ErrorInfo] = {}
 
     def pid(self) -> int:
+        return os.getpid()
+
+    def reset(self) -> int:
+        """Forget every lane (a new driver attaches: its lanes are numbered anew); the pid."""
+        self.fns.clear()
         return os.getpid()
 
     def learn(self, lane: int, pickled: bytes) -> None:
@@ -286,11 +321,17 @@ class _Actor:
         return pack([self._placed(call(fn, args)) for args in tasks])
 
     def _placed(self, outcome: Outcome) -> Outcome:
-        """A failure on another node than the driver's says which node and host it ran on."""
-        if not self.where or not isinstance(outcome, Failed):
+        """A failure on another node than the driver's says which node and host it ran on; a
+        file not found where the driver's folder is missing says why relative paths missed."""
+        if not isinstance(outcome, Failed):
             return outcome
         error = outcome.error
-        return Failed(ErrorInfo(error.type, f"{error.message} (on {self.where})", error.traceback))
+        message = error.message
+        if self.elsewhere and error.type in FILE_ERRORS:
+            message += FOLDER_HINT.format(folder=self.elsewhere)
+        if self.where:
+            message += f" (on {self.where})"
+        return outcome if message == error.message else Failed(replace(error, message=message))
 
 
 def _where(driver_node: str) -> str:
@@ -333,6 +374,11 @@ class RayBackend:
     """Models run on actors of their own even on the CPU (with a GPU, they always do)."""
     ship: tuple[str, ...] = ()
     """Folders of Python modules that travel to every actor (the nodes folders, and more)."""
+    keep: str | None = None
+    """A namespace to keep the load and dump actors in, detached: the next pool made with it
+    (by another process) attaches to them warm (graphbook/engine/ray_keep.py)."""
+    lease: float = LEASE
+    """With `keep`: seconds the kept actors outlive the last driver that renewed their lease."""
 
     def pool(self, workers: int = 0) -> RayPool:
         return RayPool(
@@ -341,6 +387,8 @@ class RayBackend:
             retries=self.retries,
             models_on_actors=self.models_on_actors,
             ship=self.ship,
+            keep=self.keep,
+            lease=self.lease,
         )
 
 
@@ -388,6 +436,8 @@ class RayPool:
         num_cpus: int | None = None,
         models_on_actors: bool = False,
         ship: Sequence[str | os.PathLike[str]] = (),
+        keep: str | None = None,
+        lease: float = LEASE,
     ) -> None:
         if workers < 0 or retries < 0:
             raise ValueError(f"workers and retries must be 0 or more, got {workers}, {retries}")
@@ -409,6 +459,9 @@ class RayPool:
         if self.runtime_env is not None:
             options["runtime_env"] = self.runtime_env
         self._remote = self._ray.remote(**options)(_Actor)
+        self.keep = keep
+        self.lease = lease
+        self._lease = Lease(keep, lease) if keep else None
         self._actors: dict[Kind, list[_Handle]] = {kind: [] for kind in KINDS}
         self._backlog: dict[Kind, deque[int]] = {kind: deque() for kind in KINDS}
         self._tasks: dict[int, _Task] = {}
@@ -423,6 +476,8 @@ class RayPool:
         self._numbers = itertools.count()
         self.closed = False
         self.timings = Timings()
+        self._notices: list[str] = []
+        self._spill = _Spill(self._ray)
         for kind in KINDS:  # started now, they are ready by the first task
             self._group(kind)
 
@@ -460,6 +515,8 @@ class RayPool:
         self._actors = {kind: [] for kind in KINDS}
         self._tasks.clear()
         self._refs.clear()
+        if self._lease is not None:
+            self._lease.end()
         _OPEN_POOLS[0] -= 1
         if _POOLS_STARTED_RAY[0] and not _OPEN_POOLS[0]:  # the last pool on a Ray a pool began
             _POOLS_STARTED_RAY[0] = False
@@ -481,6 +538,10 @@ class RayPool:
         return place(
             node, params, self.models_on_actors, self.retries, self.shipped, self.runtime_env
         )
+
+    def notices(self) -> list[str]:
+        notices, self._notices = self._notices, []
+        return notices
 
     def stats(self) -> PoolStats:
         """Tasks waiting on the driver and running (or queued) on actors, per kind."""
@@ -552,6 +613,8 @@ class RayPool:
         self._lanes.pop(lane_id, None)
         if self._fns.pop(lane_id, None) is None or self.closed:
             return
+        if not self._lanes:  # the run is over: the next one is told of its own spilling
+            self._spill.rearm()
         for ticket, task in list(self._tasks.items()):
             if task.lane == lane_id and task.actor is None:
                 del self._tasks[ticket]
@@ -577,6 +640,10 @@ class RayPool:
             self._receive_all(ready)
         for kind in KINDS:
             self._dispatch(kind)
+        spilled = self._spill.news()
+        if spilled:
+            logger.warning(spilled)
+            self._notices.append(spilled)
 
     def _receive_all(self, ready: list[Any]) -> None:
         start = time.perf_counter()
@@ -740,18 +807,21 @@ class RayPool:
     def _group(self, kind: Kind) -> list[_Handle]:
         handles = self._actors[kind]
         if not handles:
-            handles.extend(self._start(kind) for _ in range(self.workers))
+            if self.keep is not None:  # the idle actors a driver before this one kept
+                handles.extend(_Handle(a) for a in attach(self._ray, self.keep, kind, self.workers))
+            handles.extend(self._start(kind) for _ in range(self.workers - len(handles)))
         return handles
 
     def _start(self, kind: Kind) -> _Handle:
         seed = (self._seed + next(self._numbers)) % 2**32
         preload = [name for name in PRELOAD if name in sys.modules]
         node = self._nodes.next()
-        remote = self._remote
+        options: dict[str, Any] = named(kind, self.keep) if self.keep is not None else {}
         if node is not None:  # pinned: Ray's SPREAD may put every actor on one node
-            remote = remote.options(scheduling_strategy=self._nodes.strategy(node))
+            options["scheduling_strategy"] = self._nodes.strategy(node)
+        remote = self._remote.options(**options) if options else self._remote
         args = (seed, os.getcwd(), preload, self._driver_node, self.shipped)
-        actor = remote.remote(*args)
+        actor = remote.remote(*args, self.keep or "", self.lease)
         logger.debug("started a Ray %s actor on %s", kind, node and node.describe())
         return _Handle(actor, node)
 
@@ -763,10 +833,55 @@ class RayPool:
 RayLane = OrderedLane[Any]
 
 
+class _Spill:
+    """Whether Ray's object store has spilled since the pool was made: looked at every
+    SPILL_CHECK seconds while work is out, said once."""
+
+    def __init__(self, ray: ModuleType) -> None:
+        self._ray = ray
+        self._said = False
+        self._looked = time.monotonic()
+        self._before = self._spilled()
+
+    def rearm(self) -> None:
+        if self._said:
+            self._said, self._before = False, self._spilled()
+
+    def news(self) -> str | None:
+        if self._said or self._before is None or time.monotonic() - self._looked < SPILL_CHECK:
+            return None
+        self._looked = time.monotonic()
+        now = self._spilled()
+        if now is None or now <= self._before:
+            return None
+        self._said = True
+        return SPILLED.format(mib=(now - self._before) / 2**20)
+
+    def _spilled(self) -> int | None:
+        """Bytes the cluster's object stores have spilled so far (None: Ray does not say)."""
+        try:
+            from ray._private import internal_api, state
+
+            reply = internal_api.get_memory_info_reply(  # type: ignore[no-untyped-call]
+                state.state, timeout_seconds=2.0
+            )
+            return int(reply.store_stats.spilled_bytes_total)
+        except Exception:
+            return None
+
+
 def _died(kind: str, exc: Exception) -> ErrorInfo:
     why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     message = f"the Ray {kind} actor running this task died ({why}); a new actor took its place"
     return ErrorInfo("WorkerDied", message, f"{message}\n\n{exc}")
 
 
-__all__ = ["INSTALL", "RayBackend", "RayLane", "RayPool", "connect", "require_ray"]
+__all__ = [
+    "INSTALL",
+    "RayBackend",
+    "RayLane",
+    "RayPool",
+    "connect",
+    "local_ray_address",
+    "require_ray",
+]

@@ -24,8 +24,9 @@ from typing import Any
 
 from graphbook.engine.cache import OutputCache
 from graphbook.engine.control import RunControl
-from graphbook.engine.executor import Executor, make_pool
+from graphbook.engine.executor import Backend, Executor, make_pool
 from graphbook.engine.pool import Pool
+from graphbook.engine.ray_pool import RayPool
 from graphbook.events import Event, NodeError, RunFinished, RunStarted
 from graphbook.graph import build_graph
 from graphbook.node_index import node_files
@@ -49,6 +50,9 @@ class HostConfig:
     cache_budget: int
     lost: frozenset[str] = frozenset()
     """Workflows whose cached outputs a host before this one held when it was ended."""
+    backend: Backend = "local"
+    """Where the pool works: worker processes, or Ray actors (the host is then Ray's driver,
+    joining the address given: the server's local Ray, or a cluster)."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,7 @@ class Host:
         self.previewer = Previewer(media, LIVE)
         self.full_previewer = Previewer(media, FULL)
         self.desk = PromptDesk()
-        self.pool: Pool = make_pool(config.workers)
+        self.pool: Pool = make_pool(config.workers, config.backend)
         self.orders: queue.Queue[RunOrder | None] = queue.Queue()
         self.runner = threading.Thread(target=self._runs, name="graphbook-host-run", daemon=True)
 
@@ -252,9 +256,13 @@ class Host:
         stats = self.pool.stats()
         if not control.stopping or stats is None:
             return
-        if stats.load.running or stats.dump.running or stats.load.waiting:
+        if not (stats.load.running or stats.dump.running or stats.load.waiting):
+            return
+        if isinstance(self.pool, RayPool):  # the idle actors stay, warm
+            logger.info("replaced %d Ray actors still busy after a stop", self.pool.recycle_busy())
+        else:
             logger.info("ending worker processes still busy after a stop")
-            old, self.pool = self.pool, make_pool(self.config.workers)
+            old, self.pool = self.pool, make_pool(self.config.workers, self.config.backend)
             threading.Thread(target=old.close, name="graphbook-close", daemon=True).start()
 
     def _load_nodes(self) -> None:

@@ -1,31 +1,32 @@
 """Session: the server's interactive runs, one at a time, each in the run host (a child
-process, graphbook/server/host.py, NOTE [ Run host ]); on `serve --ray`, in a background thread.
+process, graphbook/server/host.py, NOTE [ Run host ]), on `serve --ray` too (the host is then
+the Ray driver).
 
 Outputs are cached per workflow file between runs (graphbook.engine.cache); the run can be
 paused, stepped, resumed and stopped; prompts wait for any client's answer; every run is
-recorded in the run store. Events travel from the run (the host's pipe reader, or the run's
-thread) to the event loop through the Outbox, in order, and are published by the Hub. Starting
-a run reads and checks its workflow in a thread: the loop never builds a graph (4,000 nodes
-took it 0.9 s).
+recorded in the run store. Events travel from the run (the host's pipe reader) to the event
+loop through the Outbox, in order, and are published by the Hub. Starting a run reads and
+checks its workflow in a thread: the loop never builds a graph (4,000 nodes took it 0.9 s).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from graphbook import protocol as p
-from graphbook.engine.cache import OutputCache
-from graphbook.engine.control import RunControl, interrupt
-from graphbook.engine.executor import Executor, make_pool
-from graphbook.engine.pool import InlinePool, Pool
+from graphbook.engine.control import RunControl
+from graphbook.engine.executor import Backend, RayBackend
+from graphbook.engine.ray_keep import LEASE
+from graphbook.engine.ray_pool import local_ray_address
 from graphbook.errors import GraphbookError, Problem, WorkflowError
 from graphbook.events import Event, RunFinished
 from graphbook.graph import Graph, build_graph
@@ -33,31 +34,28 @@ from graphbook.inputs import run_overrides
 from graphbook.modes import OFF_WORDS
 from graphbook.overrides import with_overrides
 from graphbook.registry import Registry
-from graphbook.server.desk import PromptDesk, check_answer
+from graphbook.server.desk import check_answer
 from graphbook.server.errors import ServerError, bad_message, conflict, not_found
 from graphbook.server.history import HistorySink, Recorder, RunConfig
 from graphbook.server.host import HostCache, HostGone, HostPool, RunHost
 from graphbook.server.hub import Hub
 from graphbook.server.media import MediaStore
 from graphbook.server.outbox import Outbox
-from graphbook.server.previews import FULL, LIVE, Previewer
 from graphbook.server.runhost import HostConfig, RunOrder
 from graphbook.server.settings import ServerSettings
-from graphbook.server.translate import Translator
 from graphbook.server.workflows import WorkflowFiles, from_body
 from graphbook.store import Store
 from graphbook.workflow import Workflow
 
 logger = logging.getLogger(__name__)
 STOP_GRACE = 2.0
-"""Seconds a stopped run has to end by itself before its run host is ended (its thread is
-interrupted, on `serve --ray`)."""
-ABANDON_GRACE = 3.0
-"""On `serve --ray`: seconds an interrupted run has to end before it is declared stopped and
-its thread left behind; see NOTE [ Stop ]."""
+"""Seconds a stopped run has to end by itself before its run host is ended."""
 
 HOST_LOAD = 60.0
 """Seconds the server waits at its start for its run host to load (imports, node files)."""
+LEASE_SETTING = "GRAPHBOOK_RAY_LEASE"
+"""On `serve --ray`: seconds the pool's actors outlive the server's last run host (default 60;
+docs/scale.md)."""
 RECORD_GRACE = 1.0
 """Seconds a run's end waits for its record to be written before clients are told: a store
 that another process holds locked delays the record (written later), not the run."""
@@ -65,22 +63,18 @@ that another process holds locked delays the record (written later), not the run
 # NOTE [ Stop ]
 #
 # Stop asks the executor to stop (it checks between units of work), and cancels open prompts.
-# Work in worker processes is the pool's: a stopped run's busy workers are ended (the pool is
-# replaced).
+# Work in worker processes (or Ray actors) is the pool's: a stopped run's busy workers are ended
+# (the pool is replaced; on Ray, only the busy actors are).
 #
-# In the run host (the default, graphbook/server/host.py, NOTE [ Run host ]): node code that
-# ignores the request gets STOP_GRACE seconds, then the host is ended with SIGKILL, whatever the
-# code is doing (a loop, a call blocked in C, a C call holding the GIL), its worker processes
-# with it. The run is recorded `stopped`, with the node details the server had folded from the
-# run's messages until then; a fresh host starts, and the workflows whose cached outputs the
-# old one held re-run their nodes with the cause `lost`. Nothing is left behind, and the server
-# takes the next run at once (it waits in the new host's pipe until the host has loaded).
-#
-# On `serve --ray` the engine still runs in a thread of the server: after STOP_GRACE the thread
-# gets a KeyboardInterrupt at its next Python instruction (`interrupt`). Code blocked in C
-# never reaches one: after ABANDON_GRACE more seconds the run is declared stopped, its thread is
-# abandoned (a daemon thread) with a pool of its own, and nothing it does later reaches clients
-# or the store. Python cannot kill a thread, so there code that holds the GIL freezes the server.
+# Every run executes in the run host (graphbook/server/host.py, NOTE [ Run host ]), on
+# `serve --ray` too: node code that ignores the request gets STOP_GRACE seconds, then the host is
+# ended with SIGKILL, whatever the code is doing (a loop, a call blocked in C, a C call holding
+# the GIL), its worker processes with it (on Ray its load and dump actors are kept: the next
+# host attaches to them and kills those still busy, graphbook/engine/ray_keep.py). The run is
+# recorded `stopped`, with the node details the server had folded from the run's messages until
+# then; a fresh host starts, and the workflows whose cached outputs the old one held re-run their
+# nodes with the cause `lost`. Nothing is left behind, and the server takes the next run at once
+# (it waits in the new host's pipe until the host has loaded).
 
 
 @dataclass
@@ -89,21 +83,15 @@ class ActiveRun:
     config: RunConfig
     control: RunControl
     graph: Graph
-    pool: Pool
     began: float
     """time.time() when it started."""
-    thread: threading.Thread | None = None
+    host: RunHost
+    """The run host it runs in."""
+    history: HistorySink
     ended: bool = False
-    """The executor has returned (the thread may still be cleaning up the pool)."""
-    abandoned: bool = False
-    """Declared stopped while its thread was stuck; see NOTE [ Stop ]."""
+    """The host has said the run is over (or the host has ended)."""
     released: bool = False
     """The session has been told the run is over (`Session._release`)."""
-    retire_pool: bool = False
-    """Its pool, replaced because a stop left workers busy, is closed when the thread ends."""
-    host: RunHost | None = None
-    """The run host it runs in (None: a thread of the server, on `serve --ray`)."""
-    history: HistorySink | None = None
     answered: set[str] = field(default_factory=set)
     """Prompts answered (in the run host, where the answer is checked against nothing)."""
 
@@ -124,18 +112,13 @@ class Session:
         self.hub = hub
         self.files = files
         self.media = media
-        self.hosted = settings.ray is None
-        """Runs go to the run host (NOTE [ Run host ]); on `serve --ray`, to a thread here."""
         self.host: RunHost | None = None
-        self.cache: OutputCache | HostCache = (
-            HostCache(settings.cache_budget, self._host)
-            if self.hosted
-            else OutputCache(settings.cache_budget)
-        )
-        self.desk = PromptDesk()
-        self.previewer = Previewer(media, LIVE)
-        self.full_previewer = Previewer(media, FULL)
-        self.pool: Pool | HostPool = HostPool(self._host) if self.hosted else InlinePool()
+        """The run host (NOTE [ Run host ]): every run goes there."""
+        self.backend: Backend = settings.backend
+        """Where the host's pool works; on `serve --ray`, with the address every host joins and
+        the namespace its actors are kept in (`_kept`, in `open`)."""
+        self.cache = HostCache(settings.cache_budget, self._host)
+        self.pool = HostPool(self._host)
         self.active: ActiveRun | None = None
         self.starting: str | None = None
         """The workflow of the run being read and checked (`start`), before it is active."""
@@ -156,25 +139,20 @@ class Session:
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._outbox = Outbox(self._loop)
-        if self.hosted:  # the server is ready when it can run: its run host has loaded
-            self.host = host = await asyncio.to_thread(self._new_host, frozenset())
-            if not await asyncio.to_thread(host.ready.wait, HOST_LOAD):
-                logger.warning("the run host has not loaded in %.0f s; runs wait for it", HOST_LOAD)
-        else:
-            self.pool = make_pool(self.settings.workers, self.settings.backend)
+        if isinstance(self.backend, RayBackend):
+            self.backend = await asyncio.to_thread(_kept, self.backend)
+        # the server is ready when it can run: its run host has loaded
+        self.host = host = await asyncio.to_thread(self._new_host, frozenset())
+        if not await asyncio.to_thread(host.ready.wait, HOST_LOAD):
+            logger.warning("the run host has not loaded in %.0f s; runs wait for it", HOST_LOAD)
 
     async def close(self) -> None:
         self._closing = True  # a run being read and checked now does not start
         active = self.active
         if active is not None:
             active.control.stop()
-            self.desk.cancel_all()
-            if active.thread is not None:
-                await asyncio.to_thread(active.thread.join, STOP_GRACE * 2)
         if self.host is not None:
             await asyncio.to_thread(self.host.close, STOP_GRACE * 2)
-        if not isinstance(self.pool, HostPool):
-            await asyncio.to_thread(self.pool.close)
         await asyncio.to_thread(self.recorder.close)
 
     # -- the run host ------------------------------------------------------------------------
@@ -184,9 +162,10 @@ class Session:
         return self.host
 
     def _new_host(self, lost: frozenset[str]) -> RunHost:
+        settings = self.settings
         budget = self.cache.budget
         config = HostConfig(
-            self.settings.nodes, self.settings.roots(), self.settings.workers, budget, lost
+            settings.nodes, settings.roots(), settings.workers, budget, lost, self.backend
         )
         return RunHost(config, self.media, self._from_host)
 
@@ -202,8 +181,7 @@ class Session:
         if kind == "event":
             self._deliver(active, message[2], message[3])
         elif kind == "crash":
-            if active.history is not None:
-                active.history.error = active.history.error or str(message[2])
+            active.history.error = active.history.error or str(message[2])
             self._deliver(active, _end_message(active, "failed"), None)
         elif kind == "ended":
             active.ended = True
@@ -212,7 +190,7 @@ class Session:
         self, active: ActiveRun, event: Event | None, messages: Sequence[p.ServerMessage] | None
     ) -> None:
         """Record and publish one event of a hosted run, as the run's own thread did."""
-        if active.released or active.history is None:
+        if active.released:
             return
         shown: Sequence[p.ServerMessage] = (
             messages if messages is not None else [event] if isinstance(event, RunFinished) else []
@@ -249,8 +227,7 @@ class Session:
                 status = "failed"
                 reason = f"the run process ended unexpectedly (exit code {code})"
             logger.warning("run %s: %s", active.run_id, reason)
-            if active.history is not None:
-                active.history.error = active.history.error or reason
+            active.history.error = active.history.error or reason
             self._deliver(active, _end_message(active, status), None)
         active.ended = True
 
@@ -273,27 +250,17 @@ class Session:
         if request.mode == "step":
             control.step(config.node)
         run_id = uuid.uuid4().hex[:12]
-        if self.host is not None:
-            active = ActiveRun(run_id, config, control, graph, InlinePool(), time.time())
-            self._start_hosted(active, running, request.mode == "step")
-            return run_id
-        assert not isinstance(self.pool, HostPool)
-        active = ActiveRun(run_id, config, control, graph, self.pool, time.time())
-        active.thread = threading.Thread(
-            target=self._run, args=(active,), name=f"graphbook-run-{active.run_id}", daemon=True
-        )
-        self.active = active
-        active.thread.start()
-        return active.run_id
-
-    def _start_hosted(self, active: ActiveRun, running: Workflow, stepping: bool) -> None:
-        config = active.config
         with self._host_lock:
             if self.host is None:
                 self.host = self._new_host(self._lost)
             host = self.host
-        active.host = host
-        active.history = HistorySink(self.recorder, config)
+        history = HistorySink(self.recorder, config)
+        active = ActiveRun(run_id, config, control, graph, time.time(), host, history)
+        self._start_hosted(active, running, request.mode == "step")
+        return run_id
+
+    def _start_hosted(self, active: ActiveRun, running: Workflow, stepping: bool) -> None:
+        config, host = active.config, active.host
         until = config.node if config.mode in ("until", "step") else None
         trigger = config.node if config.mode == "trigger" else None
         order = RunOrder(
@@ -352,70 +319,13 @@ class Session:
         )
         return graph, config, running
 
-    # -- the run's thread (serve --ray) ------------------------------------------------------
-    def _run(self, active: ActiveRun) -> None:
-        config = active.config
-        assert isinstance(self.cache, OutputCache)
-        history = HistorySink(self.recorder, config)
-        translate = Translator(self.previewer)
-
-        def sink(event: Event) -> None:
-            if active.abandoned:
-                return
-            messages = translate(event)
-            history(event, messages)
-            if isinstance(event, RunFinished):  # clients that see the end find it recorded
-                self.recorder.wait(RECORD_GRACE)
-                self._release(active, messages)
-            elif messages:
-                self._call_soon(self.hub.publish_all, messages)
-
-        executor = Executor(
-            active.pool,
-            continue_on_error=config.continue_on_error,
-            prompter=self.desk.ask,
-            previewer=self.previewer,
-        )
-        try:
-            executor.run(
-                active.graph,
-                sink,
-                until=config.node if config.mode in ("until", "step") else None,
-                trigger=config.node if config.mode == "trigger" else None,
-                control=active.control,
-                cache=self.cache.workflow(config.workflow),
-                run_id=active.run_id,
-                workflow=config.workflow,
-            )
-        except BaseException as exc:  # a bug, or an interrupt outside node code: the run ends
-            logger.exception("run %s ended abnormally", active.run_id)
-            if not active.abandoned:  # the record ends failed too, with what ended it
-                history.error = history.error or f"the run ended abnormally: {exc!r:.300}"
-                sink(_end_message(active, "failed"))
-        finally:
-            active.ended = True
-            if not active.abandoned:
-                self._release(active)
-            if active.abandoned or active.retire_pool:
-                active.pool.close()
-
     def _release(self, active: ActiveRun, messages: Sequence[p.ServerMessage] = ()) -> None:
         """The run has ended: free the session for the next run, then send its last `messages`
         (run_finished), in one step on the loop, so that no client sees run_finished while
-        runs are refused.
-        Stop is real: if a stopped run left workers busy, the next run gets a fresh pool and
-        the old one (its workers ended) is closed when this thread is done with it."""
+        runs are refused. (Workers a stopped run left busy are the host's to end.)"""
         if active.released:
             return
         active.released = True
-        if active.host is None and self.pool is active.pool and _busy_after_stop(active):
-            recycle = getattr(self.pool, "recycle_busy", None)
-            if recycle is not None:  # a Ray pool replaces its busy actors and keeps the rest
-                logger.info("replaced %d Ray actors still busy after a stop", recycle())
-            else:
-                logger.info("ending worker processes still busy after a stop")
-                self.pool = make_pool(self.settings.workers, self.settings.backend)
-                active.retire_pool = True
         self._call_soon(self._finished, active, messages)
 
     def _warn_store_failed(self, message: str) -> None:
@@ -429,7 +339,6 @@ class Session:
     def _finished(self, active: ActiveRun, messages: Sequence[p.ServerMessage]) -> None:
         if self.active is active:
             self.active = None
-        self.desk.cancel_all()
         self.hub.publish_all(messages)
         end = next((m for m in messages if isinstance(m, RunFinished)), None)
         for hook in self.on_finished:
@@ -442,8 +351,7 @@ class Session:
         return self.active
 
     def _control(self, active: ActiveRun, op: str, node: str | None = None) -> None:
-        if active.host is not None:
-            active.host.send(("control", active.run_id, op, node))
+        active.host.send(("control", active.run_id, op, node))
 
     def pause(self) -> None:
         active = self.require_active()
@@ -464,46 +372,18 @@ class Session:
 
     def stop(self) -> None:
         active = self.require_active()
-        active.control.stop()
-        self.desk.cancel_all()
+        active.control.stop()  # the host cancels its open prompts
         self._control(active, "stop")
         if self._loop is not None:
             self._loop.call_later(STOP_GRACE, self._interrupt, active)
 
     def _interrupt(self, active: ActiveRun) -> None:
         """The run did not stop by itself (node code stuck in a loop, or in C): end its run
-        host; on `serve --ray`, interrupt its thread. See NOTE [ Stop ]."""
+        host. See NOTE [ Stop ]."""
         if self.active is not active or active.released or active.ended:
             return
-        if active.host is not None:
-            logger.warning(
-                "run %s did not stop in %.0fs; ending its host", active.run_id, STOP_GRACE
-            )
-            active.host.kill()  # its reader thread ends the run when the pipe closes
-            return
-        thread = active.thread
-        if thread is not None and thread.is_alive():
-            logger.warning("run %s did not stop in %.0fs; interrupting", active.run_id, STOP_GRACE)
-            interrupt(thread)
-            if self._loop is not None:
-                self._loop.call_later(ABANDON_GRACE, self._abandon, active)
-
-    def _abandon(self, active: ActiveRun) -> None:
-        """The interrupt did not land (node code blocked in C): declare the run stopped and
-        leave its thread behind; see NOTE [ Stop ]."""
-        if self.active is not active or active.ended:
-            return
-        grace = STOP_GRACE + ABANDON_GRACE
-        reason = f"node code did not stop within {grace:.0f} s (blocked outside Python?)"
-        logger.warning("run %s: %s; its thread is left behind", active.run_id, reason)
-        active.abandoned = True
-        if self.pool is active.pool:  # the stuck thread keeps the old pool, closed now
-            self.pool = make_pool(self.settings.workers, self.settings.backend)
-            threading.Thread(target=active.pool.close, name="graphbook-close", daemon=True).start()
-        run_id, error = active.run_id, f"stopped: {reason}"
-        self.recorder.submit(lambda s: s.finish_run(run_id, "stopped", {}, error))
-        # after the messages its thread handed over before, which the outbox still holds
-        self._call_soon(self._finished, active, [_end_message(active, "stopped")])
+        logger.warning("run %s did not stop in %.0fs; ending its host", active.run_id, STOP_GRACE)
+        active.host.kill()  # its reader thread ends the run when the pipe closes
 
     def refuse_while_running(self, workflow: str) -> None:
         running = self.active.config.workflow if self.active is not None else self.starting
@@ -517,35 +397,25 @@ class Session:
             raise not_found(f"no open prompt {prompt_id!r} (answered already, or the run ended)")
         check_answer(info.prompt, answer)
         active = self.active
-        if active is not None and active.host is not None:
-            if prompt_id in active.answered:
-                raise not_found(f"prompt {prompt_id!r} was answered already")
-            active.answered.add(prompt_id)
-            active.host.send(("answer", info.node_id, answer))
-            return
-        if not self.desk.answer(info.node_id, answer):
+        if active is None:
+            raise not_found(f"no open prompt {prompt_id!r} (the run ended)")
+        if prompt_id in active.answered:
             raise not_found(f"prompt {prompt_id!r} was answered already")
+        active.answered.add(prompt_id)
+        active.host.send(("answer", info.node_id, answer))
 
     async def clear(self, workflow: str, node: str | None) -> p.CacheCleared:
         name = self.files.name(workflow)
         self.refuse_while_running(name)
-        if isinstance(self.cache, OutputCache):
-            dropped = self.cache.workflow(name).clear(node)
-        else:
-            dropped = await self._ask("clear", name, node)
+        dropped = await self._ask("clear", name, node)
         cleared = p.CacheCleared(name, dropped)
         self.hub.publish(cleared)
         return cleared
 
     async def output(self, workflow: str, node: str, output: str, index: int) -> p.OutputItem:
         name = self.files.name(workflow)
-        if isinstance(self.cache, OutputCache):
-            items = self.cache.workflow(name).items(node, output)
-            found = None if items is None else (len(items), _item(items, index))
-            shown = self.full_previewer(found[1]) if found is not None else None
-        else:
-            found = await self._ask("output", name, node, output, index)
-            shown = found[1] if found is not None else None
+        found = await self._ask("output", name, node, output, index)
+        shown = found[1] if found is not None else None
         if found is None:
             raise not_found(f"no outputs of node {node!r} are kept for {name}; run it first")
         count = found[0]
@@ -560,19 +430,17 @@ class Session:
             raise ServerError(503, "conflict", "the run process is restarting; try again") from None
 
 
-def _busy_after_stop(active: ActiveRun) -> bool:
-    current = active.pool.stats()
-    if not active.control.stopping or current is None:
-        return False
-    return bool(current.load.running or current.dump.running or current.load.waiting)
-
-
-def _item(items: list[Any], index: int) -> Any:
-    return items[index] if 0 <= index < len(items) else None
+def _kept(backend: RayBackend) -> RayBackend:
+    """The Ray backend of the server's run hosts: a local Ray lives with the server (a host
+    ended by a Stop does not take it down), and the pool's actors are kept in a namespace of
+    this server's, so that the next host attaches to them warm (graphbook/engine/ray_keep.py)."""
+    address = backend.address if backend.address is not None else local_ray_address()
+    lease = float(os.environ.get(LEASE_SETTING) or LEASE)
+    return replace(backend, address=address, keep=f"graphbook-{uuid.uuid4().hex}", lease=lease)
 
 
 def _end_message(active: ActiveRun, status: Literal["failed", "stopped"]) -> RunFinished:
-    """The end of a run the executor did not report (it failed outside, or was abandoned)."""
+    """The end of a run the executor did not report (it failed outside, or its host ended)."""
     seconds = max(0.0, time.time() - active.began)
     return RunFinished(active.run_id, status, seconds, {}, 1 if status == "failed" else 0)
 

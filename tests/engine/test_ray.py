@@ -429,3 +429,31 @@ def test_after_a_stop_only_the_busy_actors_are_replaced(ray_address: str) -> Non
             pool.wait(0.1)
             outcomes += [outcome for _, outcome in lane.take_ready()]
         assert outcomes == [Done(3)]
+
+
+def read_text(path: str) -> str:
+    with open(path) as handle:
+        return handle.read()
+
+
+def test_a_relative_path_missed_where_the_drivers_folder_is_missing_says_why(
+    ray_address: str, tmp_path: Path
+) -> None:
+    """An actor on a node without the driver's folder (no shared disk) cannot find a relative
+    path: its error names the folder relative paths mean and how to share it."""
+    from graphbook.engine.ray_pool import _Actor
+    from graphbook.engine.ray_transfer import pack, unpack
+
+    ray: Any = pytest.importorskip("ray")
+    missing = str(tmp_path / "only-on-the-driver")  # as if the driver ran there
+    actor = ray.remote(num_cpus=0)(_Actor).remote(0, missing)
+    try:
+        ray.get(actor.learn.remote(0, ray.cloudpickle.dumps(read_text)))
+        packed = ray.get(actor.run.remote(0, pack([("data/shapes/1.jpg",), (__file__,)])))
+        missed, found = unpack(packed)
+    finally:
+        ray.kill(actor)
+    assert isinstance(missed, Failed) and missed.error.type == "FileNotFoundError"
+    assert f"the driver's folder {missing}" in missed.error.message
+    assert "mount it at the same path on every node" in missed.error.message
+    assert isinstance(found, Done) and "read_text" in found.value  # absolute paths work

@@ -89,6 +89,18 @@ def arrays_step(ctx: Any, loaded: list, items: list, data: list) -> None:
     pass
 
 
+def dump_hang(marks: str) -> None:
+    """A dump function stuck in C."""
+    _mark(marks, "dump")
+    threading.Event().wait()
+
+
+@step("Faults/DumpHang")
+@batch(1, "x", dump_fn=dump_hang)
+def dump_hang_step(ctx: Any, outputs: list, items: list, data: list) -> Any:
+    return [(item["marks"],) for item in items]
+
+
 @step("Faults/Relay")
 def relay(ctx: Any, data: dict) -> None:
     pass

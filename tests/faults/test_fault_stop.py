@@ -1,7 +1,8 @@
 """Stop always ends a run within a bound a person can see, whatever its node code does (blocked
 in C, holding the GIL): the run host it runs in is ended, with its worker processes and their
 shared memory; the run is recorded `stopped` with what its nodes did; the server answers
-throughout and takes the next run, which plans its nodes from what is truly cached."""
+throughout and takes the next run, which plans its nodes from what is truly cached. On
+`graphbook serve --ray` too: the run host is then the Ray driver."""
 
 from __future__ import annotations
 
@@ -202,5 +203,97 @@ def test_stop_at_random_moments_never_records_failed_nor_spoils_the_cache(
             assert server.ended(again, timeout=BOUND + nodes / 4) == "completed"
             last = nodes_of(server.last())[f"n{nodes - 1}"]
             assert last["counts"] == {"out": 3}, last  # nothing reused that was not whole
+    finally:
+        server.stop()
+
+
+RAY_STARTUP = 180.0
+"""Seconds a host may take to join Ray and its actors to import and run a first task, on a
+loaded machine."""
+
+
+def stuck_and_hog(folder: Path, name: str) -> str:
+    """Count(3) -> DumpHang (its dump blocks a dump actor in C) and -> Arrays (loads on a load
+    actor) -> Hog (holds the host's GIL, once the pool has handed out the dumps and loads)."""
+    from graphbook.workflow import Workflow
+
+    wf = Workflow()
+    mark = str(folder / "marks")
+    src = wf.add("Count", id="src", n=3, marks=mark)
+    wf.connect(src, wf.add("DumpHang", id="dump"))
+    arrays = wf.add("Arrays", id="arrays")
+    wf.connect(src, arrays)
+    wf.connect(arrays, wf.add("Hog", id="hog", marks=mark))
+    (folder / "workflows" / name).write_text(json.dumps(wf.to_json()))
+    return name
+
+
+def loads_now(folder: Path) -> set[int]:
+    """The processes that ran load functions since the last call (their marks are taken)."""
+    found = set()
+    for path in (folder / "marks").glob("load.*"):
+        found.add(int(path.suffix[1:]))
+        path.unlink()
+    return found
+
+
+def test_stop_on_serve_ray_ends_the_host_keeps_idle_actors_and_takes_the_next_run(
+    tmp_path: Path, ray_address: str, reap: list[int]
+) -> None:
+    """The host (Ray's driver) holding the GIL and a dump actor blocked in C: Stop ends both,
+    the idle load actor stays warm and runs the next host's run, which completes, and the
+    server's end takes the actors with it."""
+    pytest.importorskip("ray")
+    folder = project(tmp_path)
+    stuck = stuck_and_hog(folder, "stuck.json")
+    quick = workflow(folder, "slow.json", "Slow", n=6)
+    server = serve(folder, "--ray", ray_address, "--workers", "1")
+    reap.append(server.process.pid)
+    try:
+        run = server.start(stuck)
+        wait_until(lambda: marks(folder, "hog") and marks(folder, "dump"), "hog and dump", 180)
+        host, warm, blocked = host_of(server), set(marks(folder, "arrays")), marks(folder, "dump")
+        reap += [*warm, *blocked]
+        assert len(warm) == 1 and host not in warm and not warm & set(blocked), (warm, blocked)
+        assert answers_info(server) < 2.0
+        began = time.monotonic()
+        assert server.call("POST", "/api/runs/current/stop")[0] in (200, 202, 204)
+        assert server.ended(run, timeout=BOUND) == "stopped"
+        took = time.monotonic() - began
+        assert took < BOUND, f"the stop took {took:.1f} s"
+        wait_until(lambda: not alive(host), "the stopped run's host to end")
+        found = record(server, run)
+        assert found["status"] == "stopped" and "did not stop" in found["error"]
+
+        again = server.start(quick)
+        assert server.ended(again, timeout=RAY_STARTUP) == "completed"
+        wait_until(lambda: not any(map(alive, blocked)), "the blocked actor to be ended")
+        assert loads_now(folder) == warm, "the next run did not go to the kept load actor"
+        assert record(server, again)["status"] == "completed"
+    finally:
+        err = server.stop()
+    wait_until(lambda: not any(map(alive, reap[1:])), "the server's actors to end with it")
+    assert "Traceback" not in err, err
+
+
+def test_actors_of_a_killed_serve_ray_end_when_their_lease_runs_out(
+    tmp_path: Path, ray_address: str, reap: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("ray")
+    monkeypatch.setenv("GRAPHBOOK_RAY_LEASE", "4")
+    folder = project(tmp_path)
+    quick = workflow(folder, "slow.json", "Slow", n=4)
+    longer = workflow(folder, "longer.json", "Slow", n=30)
+    server = serve(folder, "--ray", ray_address, "--workers", "1")
+    reap.append(server.process.pid)
+    try:
+        assert server.ended(server.start(quick), timeout=RAY_STARTUP) == "completed"
+        actors = loads_now(folder)
+        reap += actors
+        began = time.monotonic()  # 30 loads of 0.2 s: a run longer than the lease
+        assert server.ended(server.start(longer), timeout=RAY_STARTUP) == "completed"
+        assert time.monotonic() - began > 4 and loads_now(folder) == actors
+        server.process.kill()
+        wait_until(lambda: not any(map(alive, actors)), "the killed server's actors to end", 30)
     finally:
         server.stop()
