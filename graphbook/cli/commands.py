@@ -15,36 +15,26 @@ import logging
 import os
 import signal
 import sys
-import threading
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import closing
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.console import Console
 from rich.text import Text
 
 from graphbook.about import version
-from graphbook.cli.asking import prompter_for
-from graphbook.cli.terminal import EncodableStream, JsonSink, TerminalSink
+from graphbook.cli.consoles import FAILED, INTERRUPTED, OK, USAGE, error_console, output_console
+from graphbook.cli.running import run_here
+from graphbook.cli.terminal import JsonSink, TerminalSink
 from graphbook.cli.train import add_train_parser
-from graphbook.engine.executor import (
-    Backend,
-    RayBackend,
-    RunControl,
-    RunResult,
-    make_pool,
-    run_workflow,
-)
+from graphbook.engine.executor import Backend, RayBackend, load_nodes, make_pool
 from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
 from graphbook.engine.ray_pool import connect as connect_ray
 from graphbook.engine.ray_ship import shippable
 from graphbook.errors import GraphbookError
 from graphbook.inputs import parse_inputs
-from graphbook.modes import OFF_WORDS
 from graphbook.overrides import parse_settings
 from graphbook.params import ParamSpec
 from graphbook.registry import Registry
@@ -58,14 +48,9 @@ if TYPE_CHECKING:
     from graphbook.loggers import MetricLogger
     from graphbook.server import ServerSettings
 
-OK = 0
-FAILED = 1
-USAGE = 2
-INTERRUPTED = 130
 NODES_FOLDER = "custom_nodes"
 
 Command = Callable[[argparse.Namespace], int]
-Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -285,16 +270,6 @@ def workers_count(text: str) -> int:
 
 
 # -- output ------------------------------------------------------------------------------------
-def output_console() -> Console:
-    stream = cast(TextIO, EncodableStream(sys.stdout))
-    return Console(file=stream, highlight=False, emoji=False, markup=False, soft_wrap=True)
-
-
-def error_console() -> Console:
-    stream = cast(TextIO, EncodableStream(sys.stderr))
-    return Console(file=stream, highlight=False, emoji=False, markup=False, soft_wrap=True)
-
-
 def configure_logging(verbose: bool) -> None:
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
@@ -327,15 +302,13 @@ def load_registry(
     folders: Iterable[Path], err: Console, verbose: bool, workflow: Workflow | None = None
 ) -> Registry:
     """Built-in nodes plus every folder's (or only the files defining the kinds `workflow`
-    uses, see `Registry.load_needed`); a file that fails to import is a warning."""
+    runs, see `load_nodes`); a file that fails to import is a warning."""
     registry = Registry.with_builtins()
     if workflow is None:
         for folder in folders:
             registry.load_folder(folder)
     else:
-        needed = {node.type for node in workflow.nodes.values()} - workflow.code.keys()
-        modules = {node.type: node.module for node in workflow.nodes.values() if node.module}
-        registry.load_needed(folders, needed, modules)
+        load_nodes(workflow, folders, registry)
     for failure in registry.failures.values():
         err.print(
             Text(f"warning: could not load node file {failure.path}: {failure.error}", "yellow")
@@ -352,12 +325,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     print_notes(workflow, err)
     folders = node_folders(args.nodes, args.workflow)
     registry = load_registry(folders, err, args.verbose, workflow)
-    if args.until is not None and args.until not in workflow.nodes:
-        known = ", ".join(workflow.nodes) or "none"
-        raise GraphbookError(f"--until {args.until!r}: no such node; the nodes are: {known}")
-    if args.until is not None and workflow.nodes[args.until].mode != "active":
-        word = OFF_WORDS[workflow.nodes[args.until].mode]
-        raise GraphbookError(f"--until {args.until!r}: the node is {word}, so it does not run")
     overrides = parse_settings(workflow, registry, args.set)
     inputs = parse_inputs(workflow, registry, args.input) if args.input else None
     backend = backend_of(args, folders)
@@ -366,22 +333,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         describe = getattr(pool, "describe", lambda: "")
         err.print(Text(f"note: on the Ray cluster at {backend.address}: {describe()}"))
     sink = make_sink(args, err, getattr(pool, "stats", None))
-    control = RunControl()
-    prompter = prompter_for(sink, output_console(), err)
-    with closing(pool), closing(sink), StopOnSignal(control) as stopper:
-        result = run_workflow(
-            workflow,
-            registry=registry,
-            sink=sink,
-            continue_on_error=args.continue_on_error,
-            until=args.until,
-            control=control,
-            pool=pool,
-            prompter=prompter,
-            overrides=overrides,
-            inputs=inputs,
-        )
-    return exit_code(result, stopper)
+    _, code = run_here(
+        workflow,
+        pool,
+        sink,
+        registry=registry,
+        until=args.until,
+        continue_on_error=args.continue_on_error,
+        overrides=overrides,
+        inputs=inputs,
+    )
+    return code
 
 
 def print_notes(workflow: Workflow, err: Console) -> None:
@@ -425,48 +387,6 @@ def make_sink(
     if args.json:
         return JsonSink(sys.stdout)
     return TerminalSink(output_console(), err, quiet=args.quiet, pool_stats=pool_stats)
-
-
-def exit_code(result: RunResult, stopper: StopOnSignal) -> int:
-    if result.status == "stopped":
-        return stopper.exit_code()
-    return OK if result.ok else FAILED
-
-
-class StopOnSignal:
-    """While active, Ctrl-C (SIGINT) or SIGTERM stops the run: it sets `control` and interrupts
-    whatever node code is running, which the executor turns into a stopped run that still calls
-    every node's `on_end`. A second signal interrupts that clean-up too."""
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self, control: RunControl) -> None:
-        self.control = control
-        self.signum: int | None = None
-        self._previous: dict[int, Handler] = {}
-
-    def __enter__(self) -> StopOnSignal:
-        if threading.current_thread() is threading.main_thread():
-            for signum in self.SIGNALS:
-                previous = signal.getsignal(signum)
-                if previous is not signal.SIG_IGN:  # ignored (nohup, `&`): not ours to handle
-                    self._previous[signum] = signal.SIG_DFL if previous is None else previous
-                    signal.signal(signum, self._stop)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        for signum, previous in self._previous.items():
-            signal.signal(signum, previous)
-
-    def _stop(self, signum: int, frame: FrameType | None) -> None:
-        if self.signum is None:
-            self.signum = signum
-            self.control.stop()
-        raise KeyboardInterrupt
-
-    def exit_code(self) -> int:
-        """128 + the signal's number, as shells report it: 130 for Ctrl-C, 143 for SIGTERM."""
-        return 128 + (self.signum or signal.SIGINT)
 
 
 # -- graphbook nodes ---------------------------------------------------------------------------
