@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = (
-    "import sys; from graphbook.cli.commands import main; code = main(sys.argv[1:]); "
+    "import sys; from graphbook.cli import main; code = main(sys.argv[1:]); "
     "print('torch' in sys.modules, 'graphbook_nodes.heavy' in sys.modules, "
     "'PIL' in sys.modules or 'pyarrow' in sys.modules, code)"
 )

@@ -14,13 +14,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from graphbook.cli.commands import (
-    app_argv,
-    build_parser,
-    cmd_serve,
-    ignored_013_options,
-    serve_folders,
-)
+from graphbook.cli.parser import app_argv, build_parser
+from graphbook.cli.serve import cmd_serve, ignored_013_options, serve_folders
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVING = re.compile(r"Graphbook is serving on (http://127\.0\.0\.1:\d+/)")
