@@ -22,12 +22,12 @@ from graphbook.engine.pool import InlinePool, Pool, RemoteError
 from graphbook.engine.preview import preview
 from graphbook.engine.ray_pool import RayBackend
 from graphbook.engine.runners import (
-    Previewer,
+    PreviewFn,
     Prompter,
     ReplayRunner,
     RunAborted,
+    RunContext,
     Runner,
-    RunState,
     runner_for,
 )
 from graphbook.errors import RunTargetError
@@ -122,7 +122,7 @@ class Executor:
         continue_on_error: bool = False,
         collect: bool = False,
         prompter: Prompter = default_prompter,
-        previewer: Previewer = preview,
+        previewer: PreviewFn = preview,
     ) -> None:
         self.pool = pool or InlinePool()
         self.continue_on_error = continue_on_error
@@ -158,7 +158,7 @@ class Executor:
             sink(event)
 
         control = control or RunControl()
-        state = RunState(
+        state = RunContext(
             record,
             self.pool,
             self.prompter,
@@ -171,7 +171,7 @@ class Executor:
         mode = _mode(control, until, trigger)
         node = trigger if trigger is not None else until
         started = RunStarted(state.run_id, workflow, mode, node, _titles(graph), time.time())
-        session = _Session(graph, state, control, cache, trigger)
+        session = _GraphRun(graph, state, control, cache, trigger)
         status, seconds = session.run(started)
         counts = session.counts()
         paused = session.state.paused
@@ -179,13 +179,13 @@ class Executor:
         return RunResult(session.run_id, status, seconds, counts, errors, state.outputs)
 
 
-class _Session:
+class _GraphRun:
     """One run of one graph: plan, build resources and steps, schedule, and always clean up."""
 
     def __init__(
         self,
         graph: Graph,
-        state: RunState,
+        state: RunContext,
         control: RunControl,
         cache: WorkflowCache | None = None,
         trigger: str | None = None,

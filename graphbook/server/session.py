@@ -37,12 +37,12 @@ from graphbook.server.errors import ServerError, bad_message, conflict, not_foun
 from graphbook.server.history import HistorySink, Recorder, RunConfig
 from graphbook.server.host import HostCache, HostGone, HostPool, RunHost
 from graphbook.server.hub import Hub
+from graphbook.server.loglimit import LogLimiter
 from graphbook.server.media import MediaStore
 from graphbook.server.outbox import Outbox
 from graphbook.server.previews import FULL, LIVE, Previewer
 from graphbook.server.runhost import HostConfig, RunOrder
 from graphbook.server.settings import ServerSettings
-from graphbook.server.translate import Translator
 from graphbook.server.workflows import WorkflowFiles, from_body
 from graphbook.store import Store
 from graphbook.workflow import Workflow
@@ -356,12 +356,12 @@ class Session:
         config = active.config
         assert isinstance(self.cache, OutputCache)
         history = HistorySink(self.recorder, config)
-        translate = Translator(self.previewer)
+        limit = LogLimiter(self.previewer)
 
         def sink(event: Event) -> None:
             if active.abandoned:
                 return
-            messages = translate(event)
+            messages = limit(event)
             history(event, messages)
             if isinstance(event, RunFinished):  # clients that see the end find it recorded
                 self.recorder.wait(RECORD_GRACE)
