@@ -52,8 +52,8 @@ PREFETCH = 16
 and a batch step's parent may be in a model's forward pass for a tenth of a second: a worker
 needs a batch's share of tasks queued to stay busy meanwhile. A lane's capacity still bounds
 the tasks in flight. A worker is topped up as soon as it has room, not in fours or eights:
-measured in session 4 (bench/README.md, worker pool), refilling in bunches and waking the
-parent only every few results (a "bell" per worker) halved the parent's CPU per item, but on a
+measured (bench/README.md, worker pool), refilling in bunches and waking the parent only
+every few results (a "bell" per worker) halved the parent's CPU per item, but on a
 loaded machine the workers then got 0.5-0.9 of the CPU they got before, so it was taken out."""
 WORKER_NICE = 10
 """How much lower a worker's scheduling priority is than its parent's (`os.nice`); see NOTE
@@ -116,7 +116,7 @@ def worker_nice() -> int:
 # and the workers decode in every gap they leave (between batches, while the parent collects,
 # while a slice waits), which is all they need, since they work ahead of the model by up to two
 # batches. When the model waits for them, they have the cores to themselves. Measured on 2 cores
-# (session 5, bench/README.md): mobilenet_v3_small's plain pipeline 1.10x as fast, resnet18's
+# (bench/README.md): mobilenet_v3_small's plain pipeline 1.10x as fast, resnet18's
 # the same. On a machine busy with other programs' work the workers, not the model, give way.
 
 # NOTE [ Workers start with their lane ]

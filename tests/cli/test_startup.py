@@ -1,4 +1,4 @@
-"""Item 8 of issue 13: `graphbook run workflows/hello.json` imports neither torch nor the node
+"""`graphbook run workflows/hello.json` imports neither torch nor the node
 files the workflow does not use; the node library and the examples' nodes, which every run
 registers, import torch, PIL and pyarrow only when one of their nodes runs."""
 
