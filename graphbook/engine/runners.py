@@ -458,7 +458,7 @@ class PromptRunner(Runner[PromptStep]):
             return
         self.parked = Parked(data, uuid.uuid4().hex[:12], answer)
         shown = self.run.preview(data)
-        asked = plain(question)
+        asked = json_data(question)
         if asked.get("type") == "boolean":  # PromptStep's default says "boolean"
             asked["type"] = "bool"
         prompt = Prompt(self.run.run_id, self.parked.prompt_id, self.id, asked, shown)
@@ -469,7 +469,7 @@ class PromptRunner(Runner[PromptStep]):
         self.parked = None
         try:
             answer = parked.answer.result()
-            answered = PromptAnswered(self.run.run_id, parked.prompt_id, self.id, plain(answer))
+            answered = PromptAnswered(self.run.run_id, parked.prompt_id, self.id, json_data(answer))
             self.run.sink(answered)
             self._finish(parked.data, answer)
         except Exception as exc:
@@ -484,7 +484,7 @@ class PromptRunner(Runner[PromptStep]):
         self.unit_done()
 
 
-def plain(value: Any) -> Any:
+def json_data(value: Any) -> Any:
     """`value` as JSON data; anything JSON cannot hold becomes its text."""
     return json.loads(json.dumps(value, default=str))
 
