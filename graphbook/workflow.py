@@ -39,7 +39,6 @@ GROUP_SIZE = (300.0, 200.0)
 """A group's size when the file gives none, as the browser draws it."""
 
 
-
 @dataclass(frozen=True)
 class Node:
     """One node of a workflow: which kind it is and the parameter values set on it."""
