@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from graphbook.params import ParamSpec
-
-Role = Literal["step", "source", "batch", "prompt", "resource"]
+from graphbook.spec import NodeKind
 
 
 @dataclass
@@ -18,10 +17,10 @@ class Draft:
 
     name: str | None = None
     is_node: bool = False
-    role: Role = "step"
+    role: NodeKind = "step"
     is_resource: bool = False
     main_event: str | None = None
-    roles: list[Role] = field(default_factory=list)
+    roles: list[NodeKind] = field(default_factory=list)
     """Every kind-setting decorator applied (@source, @batch, @prompt, @resource)."""
     params: dict[str, ParamSpec] = field(default_factory=dict)
     """Declared with @param, in the order they read top to bottom."""
@@ -31,7 +30,7 @@ class Draft:
     batch: dict[str, Any] = field(default_factory=dict)
     casts: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
 
-    def set_role(self, role: Role) -> None:
+    def set_role(self, role: NodeKind) -> None:
         self.role = role
         self.roles.append(role)
 

@@ -31,6 +31,11 @@ class Problem:
         return f"{where}{self.message}{hint}"
 
 
+class RunTargetError(GraphbookError, ValueError):
+    """The node a run was asked to run up to (or to run again) cannot be one: the message says
+    why (graph.py's `target_problem`)."""
+
+
 class WorkflowError(GraphbookError):
     """A workflow cannot run; `problems` lists every reason, each naming its node."""
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from graphbook.errors import ParamError, Problem, WorkflowError
 from graphbook.inputs import input_problems
-from graphbook.modes import live_edges, off_modes
+from graphbook.modes import OFF_WORDS, live_edges, off_modes
 from graphbook.params import ParamSpec, accepts, coerce, expected, gives_text
 from graphbook.registry import Registry
 from graphbook.spec import DATA_INPUT, NodeSpec
@@ -346,3 +346,17 @@ def _cycle(stuck: set[str], children: dict[str, list[str]]) -> list[str]:
         current = parents[current][0]
     cycle = path[path.index(current) :]
     return [*reversed(cycle), cycle[-1]]
+
+
+def target_problem(graph: Graph, node: str, *, retrigger: bool = False) -> str | None:
+    """Why `node` cannot be the node a run runs up to (with `retrigger`, the node it runs
+    again); None when it can. Every front end and the executor check a target with this."""
+    if node in graph.off:
+        word = OFF_WORDS[graph.off[node]]
+        return f"node {node!r} is {word}, so it does not run; turn it back on first"
+    if node not in graph.nodes:
+        known = ", ".join(graph.nodes) or "none"
+        return f"the workflow has no node {node!r}; its nodes are: {known}"
+    if retrigger and graph.nodes[node].spec.is_resource:
+        return f"node {node!r} is a resource; re-trigger a source or a step"
+    return None

@@ -14,6 +14,7 @@ import json
 import math
 import types
 import typing
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
@@ -689,17 +690,22 @@ SERVER_TYPES: dict[str, type[Any]] = _message_types(ServerMessage)
 CLIENT_TYPES: dict[str, type[Any]] = _message_types(ClientMessage)
 
 
-def to_json(value: Any) -> Any:
-    """A dataclass (or anything holding them) as plain JSON data; non-finite floats as text."""
+def to_json(value: Any, leaf: Callable[[Any], Any] | None = None) -> Any:
+    """A dataclass (or anything holding them) as plain JSON data; non-finite floats as text.
+    `leaf` turns what JSON cannot hold (a tensor, an image) into what it can (`run --json`
+    gives the engine's preview); without it such a value is left for `json.dumps` to refuse.
+    The one JSON-safe conversion of messages and events."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
     if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, dict):
-        return {str(k): to_json(v) for k, v in value.items()}
+        return {f.name: to_json(getattr(value, f.name), leaf) for f in fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): to_json(v, leaf) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [to_json(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
+        return [to_json(v, leaf) for v in value]
+    return value if leaf is None else leaf(value)
 
 
 def encode(message: Any) -> str:

@@ -23,7 +23,7 @@ MAX_ERRORS = 20
 
 
 @dataclass
-class NodeView:
+class NodeProgress:
     node_id: str
     title: str
     state: p.NodeState = "waiting"
@@ -62,9 +62,9 @@ class NodeView:
 
 
 @dataclass
-class RunState:
+class RunProgress:
     started: p.RunStarted
-    nodes: dict[str, NodeView]
+    nodes: dict[str, NodeProgress]
     status: p.RunStatus = "running"
     seconds: float | None = None
     pause_reason: p.PauseReason | None = None
@@ -91,14 +91,14 @@ class RunView:
     """Folds messages into the current (or last) run and the prompts still open."""
 
     def __init__(self) -> None:
-        self.run: RunState | None = None
+        self.run: RunProgress | None = None
         self.prompts: dict[str, p.Prompt] = {}
 
     @property
     def active(self) -> bool:
         return self.run is not None and self.run.active
 
-    def node(self, node_id: str) -> NodeView | None:
+    def node(self, node_id: str) -> NodeProgress | None:
         return self.run.nodes.get(node_id) if self.run is not None else None
 
     def title(self, node_id: str) -> str:
@@ -109,8 +109,8 @@ class RunView:
         """Fold one message in; messages about another run, or not about runs, change nothing."""
         match message:
             case p.RunStarted():
-                nodes = {n.node_id: NodeView(n.node_id, n.title) for n in message.nodes}
-                self.run = RunState(message, nodes)
+                nodes = {n.node_id: NodeProgress(n.node_id, n.title) for n in message.nodes}
+                self.run = RunProgress(message, nodes)
                 self.prompts.clear()
             case p.Prompt():
                 self.prompts[message.prompt_id] = message
@@ -150,7 +150,7 @@ class RunView:
             self.run.status, self.run.pause_reason, self.run.paused_node = "running", None, None
             self.run.paused, self.run.paused_at = message.paused, None
 
-    def _apply_to_node(self, node: NodeView | None, message: p.ServerMessage) -> None:
+    def _apply_to_node(self, node: NodeProgress | None, message: p.ServerMessage) -> None:
         if node is None:
             return
         match message:
@@ -181,7 +181,7 @@ class RunView:
                 )
                 node.rate = average_rate(message.counts, message.seconds)
 
-    def _finished(self, run: RunState, message: p.RunFinished) -> None:
+    def _finished(self, run: RunProgress, message: p.RunFinished) -> None:
         run.status, run.seconds, run.errors = message.status, message.seconds, message.errors
         run.pause_reason = run.paused_node = None
         run.paused, run.paused_at = message.paused, None
@@ -197,7 +197,7 @@ class RunView:
         for node_id in message.nodes:
             node = run.nodes.get(node_id)
             if node is not None:
-                run.nodes[node_id] = NodeView(node_id, node.title)
+                run.nodes[node_id] = NodeProgress(node_id, node.title)
 
     def snapshot(self) -> p.RunSnapshot | None:
         run = self.run

@@ -93,9 +93,6 @@ class Step:
     def on_end(self) -> None:
         """Called once when a run ends, whatever its outcome."""
 
-    def on_clear(self) -> None:
-        """Called when this node's cached outputs are cleared."""
-
     def on_data(self, data: Data) -> None:
         """Called for every dict that arrives."""
 

@@ -62,6 +62,9 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run_id, grp);
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, rank);
 """
+RESUMABLE = ("running", "stopped", "failed")
+"""A run in one of these states is continued by the next call with its name (batch_process,
+the trainer); a completed one is not."""
 JOB_WAITING = ("queued", "running")
 """Job states that are not over: a store read at start holds the queue in these."""
 
@@ -547,10 +550,6 @@ class Store:
                     "UPDATE runs SET status=?, ended=? WHERE id=?",
                     (commit.status, ended, commit.run_id),
                 )
-
-    def set_counts(self, run_id: str, counts: dict[str, Any]) -> None:
-        with self._connect() as db:
-            db.execute("UPDATE runs SET counts=? WHERE id=?", (_dump(counts), run_id))
 
     def model_versions(self, model: str) -> list[ModelVersionRecord]:
         with self._read() as db:

@@ -1,5 +1,6 @@
 """Workflows: building them in Python, and their files in the canonical JSON format (files in
-Graphbook 0.13's format are read through graphbook/formats/graphbook013.py).
+Graphbook 0.13's format are read through graphbook/formats/graphbook013.py). How the format is
+written and read, field by field, is workflow_codec.py; writing a file atomically, atomic.py.
 
 A workflow is data: nodes (id, type, parameter values by name, position) and edges from
 (node, output) to (node, input), plus the groups drawn around nodes on the canvas, which do not
@@ -10,17 +11,14 @@ function (graphbook/inputs.py). The file is written with a stable order so it di
 from __future__ import annotations
 
 import json
-import logging
-import math
-import os
 import re
-import stat
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from graphbook.atomic import TEMPORARY as TEMPORARY
+from graphbook.atomic import atomic_write as atomic_write
 from graphbook.errors import Problem, WorkflowFormatError
 from graphbook.formats import graphbook013
 from graphbook.registry import spec_of
@@ -39,8 +37,6 @@ INPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 """What a workflow input may be called: a word (it is a JSON Schema property and `--input NAME`)."""
 GROUP_SIZE = (300.0, 200.0)
 """A group's size when the file gives none, as the browser draws it."""
-
-_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -221,6 +217,14 @@ class Workflow:
     # -- files ----------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         """The canonical file content, in a stable order."""
+        from graphbook.workflow_codec import (
+            _comment_json,
+            _edge_json,
+            _group_json,
+            _input_json,
+            _node_json,
+        )
+
         nodes = sorted(self.nodes.values(), key=lambda n: natural(n.id))
         data: dict[str, Any] = {"format": FORMAT, "version": VERSION}
         if self.doc:
@@ -239,6 +243,8 @@ class Workflow:
 
     def dumps(self) -> str:
         """The file text: one line per edge and per position, so diffs stay small."""
+        from graphbook.workflow_codec import _format
+
         return encodable_json(_format(self.to_json())) + "\n"
 
     def save(self, path: Path | str) -> Path:
@@ -269,6 +275,8 @@ class Workflow:
     def from_json(cls, data: Any, name: str = "<workflow>", path: Path | None = None) -> Workflow:
         """Read the canonical format, or Graphbook 0.13's (`{"type": "workflow", ...}`);
         `path` is the file it came from (a 0.13 file's docs are found beside it)."""
+        from graphbook.workflow_codec import _parse
+
         if not isinstance(data, Mapping):
             raise WorkflowFormatError(f"{name}: a workflow is a JSON object, not {_kind(data)}")
         if graphbook013.is_graphbook013(data):
@@ -307,101 +315,11 @@ class Port:
     name: str
 
 
-def atomic_write(path: Path, text: str) -> Path:
-    """Write `text` to a hidden temporary file next to `path`, then rename it over `path`: a
-    reader sees the old file or the new one, never half of one. The file keeps its mode (a new
-    one gets 0666 less the umask, as `open` would give it). A save killed midway leaves a
-    `.NAME.XXXXXXXX.tmp` file (`TEMPORARY` matches its name)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = _mode_for(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
-"""The name of a temporary file `atomic_write` makes (tempfile's 8 random characters)."""
-
-
-def _mode_for(path: Path) -> int:
-    try:
-        return stat.S_IMODE(path.stat().st_mode)
-    except OSError:
-        return 0o666 & ~_umask()
-
-
-def _umask() -> int:
-    """The process's umask, read without changing it (os.umask would, for a moment, in every
-    thread); 0o022 where it cannot be read."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o022
-
-
-def _node_json(node: Node) -> dict[str, Any]:
-    data: dict[str, Any] = {"id": node.id, "type": node.type}
-    if node.label:
-        data["label"] = node.label
-    if node.module:
-        data["module"] = node.module
-    data["params"] = {k: _jsonable(node, k, node.params[k]) for k in sorted(node.params)}
-    data["position"] = {"x": _coordinate(node.position[0]), "y": _coordinate(node.position[1])}
-    if node.width:
-        data["width"] = _coordinate(node.width)
-    if node.collapsed:
-        data["collapsed"] = True
-    if node.mode != "active":
-        data["mode"] = node.mode
-    if node.color:
-        data["color"] = node.color
-    return data
-
-
-def _input_json(given: WorkflowInput) -> dict[str, Any]:
-    data = {"node": given.node, "param": given.param}
-    return data | ({"description": given.description} if given.description else {})
-
-
 def _bad_input_name(name: Any) -> str:
     return (
         f"input name {name!r:.40} is not a word: use letters, digits, '_' and '-', "
         "starting with a letter or '_' (e.g. images)"
     )
-
-
-def _comment_json(comment: Comment) -> dict[str, Any]:
-    x, y = comment.position
-    return {
-        "id": comment.id,
-        "text": comment.text,
-        "position": {"x": _coordinate(x), "y": _coordinate(y)},
-        "width": _coordinate(comment.width),
-    }
-
-
-def _group_json(group: Group, nodes: Mapping[str, Node]) -> dict[str, Any]:
-    (x, y), (width, height) = group.position, group.size
-    return {
-        "id": group.id,
-        "label": group.label,
-        "position": {"x": _coordinate(x), "y": _coordinate(y)},
-        "size": {"width": _coordinate(width), "height": _coordinate(height)},
-        "nodes": sorted((n for n in set(group.nodes) if n in nodes), key=natural),
-    }
 
 
 # The browser's default node box and the margins it leaves around a group's nodes.
@@ -428,283 +346,6 @@ def fresh_id(stem: str, taken: set[str]) -> str:
     while f"{stem}_{n}" in taken:
         n += 1
     return f"{stem}_{n}"
-
-
-def _coordinate(value: float) -> float | int:
-    rounded = round(float(value), 1)
-    return int(rounded) if rounded.is_integer() else rounded
-
-
-def _format(data: dict[str, Any]) -> str:
-    """JSON with nested structure indented, but positions and edges each on one line."""
-
-    def dump(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False)
-
-    lines = ["{"]
-    entries: list[str] = []
-    for key, value in data.items():
-        if key == "nodes":
-            body = ",\n".join(_format_node(n) for n in value)
-            entries.append(f'  "nodes": [\n{body}\n  ]' if value else '  "nodes": []')
-        elif key == "edges":
-            body = ",\n".join(f"    {dump(e)}" for e in value)
-            entries.append(f'  "edges": [\n{body}\n  ]' if value else '  "edges": []')
-        elif key == "inputs":
-            body = ",\n".join(f"    {dump(k)}: {dump(v)}" for k, v in value.items())
-            entries.append(f'  "inputs": {{\n{body}\n  }}')
-        elif key in ("groups", "comments"):
-            body = ",\n".join(_format_node(g) for g in value)
-            entries.append(f"  {dump(key)}: [\n{body}\n  ]")
-        else:
-            entries.append(f"  {dump(key)}: {dump(value)}")
-    lines.append(",\n".join(entries))
-    lines.append("}")
-    return "\n".join(lines)
-
-
-def _format_node(node: dict[str, Any]) -> str:
-    parts = []
-    for key, value in node.items():
-        if key == "params" and value:
-            inner = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n      ")
-            parts.append(f'      "params": {inner}')
-        else:
-            parts.append(f"      {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
-    return "    {\n" + ",\n".join(parts) + "\n    }"
-
-
-def _jsonable(node: Node, name: str, value: Any) -> Any:
-    """The value as it will read back from the file (tuples become lists, and so on)."""
-    try:
-        return json.loads(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError):
-        raise WorkflowFormatError(
-            f"node {node.id!r}: parameter {name!r} holds {type(value).__name__} {value!r:.60}, "
-            "which cannot be saved in a workflow file; give a JSON value (NaN and infinity "
-            "are not JSON) or wire a resource node to it"
-        ) from None
-
-
-def _edge_json(edge: Edge) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "source": edge.source,
-        "output": edge.output,
-        "target": edge.target,
-        "input": edge.input,
-    }
-    if edge.points:
-        data["points"] = [{"x": _coordinate(x), "y": _coordinate(y)} for x, y in edge.points]
-    return data
-
-
-def _parse(data: Mapping[str, Any], name: str) -> Workflow:
-    workflow = Workflow(doc=str(data.get("doc", "")))
-    for index, raw in enumerate(_list(data, "nodes", name)):
-        node = _parse_node(raw, f"{name}: nodes[{index}]")
-        if node.id in workflow.nodes:
-            raise WorkflowFormatError(f"{name}: two nodes have id {node.id!r}; ids must be unique")
-        workflow.nodes[node.id] = node
-    for index, raw in enumerate(_list(data, "edges", name)):
-        workflow.edges.append(_parse_edge(raw, f"{name}: edges[{index}]"))
-    for index, raw in enumerate(_list(data, "groups", name)):
-        _add_group(workflow, _parse_group(raw, f"{name}: groups[{index}]"), name)
-    for index, raw in enumerate(_list(data, "comments", name)):
-        comment = _parse_comment(raw, f"{name}: comments[{index}]")
-        if comment.id in workflow.comments or comment.id in workflow.nodes:
-            raise WorkflowFormatError(
-                f"{name}: comment id {comment.id!r} is taken; ids must be unique in a file"
-            )
-        workflow.comments[comment.id] = comment
-    workflow.inputs = _parse_inputs(data.get("inputs", {}), name)
-    return workflow
-
-
-def _parse_inputs(raw: Any, name: str) -> dict[str, WorkflowInput]:
-    """The `inputs` object; whether each names a real node parameter is checked by build_graph."""
-    if not isinstance(raw, Mapping):
-        raise WorkflowFormatError(
-            f'{name}: \'inputs\' must be an object {{"NAME": {{"node": ID, "param": NAME}}}}, '
-            f"not {_kind(raw)}"
-        )
-    inputs: dict[str, WorkflowInput] = {}
-    for key, entry in raw.items():
-        where = f"{name}: inputs[{key!r}]"
-        if not INPUT_NAME.fullmatch(key):
-            raise WorkflowFormatError(f"{name}: {_bad_input_name(key)}")
-        if not isinstance(entry, Mapping):
-            raise WorkflowFormatError(f"{where} must be an object, not {_kind(entry)}")
-        node, param, description = entry.get("node"), entry.get("param"), entry.get("description")
-        if not isinstance(node, str) or not node or not isinstance(param, str) or not param:
-            raise WorkflowFormatError(
-                f'{where} needs a node id and a parameter name: {{"node": ID, "param": NAME}}'
-            )
-        if description is not None and not isinstance(description, str):
-            raise WorkflowFormatError(f"{where}: 'description' must be a string")
-        inputs[key] = WorkflowInput(node, param, description or "")
-    return inputs
-
-
-def _parse_comment(raw: Any, where: str) -> Comment:
-    if not isinstance(raw, Mapping):
-        raise WorkflowFormatError(f"{where} must be an object, not {_kind(raw)}")
-    comment_id, text, width = raw.get("id"), raw.get("text", ""), raw.get("width", 240.0)
-    if not isinstance(comment_id, str) or not comment_id:
-        raise WorkflowFormatError(f"{where} needs a non-empty string 'id'")
-    where = f"{where} (id {comment_id!r})"
-    if not isinstance(text, str):
-        raise WorkflowFormatError(f"{where}: 'text' must be a string")
-    if isinstance(width, bool) or not isinstance(width, int | float) or width <= 0:
-        raise WorkflowFormatError(f"{where}: 'width' must be a positive number")
-    position = _pair(raw, "position", ("x", "y"), where) or (0.0, 0.0)
-    return Comment(comment_id, text, position, float(width))
-
-
-def _add_group(workflow: Workflow, group: Group, name: str) -> None:
-    """Adds a group read from a file; ids naming no node are dropped, as the canvas drops them."""
-    if group.id in workflow.groups:
-        raise WorkflowFormatError(f"{name}: two groups have id {group.id!r}; ids must be unique")
-    if group.id in workflow.nodes:
-        raise WorkflowFormatError(
-            f"{name}: group {group.id!r} has the id of a node; give the group another id"
-        )
-    members = tuple(dict.fromkeys(group.nodes))
-    for node_id in members:
-        if node_id not in workflow.nodes:
-            _log.warning(
-                "%s: group %r names node %r, which does not exist; it is left out of the group "
-                "(the next save removes it from the file)",
-                name,
-                group.id,
-                node_id,
-            )
-        owner = next((g.id for g in workflow.groups.values() if node_id in g.nodes), None)
-        if owner is not None:
-            raise WorkflowFormatError(
-                f"{name}: node {node_id!r} is in groups {owner!r} and {group.id!r}; a node can "
-                "be in one group only, so remove it from one of them"
-            )
-    kept = tuple(n for n in members if n in workflow.nodes)
-    workflow.groups[group.id] = replace(group, nodes=kept)
-
-
-def _parse_group(raw: Any, where: str) -> Group:
-    if not isinstance(raw, Mapping):
-        raise WorkflowFormatError(f"{where} must be an object, not {_kind(raw)}")
-    group_id, label, nodes = raw.get("id"), raw.get("label", ""), raw.get("nodes")
-    if not isinstance(group_id, str) or not group_id:
-        raise WorkflowFormatError(f"{where} needs a non-empty string 'id'")
-    where = f"{where} (id {group_id!r})"
-    if not isinstance(label, str):
-        raise WorkflowFormatError(f"{where}: 'label' must be a string")
-    if not isinstance(nodes, list) or not all(isinstance(n, str) and n for n in nodes):
-        raise WorkflowFormatError(f"{where}: 'nodes' must be a list of node ids (strings)")
-    position = _pair(raw, "position", ("x", "y"), where) or (0.0, 0.0)
-    size = _pair(raw, "size", ("width", "height"), where) or GROUP_SIZE
-    if min(size) <= 0:
-        raise WorkflowFormatError(f"{where}: 'size' must have a positive width and height")
-    return Group(group_id, label, tuple(nodes), position, size)
-
-
-def _pair(
-    raw: Mapping[str, Any], key: str, names: tuple[str, str], where: str
-) -> tuple[float, float] | None:
-    """`raw[key]` as two numbers named `names`; None when the key is absent."""
-    value = raw.get(key)
-    return None if value is None else _xy(value, repr(key), names, where)
-
-
-def _xy(value: Any, what: str, names: tuple[str, str], where: str) -> tuple[float, float]:
-    """`value` as two numbers named `names` (an object {names[0]: x, names[1]: y})."""
-    numbers: list[Any] = [value.get(n) for n in names] if isinstance(value, Mapping) else []
-    if len(numbers) != 2 or not all(_is_number(v) for v in numbers):
-        shape = ", ".join(f'"{n}": number' for n in names)
-        raise WorkflowFormatError(f"{where}: {what} must be {{{shape}}}, not {value!r:.60}")
-    return (float(numbers[0]), float(numbers[1]))
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _list(data: Mapping[str, Any], key: str, name: str) -> list[Any]:
-    value = data.get(key, [])
-    if not isinstance(value, list):
-        raise WorkflowFormatError(f"{name}: {key!r} must be a list, not {_kind(value)}")
-    return value
-
-
-def _parse_node(raw: Any, where: str) -> Node:
-    if not isinstance(raw, Mapping):
-        raise WorkflowFormatError(f"{where} must be an object, not {_kind(raw)}")
-    node_id, type_ = raw.get("id"), raw.get("type")
-    if not isinstance(node_id, str) or not node_id:
-        raise WorkflowFormatError(f"{where} needs a non-empty string 'id'")
-    if not isinstance(type_, str) or not type_:
-        raise WorkflowFormatError(f"{where} (id {node_id!r}) needs a string 'type' (a node name)")
-    params = raw.get("params", {})
-    if not isinstance(params, Mapping):
-        raise WorkflowFormatError(f"{where} (id {node_id!r}): 'params' must be an object")
-    label, module = raw.get("label", ""), raw.get("module", "")
-    if not isinstance(label, str):
-        raise WorkflowFormatError(f"{where} (id {node_id!r}): 'label' must be a string")
-    if not isinstance(module, str):
-        raise WorkflowFormatError(f"{where} (id {node_id!r}): 'module' must be a string")
-    width, collapsed, color = _canvas_look(raw, f"{where} (id {node_id!r})")
-    mode = raw.get("mode", "active")
-    if mode not in MODES:
-        raise WorkflowFormatError(
-            f'{where} (id {node_id!r}): \'mode\' must be "bypass" or "mute" (or left out to '
-            f"run the node), not {mode!r:.40}"
-        )
-    position = _position(raw.get("position"))
-    return Node(
-        node_id, type_, dict(params), position, label, module, width, collapsed, mode, color
-    )
-
-
-def _canvas_look(raw: Mapping[str, Any], where: str) -> tuple[float | None, bool, str]:
-    """A node's width, fold and colour on the canvas, checked (running ignores them)."""
-    width, collapsed, color = raw.get("width"), raw.get("collapsed", False), raw.get("color", "")
-    number = isinstance(width, int | float) and not isinstance(width, bool)
-    if width is not None and not (number and width > 0):
-        raise WorkflowFormatError(f"{where}: 'width' must be a positive number")
-    if not isinstance(collapsed, bool):
-        raise WorkflowFormatError(f"{where}: 'collapsed' must be true or false")
-    if color and color not in NODE_COLORS:
-        raise WorkflowFormatError(
-            f"{where}: 'color' must be one of {', '.join(NODE_COLORS)} (or left out), "
-            f"not {color!r:.40}"
-        )
-    return width, collapsed, color or ""
-
-
-def _position(raw: Any) -> tuple[float, float]:
-    if isinstance(raw, Mapping):
-        x, y = raw.get("x", 0), raw.get("y", 0)
-        if isinstance(x, int | float) and isinstance(y, int | float):
-            return (float(x), float(y))
-    return (0.0, 0.0)
-
-
-def _parse_edge(raw: Any, where: str) -> Edge:
-    if not isinstance(raw, Mapping):
-        raise WorkflowFormatError(f"{where} must be an object, not {_kind(raw)}")
-    fields = {k: raw.get(k) for k in ("source", "output", "target")}
-    missing = [k for k, v in fields.items() if not isinstance(v, str) or not v]
-    if missing:
-        raise WorkflowFormatError(f"{where} needs string field(s): {', '.join(missing)}")
-    points = _points(raw.get("points", []), where)
-    return Edge(
-        raw["source"], raw["output"], raw["target"], str(raw.get("input", DATA_INPUT)), points
-    )
-
-
-def _points(raw: Any, where: str) -> tuple[tuple[float, float], ...]:
-    """An edge's reroute points: a list of {"x": number, "y": number}."""
-    if not isinstance(raw, list):
-        raise WorkflowFormatError(f'{where}: \'points\' must be a list of {{"x", "y"}} points')
-    return tuple(_xy(point, f"points[{i}]", ("x", "y"), where) for i, point in enumerate(raw))
 
 
 def _kind(value: Any) -> str:

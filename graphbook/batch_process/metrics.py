@@ -23,7 +23,7 @@ class MetricBuffer:
         if not isinstance(metrics, Mapping):
             raise TypeError(f"metrics must be a dict of name to value, got {metrics!r}")
         self.rows.append(
-            (group, int(steps_completed), {str(k): plain(v) for k, v in metrics.items()})
+            (group, int(steps_completed), {str(k): plain_metric(v) for k, v in metrics.items()})
         )
 
     def take(self) -> list[MetricRow]:
@@ -31,15 +31,15 @@ class MetricBuffer:
         return rows
 
 
-def plain(value: Any) -> Any:
+def plain_metric(value: Any) -> Any:
     """A JSON-safe form of a metric value: numbers from tensors and numpy, lists from arrays."""
     if isinstance(value, torch.Tensor):
         value = value.detach().cpu()
-        return plain(value.item() if value.numel() == 1 else value.tolist())
+        return plain_metric(value.item() if value.numel() == 1 else value.tolist())
     if isinstance(value, np.ndarray | np.generic):
-        return plain(value.tolist())
+        return plain_metric(value.tolist())
     if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): plain_metric(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
+        return [plain_metric(v) for v in value]
     return value

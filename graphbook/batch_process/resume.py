@@ -29,10 +29,9 @@ from graphbook.batch_process.identity import data_changes
 from graphbook.batch_process.job import START_OVER_ENV, Job
 from graphbook.batch_process.reducers import ReducerState
 from graphbook.batch_process.sharding import batch_count
-from graphbook.store import RunRecord, Store
+from graphbook.store import RESUMABLE, RunRecord, Store
 
 logger = logging.getLogger(__name__)
-RESUMABLE = ("running", "stopped", "failed")
 
 
 @dataclass(frozen=True)

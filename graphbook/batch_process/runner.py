@@ -19,7 +19,7 @@ from graphbook.batch_process.devices import loader_kwargs_for
 from graphbook.batch_process.distributed import Collective, open_collective
 from graphbook.batch_process.errors import BatchError, BatchPreempted
 from graphbook.batch_process.job import Job, make_job
-from graphbook.batch_process.metrics import MetricRow, plain
+from graphbook.batch_process.metrics import MetricRow, plain_metric
 from graphbook.batch_process.processor import TorchBatchProcessor, build_processor
 from graphbook.batch_process.progress import BatchProgress
 from graphbook.batch_process.resume import Plan, plan_attempt, run_lock
@@ -280,7 +280,7 @@ class Attempt:
         slots = self.collective.gather(self.context.reducers.per_slot())
         reduced: dict[str, dict[str, Any]] = {}
         if self.rank == 0:
-            reduced = plain(self.context.reducers.reduce(slots))
+            reduced = plain_metric(self.context.reducers.reduce(slots))
         self.context.reduced_metrics = self.collective.broadcast(reduced)
         if self.rank == 0:
             for group, metrics in self.context.reduced_metrics.items():

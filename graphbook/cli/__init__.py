@@ -1,10 +1,10 @@
 """The command line (`graphbook run`, `serve`, `nodes`, `runs`, `train`) and its terminal view.
 
-commands.py parses the arguments and runs each command; terminal.py shows a run's events (or
-prints them as JSON lines); asking.py answers prompts during `graphbook run`; train.py is
-`graphbook train`.
+main.py is the entry; parser.py holds every command's arguments; each command is the module
+named after it (run, serve, nodes, runs, new, convert, train, mcp); terminal.py shows a run's
+events (or prints them as JSON lines); asking.py answers prompts during `graphbook run`.
 """
 
-from graphbook.cli.commands import entry, main
+from graphbook.cli.main import entry, main
 
 __all__ = ["entry", "main"]

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from graphbook.cli.terminal import JsonSink, TerminalSink, message_text
 
-Pause = Callable[[], AbstractContextManager[object]]
+HoldDisplay = Callable[[], AbstractContextManager[object]]
 
 
 def prompter_for(sink: TerminalSink | JsonSink, ask: Console, note: Console) -> TerminalPrompter:
@@ -39,7 +39,7 @@ class TerminalPrompter:
         self,
         console: Console,
         interactive: bool,
-        pause: Pause = nullcontext,
+        pause: HoldDisplay = nullcontext,
         title: Callable[[str], str] = str,
         why_not: str = "stdin is not a terminal",
     ) -> None:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import io
 import json
-import math
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import fields, is_dataclass
+from dataclasses import fields
 from typing import Any, TextIO
 
 from rich import box
@@ -29,6 +28,7 @@ from graphbook.events import (
     RunFinished,
     RunStarted,
 )
+from graphbook.protocol import to_json
 from graphbook.runview import RunView, average_rate
 from graphbook.text import encodable_json, encodable_text
 
@@ -251,14 +251,4 @@ def event_json(event: Event) -> dict[str, Any]:
 def json_safe(value: Any) -> Any:
     """`value` with dataclasses as dicts, non-finite floats as text, and anything JSON cannot
     hold (tensors, images, objects) replaced by its preview."""
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: json_safe(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, Mapping):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    return preview(value)
+    return to_json(value, preview)

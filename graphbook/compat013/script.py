@@ -156,23 +156,20 @@ class DefaultExecutor:
 
 
 def _run(workflow: Workflow, workers: int, until: str | None) -> Any:
-    """As `graphbook run` runs a workflow: the terminal view, prompts asked there.
+    """As `graphbook run` runs a workflow (graphbook/cli/running.py): the terminal view,
+    prompts asked there, Ctrl-C stopping it cleanly.
 
     The only import of the CLI outside it, made when `g.run()` is called: `import graphbook`
     exports `Graph` and must not load the front end (which itself imports graphbook)."""
-    from contextlib import closing
-
-    from graphbook.cli.asking import prompter_for
-    from graphbook.cli.commands import error_console, output_console
+    from graphbook.cli.consoles import error_console, output_console
+    from graphbook.cli.running import run_here
     from graphbook.cli.terminal import TerminalSink
-    from graphbook.engine.executor import make_pool, run_workflow
+    from graphbook.engine.executor import make_pool
 
-    err = error_console()
     pool = make_pool(workers)
-    sink = TerminalSink(output_console(), err, pool_stats=pool.stats)
-    prompter = prompter_for(sink, output_console(), err)
-    with closing(pool), closing(sink):
-        return run_workflow(workflow, sink=sink, until=until, pool=pool, prompter=prompter)
+    sink = TerminalSink(output_console(), error_console(), pool_stats=pool.stats)
+    result, _ = run_here(workflow, pool, sink, until=until)
+    return result
 
 
 def load_script(path: Path | str) -> Workflow:

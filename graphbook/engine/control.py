@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Literal
 
-PauseReason = Literal["pause", "step"]
+from graphbook.events import PauseReason
 
 
 @dataclass(frozen=True)
-class Pause:
+class PauseState:
     reason: PauseReason
     node_id: str | None = None
 
@@ -31,7 +30,7 @@ class RunControl:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._stop = False
-        self._pause: Pause | None = None
+        self._pause: PauseState | None = None
         self._stepping = False
         self._step_node: str | None = None
         self._woken = False
@@ -45,7 +44,7 @@ class RunControl:
     def pause(self) -> None:
         with self._cond:
             if self._pause is None:
-                self._pause = Pause("pause")
+                self._pause = PauseState("pause")
             self._cond.notify_all()
 
     def resume(self) -> None:
@@ -76,7 +75,7 @@ class RunControl:
         return self._stop
 
     @property
-    def paused(self) -> Pause | None:
+    def paused(self) -> PauseState | None:
         return self._pause
 
     @property
@@ -103,7 +102,7 @@ class RunControl:
             if not self._stepping or self._step_node != node_id:
                 return False
             self._stepping = False
-            self._pause = Pause("step", node_id)
+            self._pause = PauseState("step", node_id)
             return True
 
     def wait_while_paused(self) -> None:

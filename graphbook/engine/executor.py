@@ -22,14 +22,15 @@ from graphbook.engine.pool import InlinePool, Pool, RemoteError
 from graphbook.engine.preview import preview
 from graphbook.engine.ray_pool import RayBackend
 from graphbook.engine.runners import (
-    Previewer,
+    PreviewFn,
     Prompter,
     ReplayRunner,
     RunAborted,
+    RunContext,
     Runner,
-    RunState,
     runner_for,
 )
+from graphbook.errors import RunTargetError
 from graphbook.events import (
     EndStatus,
     ErrorInfo,
@@ -49,7 +50,7 @@ from graphbook.events import (
     Sink,
     null_sink,
 )
-from graphbook.graph import Graph, GraphNode, build_graph
+from graphbook.graph import Graph, GraphNode, build_graph, target_problem
 from graphbook.inputs import run_overrides
 from graphbook.logs import node_context
 from graphbook.overrides import Overrides, with_overrides
@@ -97,6 +98,7 @@ __all__ = [
     "RayBackend",
     "RunControl",
     "RunResult",
+    "load_nodes",
     "make_pool",
     "run_workflow",
 ]
@@ -120,7 +122,7 @@ class Executor:
         continue_on_error: bool = False,
         collect: bool = False,
         prompter: Prompter = default_prompter,
-        previewer: Previewer = preview,
+        previewer: PreviewFn = preview,
     ) -> None:
         self.pool = pool or InlinePool()
         self.continue_on_error = continue_on_error
@@ -156,7 +158,7 @@ class Executor:
             sink(event)
 
         control = control or RunControl()
-        state = RunState(
+        state = RunContext(
             record,
             self.pool,
             self.prompter,
@@ -169,7 +171,7 @@ class Executor:
         mode = _mode(control, until, trigger)
         node = trigger if trigger is not None else until
         started = RunStarted(state.run_id, workflow, mode, node, _titles(graph), time.time())
-        session = _Session(graph, state, control, cache, trigger)
+        session = _GraphRun(graph, state, control, cache, trigger)
         status, seconds = session.run(started)
         counts = session.counts()
         paused = session.state.paused
@@ -177,13 +179,13 @@ class Executor:
         return RunResult(session.run_id, status, seconds, counts, errors, state.outputs)
 
 
-class _Session:
+class _GraphRun:
     """One run of one graph: plan, build resources and steps, schedule, and always clean up."""
 
     def __init__(
         self,
         graph: Graph,
-        state: RunState,
+        state: RunContext,
         control: RunControl,
         cache: WorkflowCache | None = None,
         trigger: str | None = None,
@@ -531,15 +533,14 @@ class _Session:
 
 def _scope(graph: Graph, until: str | None, trigger: str | None) -> Graph:
     """The part of `graph` a run needs: what `until` needs, or what `trigger` feeds and what
-    those nodes need besides."""
+    those nodes need besides. A target that cannot be one raises RunTargetError."""
+    for node, retrigger in ((trigger, True), (until, False)):
+        problem = None if node is None else target_problem(graph, node, retrigger=retrigger)
+        if problem is not None:
+            raise RunTargetError(problem)
     if trigger is not None:
-        node = graph.nodes.get(trigger)
-        if node is None or node.spec.is_resource:
-            what = "a resource" if node is not None else "not in the graph"
-            raise ValueError(f"cannot re-trigger {trigger!r}: it is {what}; give a source or step")
-        fed = graph.descendants(trigger)
         needed: set[str] = set()
-        for node_id in fed:
+        for node_id in graph.descendants(trigger):
             needed |= graph.ancestors(node_id)
         graph = graph.subgraph(needed)
     if until is not None:
@@ -590,6 +591,24 @@ def make_pool(workers: int, backend: Backend = "local") -> Pool:
     return ProcessPool(workers)
 
 
+def load_nodes(
+    workflow: Workflow, nodes: Iterable[Path | str] = (), registry: Registry | None = None
+) -> Registry:
+    """`registry` (default: the built-ins) with the node kinds the workflow's running nodes use
+    that it lacks: from the files of the `nodes` folders that define them, else the modules the
+    nodes name (a 0.13 file's `data.module`). A kind it has is not loaded again, so a front end
+    that loaded them (to read `--set` values by type) hands its registry on and nothing runs
+    twice; a file that fails to import is in `registry.failures`."""
+    registry = registry if registry is not None else Registry.with_builtins()
+    running = [node for node in workflow.nodes.values() if node.mode == "active"]
+    missing = {node.type for node in running} - workflow.code.keys()
+    missing = {kind for kind in missing if kind not in registry}
+    if missing:
+        modules = {node.type: node.module for node in workflow.nodes.values() if node.module}
+        registry.load_needed(nodes, missing, modules)
+    return registry
+
+
 def run_workflow(
     workflow: Workflow | Path | str,
     *,
@@ -622,11 +641,7 @@ def run_workflow(
     if not isinstance(workflow, Workflow):
         name = Path(workflow).name
         workflow = Workflow.load(workflow)
-    registry = registry or Registry.with_builtins()
-    running = [node for node in workflow.nodes.values() if node.mode == "active"]
-    needed = {node.type for node in running} - workflow.code.keys()
-    modules = {node.type: node.module for node in workflow.nodes.values() if node.module}
-    registry.load_needed(nodes, needed, modules)
+    registry = load_nodes(workflow, nodes, registry)
     workflow = with_overrides(workflow, run_overrides(workflow, registry, overrides, inputs))
     graph = build_graph(workflow, registry)
     own = pool is None

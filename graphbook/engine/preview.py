@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 MAX_DEPTH = 4
@@ -11,37 +12,87 @@ MAX_ITEMS = 20
 MAX_TEXT = 500
 
 
+@dataclass(frozen=True)
+class Limits:
+    depth: int
+    items: int
+    text: int
+
+
+SMALL = Limits(MAX_DEPTH, MAX_ITEMS, MAX_TEXT)
+
+
+class PreviewWalk:
+    """The one walk over a value that previews make: containers to `limits.depth`, the first
+    `limits.items` of each, text cut at `limits.text`; tensors and arrays summarised. A front
+    end that shows images its own way (the server: as media URLs) overrides `image` and
+    `mapping`."""
+
+    def __init__(self, limits: Limits = SMALL) -> None:
+        self.limits = limits
+
+    def __call__(self, value: Any) -> Any:
+        return self.preview(value, 0)
+
+    def preview(self, value: Any, depth: int) -> Any:
+        if value is None or isinstance(value, bool | int):
+            return value
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, float):
+            return value if math.isfinite(value) else str(value)
+        if is_image(value):
+            return self.image(value)
+        if depth >= self.limits.depth:
+            return self.text(repr(value))
+        if isinstance(value, Mapping):
+            return self.mapping(value, depth)
+        if isinstance(value, list | tuple):
+            return self.sequence(value, depth)
+        return self.leaf(value)
+
+    def image(self, value: Any) -> Any:
+        return {"type": "image", "size": list(value.size), "mode": value.mode}
+
+    def mapping(self, value: Mapping[Any, Any], depth: int) -> Any:
+        return self.plain_mapping(value, depth)
+
+    def plain_mapping(self, value: Mapping[Any, Any], depth: int) -> dict[str, Any]:
+        items = list(value.items())
+        shown = {str(k): self.preview(v, depth + 1) for k, v in items[: self.limits.items]}
+        if len(items) > self.limits.items:
+            shown["…"] = f"{len(items) - self.limits.items} more keys"
+        return shown
+
+    def sequence(self, value: list[Any] | tuple[Any, ...], depth: int) -> list[Any]:
+        shown = [self.preview(v, depth + 1) for v in value[: self.limits.items]]
+        if len(value) > self.limits.items:
+            shown.append(f"… {len(value) - self.limits.items} more")
+        return shown
+
+    def leaf(self, value: Any) -> Any:
+        kind = type(value).__module__.split(".")[0]
+        if kind == "torch" and hasattr(value, "shape"):
+            return tensor_summary(value)
+        if kind == "numpy" and hasattr(value, "shape"):
+            return array_summary(value)
+        return self.text(repr(value))
+
+    def text(self, text: str) -> str:
+        return text if len(text) <= self.limits.text else text[: self.limits.text] + "…"
+
+
+_SMALL_WALK = PreviewWalk()
+
+
 def preview(value: Any, depth: int = 0) -> Any:
     """A small JSON-safe picture of `value`, for the terminal, the browser and the logs."""
-    if value is None or isinstance(value, bool | int | str):
-        return value if not isinstance(value, str) else _text(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if depth >= MAX_DEPTH:
-        return _text(repr(value))
-    if isinstance(value, Mapping):
-        items = list(value.items())
-        shown = {str(k): preview(v, depth + 1) for k, v in items[:MAX_ITEMS]}
-        if len(items) > MAX_ITEMS:
-            shown["…"] = f"{len(items) - MAX_ITEMS} more keys"
-        return shown
-    if isinstance(value, list | tuple):
-        shown_list = [preview(v, depth + 1) for v in value[:MAX_ITEMS]]
-        if len(value) > MAX_ITEMS:
-            shown_list.append(f"… {len(value) - MAX_ITEMS} more")
-        return shown_list
-    return _special(value)
+    return _SMALL_WALK.preview(value, depth)
 
 
-def _special(value: Any) -> Any:
-    kind = type(value).__module__.split(".")[0]
-    if kind == "torch" and hasattr(value, "shape"):
-        return tensor_summary(value)
-    if kind == "numpy" and hasattr(value, "shape"):
-        return array_summary(value)
-    if kind == "PIL" and hasattr(value, "size"):
-        return {"type": "image", "size": list(value.size), "mode": value.mode}
-    return _text(repr(value))
+def is_image(value: Any) -> bool:
+    """A PIL image (told by its module, so PIL is not imported to ask)."""
+    return type(value).__module__.split(".")[0] == "PIL" and hasattr(value, "size")
 
 
 def tensor_summary(tensor: Any) -> dict[str, Any]:
@@ -71,7 +122,3 @@ def array_summary(array: Any) -> dict[str, Any]:
 def _num(value: Any) -> float | str:
     number = float(value)
     return round(number, 6) if math.isfinite(number) else str(number)
-
-
-def _text(text: str) -> str:
-    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "…"

@@ -17,18 +17,14 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import ctypes
 import itertools
 import logging
 import os
 import queue
-import random
 import secrets
 import select
 import selectors
 import signal
-import stat
-import struct
 import sys
 import threading
 import time
@@ -43,7 +39,8 @@ import multiprocess
 from multiprocess.connection import wait as wait_for
 
 from graphbook.engine import shm
-from graphbook.engine.pool import Failed, Kind, OrderedLane, Outcome, call
+from graphbook.engine.pool import Failed, Kind, OrderedLane, Outcome
+from graphbook.engine.worker import HEADER, HELD_SIGNALS, Message, Settings, unsendable, work
 from graphbook.errors import GraphbookError
 from graphbook.events import ErrorInfo, KindStats, PoolStats
 
@@ -55,23 +52,15 @@ PREFETCH = 16
 and a batch step's parent may be in a model's forward pass for a tenth of a second: a worker
 needs a batch's share of tasks queued to stay busy meanwhile. A lane's capacity still bounds
 the tasks in flight. A worker is topped up as soon as it has room, not in fours or eights:
-measured in session 4 (bench/README.md, worker pool), refilling in bunches and waking the
-parent only every few results (a "bell" per worker) halved the parent's CPU per item, but on a
+measured (bench/README.md, worker pool), refilling in bunches and waking the parent only
+every few results (a "bell" per worker) halved the parent's CPU per item, but on a
 loaded machine the workers then got 0.5-0.9 of the CPU they got before, so it was taken out."""
 WORKER_NICE = 10
 """How much lower a worker's scheduling priority is than its parent's (`os.nice`); see NOTE
 [ Workers yield to the model ]. GRAPHBOOK_WORKER_NICE sets it (0: the parent's priority)."""
 NICE_ENV = "GRAPHBOOK_WORKER_NICE"
-WATCHDOG_INTERVAL = 1.0
-"""How long an idle worker blocks on its queue before checking that its parent lives."""
 SHUTDOWN_GRACE = 2.0
 """How long `close()` waits for workers to stop by themselves; see NOTE [ Shutdown protocol ]."""
-ORPHAN_CHECK_INTERVAL = 0.5
-"""How often a worker's watchdog thread checks that its parent lives, where the kernel cannot
-end the worker with its parent (PR_SET_PDEATHSIG is Linux only)."""
-_PR_SET_PDEATHSIG = 1
-_HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
-"""Blocked from fork until the worker has dropped the handlers it inherited."""
 
 _live_prefixes: set[str] = set()
 """The segment prefixes of this process's open pools, which no orphan sweep may touch."""
@@ -85,14 +74,22 @@ def sweep_orphans() -> int:
         return shm.sweep_orphans(keep=_live_prefixes)
 
 
-_HEADER = struct.Struct("<qq")
-"""A result message starts with its lane id and ticket; the pickled outcome follows."""
-Message = tuple[str, int, int, bytes]
-"""To a worker: ("fn", lane, 0, pickled fn), ("forget", lane, 0, b""), ("task", lane, ticket,
-pickled args), ("back", 0, 0, names of its lent segments given back, NUL-separated). A worker's
-queue carries lists of them (all a `wait` hands it at once); None stops it."""
 GIVE_BACK_AT = 16
 """Segments given back that wait for a worker's next task before going back on their own."""
+
+
+def worker_nice() -> int:
+    """How much lower the workers' priority is: GRAPHBOOK_WORKER_NICE, else WORKER_NICE."""
+    given = os.environ.get(NICE_ENV, "").strip()
+    if not given:
+        return WORKER_NICE
+    if not given.isdigit() or int(given) > 19:
+        raise GraphbookError(
+            f"{NICE_ENV} is how much lower the worker processes' priority is than the run's, a "
+            f"whole number from 0 (the same) to 19, got {given!r}; unset it for {WORKER_NICE}"
+        )
+    return int(given)
+
 
 # NOTE [ Shutdown protocol ]
 #
@@ -119,7 +116,7 @@ GIVE_BACK_AT = 16
 # and the workers decode in every gap they leave (between batches, while the parent collects,
 # while a slice waits), which is all they need, since they work ahead of the model by up to two
 # batches. When the model waits for them, they have the cores to themselves. Measured on 2 cores
-# (session 5, bench/README.md): mobilenet_v3_small's plain pipeline 1.10x as fast, resnet18's
+# (bench/README.md): mobilenet_v3_small's plain pipeline 1.10x as fast, resnet18's
 # the same. On a machine busy with other programs' work the workers, not the model, give way.
 
 # NOTE [ Workers start with their lane ]
@@ -252,7 +249,7 @@ class _Scheduler:
         try:
             packed = shm.dumps(args, self.prefix)
         except Exception as exc:
-            lane.resolve(ticket, Failed(_unsendable("the task's arguments", exc)))
+            lane.resolve(ticket, Failed(unsendable("the task's arguments", exc)))
             return ticket
         self.tasks[ticket] = _Task(lane.id, lane.kind, packed)
         self.groups[lane.kind].backlog.append(ticket)
@@ -311,11 +308,11 @@ class _Scheduler:
 
     def _route(self, messages: list[bytes]) -> None:
         for message in messages:
-            lane_id, ticket = _HEADER.unpack_from(message)
+            lane_id, ticket = HEADER.unpack_from(message)
             try:
-                outcome = shm.loads(memoryview(message)[_HEADER.size :])
+                outcome = shm.loads(memoryview(message)[HEADER.size :])
             except Exception as exc:
-                outcome = Failed(_unsendable("the task's result", exc))
+                outcome = Failed(unsendable("the task's result", exc))
             self._resolve(lane_id, ticket, outcome)
 
     def _resolve(self, lane_id: int, ticket: int, outcome: Outcome) -> None:
@@ -464,9 +461,9 @@ class _Worker:
         self.tasks = context.Queue()
         self.slot = context.RawValue("q", -1)
         reader, writer = context.Pipe(duplex=False)
-        settings = _Settings(os.getpid(), group.prefix, seed, group.nice)
+        settings = Settings(os.getpid(), group.prefix, seed, group.nice)
         self.process = context.Process(
-            target=_work,
+            target=work,
             args=(self.tasks, writer, self.slot, group.stop, settings),
             name=f"graphbook-{group.kind}-{number}",
             daemon=True,
@@ -556,168 +553,6 @@ def _stop_all(workers: list[_Worker]) -> None:
         worker.release()
 
 
-# -- in the worker process ---------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Settings:
-    parent: int
-    prefix: str
-    seed: int
-    nice: int
-
-
-def _work(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -> None:
-    """A worker's life: take messages until the pill, the stop flag or the parent's death."""
-    _detach(settings.parent)
-    _lower_priority(settings.nice)
-    _prepare(settings.seed)
-    _serve(tasks, results, slot, stop, settings)
-    if os.getppid() != settings.parent:
-        # Nobody will read what the parent and this worker left in shared memory.
-        shm.sweep(f"{settings.prefix}{settings.parent}_")
-        shm.sweep(f"{settings.prefix}{os.getpid()}_")
-
-
-def _serve(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -> None:
-    fns: dict[int, Callable[..., Any] | ErrorInfo] = {}
-    shm.lend_from_here()
-    while not stop.value:
-        messages = _receive(tasks, settings.parent)
-        if messages is None:
-            return
-        for tag, lane, ticket, data in messages:
-            if tag == "fn":
-                fns[lane] = _unpickle_fn(data)
-            elif tag == "forget":
-                fns.pop(lane, None)
-                if not fns:  # nothing to run: no result will need the spare segments
-                    shm.drop_spare()
-            elif tag == "back":
-                shm.taken_back(data.decode().split("\0"), keep=bool(fns))
-            elif stop.value:
-                return
-            else:
-                slot.value = ticket
-                outcome = _run(fns.get(lane), data)
-                if not _send(results, lane, ticket, outcome, settings.prefix):
-                    return
-
-
-def _detach(parent: int) -> None:
-    """See NOTE [ A worker is on its own ]."""
-    with contextlib.suppress(ValueError):  # not the main thread: a spawned worker has no fd
-        signal.set_wakeup_fd(-1)
-    for signum in signal.valid_signals():
-        with contextlib.suppress(OSError, ValueError):
-            if callable(signal.getsignal(signum)):
-                signal.signal(signum, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD_SIGNALS)
-    _die_with(parent)
-    _drop_sockets()
-
-
-def _die_with(parent: int) -> None:
-    """End this process when `parent` ends, whatever it is doing."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:  # it died before the kernel knew to tell us
-        os._exit(1)
-    threading.Thread(target=_watch_parent, args=(parent,), name="watchdog", daemon=True).start()
-
-
-def _watch_parent(parent: int) -> None:
-    while os.getppid() == parent:
-        time.sleep(ORPHAN_CHECK_INTERVAL)
-    os._exit(1)
-
-
-def _drop_sockets() -> None:
-    """Let go of every socket inherited from the parent (its listening socket among them)."""
-    try:
-        fds = [int(name) for name in os.listdir("/proc/self/fd")]
-    except OSError:  # no /proc: workers are spawned there, and inherit no sockets
-        return
-    devnull = os.open(os.devnull, os.O_RDWR)
-    try:
-        for fd in fds:
-            with contextlib.suppress(OSError):
-                if stat.S_ISSOCK(os.fstat(fd).st_mode):
-                    os.dup2(devnull, fd)
-    finally:
-        os.close(devnull)
-
-
-def _prepare(seed: int) -> None:
-    """Give each worker its own random streams, as DataLoader does, since a forked worker would
-    otherwise repeat its parent's; one thread for torch."""
-    random.seed(seed)
-    numpy = sys.modules.get("numpy")
-    if numpy is not None:
-        numpy.random.seed(seed)
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.manual_seed(seed)
-        torch.set_num_threads(1)
-
-
-def worker_nice() -> int:
-    """How much lower the workers' priority is: GRAPHBOOK_WORKER_NICE, else WORKER_NICE."""
-    given = os.environ.get(NICE_ENV, "").strip()
-    if not given:
-        return WORKER_NICE
-    if not given.isdigit() or int(given) > 19:
-        raise GraphbookError(
-            f"{NICE_ENV} is how much lower the worker processes' priority is than the run's, a "
-            f"whole number from 0 (the same) to 19, got {given!r}; unset it for {WORKER_NICE}"
-        )
-    return int(given)
-
-
-def _lower_priority(nice: int) -> None:
-    """See NOTE [ Workers yield to the model ]."""
-    if nice > 0 and hasattr(os, "nice"):
-        with contextlib.suppress(OSError):
-            os.nice(nice)
-
-
-def _receive(tasks: Any, parent: int) -> list[Message] | None:
-    while True:
-        try:
-            messages: list[Message] | None = tasks.get(timeout=WATCHDOG_INTERVAL)
-            return messages
-        except queue.Empty:
-            if os.getppid() != parent:
-                return None
-
-
-def _run(fn: Callable[..., Any] | ErrorInfo | None, data: bytes) -> Outcome:
-    if isinstance(fn, ErrorInfo):
-        return Failed(fn)
-    if fn is None:
-        return Failed(ErrorInfo("LookupError", "the worker has no function for this lane", ""))
-    try:
-        args = shm.loads(data)
-    except Exception as exc:
-        return Failed(_unsendable("the task's arguments", exc))
-    return call(fn, args)
-
-
-def _send(results: Any, lane: int, ticket: int, outcome: Outcome, prefix: str) -> bool:
-    """Write the outcome to the parent; False if the parent is gone."""
-    try:
-        packed = shm.dumps(outcome, prefix)
-    except Exception as exc:
-        packed = shm.dumps(Failed(_unsendable("the task's result", exc)))
-    try:
-        results.send_bytes(_HEADER.pack(lane, ticket) + packed.data)
-    except OSError:
-        shm.discard(packed.segments)
-        return False
-    return True
-
-
 # -- helpers --------------------------------------------------------------------------------
 def _fork(process: Any) -> None:
     """Start `process` from the forking thread, with SIGINT and SIGTERM blocked until the worker
@@ -729,7 +564,7 @@ def _fork(process: Any) -> None:
 
 
 def _start_blocked(process: Any) -> None:
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
     try:
         process.start()
     finally:
@@ -801,20 +636,7 @@ def _pickle_fn(fn: Callable[..., Any], forks: bool) -> bytes | ErrorInfo:
     try:
         return shm.dumps(fn, recurse=not forks).data
     except Exception as exc:
-        return _unsendable(f"function {getattr(fn, '__qualname__', fn)!r}", exc)
-
-
-def _unpickle_fn(data: bytes) -> Callable[..., Any] | ErrorInfo:
-    try:
-        fn: Callable[..., Any] = shm.loads(data)
-        return fn
-    except Exception as exc:
-        return _unsendable("the function", exc, "could not be loaded in the worker")
-
-
-def _unsendable(what: str, exc: Exception, problem: str = "could not be pickled") -> ErrorInfo:
-    error = ErrorInfo.from_exception(exc)
-    return ErrorInfo(error.type, f"{what} {problem}: {error.message}", error.traceback)
+        return unsendable(f"function {getattr(fn, '__qualname__', fn)!r}", exc)
 
 
 def _died(pid: int, code: int | None) -> ErrorInfo:

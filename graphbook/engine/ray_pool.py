@@ -36,6 +36,7 @@ from graphbook.engine.pool import Failed, Kind, OrderedLane, Outcome, call
 from graphbook.engine.ray_keep import LEASE, Lease, attach, named, watch
 from graphbook.engine.ray_nodes import Node, Nodes
 from graphbook.engine.ray_ship import runtime_env, shippable
+from graphbook.registry import NODES_PACKAGE
 
 if TYPE_CHECKING:
     from graphbook.engine.ray_transfer import Packed
@@ -75,9 +76,6 @@ SPILLED = (
 )
 AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
 AUTH_NOTICE = "Token authentication is enabled for this Ray cluster"
-NODE_PACKAGE = "graphbook_nodes"
-"""Node files are imported under this package; Ray workers cannot import it, so its modules
-travel by value (their code is pickled with the functions)."""
 
 
 _OPEN_POOLS = [0]
@@ -243,8 +241,10 @@ _WATCHDOGS: list[subprocess.Popen[bytes]] = []
 
 def _share_node_modules(ray: ModuleType) -> None:
     """Make node files' modules travel by value: Ray workers have no `graphbook_nodes`."""
-    if NODE_PACKAGE in sys.modules:
-        ray.cloudpickle.register_pickle_by_value(sys.modules[NODE_PACKAGE])
+    # Node files are imported under NODES_PACKAGE; Ray workers cannot import it, so its
+    # modules travel by value (their code is pickled with the functions).
+    if NODES_PACKAGE in sys.modules:
+        ray.cloudpickle.register_pickle_by_value(sys.modules[NODES_PACKAGE])
 
 
 class _Actor:

@@ -63,7 +63,7 @@ PREVIEW_EVERY = 1.0
 Prompter = Callable[[str, dict[str, Any], Data], Any]
 """Asks the person (node id, prompt, dict) and returns the answer, or a `Future` of it: then
 the prompt node parks the dict and the rest of the graph runs on until the answer comes."""
-Previewer = Callable[[Any], Any]
+PreviewFn = Callable[[Any], Any]
 
 
 def clock_due(done: int) -> bool:
@@ -76,7 +76,7 @@ class RunAborted(Exception):
 
 
 @dataclass
-class RunState:
+class RunContext:
     """What all runners of one run share."""
 
     sink: Sink
@@ -87,7 +87,7 @@ class RunState:
     failed: bool = False
     outputs: dict[str, dict[str, list[Data]]] = field(default_factory=dict)
     control: RunControl = field(default_factory=RunControl)
-    preview: Previewer = preview
+    preview: PreviewFn = preview
     run_id: str = ""
     paused: float = 0.0
     """Seconds the run has stood paused so far: a node's time and speed leave them out."""
@@ -100,7 +100,7 @@ StepT = TypeVar("StepT", bound=Step)
 class Runner(Generic[StepT]):
     """Runs a plain step: the lifecycle on each dict, then routing."""
 
-    def __init__(self, node: GraphNode, instance: StepT, run: RunState) -> None:
+    def __init__(self, node: GraphNode, instance: StepT, run: RunContext) -> None:
         self.node = node
         self.id = node.id
         self.instance = instance
@@ -342,7 +342,7 @@ class Runner(Generic[StepT]):
 class SourceRunner(Runner[SourceStep]):
     """Pulls from a source's `produce()` while the nodes downstream have room."""
 
-    def __init__(self, node: GraphNode, instance: SourceStep, run: RunState) -> None:
+    def __init__(self, node: GraphNode, instance: SourceStep, run: RunContext) -> None:
         super().__init__(node, instance, run)
         self._chunks: Iterator[Routed] | None = None
         self._done = False
@@ -420,7 +420,7 @@ class PromptRunner(Runner[PromptStep]):
     future's completion wakes the scheduler, which then finishes the dict.
     """
 
-    def __init__(self, node: GraphNode, instance: PromptStep, run: RunState) -> None:
+    def __init__(self, node: GraphNode, instance: PromptStep, run: RunContext) -> None:
         super().__init__(node, instance, run)
         self.parked: Parked | None = None
 
@@ -458,7 +458,7 @@ class PromptRunner(Runner[PromptStep]):
             return
         self.parked = Parked(data, uuid.uuid4().hex[:12], answer)
         shown = self.run.preview(data)
-        asked = plain(question)
+        asked = json_data(question)
         if asked.get("type") == "boolean":  # PromptStep's default says "boolean"
             asked["type"] = "bool"
         prompt = Prompt(self.run.run_id, self.parked.prompt_id, self.id, asked, shown)
@@ -469,7 +469,7 @@ class PromptRunner(Runner[PromptStep]):
         self.parked = None
         try:
             answer = parked.answer.result()
-            answered = PromptAnswered(self.run.run_id, parked.prompt_id, self.id, plain(answer))
+            answered = PromptAnswered(self.run.run_id, parked.prompt_id, self.id, json_data(answer))
             self.run.sink(answered)
             self._finish(parked.data, answer)
         except Exception as exc:
@@ -484,7 +484,7 @@ class PromptRunner(Runner[PromptStep]):
         self.unit_done()
 
 
-def plain(value: Any) -> Any:
+def json_data(value: Any) -> Any:
     """`value` as JSON data; anything JSON cannot hold becomes its text."""
     return json.loads(json.dumps(value, default=str))
 
@@ -493,7 +493,7 @@ class ReplayRunner(SourceRunner):
     """A node reused from the cache: it hands its cached dicts (copied) to the nodes that run
     again, and neither starts, previews nor reports: its outputs are already known."""
 
-    def __init__(self, node: GraphNode, pairs: Iterable[tuple[str, Data]], run: RunState) -> None:
+    def __init__(self, node: GraphNode, pairs: Iterable[tuple[str, Data]], run: RunContext) -> None:
         super().__init__(node, SourceStep(), run)  # nothing of it runs
         self._pairs = deque(pairs)
         self._done = not self._pairs
@@ -544,7 +544,7 @@ class Holder:
 class BatchRunner(Runner[BatchStep]):
     """Items of many dicts -> load_fn in the pool -> batches -> on_item_batch -> dump_fn."""
 
-    def __init__(self, node: GraphNode, instance: BatchStep, run: RunState) -> None:
+    def __init__(self, node: GraphNode, instance: BatchStep, run: RunContext) -> None:
         super().__init__(node, instance, run)
         self.batch_size = max(1, int(instance.batch_size))
         capacity = max(2 * self.batch_size, 2 * max(run.pool.workers, 1))
@@ -716,7 +716,7 @@ def _unique(holders: list[Holder]) -> list[Holder]:
     return list(seen.values())
 
 
-def runner_for(node: GraphNode, instance: Step, run: RunState) -> Runner[Any]:
+def runner_for(node: GraphNode, instance: Step, run: RunContext) -> Runner[Any]:
     """The runner for the node's kind of step (NodeSpec.kind follows the step's class)."""
     match node.spec.kind:
         case "source" if isinstance(instance, SourceStep):

@@ -7,7 +7,7 @@ share the cores. Every CPU model resource runs this way unless it opts out (its 
 parameter, or GRAPHBOOK_CPU_SLICES, set to 1; graphbook/engine/devices.py).
 
 By default the number of slices is measured, not guessed: one per core, or one more. Which is
-faster depends on the model (on 2 cores with 2 decoding workers at a lower priority, session 5,
+faster depends on the model (on 2 cores with 2 decoding workers at a lower priority,
 bench/README.md: mobilenet_v3_small ran 1.10x as fast on 2 slices as on 3, resnet18 1.07x as
 fast on 3: a spare slice fills the gap a thread leaves when it finishes first, and costs a
 third thread's switching and cache misses). The two take turns on the first batches (`Tuner`)

@@ -11,7 +11,7 @@ from typing import Any
 from aiohttp import web
 
 from graphbook import protocol as p
-from graphbook.engine.runners import plain
+from graphbook.engine.runners import json_data
 from graphbook.errors import LoadFailure
 from graphbook.registry import Registry
 from graphbook.server.keys import CATALOG
@@ -97,7 +97,7 @@ def _is_node_file(path: Path, folder: Path) -> bool:
 
 
 def param_info(fields: dict[str, Any], default: Any) -> p.ParamInfo:
-    return p.ParamInfo(**{**fields, "default": plain(default)})
+    return p.ParamInfo(**{**fields, "default": json_data(default)})
 
 
 def node_info(spec: NodeSpec) -> p.NodeInfo:

@@ -4,7 +4,7 @@ in graphbook/server/host.py, which starts it and talks to it).
 It loads the registry from the server's node folder, keeps the output cache and the worker
 pool, and runs one run at a time in its run thread; its main thread answers the server's
 requests (control, prompt answers, cache reads and changes) meanwhile. What it sends back, in
-order over one pipe: the run's messages as clients get them (translated and previewed here),
+order over one pipe: the run's messages as clients get them (logs limited and previewed here),
 the events the run store needs, images for the media store, replies, and `ended`.
 """
 
@@ -32,9 +32,9 @@ from graphbook.graph import build_graph
 from graphbook.node_index import node_files
 from graphbook.registry import Registry
 from graphbook.server.desk import PromptDesk
+from graphbook.server.loglimit import LogLimiter
 from graphbook.server.media import MediaStore
 from graphbook.server.previews import FULL, LIVE, Previewer
-from graphbook.server.translate import Translator
 from graphbook.workflow import Workflow
 
 logger = logging.getLogger(__name__)
@@ -217,11 +217,11 @@ class Host:
         if order.stepping is not None:
             control.step(order.stepping or None)
         self.state.control, self.state.run_id = control, order.run_id
-        translate = Translator(self.previewer)
+        limit = LogLimiter(self.previewer)
 
         def sink(event: Event) -> None:
             kept = event if isinstance(event, RunStarted | NodeError | RunFinished) else None
-            self.send(("event", order.run_id, kept, translate(event)))
+            self.send(("event", order.run_id, kept, limit(event)))
 
         try:
             self._load_nodes()

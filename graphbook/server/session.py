@@ -29,9 +29,8 @@ from graphbook.engine.ray_keep import LEASE
 from graphbook.engine.ray_pool import local_ray_address
 from graphbook.errors import GraphbookError, Problem, WorkflowError
 from graphbook.events import Event, RunFinished
-from graphbook.graph import Graph, build_graph
+from graphbook.graph import Graph, build_graph, target_problem
 from graphbook.inputs import run_overrides
-from graphbook.modes import OFF_WORDS
 from graphbook.overrides import with_overrides
 from graphbook.registry import Registry
 from graphbook.server.desk import check_answer
@@ -451,13 +450,10 @@ def _target(request: p.Run, graph: Graph) -> str | None:
         raise bad_message('mode "until" needs the node to run up to')
     if request.mode == "trigger" and node is None:
         raise bad_message('mode "trigger" needs the node to run again')
-    if node is not None and node in graph.off:
-        word = OFF_WORDS[graph.off[node]]
-        raise bad_message(f"node {node!r} is {word}, so it does not run; turn it back on first")
-    if node is not None and node not in graph.nodes:
-        raise bad_message(f"the workflow has no node {node!r}")
-    if request.mode == "trigger" and node is not None and graph.nodes[node].spec.is_resource:
-        raise bad_message(f"node {node!r} is a resource; re-trigger a source or a step")
+    retrigger = request.mode == "trigger"
+    problem = None if node is None else target_problem(graph, node, retrigger=retrigger)
+    if problem is not None:
+        raise bad_message(problem)
     return node
 
 

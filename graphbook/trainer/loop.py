@@ -17,7 +17,7 @@ import torch
 from graphbook.batch_process.distributed import Collective
 from graphbook.batch_process.identity import data_identity
 from graphbook.batch_process.job import qualified_name
-from graphbook.batch_process.metrics import plain
+from graphbook.batch_process.metrics import plain_metric
 from graphbook.batch_process.resume import run_lock
 from graphbook.batch_process.signals import StopSignals
 from graphbook.loggers.base import LoggedRun, MetricLogger, MetricLoggers, checked
@@ -353,7 +353,7 @@ class _Run:
 
     def _config(self) -> dict[str, Any]:
         return {
-            "hparams": plain(dict(self.session.hparams)),
+            "hparams": plain_metric(dict(self.session.hparams)),
             "seed": self.session.seed,
             "trial": qualified_name(type(self.trial)),
             "global_batch_size": self.reader.loader.batch_size * self.collective.size,
@@ -482,7 +482,7 @@ class _Run:
             return
         averaged = across_ranks(self.collective, average(batches), len(batches))
         metrics = {**averaged, **reduce_wrapped(self.collective, self.context.reducers, True)}
-        self.state.training = plain(metrics)
+        self.state.training = plain_metric(metrics)
         self.state.last_report = self.state.batches
         self._store_metrics("training", self.state.training)
         # Determined's callbacks read the period's batch count from avg_metrics.
@@ -502,7 +502,7 @@ class _Run:
         finally:
             for model in self.context.models:
                 model.train()
-        metrics = plain(
+        metrics = plain_metric(
             {**metrics, **reduce_wrapped(self.collective, self.context.reducers, False)}
         )
         self._call("on_validation_epoch_end", outputs)
@@ -518,7 +518,7 @@ class _Run:
             result: dict[str, Any] = {}
             if self.rank == 0:
                 full = getattr(self.trial, "evaluate_full_dataset")  # noqa: B009 (checked)
-                result = plain(as_metrics(full(self.val), "evaluate_full_dataset"))
+                result = plain_metric(as_metrics(full(self.val), "evaluate_full_dataset"))
             return self.collective.broadcast(result), []
         reader = Reader(self.val, self.val_shard, self.context.device)
         outputs = []
@@ -528,7 +528,7 @@ class _Run:
                 self.context.to_device(batch) if self.context.experimental.auto_to_device else batch
             )
             value = evaluate(moved, index) if self._eval_takes_index else evaluate(moved)
-            outputs.append(plain(as_metrics(value, "evaluate_batch")))
+            outputs.append(plain_metric(as_metrics(value, "evaluate_batch")))
         reducer = self.trial.evaluation_reducer()
         mine = evaluation_reduce(outputs, reducer)
         return across_ranks(self.collective, mine, len(outputs), reducer), outputs
@@ -638,7 +638,7 @@ class _Run:
             "epoch": state.batches / self.epoch_length,
             "trial": qualified_name(type(self.trial)),
             "trial_class": trial_reference(type(self.trial)),
-            "hparams": plain(dict(self.session.hparams)),
+            "hparams": plain_metric(dict(self.session.hparams)),
             "seed": self.session.seed,
             "world_size": self.collective.size,
             "best_checkpoint": state.best_checkpoint,

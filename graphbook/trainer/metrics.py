@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from graphbook.batch_process.distributed import Collective
-from graphbook.batch_process.metrics import plain
+from graphbook.batch_process.metrics import plain_metric
 from graphbook.batch_process.reducers import load_state, state_of
 from graphbook.trainer.context import WrappedReducer
 from graphbook.trainer.errors import TrainerError
@@ -30,7 +30,7 @@ class Window:
         )
 
     def numbers(self) -> list[dict[str, Any]]:
-        return [{k: plain(v) for k, v in b.items()} for b in self.batches]
+        return [{k: plain_metric(v) for k, v in b.items()} for b in self.batches]
 
     def take(self) -> list[dict[str, Any]]:
         numbers, self.batches = self.numbers(), []
@@ -123,7 +123,7 @@ def reduce_wrapped(
             result.update(_named(w, value))
     for w in chosen:
         w.reducer.reset()
-    reduced: dict[str, Any] = plain(collective.broadcast(result))
+    reduced: dict[str, Any] = plain_metric(collective.broadcast(result))
     return reduced
 
 

@@ -4,7 +4,6 @@ exactly-once; the outputs come back in input order."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -144,9 +143,3 @@ def _collect(run_name: str) -> Any:
 
 def _items(output: Any) -> list[Any]:
     return list(output) if isinstance(output, list | tuple) else [output]
-
-
-def prediction_files(run_id: str) -> list[Path]:
-    """The committed prediction files of a prediction run, in input order."""
-    files = client.get_run(run_id).files()
-    return sorted((p for p in files if p.name.startswith(PREFIX)), key=lambda p: p.name)

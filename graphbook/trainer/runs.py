@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from graphbook.batch_process.checkpoint import RunFolders
 from graphbook.batch_process.identity import data_changes
-from graphbook.store import CheckpointRecord, RunRecord, Store
+from graphbook.store import RESUMABLE, CheckpointRecord, RunRecord, Store
 from graphbook.trainer.checkpoints import folders_of, latest, recover
 from graphbook.trainer.errors import TrainerError, TrainingResumeError
 from graphbook.trainer.identity import model_changes
@@ -32,7 +32,6 @@ HPARAMS_ENV = "GRAPHBOOK_TRAIN_HPARAMS"
 CONFIG_DATA_ENV = "GRAPHBOOK_TRAIN_CONFIG_DATA"
 MAX_LENGTH_ENV = "GRAPHBOOK_TRAIN_MAX_LENGTH"
 PROGRESS_ENV = "GRAPHBOOK_TRAIN_PROGRESS"
-RESUMABLE = ("running", "stopped", "failed")
 KIND: Literal["train"] = "train"
 
 

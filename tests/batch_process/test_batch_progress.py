@@ -1,4 +1,4 @@
-"""Item 9 of issue 13: torch_batch_process shows its progress and where it resumes, on the
+"""Torch_batch_process shows its progress and where it resumes, on the
 chief only."""
 
 from __future__ import annotations

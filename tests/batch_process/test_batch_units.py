@@ -167,7 +167,7 @@ def test_set_profiler_drives_torch_profiler(tmp_path: Path) -> None:
 
 
 def test_graphbook_batch_is_the_api_and_still_the_decorator() -> None:
-    """Issue 6's path (`from graphbook.batch import torch_batch_process`) and seed 004's
+    """The path `from graphbook.batch import torch_batch_process` and seed 004's
     decorator (`from graphbook import batch`, `@graphbook.batch(...)`) are the same name."""
     import graphbook.batch
     from graphbook import Registry, batch, step

@@ -309,7 +309,7 @@ def test_a_bypassed_node_does_not_run_and_a_muted_one_lets_nothing_through(
     assert [json.loads(r) for r in rows] == [{"x": 0}, {"x": 1}, {"x": 2}]
 
     assert main(["run", str(path), "--until", "1"]) == 2
-    assert "--until '1': the node is bypassed, so it does not run" in capsys.readouterr().err
+    assert "node '1' is bypassed, so it does not run" in capsys.readouterr().err
 
     data["nodes"][1]["mode"] = "mute"
     path.write_text(json.dumps(data))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphbook.cli.commands import main
+from graphbook.cli import main
 from graphbook.nodes import PACKS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "nodes"

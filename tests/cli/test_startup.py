@@ -1,4 +1,4 @@
-"""Item 8 of issue 13: `graphbook run workflows/hello.json` imports neither torch nor the node
+"""`graphbook run workflows/hello.json` imports neither torch nor the node
 files the workflow does not use; the node library and the examples' nodes, which every run
 registers, import torch, PIL and pyarrow only when one of their nodes runs."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = (
-    "import sys; from graphbook.cli.commands import main; code = main(sys.argv[1:]); "
+    "import sys; from graphbook.cli import main; code = main(sys.argv[1:]); "
     "print('torch' in sys.modules, 'graphbook_nodes.heavy' in sys.modules, "
     "'PIL' in sys.modules or 'pyarrow' in sys.modules, code)"
 )

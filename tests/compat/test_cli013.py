@@ -1,4 +1,4 @@
-"""Item 6: Graphbook 0.13's command line (`graphbook --root_dir DIR`, ...) starts the server."""
+"""Graphbook 0.13's command line (`graphbook --root_dir DIR`, ...) starts the server."""
 
 from __future__ import annotations
 
@@ -14,13 +14,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from graphbook.cli.commands import (
-    app_argv,
-    build_parser,
-    cmd_serve,
-    ignored_013_options,
-    serve_folders,
-)
+from graphbook.cli.parser import app_argv, build_parser
+from graphbook.cli.serve import cmd_serve, ignored_013_options, serve_folders
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVING = re.compile(r"Graphbook is serving on (http://127\.0\.0\.1:\d+/)")
@@ -84,7 +79,7 @@ def test_graphbook_root_dir_serves_an_013_project(project: Path, tmp_path: Path)
 
 
 def test_the_node_index_under_root_dir_is_not_a_workflow(project: Path) -> None:
-    """Issue 26, item 7: with 0.13's --root_dir layout the node folder (custom_nodes/) lies in
+    """With 0.13's --root_dir layout the node folder (custom_nodes/) lies in
     the workflows folder, and the node index is a JSON file under its __pycache__/."""
     from graphbook import Registry
     from graphbook.server.workflows import WorkflowFiles

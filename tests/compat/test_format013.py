@@ -1,4 +1,4 @@
-"""Item 5: nothing in a Graphbook 0.13 workflow is dropped silently: groups, docs and
+"""Nothing in a Graphbook 0.13 workflow is dropped silently: groups, docs and
 data.module are kept, `array` parameters are lists, and what is left out (export nodes and
 their wires, unknown parameter types, a plugin's __init__) is said, in the CLI and the API."""
 

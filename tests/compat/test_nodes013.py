@@ -1,6 +1,5 @@
-"""Issue 26: 0.13 node files and plugins in the catalog: item 2 (a plugin package's `export()`
-and `web()`), item 6 (a class with no docstring of its own shows no help, not Graphbook's
-base-class docstring)."""
+"""0.13 node files and plugins in the catalog: a plugin package's `export()` and `web()`; a
+class with no docstring of its own shows no help, not Graphbook's base-class docstring."""
 
 from __future__ import annotations
 
@@ -40,7 +39,7 @@ def test_a_013_plugin_package_exports_its_nodes_and_says_web_is_not_loaded(
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Item 2: a 0.13 workflow names the plugin's module; importing it runs the package's
+    """A 0.13 workflow names the plugin's module; importing it runs the package's
     `__init__` (`from graphbook.plugins import export, web`), whose exports are the nodes."""
     monkeypatch.syspath_prepend(str(project))  # shout_plugin is an installed package
     assert main(["run", "Shout.json"]) == 0

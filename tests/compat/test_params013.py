@@ -1,4 +1,4 @@
-"""Issue 26, item 1: a parameter with no value and no default is left out, as 0.13 left it out,
+"""A parameter with no value and no default is left out, as 0.13 left it out,
 so a class node's own Python default holds (graphbook-huggingface's HuggingfaceDataset has
 `image_columns=[]`), and a function node's `ctx` reads it as None."""
 

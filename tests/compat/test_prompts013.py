@@ -1,4 +1,4 @@
-"""Item 7: prompts in `graphbook run` are asked in the terminal when there is one, and take
+"""Prompts in `graphbook run` are asked in the terminal when there is one, and take
 their defaults otherwise, said once (no warning per prompt breaking the live table)."""
 
 from __future__ import annotations

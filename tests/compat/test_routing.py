@@ -1,4 +1,4 @@
-"""Item 3: what a step function returns routes only with two or more outputs, and a routing
+"""What a step function returns routes only with two or more outputs, and a routing
 error fails its node like any other node error (exit 1, summary, `--continue-on-error`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Item 4: Graphbook 0.13's Python workflows (`graphbook.Graph`, `@g()`) run as they are."""
+"""Graphbook 0.13's Python workflows (`graphbook.Graph`, `@g()`) run as they are."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def test_a_script_without_a_graph_says_how_to_write_one(tmp_path: Path) -> None:
 
 
 def test_a_script_imports_the_custom_nodes_package_beside_it(project: Path, tmp_path: Path) -> None:
-    """Issue 26, items 3 and 4: `graphbook run SCRIPT.py` puts the script's folder on sys.path
+    """`graphbook run SCRIPT.py` puts the script's folder on sys.path
     as `python SCRIPT.py` does (run here from another folder), and the script's
     `gb.steps.Split`, `gb.resources.FunctionResource` and `SplitItemField` run."""
     elsewhere = tmp_path / "elsewhere"

@@ -1,4 +1,4 @@
-"""Item 2: a source's `{output: value}` hands on the value itself, as Graphbook 0.13 does."""
+"""A source's `{output: value}` hands on the value itself, as Graphbook 0.13 does."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 26, item 3: what 0.13's `graphbook.steps`, `graphbook.core.steps` and the top-level
+"""What 0.13's `graphbook.steps`, `graphbook.core.steps` and the top-level
 package held (`gb.steps.Split`, `gb.resources.FunctionResource`, `gb.prompts`, `gb.Note`,
 `AsyncStep`, `SplitByItems`, `SplitItemField`), as upstream's python/Pokemon.py uses them."""
 

@@ -1,4 +1,4 @@
-"""Issue 26, item 8: a model being trained keeps the mode its node's code set, as in 0.13
+"""A model being trained keeps the mode its node's code set, as in 0.13
 (upstream's python/MnistClassifier.py: a model resource, an SGD resource over its parameters, a
 step that trains it); a model only used for inference is put in eval mode, and a node-folder
 model put there from training mode says so on its node."""

@@ -1,4 +1,4 @@
-"""Item 1: the helpers 0.13 node files use, `graphbook.utils` and `graphbook.core.utils`."""
+"""The helpers 0.13 node files use, `graphbook.utils` and `graphbook.core.utils`."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_the_small_helpers_behave_as_in_013() -> None:
 
 
 def test_the_filter_guide_compiles_a_function_resource_it_is_handed(project: Path) -> None:
-    """Issue 26, item 5: 0.13's Function resource handed the source, ours the function; the
+    """0.13's Function resource handed the source, ours the function; the
     filter guide's nodes call transform_function_string on it either way."""
     result = run_workflow(project / "Filter.json", nodes=[project / "custom_nodes"], collect=True)
     assert result.ok, result.errors

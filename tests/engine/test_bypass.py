@@ -212,5 +212,5 @@ def test_a_resource_cannot_be_retriggered() -> None:
     wf = chain()
     wf.add("Number", id="n", val=1)
     graph = build_graph(wf, Registry.with_builtins())
-    with pytest.raises(ValueError, match="it is a resource; give a source or step"):
+    with pytest.raises(ValueError, match="is a resource; re-trigger a source or a step"):
         Executor().run(graph, trigger="n")

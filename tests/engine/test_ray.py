@@ -31,7 +31,7 @@ from graphbook import (
     step,
 )
 from graphbook.cli import main
-from graphbook.cli.commands import workers_count, workers_of
+from graphbook.cli.run import workers_count, workers_of
 from graphbook.engine.executor import Executor, RunControl
 from graphbook.engine.pool import Done, Failed
 from graphbook.engine.ray_pool import RayBackend, RayPool

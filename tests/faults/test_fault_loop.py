@@ -1,5 +1,5 @@
 """Starting a large run does not hold up the server: while a 4,000-node run is read, checked and
-planned (4,000 `node_plan` messages), `/api/info` keeps answering (issue 25, item 8). Before,
+planned (4,000 `node_plan` messages), `/api/info` keeps answering. Before,
 the loop read the workflow and built the graph (0.4-0.5 s for 4,000 nodes), and then ran every
 message the run's thread had handed over in one go (up to 1.8 s mid-run)."""
 

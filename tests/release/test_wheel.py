@@ -1,4 +1,4 @@
-"""Issue 29: the package people install. A wheel of this checkout, installed in a fresh virtual
+"""The package people install. A wheel of this checkout, installed in a fresh virtual
 environment (bench/release.py: Graphbook from the wheel, its dependencies borrowed from this
 Python), run with no Node.js on PATH and no checkout in sight, serves the built editor with the
 built-in nodes, runs a template headless, and reports the version it was built as.

@@ -1,5 +1,5 @@
 """Starting a run never holds up the server: the workflow is read and its graph built off the
-event loop, and what the run's thread hands the loop is run a slice at a time (issue 25, item 8)."""
+event loop, and what the run's thread hands the loop is run a slice at a time."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 29: a feature whose optional extra is not installed says which extra to install (the
+"""A feature whose optional extra is not installed says which extra to install (the
 Ray backend's and the Hugging Face datasets node's are tested beside them, tests/engine and
 tests/nodes)."""
 

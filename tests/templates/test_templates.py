@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graphbook import run_workflow
-from graphbook.cli.commands import main
+from graphbook.cli import main
 from graphbook.templates import TEMPLATES, Template
 from graphbook.workflow import Workflow
 

@@ -1,4 +1,4 @@
-"""What callbacks written for Determined and Lightning habits expect (issue 28): the batch count
+"""What callbacks written for Determined and Lightning habits expect: the batch count
 in `avg_metrics`, an early stop asked for from `on_validation_end`, EarlyStopping, a profiler
 trace, the deterministic switch and bf16 autocast on the CPU."""
 

@@ -1,4 +1,4 @@
-"""Resume in the hard cases (issue 28): a dataset that augments with its own unseeded generator,
+"""Resume in the hard cases: a dataset that augments with its own unseeded generator,
 a model whose shapes changed, gradients accumulated over batches when the checkpoint is taken."""
 
 from __future__ import annotations

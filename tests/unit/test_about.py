@@ -1,4 +1,4 @@
-"""Issue 29: Graphbook reports the version it was built as (its distribution's metadata), and a
+"""Graphbook reports the version it was built as (its distribution's metadata), and a
 checkout reports the source's version, whatever else is installed beside it."""
 
 from __future__ import annotations

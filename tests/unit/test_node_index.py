@@ -1,4 +1,4 @@
-"""Item 8 of issue 13: the node-file index, and loading only the files a workflow needs."""
+"""The node-file index, and loading only the files a workflow needs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Translator: what of one run's events the browser gets. Events go out as they are (they are
+"""LogLimiter: what of one run's events the browser gets. Events go out as they are (they are
 protocol messages), except logs: at most LOG_LIMIT per node per second, so a node that logs
 every item cannot flood the clients, and a message that is not text is previewed. Past the limit
 the latest lines are held back and sent when the second, the node or the run ends, the first of
@@ -29,7 +29,7 @@ class LogWindow:
     """The latest lines over the limit, sent when the window closes."""
 
 
-class Translator:
+class LogLimiter:
     def __init__(self, previewer: Callable[[Any], Any]) -> None:
         self.previewer = previewer
         self._logs: dict[str, LogWindow] = {}

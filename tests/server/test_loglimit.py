@@ -1,17 +1,17 @@
-"""Translating run events for the browser: a node that logs faster than the limit still shows
+"""Limiting the logs the browser gets: a node that logs faster than the limit still shows
 its last lines, and how many were left out."""
 
 from __future__ import annotations
 
 from graphbook.events import NodeFinished, NodeLog
-from graphbook.server.translate import LOG_LIMIT, Translator
+from graphbook.server.loglimit import LOG_LIMIT, LogLimiter
 
 
 def test_logs_over_the_limit_keep_the_last_lines_and_say_how_many_are_left_out() -> None:
-    translate = Translator(lambda value: value)
+    limit = LogLimiter(lambda value: value)
     logged = (NodeLog("r", "a", "info", f"{i}") for i in range(5 * LOG_LIMIT))
-    sent = [m for event in logged for m in translate(event)]
-    sent += translate(NodeFinished("r", "a", "done", {}, 0, 1.0))
+    sent = [m for event in logged for m in limit(event)]
+    sent += limit(NodeFinished("r", "a", "done", {}, 0, 1.0))
     assert isinstance(sent[-1], NodeFinished)
     logs = [m for m in sent if isinstance(m, NodeLog)]
     lines = [int(m.message) for m in logs]
