@@ -93,6 +93,11 @@ class Step:
     def on_end(self) -> None:
         """Called once when a run ends, whatever its outcome."""
 
+    def on_clear(self) -> None:
+        """Called before `on_start` in the first run after this node's cached outputs were
+        cleared (the editor's Clear, `POST /api/workflows/.../clear`): forget what the node
+        keeps outside a run (files it made, a state on disk) so it starts afresh."""
+
     def on_data(self, data: Data) -> None:
         """Called for every dict that arrives."""
 

@@ -308,6 +308,8 @@ class _GraphRun:
         runner = runner_for(node, instance, self.state)
         if self.cache is not None:
             runner.recording = self.cache.recording(node.id)
+        if self.plan is not None:
+            runner.cleared = self.plan.decisions[node.id].cause == "cleared"
         self.runners.append(runner)
 
     def _build_resource(self, node: GraphNode) -> None:

@@ -115,6 +115,8 @@ class Runner(Generic[StepT]):
         self.status: NodeStatus | None = None
         self.recording: Recording | None = None
         """Where the node's outputs are kept for the next run, when the run has a cache."""
+        self.cleared = False
+        """Its cached outputs were cleared before this run: `on_clear` is called first."""
         self.started = time.perf_counter()
         self._paused_before = run.paused
         self._last_progress = 0.0
@@ -152,6 +154,8 @@ class Runner(Generic[StepT]):
     def start(self) -> None:
         self.run.sink(NodeStarted(self.run.run_id, self.id))
         with node_context(self.id, self.on_log):
+            if self.cleared:
+                self.instance.on_clear()
             self.instance.on_start()
 
     def end(self) -> None:

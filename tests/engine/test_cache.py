@@ -10,6 +10,7 @@ from graphbook.engine.cache import OutputCache, estimate_size, fingerprint
 from graphbook.engine.executor import Executor, RunResult
 from graphbook.events import Event, NodeFinished, NodeLog, NodePlan, NodeStarted
 from graphbook.overrides import with_overrides
+from graphbook.steps import Step
 from graphbook.workflow import NodeRef
 
 CALLS: dict[str, int] = {}
@@ -133,6 +134,30 @@ def test_clearing_a_node_clears_what_is_downstream() -> None:
         "a": ("run", "cleared"),
         "b": ("run", "cleared"),
     }
+
+
+class Forgetful(Step):
+    """Counts the hooks a run calls on it."""
+
+    def on_clear(self) -> None:
+        CALLS["on_clear"] = CALLS.get("on_clear", 0) + 1
+
+    def on_start(self) -> None:
+        CALLS["on_start"] = CALLS.get("on_start", 0) + 1
+        CALLS["cleared_before_start"] = CALLS.get("on_clear", 0)
+
+
+def test_the_first_run_after_a_clear_calls_on_clear_before_on_start() -> None:
+    cache = OutputCache(1 << 20)
+    wf = Workflow()
+    wf.connect(wf.add(numbers, id="src"), wf.add(Forgetful, id="f"))
+    CALLS.clear()
+    run(wf, cache)
+    cache.workflow("w.json").clear("f")
+    run(wf, cache)
+    run(wf, cache)
+    assert CALLS["on_start"] == 2, "the third run reuses the outputs: the node does not start"
+    assert CALLS["on_clear"] == 1 and CALLS["cleared_before_start"] == 1
 
 
 def test_two_workflows_never_share_cached_outputs() -> None:
