@@ -53,7 +53,7 @@ class Previewer:
 
     def _mapping(self, value: Mapping[Any, Any], depth: int) -> Any:
         if value.get("type") == "image" and isinstance(value.get("value"), str):
-            return {**self._plain_mapping(value, depth), "url": self.media.file_url(value["value"])}
+            return {**self._plain_mapping(value, depth), **self._file_image(value["value"])}
         return self._plain_mapping(value, depth)
 
     def _plain_mapping(self, value: Mapping[Any, Any], depth: int) -> dict[str, Any]:
@@ -61,6 +61,15 @@ class Previewer:
         shown = {str(k): self.preview(v, depth + 1) for k, v in items[: self.limits.items]}
         if len(items) > self.limits.items:
             shown["…"] = f"{len(items) - self.limits.items} more keys"
+        return shown
+
+    def _file_image(self, path: str) -> dict[str, Any]:
+        """An image file's URLs: the full image (from the roots only), else why not; and a
+        thumbnail wherever it lies."""
+        url, reason = self.media.file_link(path)
+        shown: dict[str, Any] = {"url": url, "thumb": self.media.thumb_url(path)}
+        if reason is not None:
+            shown["outside"] = reason
         return shown
 
     def _sequence(self, value: list[Any] | tuple[Any, ...], depth: int) -> list[Any]:

@@ -22,6 +22,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from graphbook import protocol as p
 from graphbook.engine.cache import OutputCache
 from graphbook.engine.control import RunControl
 from graphbook.engine.executor import Executor, make_pool
@@ -31,6 +32,8 @@ from graphbook.graph import build_graph
 from graphbook.node_index import node_files
 from graphbook.registry import Registry
 from graphbook.server.desk import PromptDesk
+from graphbook.server.gallery import GalleryQuery
+from graphbook.server.gallery import page as gallery_page
 from graphbook.server.media import MediaStore
 from graphbook.server.previews import FULL, LIVE, Previewer
 from graphbook.server.translate import Translator
@@ -49,6 +52,8 @@ class HostConfig:
     cache_budget: int
     lost: frozenset[str] = frozenset()
     """Workflows whose cached outputs a host before this one held when it was ended."""
+    thumb_secret: bytes | None = None
+    """The server's key for thumbnail URLs (thumbnails.py), so previews made here link them."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +86,13 @@ class HostState:
 class HostMedia(MediaStore):
     """Images are kept by the server: each one goes there (before the message that shows it)."""
 
-    def __init__(self, roots: dict[str, Path], send: Callable[[tuple[Any, ...]], None]) -> None:
-        super().__init__(roots)
+    def __init__(
+        self,
+        roots: dict[str, Path],
+        send: Callable[[tuple[Any, ...]], None],
+        secret: bytes | None = None,
+    ) -> None:
+        super().__init__(roots, secret=secret)
         self._send = send
 
     def add(self, image: Any) -> str:
@@ -101,7 +111,8 @@ class Host:
         self._load_nodes()
         self.cache = OutputCache(config.cache_budget)
         self.cache.lost = set(config.lost)
-        media = HostMedia(config.roots, self.send)
+        media = HostMedia(config.roots, self.send, config.thumb_secret)
+        self.media = media
         self.previewer = Previewer(media, LIVE)
         self.full_previewer = Previewer(media, FULL)
         self.desk = PromptDesk()
@@ -196,6 +207,15 @@ class Host:
         if not 0 <= index < len(items):
             return len(items), None
         return len(items), self.full_previewer(items[index])
+
+    def do_gallery(
+        self, name: str, node: str, output: str, query: GalleryQuery
+    ) -> p.GalleryPage | None:
+        """A page of the gallery over a node's dicts, or None if none are kept."""
+        items = self.cache.workflow(name).items(node, output)
+        if items is None:
+            return None
+        return gallery_page(name, node, output, list(items), query, self.media.link)
 
     def do_pool_stats(self) -> Any:
         return self.pool.stats()
