@@ -35,7 +35,11 @@ interface Hovered {
 
 export function Gallery() {
   const target = useGallery((s) => s.target);
-  if (!target) return null;
+  const workflow = useEditor((s) => s.file?.path ?? '');
+  useEffect(() => {
+    if (target && target.workflow !== workflow) useGallery.getState().closeGallery();
+  }, [target, workflow]);
+  if (!target || target.workflow !== workflow) return null;
   return <GalleryDialog key={`${target.node}:${target.output}`} target={target} />;
 }
 
@@ -114,7 +118,7 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
         <div className="gb-gallery-tools">
           <input
             className="gb-input gb-gallery-filter"
-            aria-label="filter"
+            aria-label="filter outputs"
             placeholder='filter: prediction == "cat" and confidence < 0.5'
             title={`FIELD OP VALUE, joined by "and"; OP one of == != < <= > >= contains${summary?.fields.length ? `; fields: ${summary.fields.join(', ')}` : ''}`}
             value={typed}
@@ -147,7 +151,10 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
             Thumbnails only for some images: {outside}
           </p>
         ) : null}
-        <div className="gb-gallery-grid" ref={viewport} onScroll={(e) => setView((v) => ({ ...v, top: e.currentTarget.scrollTop }))}>
+        <div className="gb-gallery-grid" ref={viewport} onScroll={(e) => {
+            const top = e.currentTarget.scrollTop;
+            setView((v) => ({ ...v, top }));
+          }}>
           <div className="gb-gallery-sizer" style={{ height: Math.ceil(matched / window_.columns) * CELL_H }}>
             {shown.map(({ position, row }) => (
               <Tile
@@ -225,7 +232,7 @@ function visibleWindow(view: { top: number; width: number; height: number }, mat
 }
 
 function asImage(row: GalleryRow): ImagePreview {
-  return { ...row.fields, type: 'image', url: row.url, thumb: row.thumb, ...(row.reason ? { outside: row.reason } : {}), label: `output #${row.index}`, index: row.index, ...(row.path ? { path: row.path } : {}) } as ImagePreview;
+  return { ...row.fields, type: 'image', url: row.url, thumb: row.thumb, ...(row.reason ? { outside: row.reason } : {}), index: row.index, ...(row.path ? { path: row.path } : {}) } as ImagePreview;
 }
 
 interface Pages {
