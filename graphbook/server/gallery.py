@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -25,7 +26,7 @@ FIELD_TEXT = 200
 """Characters of a text field shown in a row."""
 _TOKEN = re.compile(
     r"""\s*(?:(?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')"""
-    r"""|(?P<op>==|!=|<=|>=|<|>)|(?P<word>[^\s"'<>=!]+))"""
+    r"""|(?P<op>==|!=|<=|>=|<|>|=|!)|(?P<word>[^\s"'<>=!]+))"""
 )
 _FIELD = re.compile(r"^[A-Za-z_][\w-]*(\.[\w-]+)*$")
 
@@ -91,11 +92,11 @@ def _clause(tokens: list[tuple[str, str]]) -> Clause:
         raise GalleryQueryError(
             f"incomplete clause {got!r}: write FIELD OP VALUE, OP one of {' '.join(OPS)}"
         )
-    (field_kind, field), (op_kind, op), (value_kind, value) = tokens[:3]
+    (field_kind, field), (_, op), (value_kind, value) = tokens[:3]
     del tokens[:3]
     if field_kind != "word" or not _FIELD.match(field):
         raise GalleryQueryError(f"{field!r} is not a field name (letters, digits, _ and dots)")
-    if op_kind != "op" and op != "contains":
+    if op not in OPS:
         raise GalleryQueryError(
             f"unknown operator {op!r} after {field!r}; use one of {' '.join(OPS)}"
         )
@@ -178,6 +179,8 @@ _MISSING = object()
 
 def field_value(item: Any, field: str) -> Any:
     """The value at a dotted field of a dict; None where there is none."""
+    if "." not in field:
+        return item.get(field) if isinstance(item, dict | Mapping) else None
     value = item
     for part in field.split("."):
         if not isinstance(value, Mapping):
@@ -202,19 +205,95 @@ def check_query(query: GalleryQuery) -> tuple[Clause, ...]:
     return parse_filter(query.filter)
 
 
+class Selection:
+    """The dicts one query keeps, in its order, brought up to date as more are handed on: only
+    the new dicts are read (a run adding to 100,000 dicts costs what it adds)."""
+
+    def __init__(self, query: GalleryQuery) -> None:
+        self.query = query
+        self.clauses = check_query(query)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.seen = 0
+        self.kept: list[int] = []
+        """Without a sort: the indexes kept, in the order handed on."""
+        self.numbered: list[tuple[int | float, int]] = []
+        """With a sort: (value, index) in order (the value negated for `desc`); ties keep
+        the order handed on."""
+        self.without: list[int] = []
+        """With a sort: the dicts with no number at the sort field, last, in order."""
+
+    def update(self, items: list[Any]) -> None:
+        if len(items) < self.seen:
+            self._reset()  # the dicts of a new run
+        if len(items) > self.seen:
+            self._add(items, self.seen)
+            self.seen = len(items)
+
+    @property
+    def count(self) -> int:
+        return len(self.kept) + len(self.numbered) + len(self.without)
+
+    def window(self, offset: int, limit: int) -> list[int]:
+        """The indexes at positions offset .. offset + limit of the order."""
+        end = min(self.count, offset + limit)
+        if offset >= end:
+            return []
+        if self.query.sort is None:
+            if self.query.order == "desc":
+                last = len(self.kept) - 1
+                return [self.kept[last - k] for k in range(offset, end)]
+            return self.kept[offset:end]
+        numbered = [i for _, i in self.numbered[offset:end]]
+        rest = max(0, offset - len(self.numbered))
+        return numbered + self.without[rest : rest + (end - offset - len(numbered))]
+
+    def _add(self, items: list[Any], start: int) -> None:
+        clauses, sort = self.clauses, self.query.sort
+        new = [i for i in range(start, len(items)) if matches(items[i], clauses)]
+        if sort is None:
+            self.kept.extend(new)
+            return
+        sign = -1 if self.query.order == "desc" else 1
+        for i in new:
+            value = field_value(items[i], sort)
+            if _is_number(value) and not _nan(value):
+                self.numbered.append((sign * value, i))
+            else:
+                self.without.append(i)
+        self.numbered.sort()  # mostly sorted already: Timsort merges the new run in linear time
+
+
+class Selections:
+    """The last few queries' selections, each over one list of dicts (a recording, or its
+    cache entry), so paging and a growing run reuse what was read."""
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._kept: dict[tuple[Any, ...], Selection] = {}
+        self._lock = threading.Lock()
+
+    def window(self, items: list[Any], query: GalleryQuery) -> tuple[int, int, list[int]]:
+        """(dicts read, dicts kept, the indexes of the query's page), the selection brought up
+        to date first (one caller at a time: a sort empties the list while it runs)."""
+        first = id(items[0]) if items else 0
+        key = (id(items), first, query.filter, query.sort, query.order)
+        with self._lock:
+            selection = self._kept.pop(key, None) or Selection(query)
+            self._kept[key] = selection  # the most recent last
+            while len(self._kept) > self.size:
+                del self._kept[next(iter(self._kept))]
+            selection.update(items)
+            shown = selection.window(query.offset, query.limit)
+            return selection.seen, selection.count, shown
+
+
 def select(items: list[Any], query: GalleryQuery) -> list[int]:
-    """The indexes of the dicts the filter keeps, in the sort's order (numbers by value; dicts
-    without a number there last, in their order)."""
-    clauses = check_query(query)
-    kept = [i for i, item in enumerate(items) if matches(item, clauses)]
-    if query.sort is None:
-        return kept[::-1] if query.order == "desc" else kept
-    sort = query.sort
-    numbered = [(i, field_value(items[i], sort)) for i in kept]
-    with_number = [(i, v) for i, v in numbered if _is_number(v) and not _nan(v)]
-    without = [i for i, v in numbered if not (_is_number(v) and not _nan(v))]
-    with_number.sort(key=lambda pair: pair[1], reverse=query.order == "desc")
-    return [i for i, _ in with_number] + without
+    """The indexes of every dict the filter keeps, in the sort's order."""
+    selection = Selection(query)
+    selection.update(items)
+    return selection.window(0, selection.count)
 
 
 def _nan(value: Any) -> bool:
@@ -233,15 +312,14 @@ def page(
     items: list[Any],
     query: GalleryQuery,
     link: ImageLink,
+    selections: Selections | None = None,
 ) -> p.GalleryPage:
-    """One page of the gallery over `items` (the node's dicts on `output`, in order)."""
-    order = select(items, query)
-    shown = order[query.offset : query.offset + query.limit]
+    """One page of the gallery over `items` (the node's dicts on `output`, in order: the list
+    the cache keeps, so that `selections` knows it again)."""
+    seen, matched, shown = (selections or Selections(1)).window(items, query)
     rows = [_row(index, items[index], link) for index in shown]
     names, numeric = field_names(items)
-    return p.GalleryPage(
-        workflow, node, output, len(items), len(order), query.offset, rows, names, numeric
-    )
+    return p.GalleryPage(workflow, node, output, seen, matched, query.offset, rows, names, numeric)
 
 
 def _row(index: int, item: Any, link: ImageLink) -> p.GalleryRow:

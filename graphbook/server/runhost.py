@@ -32,7 +32,7 @@ from graphbook.graph import build_graph
 from graphbook.node_index import node_files
 from graphbook.registry import Registry
 from graphbook.server.desk import PromptDesk
-from graphbook.server.gallery import GalleryQuery
+from graphbook.server.gallery import GalleryQuery, Selections
 from graphbook.server.gallery import page as gallery_page
 from graphbook.server.media import MediaStore
 from graphbook.server.previews import FULL, LIVE, Previewer
@@ -113,6 +113,7 @@ class Host:
         self.cache.lost = set(config.lost)
         media = HostMedia(config.roots, self.send, config.thumb_secret)
         self.media = media
+        self.selections = Selections()
         self.previewer = Previewer(media, LIVE)
         self.full_previewer = Previewer(media, FULL)
         self.desk = PromptDesk()
@@ -215,7 +216,7 @@ class Host:
         items = self.cache.workflow(name).items(node, output)
         if items is None:
             return None
-        return gallery_page(name, node, output, list(items), query, self.media.link)
+        return gallery_page(name, node, output, items, query, self.media.link, self.selections)
 
     def do_pool_stats(self) -> Any:
         return self.pool.stats()

@@ -35,7 +35,7 @@ from graphbook.overrides import with_overrides
 from graphbook.registry import Registry
 from graphbook.server.desk import PromptDesk, check_answer
 from graphbook.server.errors import ServerError, bad_message, conflict, not_found
-from graphbook.server.gallery import GalleryQuery, GalleryQueryError, check_query
+from graphbook.server.gallery import GalleryQuery, GalleryQueryError, Selections, check_query
 from graphbook.server.gallery import page as gallery_page
 from graphbook.server.history import HistorySink, Recorder, RunConfig
 from graphbook.server.host import HostCache, HostGone, HostPool, RunHost
@@ -137,6 +137,8 @@ class Session:
         self.desk = PromptDesk()
         self.previewer = Previewer(media, LIVE)
         self.full_previewer = Previewer(media, FULL)
+        self.selections = Selections()
+        """The gallery's queries over outputs kept here (on `serve --ray`)."""
         self.pool: Pool | HostPool = HostPool(self._host) if self.hosted else InlinePool()
         self.active: ActiveRun | None = None
         self.starting: str | None = None
@@ -573,9 +575,8 @@ class Session:
             items = self.cache.workflow(name).items(node, output)
             found = None
             if items is not None:
-                link = self.media.link
                 found = await asyncio.to_thread(
-                    gallery_page, name, node, output, list(items), query, link
+                    gallery_page, name, node, output, items, query, self.media.link, self.selections
                 )
         else:
             found = await self._ask("gallery", name, node, output, query)
