@@ -120,6 +120,12 @@ describe('results gallery', () => {
     await until(() => media.locator('img').evaluateAll((imgs) => imgs.map((i) => (i as HTMLImageElement).naturalWidth)), (w) => w.length > 0 && w.every((x) => x > 0), 'thumbnails on the node');
     expect(await media.locator('img').first().getAttribute('src')).toMatch(/^\/api\/media\/thumb\?/);
     expect(await media.innerText()).toContain("thumbnails only: the full images lie outside the server's folders");
+    await node(app.page, 'shots').locator('.gb-node-header').click();
+    await app.page.getByRole('tab', { name: 'Output' }).click();
+    const picture = app.page.locator('.gb-output .gb-json-image').first();
+    await picture.waitFor();
+    expect(await picture.getAttribute('src')).toMatch(/^\/api\/media\/thumb\?/);
+    expect(await app.page.locator('.gb-output .gb-image-outside').first().innerText()).toContain('outside the server');
     await node(app.page, 'shots').click({ button: 'right' });
     await app.page.getByRole('menuitem', { name: 'Results gallery' }).click();
     const note = app.page.locator('.gb-gallery [role="note"]');
