@@ -123,3 +123,31 @@ async def thumbnails_outside_the_roots(server: Server, socket: Any) -> None:
     image = live[0].preview["image"]
     assert image["url"] is None and "outside" in image["outside"]
     assert image["thumb"].startswith("/api/media/thumb?")
+
+
+def test_gallery_of_outputs_kept_in_the_server_on_ray(
+    serving: Serve, tmp_path: Path, ray_address: str
+) -> None:
+    (tmp_path / "nodes").mkdir()
+    shutil.copyfile(NODES, tmp_path / "nodes" / "gallery_nodes.py")
+    media = tmp_path / "media" / "shots"  # under the server's --media root
+
+    async def scenario(server: Server) -> None:
+        wf = Workflow()
+        wf.add("Shots", id="shots", n=300, folder=str(media), drawn=1)
+        server.save("shots.json", wf.to_json())
+        socket = await server.connect()
+        run_id = await server.run("shots.json")
+        await socket.until(p.RunFinished, lambda m: m.run_id == run_id, timeout=180)
+        await server.idle()
+        status, body = await page(server, filter="confidence >= 0.9", sort="confidence")
+        assert status == 200, body
+        shown = p.from_json(p.GalleryPage, body)
+        kept = sorted((i for i in range(300) if confidence(i) >= 0.9), key=confidence)
+        assert (shown.total, shown.matched) == (300, len(kept))
+        assert [r.index for r in shown.rows] == kept
+        status, body = await page(server, limit=1)
+        row = p.from_json(p.GalleryPage, body).rows[0]
+        assert row.url == "/api/media/file/media/shots/shot00000.png" and row.reason is None
+
+    serving(scenario, workers=1, ray=ray_address)
