@@ -148,12 +148,13 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
         ) : null}
         {outside ? (
           <p className="gb-gallery-note" role="note">
-            Thumbnails only for some images: {outside}
+            Some full images are not shown: {outside}
           </p>
         ) : null}
         <div className="gb-gallery-grid" ref={viewport} onScroll={(e) => {
             const top = e.currentTarget.scrollTop;
             setView((v) => ({ ...v, top }));
+            setHovered(null); // the tile under it has moved
           }}>
           <div className="gb-gallery-sizer" style={{ height: Math.ceil(matched / window_.columns) * CELL_H }}>
             {shown.map(({ position, row }) => (
