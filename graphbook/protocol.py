@@ -640,6 +640,43 @@ class OutputItem:
 
 
 @dataclass(frozen=True)
+class GalleryRow:
+    """One dict of a node's output in the results gallery."""
+
+    index: int
+    """Its place among the dicts the node handed on (as GET /api/outputs numbers them)."""
+    thumb: str | None
+    """A small picture of its image (made by the server, for a file anywhere on disk)."""
+    url: str | None
+    """The full image, served only from the server's roots; null with `reason` otherwise."""
+    reason: str | None
+    """Why the full image is not served (it lies outside the roots, ...); null when it is."""
+    path: str | None
+    """The image file, when the image is one."""
+    fields: dict[str, Any]
+    """Its plain fields: numbers, text, booleans, null."""
+
+
+@dataclass(frozen=True)
+class GalleryPage:
+    """A page of a node's output dicts, filtered and sorted (GET /api/outputs/gallery)."""
+
+    workflow: str
+    node_id: str
+    output: str
+    total: int
+    """Dicts the node has handed on so far."""
+    matched: int
+    """Of those, the ones the filter keeps."""
+    offset: int
+    rows: list[GalleryRow]
+    fields: list[str]
+    """The plain fields the dicts have (from the first ones), for the filter and the hover."""
+    numeric: list[str]
+    """Of those, the ones holding numbers, to sort by."""
+
+
+@dataclass(frozen=True)
 class GpuInfo:
     index: int
     name: str

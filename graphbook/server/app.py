@@ -183,6 +183,32 @@ API: tuple[Route, ...] = (
     ),
     Route(
         "GET",
+        "/api/outputs/gallery",
+        "a page of a node's output dicts, filtered and sorted, with image thumbnails",
+        reply=p.GalleryPage,
+        errors=(400, 404),
+        query=(
+            "workflow",
+            "node",
+            "output: out",
+            'filter: FIELD OP VALUE [and ...], OP one of == != < <= > >= contains ("")',
+            "sort: a field to sort by, numbers by value (none: as handed on)",
+            "order: asc or desc (asc)",
+            "offset: 0",
+            "limit: 1 to 500 (100)",
+        ),
+    ),
+    Route(
+        "GET",
+        "/api/media/thumb",
+        "a thumbnail (160 px JPEG) of an image file a gallery row or preview links",
+        reply=OBJECT,
+        media="image/jpeg",
+        errors=(400, 403, 404),
+        query=("path: the image file", "sig: the server's signature of it"),
+    ),
+    Route(
+        "GET",
         "/api/media/mem/{media_id}",
         "an image a run made",
         reply=OBJECT,
@@ -280,7 +306,7 @@ def _build(app: web.Application, settings: ServerSettings, registry: Registry) -
     mark_interrupted(store)
     hub = Hub(lambda: state.version)
     files = WorkflowFiles(settings.workflows, registry)
-    media_store = MediaStore(settings.roots())
+    media_store = MediaStore(settings.roots(), data=settings.data)
     app[SETTINGS] = settings
     app[REGISTRY] = registry
     app[CATALOG] = state

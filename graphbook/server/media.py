@@ -1,9 +1,11 @@
-"""Media: images nodes produce (kept in memory, served as PNG) and image files under roots."""
+"""Media: images nodes produce (kept in memory, served as PNG), image files under roots, and
+thumbnails of image files anywhere (thumbnails.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import io
+import secrets
 import threading
 import uuid
 from collections import OrderedDict
@@ -16,6 +18,7 @@ from aiohttp import web
 from graphbook.server.errors import ServerError, not_found
 from graphbook.server.keys import MEDIA
 from graphbook.server.paths import Root
+from graphbook.server.thumbnails import Thumbnails
 
 IMAGE_SUFFIXES = {
     ".png": "image/png",
@@ -34,9 +37,18 @@ routes = web.RouteTableDef()
 class MediaStore:
     """Images by id for `/api/media/mem/{id}`, and URLs for image files under the roots."""
 
-    def __init__(self, roots: dict[str, Path], capacity: int = CAPACITY) -> None:
+    def __init__(
+        self,
+        roots: dict[str, Path],
+        capacity: int = CAPACITY,
+        *,
+        secret: bytes | None = None,
+        data: Path | None = None,
+    ) -> None:
         self.roots = {name: Root(folder) for name, folder in roots.items()}
         self.capacity = capacity
+        self.thumbnails = Thumbnails(secret or secrets.token_bytes(32), data)
+        """Thumbnail URLs signed here; made into `data` (the server's data folder)."""
         self._images: OrderedDict[str, Any] = OrderedDict()
         self._ids: dict[int, str] = {}
         self._lock = threading.Lock()
@@ -78,16 +90,39 @@ class MediaStore:
 
     def file_url(self, path: str) -> str | None:
         """The URL of an image file, if it lies under one of the roots."""
+        return self.file_link(path)[0]
+
+    def file_link(self, path: str) -> tuple[str | None, str | None]:
+        """(the URL of an image file under one of the roots, None) or (None, why not)."""
         try:
             resolved = Path(path).resolve()
-        except (OSError, RuntimeError, ValueError):
-            return None
+        except (OSError, RuntimeError, ValueError) as exc:
+            return None, f"the path cannot be resolved ({exc})"
         if resolved.suffix.lower() not in IMAGE_SUFFIXES:
-            return None
+            known = ", ".join(IMAGE_SUFFIXES)
+            return None, f"{resolved.suffix or 'no suffix'} is not an image file type ({known})"
         for name, root in self.roots.items():
             if root.contains(resolved):
-                return f"/api/media/file/{name}/{quote(root.relative(resolved))}"
-        return None
+                return f"/api/media/file/{name}/{quote(root.relative(resolved))}", None
+        return None, (
+            "the full image lies outside the server's folders, so only a thumbnail is shown; "
+            "serve its folder with `graphbook serve --media FOLDER` to see it whole"
+        )
+
+    def thumb_url(self, path: str) -> str | None:
+        """A signed URL of a small picture of an image file anywhere on disk."""
+        suffix = Path(path).suffix.lower()
+        return self.thumbnails.url(path) if suffix in IMAGE_SUFFIXES else None
+
+    def link(self, image: Any) -> tuple[str | None, str | None, str | None]:
+        """(thumbnail URL, full URL, why there is no full URL) of an image record's file, or
+        of an image in memory (kept here, its URL both)."""
+        if isinstance(image, dict):
+            path = str(image["value"])
+            url, reason = self.file_link(path)
+            return self.thumb_url(path), url, reason
+        memory = f"/api/media/mem/{self.add(image)}"
+        return memory, memory, None
 
     def file(self, root_name: str, relative: str) -> Path:
         root = self.roots.get(root_name)
@@ -115,6 +150,17 @@ async def memory_image(request: web.Request) -> web.Response:
         raise not_found("no such image (images are kept for the latest outputs only)")
     data = await asyncio.to_thread(png_bytes, image)
     return web.Response(body=data, content_type="image/png")
+
+
+@routes.get("/api/media/thumb")
+async def thumbnail(request: web.Request) -> web.FileResponse:
+    query = request.query
+    if "path" not in query or "sig" not in query:
+        raise ServerError(400, "bad_message", "give the path and sig a gallery row's thumb has")
+    thumbnails = request.app[MEDIA].thumbnails
+    path, signature = query["path"], query["sig"]
+    made = await asyncio.to_thread(lambda: thumbnails.make(thumbnails.check(path, signature)))
+    return web.FileResponse(made, headers={"Content-Type": "image/jpeg"})
 
 
 @routes.get("/api/media/file/{root}/{path:.+}")

@@ -27,5 +27,14 @@ class Previewer(PreviewWalk):
 
     def mapping(self, value: Mapping[Any, Any], depth: int) -> Any:
         if value.get("type") == "image" and isinstance(value.get("value"), str):
-            return {**self.plain_mapping(value, depth), "url": self.media.file_url(value["value"])}
+            return {**self.plain_mapping(value, depth), **self._file_image(value["value"])}
         return self.plain_mapping(value, depth)
+
+    def _file_image(self, path: str) -> dict[str, Any]:
+        """An image file's URLs: the full image (from the roots only), else why not; and a
+        thumbnail wherever it lies."""
+        url, reason = self.media.file_link(path)
+        shown: dict[str, Any] = {"url": url, "thumb": self.media.thumb_url(path)}
+        if reason is not None:
+            shown["outside"] = reason
+        return shown

@@ -22,6 +22,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from graphbook import protocol as p
 from graphbook.engine.cache import OutputCache
 from graphbook.engine.control import RunControl
 from graphbook.engine.executor import Backend, Executor, make_pool
@@ -32,6 +33,8 @@ from graphbook.graph import build_graph
 from graphbook.node_index import node_files
 from graphbook.registry import Registry
 from graphbook.server.desk import PromptDesk
+from graphbook.server.gallery import GalleryQuery, Selections
+from graphbook.server.gallery import page as gallery_page
 from graphbook.server.loglimit import LogLimiter
 from graphbook.server.media import MediaStore
 from graphbook.server.previews import FULL, LIVE, Previewer
@@ -53,6 +56,8 @@ class HostConfig:
     backend: Backend = "local"
     """Where the pool works: worker processes, or Ray actors (the host is then Ray's driver,
     joining the address given: the server's local Ray, or a cluster)."""
+    thumb_secret: bytes | None = None
+    """The server's key for thumbnail URLs (thumbnails.py), so previews made here link them."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +90,13 @@ class HostState:
 class HostMedia(MediaStore):
     """Images are kept by the server: each one goes there (before the message that shows it)."""
 
-    def __init__(self, roots: dict[str, Path], send: Callable[[tuple[Any, ...]], None]) -> None:
-        super().__init__(roots)
+    def __init__(
+        self,
+        roots: dict[str, Path],
+        send: Callable[[tuple[Any, ...]], None],
+        secret: bytes | None = None,
+    ) -> None:
+        super().__init__(roots, secret=secret)
         self._send = send
 
     def add(self, image: Any) -> str:
@@ -105,7 +115,9 @@ class Host:
         self._load_nodes()
         self.cache = OutputCache(config.cache_budget)
         self.cache.lost = set(config.lost)
-        media = HostMedia(config.roots, self.send)
+        media = HostMedia(config.roots, self.send, config.thumb_secret)
+        self.media = media
+        self.selections = Selections()
         self.previewer = Previewer(media, LIVE)
         self.full_previewer = Previewer(media, FULL)
         self.desk = PromptDesk()
@@ -200,6 +212,15 @@ class Host:
         if not 0 <= index < len(items):
             return len(items), None
         return len(items), self.full_previewer(items[index])
+
+    def do_gallery(
+        self, name: str, node: str, output: str, query: GalleryQuery
+    ) -> p.GalleryPage | None:
+        """A page of the gallery over a node's dicts, or None if none are kept."""
+        items = self.cache.workflow(name).items(node, output)
+        if items is None:
+            return None
+        return gallery_page(name, node, output, items, query, self.media.link, self.selections)
 
     def do_pool_stats(self) -> Any:
         return self.pool.stats()

@@ -1,4 +1,5 @@
-"""Runs: start, pause, resume, step, stop; run history; node outputs; prompts; the cache."""
+"""Runs: start, pause, resume, step, stop; run history; node outputs (one by one, or as the
+gallery's filtered, sorted pages); prompts; the cache."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from aiohttp import web
 
 from graphbook import protocol as p
 from graphbook.server.errors import ServerError, bad_message, not_found
+from graphbook.server.gallery import GalleryQuery
 from graphbook.server.history import (
     KIND,
     rerun_request,
@@ -202,6 +204,28 @@ async def output(request: web.Request) -> web.Response:
         query["workflow"], query["node"], query.get("output", "out"), index
     )
     return reply(item)
+
+
+@routes.get("/api/outputs/gallery")
+async def gallery(request: web.Request) -> web.Response:
+    query = request.query
+    missing = [k for k in ("workflow", "node") if k not in query]
+    if missing:
+        raise bad_message(f"missing query parameter(s): {', '.join(missing)}")
+    order = query.get("order", "asc")
+    if order not in ("asc", "desc"):
+        raise bad_message(f"order must be asc or desc, got {order!r:.40}")
+    wanted = GalleryQuery(
+        filter=query.get("filter", ""),
+        sort=query.get("sort") or None,
+        order="desc" if order == "desc" else "asc",
+        offset=_int(query.get("offset", "0"), "offset"),
+        limit=_int(query.get("limit", "100"), "limit"),
+    )
+    page = await request.app[SESSION].gallery(
+        query["workflow"], query["node"], query.get("output", "out"), wanted
+    )
+    return reply(page)
 
 
 def _int(text: str, name: str) -> int:

@@ -35,6 +35,7 @@ from graphbook.overrides import with_overrides
 from graphbook.registry import Registry
 from graphbook.server.desk import check_answer
 from graphbook.server.errors import ServerError, bad_message, conflict, not_found
+from graphbook.server.gallery import GalleryQuery, GalleryQueryError, check_query
 from graphbook.server.history import HistorySink, Recorder, RunConfig
 from graphbook.server.host import HostCache, HostGone, HostPool, RunHost
 from graphbook.server.hub import Hub
@@ -164,7 +165,13 @@ class Session:
         settings = self.settings
         budget = self.cache.budget
         config = HostConfig(
-            settings.nodes, settings.roots(), settings.workers, budget, lost, self.backend
+            settings.nodes,
+            settings.roots(),
+            settings.workers,
+            budget,
+            lost,
+            self.backend,
+            self.media.thumbnails.secret,
         )
         return RunHost(config, self.media, self._from_host)
 
@@ -421,6 +428,20 @@ class Session:
         if not 0 <= index < count:
             raise not_found(f"node {node!r} has {count} dict(s) on {output!r}, not #{index}")
         return p.OutputItem(name, node, output, index, count, shown)
+
+    async def gallery(
+        self, workflow: str, node: str, output: str, query: GalleryQuery
+    ) -> p.GalleryPage:
+        """A page of a node's dicts on `output`, filtered and sorted where they are kept."""
+        name = self.files.name(workflow)
+        try:
+            check_query(query)
+        except GalleryQueryError as exc:
+            raise bad_message(str(exc)) from None
+        found: p.GalleryPage | None = await self._ask("gallery", name, node, output, query)
+        if found is None:
+            raise not_found(f"no outputs of node {node!r} are kept for {name}; run it first")
+        return found
 
     async def _ask(self, method: str, *args: Any) -> Any:
         try:

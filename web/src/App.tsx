@@ -12,6 +12,7 @@ import { useServerEvents } from './hooks/useServerEvents';
 import { useTheme } from './hooks/useTheme';
 import { ConsolePanel } from './panels/ConsolePanel';
 import { Dialog } from './panels/Dialog';
+import { Gallery } from './panels/Gallery';
 import { ShortcutsOverlay } from './panels/ShortcutsOverlay';
 import { ImageViewer } from './panels/ImageViewer';
 import { Inspector } from './panels/Inspector';
@@ -72,6 +73,7 @@ export function App() {
         <TemplatesDialog />
         <Dialog />
         <ShortcutsOverlay />
+        <Gallery />
         <ImageViewer />
       </div>
     </ReactFlowProvider>

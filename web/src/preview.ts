@@ -2,7 +2,12 @@
 
 export interface ImagePreview {
   type: 'image';
-  url: string;
+  /** The full image; null when the server does not serve it (`outside` says why). */
+  url: string | null;
+  /** A small picture the server makes of an image file wherever it lies. */
+  thumb?: string | null;
+  /** Why the full image is not served (it lies outside the server's folders). */
+  outside?: string;
   label?: string;
 }
 
@@ -20,8 +25,15 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function isImage(value: unknown): value is ImagePreview {
-  return isRecord(value) && value.type === 'image' && typeof value.url === 'string';
+  return isRecord(value) && value.type === 'image' && (typeof value.url === 'string' || typeof value.thumb === 'string');
 }
+
+/** What to show of an image: the full image if the server serves it, else its thumbnail. */
+export const imageSrc = (image: ImagePreview): string => image.url ?? image.thumb ?? '';
+
+/** An image's fields to list beside it (not its URLs). */
+export const imageFields = (image: ImagePreview): [string, unknown][] =>
+  Object.entries(image).filter(([k]) => k !== 'type' && k !== 'url' && k !== 'thumb' && k !== 'outside');
 
 export function isTensor(value: unknown): value is TensorPreview {
   return isRecord(value) && (value.type === 'tensor' || value.type === 'array') && Array.isArray(value.shape);

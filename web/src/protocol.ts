@@ -517,6 +517,27 @@ export interface OutputItem {
   item: unknown;
 }
 
+export interface GalleryRow {
+  index: number;
+  thumb: string | null;
+  url: string | null;
+  reason: string | null;
+  path: string | null;
+  fields: Record<string, unknown>;
+}
+
+export interface GalleryPage {
+  workflow: string;
+  node_id: string;
+  output: string;
+  total: number;
+  matched: number;
+  offset: number;
+  rows: GalleryRow[];
+  fields: string[];
+  numeric: string[];
+}
+
 export interface GpuInfo {
   index: number;
   name: string;

@@ -5,6 +5,7 @@ import { useReactFlow } from '@xyflow/react';
 import { clear, run } from '../actions/run';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
+import { useGallery } from '../store/gallery';
 import { isOffline, useRun } from '../store/run';
 import { isActive } from '../store/runState';
 import { type ContextMenu as Menu, useUi } from '../store/ui';
@@ -65,6 +66,7 @@ function useItems(menu: Menu | null): Item[] {
     { label: 'Duplicate', act: () => editor.duplicate([id]) },
     { label: collapsed ? 'Unfold' : 'Fold to its title', act: () => editor.setCollapsed(id, !collapsed) },
     { label: 'Docs, outputs and logs', act: () => ui.inspect(id, 'docs') },
+    ...(spec?.kind !== 'resource' ? [{ label: 'Results gallery', act: () => useGallery.getState().openGallery(id, spec?.outputs[0] ?? 'out') }] : []),
     { label: 'Clear its cached outputs', act: () => void clear(id) },
     { label: 'Delete', keys: 'Delete', danger: true, act: () => editor.deleteNode(id) },
   ];

@@ -1,6 +1,6 @@
 // Images from the node's latest outputs, small, inside the node; a click shows one large.
 
-import { imagesIn } from '../preview';
+import { imageSrc, imagesIn } from '../preview';
 import type { NodeRun } from '../store/runState';
 import { useUi } from '../store/ui';
 
@@ -10,12 +10,13 @@ export function NodeMedia({ id, run }: { id: string; run: NodeRun | undefined })
   if (!run) return null;
   const images = imagesIn(Object.values(run.outputs).map((o) => o.preview), 6);
   if (!images.length) return null;
+  const outside = images.find((image) => image.outside)?.outside;
   return (
-    <div className="gb-media nodrag" title="show it large (its outputs are in the inspector)">
+    <div className="gb-media nodrag" title={outside ?? 'show it large (its outputs are in the inspector)'}>
       {images.map((image, i) => (
         <img
-          key={`${image.url}-${i}`}
-          src={image.url}
+          key={`${imageSrc(image)}-${i}`}
+          src={imageSrc(image)}
           alt={image.label ?? 'output image'}
           loading="lazy"
           onClick={() => {
@@ -24,6 +25,7 @@ export function NodeMedia({ id, run }: { id: string; run: NodeRun | undefined })
           }}
         />
       ))}
+      {outside ? <span className="gb-media-outside">thumbnails only: the full images lie outside the server's folders</span> : null}
     </div>
   );
 }

@@ -2,7 +2,7 @@
 
 import { useState } from 'react';
 import { answer } from '../actions/run';
-import { imagesIn } from '../preview';
+import { imageSrc, imagesIn } from '../preview';
 import type { Prompt } from '../protocol';
 import type { Json } from '../workflow/format';
 import { Widget } from '../widgets/Widget';
@@ -44,7 +44,7 @@ export function PromptForm({ prompt }: { prompt: Prompt }) {
       {images.length ? (
         <div className="gb-media">
           {images.map((im, i) => (
-            <img key={i} src={im.url} alt="" />
+            <img key={i} src={imageSrc(im)} alt="" />
           ))}
         </div>
       ) : null}

@@ -3,6 +3,7 @@
 
 import { useEffect } from 'react';
 import { useUi } from '../store/ui';
+import { imageFields, imageSrc } from '../preview';
 import { JsonTree } from './JsonTree';
 
 export function ImageViewer() {
@@ -25,12 +26,12 @@ export function ImageViewer() {
   const { images, index } = viewer;
   const image = images[index];
   if (!image) return null;
-  const fields = Object.entries(image).filter(([k]) => k !== 'type' && k !== 'url');
+  const fields = imageFields(image);
   return (
     <div className="gb-dialog-backdrop gb-viewer-backdrop" onMouseDown={(e) => e.target === e.currentTarget && closeViewer()}>
       <div className="gb-viewer" role="dialog" aria-label="image viewer">
         <figure className="gb-viewer-image">
-          <img src={image.url} alt={image.label ?? 'image'} />
+          <img src={imageSrc(image)} alt={image.label ?? 'image'} />
         </figure>
         <aside className="gb-viewer-side">
           <header>
@@ -42,7 +43,8 @@ export function ImageViewer() {
           <div className="gb-viewer-fields">
             {fields.map(([k, v]) => <JsonTree key={k} name={k} value={v} depth={1} />)}
           </div>
-          <a className="gb-link" href={image.url} target="_blank" rel="noreferrer">open the file</a>
+          {image.outside ? <p className="gb-image-outside" role="note">{image.outside}</p> : null}
+          {image.url ? <a className="gb-link" href={image.url} target="_blank" rel="noreferrer">open the file</a> : null}
         </aside>
       </div>
     </div>

@@ -1,7 +1,7 @@
 // A preview as a collapsible tree; images show as images and tensors as their summaries.
 
 import { createContext, useContext, useMemo, useState } from 'react';
-import { type ImagePreview, imagesIn, isImage, isTensor, tensorText } from '../preview';
+import { type ImagePreview, imageFields, imageSrc, imagesIn, isImage, isTensor, tensorText } from '../preview';
 import { useUi } from '../store/ui';
 
 function Leaf({ value }: { value: unknown }) {
@@ -23,18 +23,19 @@ export function JsonTree(props: { value: unknown; name?: string; depth?: number 
 
 function Tree({ value, name, depth = 0 }: { value: unknown; name?: string; depth?: number }) {
   const gallery = useContext(Gallery);
-  const showLarge = (image: ImagePreview): void => useUi.getState().view(gallery.length ? gallery : [image], Math.max(0, gallery.findIndex((i) => i.url === image.url)));
+  const showLarge = (image: ImagePreview): void => useUi.getState().view(gallery.length ? gallery : [image], Math.max(0, gallery.findIndex((i) => imageSrc(i) === imageSrc(image))));
   const [open, setOpen] = useState(depth < 2);
   const label = name !== undefined ? <span className="gb-json-key">{name}: </span> : null;
   if (isImage(value)) {
     // The picture with every other field of its item beside it (label, prediction, path...).
-    const fields = Object.entries(value).filter(([k]) => k !== 'type' && k !== 'url');
+    const fields = imageFields(value);
     return (
       <div className="gb-json-row gb-json-item">
         {label}
         <button className="gb-json-image-button" title="show it large" onClick={() => showLarge(value)}>
-          <img className="gb-json-image" src={value.url} alt={value.label ?? 'image'} />
+          <img className="gb-json-image" src={imageSrc(value)} alt={value.label ?? 'image'} />
         </button>
+        {value.outside ? <p className="gb-image-outside">{value.outside}</p> : null}
         <div className="gb-json-fields">
           {fields.map(([k, v]) => (
             <Tree key={k} name={k} value={v} depth={depth + 1} />

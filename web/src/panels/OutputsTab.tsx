@@ -3,6 +3,7 @@
 import { useState } from 'react';
 import { fetchOutput } from '../api/runs';
 import { useEditor } from '../store/editor';
+import { useGallery } from '../store/gallery';
 import type { NodeRun } from '../store/runState';
 import { JsonTree } from './JsonTree';
 
@@ -25,6 +26,11 @@ function OutputBrowser({ node, output, latest, total }: { node: string; output: 
       <header>
         <strong>{output}</strong>
         <span className="gb-muted">{total} handed on</span>
+        {total ? (
+          <button className="gb-link" title="every dict as a grid: filter, sort, view" onClick={() => useGallery.getState().openGallery(node, output)}>
+            gallery
+          </button>
+        ) : null}
         {current ? (
           <span className="gb-pager">
             <button className="gb-icon" disabled={current.index <= 0} onClick={() => void go(current.index - 1)} aria-label="previous">‹</button>

@@ -1,0 +1,305 @@
+// The results gallery: every dict a node handed on in this run as a grid of thumbnails, filtered
+// and sorted by the server, its fields on hover, a click shows one in the image viewer. Only the
+// rows in view are in the page (and fetched); it refreshes what is in view as the run goes on.
+
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { type GalleryQuery, fetchGalleryPage } from '../api/gallery';
+import { useNodeRun } from '../hooks/useNodeRun';
+import type { ImagePreview } from '../preview';
+import { shortText } from '../preview';
+import type { GalleryRow } from '../protocol';
+import { useEditor } from '../store/editor';
+import { type GalleryTarget, useGallery } from '../store/gallery';
+import { useUi } from '../store/ui';
+import '../styles/gallery.css';
+
+const CELL_W = 172;
+const CELL_H = 204;
+const PAGE = 120;
+/** Rows drawn above and below the visible ones, so a scroll shows tiles already there. */
+const OVERSCAN = 1;
+/** At most one refresh of the rows in view this often while the run hands on more. */
+const LIVE_MS = 500;
+
+interface Summary {
+  total: number;
+  matched: number;
+  fields: string[];
+  numeric: string[];
+}
+
+interface Hovered {
+  row: GalleryRow;
+  rect: DOMRect;
+}
+
+export function Gallery() {
+  const target = useGallery((s) => s.target);
+  const workflow = useEditor((s) => s.file?.path ?? '');
+  useEffect(() => {
+    if (target && target.workflow !== workflow) useGallery.getState().closeGallery();
+  }, [target, workflow]);
+  if (!target || target.workflow !== workflow) return null;
+  return <GalleryDialog key={`${target.node}:${target.output}`} target={target} />;
+}
+
+function GalleryDialog({ target }: { target: GalleryTarget }) {
+  const workflow = useEditor((s) => s.file?.path ?? '');
+  const label = useEditor((s) => {
+    const node = s.nodes.find((n) => n.id === target.node);
+    return node?.type === 'graph' ? node.data.label || node.data.type : target.node;
+  });
+  const handed = useNodeRun(target.node)?.counts[target.output] ?? 0;
+  const close = useGallery((s) => s.closeGallery);
+  const [typed, setTyped] = useState('');
+  const [filter, setFilter] = useState('');
+  const [sort, setSort] = useState('');
+  const [order, setOrder] = useState<'asc' | 'desc'>('asc');
+  const query = useMemo<GalleryQuery>(() => ({ workflow, node: target.node, output: target.output, filter, sort, order }), [workflow, target, filter, sort, order]);
+  const { pages, summary, error, tick } = usePages(query, handed);
+  const [view, setView] = useState({ top: 0, width: 900, height: 600 });
+  const viewport = useRef<HTMLDivElement>(null);
+  const [hovered, setHovered] = useState<Hovered | null>(null);
+
+  useEffect(() => {
+    const timer = setTimeout(() => setFilter(typed.trim()), 350);
+    return () => clearTimeout(timer);
+  }, [typed]);
+  useEffect(() => {
+    viewport.current?.scrollTo({ top: 0 });
+    setView((v) => ({ ...v, top: 0 }));
+  }, [query]);
+  useLayoutEffect(() => {
+    const element = viewport.current;
+    if (!element) return;
+    const measure = (): void => setView({ top: element.scrollTop, width: element.clientWidth, height: element.clientHeight });
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, []);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent): void => {
+      if (e.key === 'Escape' && !useUi.getState().viewer) close();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [close]);
+
+  const matched = summary?.matched ?? 0;
+  const window_ = visibleWindow(view, matched);
+  useEffect(() => pages.need(window_.first, window_.last), [pages, window_.first, window_.last, tick]);
+  const rowAt = (position: number): GalleryRow | undefined => pages.rows.get(Math.floor(position / PAGE) * PAGE)?.[position % PAGE];
+  const shown: { position: number; row: GalleryRow | undefined }[] = [];
+  for (let position = window_.first; position < window_.last; position++) shown.push({ position, row: rowAt(position) });
+  const outside = shown.find((s) => s.row?.reason)?.row?.reason;
+
+  const openViewer = (position: number): void => {
+    const loaded = shown.filter((s) => s.row?.thumb || s.row?.url);
+    const images = loaded.map((s) => asImage(s.row as GalleryRow));
+    useUi.getState().view(images, Math.max(0, loaded.findIndex((s) => s.position === position)));
+  };
+  const sortable = summary?.numeric ?? [];
+
+  return (
+    <div className="gb-dialog-backdrop gb-gallery-backdrop" onMouseDown={(e) => e.target === e.currentTarget && close()}>
+      <section className="gb-gallery" role="dialog" aria-label="results gallery">
+        <header className="gb-gallery-head">
+          <h2>
+            {label} <span className="gb-muted">· {target.output}</span>
+          </h2>
+          <span className="gb-gallery-count" data-matched={matched} data-total={summary?.total ?? 0}>
+            {summary ? (filter ? `${matched} of ${summary.total} match` : `${summary.total} handed on`) : 'loading…'}
+          </span>
+          <button className="gb-icon" aria-label="close the gallery" onClick={close}>
+            ×
+          </button>
+        </header>
+        <div className="gb-gallery-tools">
+          <input
+            className="gb-input gb-gallery-filter"
+            aria-label="filter outputs"
+            placeholder='filter: prediction == "cat" and confidence < 0.5'
+            title={`FIELD OP VALUE, joined by "and"; OP one of == != < <= > >= contains${summary?.fields.length ? `; fields: ${summary.fields.join(', ')}` : ''}`}
+            value={typed}
+            spellCheck={false}
+            onChange={(e) => setTyped(e.target.value)}
+            onKeyDown={(e) => e.key === 'Enter' && setFilter(typed.trim())}
+          />
+          <label className="gb-gallery-sort">
+            sort by
+            <select className="gb-input" aria-label="sort by" value={sort} onChange={(e) => setSort(e.target.value)}>
+              <option value="">order handed on</option>
+              {sortable.map((f) => (
+                <option key={f} value={f}>
+                  {f}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button className="gb-button" aria-label="sort order" title="ascending or descending" onClick={() => setOrder(order === 'asc' ? 'desc' : 'asc')}>
+            {order === 'asc' ? '↑ ascending' : '↓ descending'}
+          </button>
+        </div>
+        {error ? (
+          <div className="gb-banner gb-banner-error" role="alert">
+            {error}
+          </div>
+        ) : null}
+        {outside ? (
+          <p className="gb-gallery-note" role="note">
+            Some full images are not shown: {outside}
+          </p>
+        ) : null}
+        <div className="gb-gallery-grid" ref={viewport} onScroll={(e) => {
+            const top = e.currentTarget.scrollTop;
+            setView((v) => ({ ...v, top }));
+            setHovered(null); // the tile under it has moved
+          }}>
+          <div className="gb-gallery-sizer" style={{ height: Math.ceil(matched / window_.columns) * CELL_H }}>
+            {shown.map(({ position, row }) => (
+              <Tile
+                key={position}
+                position={position}
+                columns={window_.columns}
+                row={row}
+                caption={sort}
+                onOpen={() => openViewer(position)}
+                onHover={(rect) => setHovered(row && rect ? { row, rect } : null)}
+              />
+            ))}
+          </div>
+          {summary && !matched && !error ? <p className="gb-empty">{summary.total ? 'No outputs match this filter.' : 'Nothing handed on yet.'}</p> : null}
+        </div>
+      </section>
+      {hovered ? <HoverCard hovered={hovered} /> : null}
+    </div>
+  );
+}
+
+function Tile({ position, columns, row, caption, onOpen, onHover }: { position: number; columns: number; row: GalleryRow | undefined; caption: string; onOpen(): void; onHover(rect: DOMRect | null): void }) {
+  const style = { left: (position % columns) * CELL_W, top: Math.floor(position / columns) * CELL_H };
+  if (!row) return <div className="gb-gallery-tile gb-gallery-loading" style={style} />;
+  const src = row.thumb ?? row.url;
+  const shownField = caption || Object.keys(row.fields)[0];
+  return (
+    <button
+      className="gb-gallery-tile"
+      style={style}
+      data-index={row.index}
+      aria-label={`output #${row.index}`}
+      onClick={onOpen}
+      onMouseEnter={(e) => onHover(e.currentTarget.getBoundingClientRect())}
+      onMouseLeave={() => onHover(null)}
+    >
+      {src ? <img src={src} alt="" loading="lazy" draggable={false} /> : <span className="gb-gallery-noimage">no image</span>}
+      <span className="gb-gallery-caption">
+        <span className="gb-muted">#{row.index}</span>
+        {shownField !== undefined && shownField in row.fields ? <span>{shortText(row.fields[shownField], 24)}</span> : null}
+        {row.reason ? <span className="gb-gallery-thumbonly" title={row.reason}>thumbnail only</span> : null}
+      </span>
+    </button>
+  );
+}
+
+function HoverCard({ hovered }: { hovered: Hovered }) {
+  const { row, rect } = hovered;
+  const width = 260;
+  const left = rect.right + 8 + width < window.innerWidth ? rect.right + 8 : Math.max(8, rect.left - width - 8);
+  const top = Math.max(8, Math.min(rect.top, window.innerHeight - 240));
+  return (
+    <div className="gb-gallery-card" role="tooltip" style={{ left, top, width }}>
+      <div className="gb-gallery-card-title">output #{row.index}</div>
+      <dl>
+        {Object.entries(row.fields).map(([k, v]) => (
+          <div key={k}>
+            <dt>{k}</dt>
+            <dd>{shortText(v, 80)}</dd>
+          </div>
+        ))}
+      </dl>
+      {row.path ? <div className="gb-gallery-card-path">{row.path}</div> : null}
+      {row.reason ? <div className="gb-gallery-card-reason">{row.reason}</div> : null}
+    </div>
+  );
+}
+
+/** The tiles (positions in the filtered, sorted order) to draw for the scroll position. */
+function visibleWindow(view: { top: number; width: number; height: number }, matched: number) {
+  const columns = Math.max(1, Math.floor(view.width / CELL_W));
+  const firstRow = Math.max(0, Math.floor(view.top / CELL_H) - OVERSCAN);
+  const lastRow = Math.ceil((view.top + view.height) / CELL_H) + OVERSCAN;
+  return { columns, first: Math.min(matched, firstRow * columns), last: Math.min(matched, lastRow * columns) };
+}
+
+function asImage(row: GalleryRow): ImagePreview {
+  return { ...row.fields, type: 'image', url: row.url, thumb: row.thumb, ...(row.reason ? { outside: row.reason } : {}), index: row.index, ...(row.path ? { path: row.path } : {}) } as ImagePreview;
+}
+
+interface Pages {
+  rows: Map<number, GalleryRow[]>;
+  /** Fetch the pages holding positions first..last (exclusive) not fetched since the last change. */
+  need(first: number, last: number): void;
+}
+
+/** The pages of the query fetched so far. A new query starts over; more outputs (the run going
+ * on) mark every page stale, and only those in view are fetched again. */
+function usePages(query: GalleryQuery, handed: number) {
+  const [rows, setRows] = useState<Map<number, GalleryRow[]>>(new Map());
+  const [summary, setSummary] = useState<Summary | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [tick, setTick] = useState(0);
+  const fetched = useRef(new Map<number, number>());
+  const current = useRef(query);
+
+  useEffect(() => {
+    if (current.current === query) return; // the first query: fetched as the grid first asks
+    current.current = query;
+    fetched.current = new Map();
+    setRows(new Map());
+    setError(null);
+    setTick((t) => t + 1);
+  }, [query]);
+  const lastHanded = useRef(handed);
+  useEffect(() => {
+    if (handed === lastHanded.current) return;
+    const timer = setTimeout(() => {
+      lastHanded.current = handed;
+      setTick((t) => t + 1);
+    }, LIVE_MS);
+    return () => clearTimeout(timer);
+  }, [handed]);
+
+  const load = useCallback(
+    (start: number, at: number): void => {
+      fetched.current.set(start, at);
+      const asked = current.current;
+      fetchGalleryPage(asked, start, PAGE).then(
+        (page) => {
+          if (current.current !== asked) return;
+          setRows((old) => new Map(old).set(start, page.rows));
+          setSummary({ total: page.total, matched: page.matched, fields: page.fields, numeric: page.numeric });
+          setError(null);
+        },
+        (e: Error) => {
+          if (current.current !== asked) return;
+          setError(e.message);
+          setSummary((s) => (s ? { ...s, matched: 0 } : { total: 0, matched: 0, fields: [], numeric: [] }));
+        },
+      );
+    },
+    [],
+  );
+  const pages = useMemo<Pages>(
+    () => ({
+      rows,
+      need(first, last) {
+        const starts = new Set<number>([Math.floor(first / PAGE) * PAGE]);
+        for (let start = Math.floor(first / PAGE) * PAGE; start < last; start += PAGE) starts.add(start);
+        for (const start of starts) if (fetched.current.get(start) !== tick) load(start, tick);
+      },
+    }),
+    [rows, tick, load],
+  );
+  return { pages, summary, error, tick };
+}
