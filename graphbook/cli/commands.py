@@ -29,6 +29,7 @@ from rich.text import Text
 
 from graphbook.about import version
 from graphbook.cli.asking import prompter_for
+from graphbook.cli.metrics import EXPORTS, RunRecording, exporter, logger_spec
 from graphbook.cli.terminal import EncodableStream, JsonSink, TerminalSink
 from graphbook.cli.train import add_train_parser
 from graphbook.engine.executor import (
@@ -55,7 +56,6 @@ from graphbook.workflow import Workflow
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from graphbook.loggers import MetricLogger
     from graphbook.server import ServerSettings
 
 OK = 0
@@ -264,6 +264,16 @@ def add_run_parser(
         help="give the workflow input NAME for this run (repeatable; VALUE read as its "
         "parameter's type, as --set reads it); the file's inputs list what it takes",
     )
+    run.add_argument(
+        "--logger",
+        action="append",
+        default=[],
+        type=logger_spec,
+        metavar="KIND:DEST",
+        help="write the run's metrics live through a metric logger (repeatable): csv:DIR, "
+        "tensorboard:DIR, mlflow:DIR or mlflow:URI; the run and its metrics are kept in the run "
+        "store too (as they are without --logger once a node reports metrics)",
+    )
     shown = run.add_mutually_exclusive_group()
     shown.add_argument("--quiet", "-q", action="store_true", help="show only errors and summary")
     shown.add_argument("--json", action="store_true", help="print every event as a JSON line")
@@ -366,13 +376,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         describe = getattr(pool, "describe", lambda: "")
         err.print(Text(f"note: on the Ray cluster at {backend.address}: {describe()}"))
     sink = make_sink(args, err, getattr(pool, "stats", None))
+    recording = RunRecording(sink, args.logger, args.workflow.name)
     control = RunControl()
     prompter = prompter_for(sink, output_console(), err)
-    with closing(pool), closing(sink), StopOnSignal(control) as stopper:
+    with closing(pool), closing(sink), closing(recording), StopOnSignal(control) as stopper:
         result = run_workflow(
             workflow,
             registry=registry,
-            sink=sink,
+            sink=recording,
             continue_on_error=args.continue_on_error,
             until=args.until,
             control=control,
@@ -820,22 +831,6 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if not records and not args.json:
         error_console().print(Text("no runs yet"))
     return OK
-
-
-EXPORTS = ("csv", "mlflow", "tensorboard")
-"""The formats `graphbook runs export --to` writes, each through its metric logger."""
-
-
-def exporter(kind: str, destination: str) -> MetricLogger:
-    """The metric logger that writes `kind` to `destination` (imported only for an export)."""
-    from graphbook.loggers import CSVLogger, MLflowLogger, TensorBoardLogger
-
-    if kind == "csv":
-        return CSVLogger(destination)
-    if kind == "tensorboard":
-        return TensorBoardLogger(destination)
-    uri = destination if "://" in destination else Path(destination).resolve().as_uri()
-    return MLflowLogger(uri)
 
 
 def cmd_export(args: argparse.Namespace) -> int:

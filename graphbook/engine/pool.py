@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from graphbook.events import ErrorInfo, PoolStats
+from graphbook.logs import Reported, collecting
 
 Kind = Literal["load", "dump"]
 """Load and dump tasks go to separate workers, so writing never waits behind loading."""
@@ -27,14 +28,25 @@ C = TypeVar("C")
 @dataclass(frozen=True)
 class Done:
     value: Any
+    metrics: ClassVar[tuple[Reported, ...]] = ()
+    """What the task reported with `log_metric`: set (see `reporting`) only on the outcomes of
+    tasks that did, so the others travel as they did before."""
 
 
 @dataclass(frozen=True)
 class Failed:
     error: ErrorInfo
+    metrics: ClassVar[tuple[Reported, ...]] = ()
 
 
 Outcome = Done | Failed
+
+
+def reporting(outcome: Outcome, metrics: list[Reported]) -> Outcome:
+    """`outcome` carrying `metrics` back to the run, if there are any."""
+    if metrics:
+        object.__setattr__(outcome, "metrics", tuple(metrics))
+    return outcome
 
 
 class RemoteError(Exception):
@@ -146,11 +158,14 @@ class Pool(Protocol):
 
 
 def call(fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
-    """Run one task, turning an exception into a value that carries its traceback."""
-    try:
-        return Done(fn(*args))
-    except Exception as exc:
-        return Failed(ErrorInfo.from_exception(exc))
+    """Run one task, turning an exception into a value that carries its traceback; the metrics
+    it reports come back with it."""
+    with collecting() as metrics:
+        try:
+            outcome: Outcome = Done(fn(*args))
+        except Exception as exc:
+            outcome = Failed(ErrorInfo.from_exception(exc))
+    return reporting(outcome, metrics)
 
 
 class InlineLane(Generic[C]):

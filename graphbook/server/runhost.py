@@ -26,7 +26,7 @@ from graphbook.engine.cache import OutputCache
 from graphbook.engine.control import RunControl
 from graphbook.engine.executor import Executor, make_pool
 from graphbook.engine.pool import Pool
-from graphbook.events import Event, NodeError, RunFinished, RunStarted
+from graphbook.events import Event, NodeError, NodeFinished, NodeMetrics, RunFinished, RunStarted
 from graphbook.graph import build_graph
 from graphbook.node_index import node_files
 from graphbook.registry import Registry
@@ -38,6 +38,8 @@ from graphbook.workflow import Workflow
 
 logger = logging.getLogger(__name__)
 CLOSE_GRACE = 3.0
+RECORDED = (RunStarted, NodeError, NodeMetrics, NodeFinished, RunFinished)
+"""The events the server's run history needs as they are (the others only as clients see them)."""
 """Seconds a run has to end when the server closes the host, before the host ends anyway."""
 
 
@@ -216,7 +218,7 @@ class Host:
         translate = Translator(self.previewer)
 
         def sink(event: Event) -> None:
-            kept = event if isinstance(event, RunStarted | NodeError | RunFinished) else None
+            kept = event if isinstance(event, RECORDED) else None
             self.send(("event", order.run_id, kept, translate(event)))
 
         try:
