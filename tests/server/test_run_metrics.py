@@ -1,6 +1,7 @@
 """Metrics of served workflow runs: what a node reports with `log_metric` (in the run host and
 in its worker processes) and the engine's figures of each node and the run are recorded in the
-run store, listed with the run and served as its metric curves, as training runs' are."""
+run store, listed with the run and served as its metric curves, as training runs' are; a job
+from the queue's too."""
 
 from __future__ import annotations
 
@@ -55,5 +56,15 @@ def test_a_served_run_records_its_nodes_metrics_and_serves_them(
         assert series["m", "items_out"].values == [4.0] and series["m", "items_out"].steps == [4]
         assert series["src", "items_out"].values == [4.0]
         assert series["run", "items"].values == [4.0]
+
+        server.save("job.json", wf.to_json())  # another file: no cached outputs to reuse
+        status, job = await server.post("/api/jobs", {"workflow": "job.json"})
+        assert status == 201, job
+        _status, waited = await server.get(f"/api/jobs/{job['id']}?wait=20")
+        job = waited["job"]
+        assert job["state"] == "completed", job
+        _status, reply = await server.get(f"/api/runs/{job['run_id']}/metrics")
+        names = {(s["group"], s["name"]) for s in reply["series"]}
+        assert {("m", "half"), ("m", "batch_sum"), ("run", "items")} <= names, "a job's too"
 
     serving(scenario, workers=2)
