@@ -20,7 +20,8 @@ MetricHandler = Callable[[str, Reported], None]
 
 _current: ContextVar[tuple[str, LogHandler] | None] = ContextVar("graphbook_node", default=None)
 _metrics: ContextVar[MetricHandler | None] = ContextVar("graphbook_metrics", default=None)
-_collected: ContextVar[list[Reported] | None] = ContextVar("graphbook_collected", default=None)
+_collecting = False
+_waiting: list[Reported] = []
 _logger = logging.getLogger("graphbook.nodes")
 
 
@@ -54,16 +55,20 @@ def metric_context(handler: MetricHandler) -> Iterator[None]:
         _metrics.reset(token)
 
 
-@contextmanager
-def collecting() -> Iterator[list[Reported]]:
-    """Keep the metrics reported while the block runs (a task of the worker pool) in the list
-    yielded, to travel back with the task's outcome."""
-    reported: list[Reported] = []
-    token = _collected.set(reported)
-    try:
-        yield reported
-    finally:
-        _collected.reset(token)
+def collect_in_this_process() -> None:
+    """In a worker process: metrics reported outside a node's context (by load and dump
+    functions) wait here until `take_reported()` sends them back with the task's outcome."""
+    global _collecting
+    _collecting = True
+
+
+def take_reported() -> tuple[Reported, ...]:
+    """The metrics reported since the last call (in a worker process), taken."""
+    if not _waiting:
+        return ()
+    taken = tuple(_waiting)
+    _waiting.clear()
+    return taken
 
 
 def log_metric(name: str, value: float, step: int | None = None) -> None:
@@ -76,15 +81,13 @@ def log_metric(name: str, value: float, step: int | None = None) -> None:
 def log_metrics(values: Mapping[str, float], step: int | None = None) -> None:
     """Report several metrics at one step (default: the next step of the names reported)."""
     reported = (_numbers(values), _step(step))
-    collected = _collected.get()
-    if collected is not None:
-        collected.append(reported)
-        return
     handler, current = _metrics.get(), _current.get()
-    if handler is None or current is None:
+    if handler is not None and current is not None:
+        handler(current[0], reported)
+    elif _collecting:
+        _waiting.append(reported)
+    else:
         _logger.info("metrics at step %s: %s", step, reported[0])
-        return
-    handler(current[0], reported)
 
 
 def _numbers(values: Mapping[str, float]) -> dict[str, float]:

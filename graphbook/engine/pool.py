@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from graphbook.events import ErrorInfo, PoolStats
-from graphbook.logs import Reported, collecting
+from graphbook.logs import Reported, take_reported
 
 Kind = Literal["load", "dump"]
 """Load and dump tasks go to separate workers, so writing never waits behind loading."""
@@ -42,10 +42,12 @@ class Failed:
 Outcome = Done | Failed
 
 
-def reporting(outcome: Outcome, metrics: list[Reported]) -> Outcome:
-    """`outcome` carrying `metrics` back to the run, if there are any."""
+def reporting(outcome: Outcome) -> Outcome:
+    """`outcome` carrying back to the run the metrics its task reported in a worker process
+    (logs.py: `collect_in_this_process`), if there are any."""
+    metrics = take_reported()
     if metrics:
-        object.__setattr__(outcome, "metrics", tuple(metrics))
+        object.__setattr__(outcome, "metrics", metrics)
     return outcome
 
 
@@ -160,12 +162,11 @@ class Pool(Protocol):
 def call(fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
     """Run one task, turning an exception into a value that carries its traceback; the metrics
     it reports come back with it."""
-    with collecting() as metrics:
-        try:
-            outcome: Outcome = Done(fn(*args))
-        except Exception as exc:
-            outcome = Failed(ErrorInfo.from_exception(exc))
-    return reporting(outcome, metrics)
+    try:
+        outcome: Outcome = Done(fn(*args))
+    except Exception as exc:
+        outcome = Failed(ErrorInfo.from_exception(exc))
+    return reporting(outcome)
 
 
 class InlineLane(Generic[C]):

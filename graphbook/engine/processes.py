@@ -46,6 +46,7 @@ from graphbook.engine import shm
 from graphbook.engine.pool import Failed, Kind, OrderedLane, Outcome, call
 from graphbook.errors import GraphbookError
 from graphbook.events import ErrorInfo, KindStats, PoolStats
+from graphbook.logs import collect_in_this_process
 
 logger = logging.getLogger(__name__)
 
@@ -577,6 +578,7 @@ def _work(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -
 def _serve(tasks: Any, results: Any, slot: Any, stop: Any, settings: _Settings) -> None:
     fns: dict[int, Callable[..., Any] | ErrorInfo] = {}
     shm.lend_from_here()
+    collect_in_this_process()  # the metrics a task reports go back with its outcome
     while not stop.value:
         messages = _receive(tasks, settings.parent)
         if messages is None:
