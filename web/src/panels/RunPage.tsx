@@ -250,6 +250,13 @@ function GivenForRun({ config }: { config: Record<string, unknown> }) {
   );
 }
 
+/** A workflow run's curves: what its nodes reported at two steps or more (the engine's figures of
+ * each node, one point each, are in the Nodes table). */
+function reportedCurves(run: RunRecordInfo, metrics: RunMetrics[]): RunMetrics[] {
+  if (run.kind !== 'workflow') return metrics;
+  return metrics.map((m) => ({ ...m, series: m.series.filter((s) => s.steps.length > 1) })).filter((m) => m.series.length);
+}
+
 export function RunPage({ details, metrics, history, now }: { details: RunDetails; metrics: RunMetrics[]; history: RunRecordInfo[]; now: number }) {
   const { run } = details;
   const trials = trialsOf(run, history);
@@ -257,6 +264,7 @@ export function RunPage({ details, metrics, history, now }: { details: RunDetail
   const hasParams = Object.keys(run.params).length > 0;
   const show = usePastRuns((s) => s.show);
   const previous = run.kind === 'search' ? undefined : previousRun(run, history);
+  const curves = reportedCurves(run, metrics);
   return (
     <div className="gb-runpage" data-run={run.run_id} data-kind={run.kind}>
       <header className="gb-runpage-head">
@@ -294,10 +302,10 @@ export function RunPage({ details, metrics, history, now }: { details: RunDetail
           <Trials search={run} trials={trials} metrics={metrics} />
         </section>
       ) : null}
-      {metrics.length ? (
+      {curves.length ? (
         <section>
           <h3>{run.kind === 'search' ? 'Metrics of every trial' : 'Metrics'}</h3>
-          <MetricCharts runs={metrics} labels={labels} />
+          <MetricCharts runs={curves} labels={labels} xLabel={run.kind === 'workflow' ? 'steps' : 'batches'} />
         </section>
       ) : null}
       {run.kind === 'workflow' ? (
