@@ -4,6 +4,7 @@
 
 import { useState } from 'react';
 import { runAgain, runSettings } from '../actions/pastRuns';
+import { drawnCurves } from '../charts';
 import type { LogEntry, NodeSnapshot, RunDetails, RunMetrics, RunRecordInfo } from '../protocol';
 import {
   durationOf,
@@ -250,13 +251,6 @@ function GivenForRun({ config }: { config: Record<string, unknown> }) {
   );
 }
 
-/** A workflow run's curves: what its nodes reported at two steps or more (the engine's figures of
- * each node, one point each, are in the Nodes table). */
-function reportedCurves(run: RunRecordInfo, metrics: RunMetrics[]): RunMetrics[] {
-  if (run.kind !== 'workflow') return metrics;
-  return metrics.map((m) => ({ ...m, series: m.series.filter((s) => s.steps.length > 1) })).filter((m) => m.series.length);
-}
-
 export function RunPage({ details, metrics, history, now }: { details: RunDetails; metrics: RunMetrics[]; history: RunRecordInfo[]; now: number }) {
   const { run } = details;
   const trials = trialsOf(run, history);
@@ -264,7 +258,7 @@ export function RunPage({ details, metrics, history, now }: { details: RunDetail
   const hasParams = Object.keys(run.params).length > 0;
   const show = usePastRuns((s) => s.show);
   const previous = run.kind === 'search' ? undefined : previousRun(run, history);
-  const curves = reportedCurves(run, metrics);
+  const curves = drawnCurves(metrics, new Set(run.kind === 'workflow' ? [run.run_id] : []));
   return (
     <div className="gb-runpage" data-run={run.run_id} data-kind={run.kind}>
       <header className="gb-runpage-head">
