@@ -14,7 +14,7 @@ from graphbook.engine.executor import Executor, RayBackend, RunControl, RunResul
 from graphbook.errors import GraphbookError, Problem, WorkflowError, WorkflowFormatError
 from graphbook.events import Event
 from graphbook.graph import build_graph
-from graphbook.logs import log
+from graphbook.logs import log, log_metric, log_metrics
 from graphbook.registry import Registry
 from graphbook.workflow import Workflow
 
@@ -43,6 +43,8 @@ __all__ = [
     "build_graph",
     "event",
     "log",
+    "log_metric",
+    "log_metrics",
     "output",
     "param",
     "prompt",

@@ -79,6 +79,14 @@ class KindStats:
 
 
 @dataclass(frozen=True)
+class MetricRow:
+    """Metrics a node reported at one step, by name."""
+
+    step: int
+    values: dict[str, float]
+
+
+@dataclass(frozen=True)
 class PoolStats:
     """The worker pool's load, per kind of work (load and dump functions)."""
 
@@ -160,6 +168,19 @@ class NodeOutput:
     index: int
     preview: Any
     type: Literal["node_output"] = "node_output"
+
+
+@dataclass(frozen=True)
+class NodeMetrics:
+    """Metrics a node reported (`log_metric`) since its last NodeMetrics, in step order:
+    gathered by the engine and sent about once a second, and as the node and the run
+    end. The run store keeps them with the node's id as their group; browsers are not sent them
+    (they read the store)."""
+
+    run_id: str
+    node_id: str
+    rows: list[MetricRow]
+    type: Literal["node_metrics"] = "node_metrics"
 
 
 @dataclass(frozen=True)
@@ -248,6 +269,7 @@ Event = (
     | NodeProgress
     | NodeLog
     | NodeOutput
+    | NodeMetrics
     | NodeError
     | NodeFinished
     | RunPaused

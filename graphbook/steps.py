@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from graphbook.errors import GraphbookError
-from graphbook.logs import LogLevel, log
+from graphbook.logs import LogLevel, log, log_metric
 
 if TYPE_CHECKING:
     from graphbook.compat013.steps import AsyncStep as AsyncStep
@@ -119,6 +119,10 @@ class Step:
 
     def log(self, message: Any, level: LogLevel = "info") -> None:
         log(message, level, node_id=self.id or None)
+
+    def log_metric(self, name: str, value: float, step: int | None = None) -> None:
+        """`graphbook.log_metric`: a metric of this node, in the run store and its loggers."""
+        log_metric(name, value, step)
 
     def process(self, data: Data) -> Routed:
         """Run the whole lifecycle on one dict and return where it goes."""

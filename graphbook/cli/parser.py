@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from graphbook.about import version
 from graphbook.cli.convert import cmd_convert
 from graphbook.cli.folders import NODES_FOLDER
+from graphbook.cli.metrics import EXPORTS, logger_spec
 from graphbook.cli.new import cmd_new
 from graphbook.cli.nodes import cmd_nodes
 from graphbook.cli.run import cmd_run, workers_count
-from graphbook.cli.runs import EXPORTS, cmd_export, cmd_metrics, cmd_runs
+from graphbook.cli.runs import cmd_export, cmd_metrics, cmd_runs
 from graphbook.cli.serve import IGNORED_013, cmd_mcp, cmd_openapi, cmd_serve
 from graphbook.cli.train import add_train_parser
 from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
@@ -148,6 +149,16 @@ def add_run_parser(
         metavar="NAME=VALUE",
         help="give the workflow input NAME for this run (repeatable; VALUE read as its "
         "parameter's type, as --set reads it); the file's inputs list what it takes",
+    )
+    run.add_argument(
+        "--logger",
+        action="append",
+        default=[],
+        type=logger_spec,
+        metavar="KIND:DEST",
+        help="write the run's metrics live through a metric logger (repeatable): csv:DIR, "
+        "tensorboard:DIR, mlflow:DIR or mlflow:URI; the run and its metrics are kept in the run "
+        "store too (as they are without --logger once a node reports metrics)",
     )
     shown = run.add_mutually_exclusive_group()
     shown.add_argument("--quiet", "-q", action="store_true", help="show only errors and summary")

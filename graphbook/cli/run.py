@@ -66,6 +66,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         continue_on_error=args.continue_on_error,
         overrides=overrides,
         inputs=inputs,
+        name=args.workflow.name,
+        loggers=args.logger,
     )
     return code
 

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
 from types import FrameType
 from typing import Any
 
 from graphbook.cli.asking import prompter_for
 from graphbook.cli.consoles import FAILED, OK, error_console, output_console
+from graphbook.cli.metrics import RunRecording
 from graphbook.cli.terminal import JsonSink, TerminalSink
 from graphbook.engine.executor import RunControl, RunResult, run_workflow
 from graphbook.engine.pool import Pool
@@ -34,16 +35,21 @@ def run_here(
     continue_on_error: bool = False,
     overrides: Overrides | None = None,
     inputs: Mapping[str, Any] | None = None,
+    name: str = "workflow",
+    loggers: Sequence[tuple[str, str]] = (),
 ) -> tuple[RunResult, int]:
-    """Run `workflow` on `pool` with its events to `sink` (both closed at the end); the result
-    and the exit code a shell sees (0 ok, 1 a node failed, 128 + the signal when stopped)."""
+    """Run `workflow` (called `name` in the run store) on `pool` with its events to `sink`
+    (both closed at the end), its metrics recorded and written through `loggers` (KIND, DEST);
+    the result and the exit code a shell sees (0 ok, 1 a node failed, 128 + the signal when
+    stopped)."""
     control = RunControl()
     prompter = prompter_for(sink, output_console(), error_console())
-    with closing(pool), closing(sink), StopOnSignal(control) as stopper:
+    recording = RunRecording(sink, loggers, name)
+    with closing(pool), closing(sink), closing(recording), StopOnSignal(control) as stopper:
         result = run_workflow(
             workflow,
             registry=registry,
-            sink=sink,
+            sink=recording,
             continue_on_error=continue_on_error,
             until=until,
             control=control,

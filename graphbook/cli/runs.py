@@ -8,16 +8,13 @@ import json
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from graphbook.cli.consoles import OK, error_console, output_console
+from graphbook.cli.metrics import exporter
 from graphbook.errors import GraphbookError
 from graphbook.store import MetricRecord, RunRecord, Store, data_home
-
-if TYPE_CHECKING:
-    from graphbook.loggers import MetricLogger
 
 
 def open_store(home: Path | None) -> Store | None:
@@ -35,22 +32,6 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if not records and not args.json:
         error_console().print(Text("no runs yet"))
     return OK
-
-
-EXPORTS = ("csv", "mlflow", "tensorboard")
-"""The formats `graphbook runs export --to` writes, each through its metric logger."""
-
-
-def exporter(kind: str, destination: str) -> MetricLogger:
-    """The metric logger that writes `kind` to `destination` (imported only for an export)."""
-    from graphbook.loggers import CSVLogger, MLflowLogger, TensorBoardLogger
-
-    if kind == "csv":
-        return CSVLogger(destination)
-    if kind == "tensorboard":
-        return TensorBoardLogger(destination)
-    uri = destination if "://" in destination else Path(destination).resolve().as_uri()
-    return MLflowLogger(uri)
 
 
 def cmd_export(args: argparse.Namespace) -> int:

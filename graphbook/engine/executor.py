@@ -18,6 +18,7 @@ from typing import Any, Literal
 from graphbook.engine.cache import Entry, Plan, WorkflowCache
 from graphbook.engine.control import RunControl
 from graphbook.engine.devices import prepare, put_in_eval, resume_training, trains
+from graphbook.engine.metrics import MetricBook
 from graphbook.engine.pool import InlinePool, Pool, RemoteError
 from graphbook.engine.preview import preview
 from graphbook.engine.ray_pool import RayBackend
@@ -52,7 +53,7 @@ from graphbook.events import (
 )
 from graphbook.graph import Graph, GraphNode, build_graph, target_problem
 from graphbook.inputs import run_overrides
-from graphbook.logs import node_context
+from graphbook.logs import metric_context, node_context
 from graphbook.overrides import Overrides, with_overrides
 from graphbook.params import coerce
 from graphbook.registry import Registry
@@ -172,7 +173,10 @@ class Executor:
         node = trigger if trigger is not None else until
         started = RunStarted(state.run_id, workflow, mode, node, _titles(graph), time.time())
         session = _GraphRun(graph, state, control, cache, trigger)
-        status, seconds = session.run(started)
+        state.metrics = book = MetricBook(state.run_id, record)
+        with metric_context(book.add):
+            status, seconds = session.run(started)
+        book.flush()
         counts = session.counts()
         paused = session.state.paused
         record(RunFinished(session.run_id, status, seconds, counts, len(errors), paused))
@@ -420,6 +424,8 @@ class _GraphRun:
                 continue
             if not waited:  # the pool's I/O: tasks out, outcomes in, without blocking
                 self._wait_pool(0)
+            if self.state.metrics is not None and self.state.metrics.pending:
+                self.state.metrics.flush_if_due()
             runner = self._next(downstream_first)
             waited = False
             if runner is not None:

@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from graphbook.events import ErrorInfo, PoolStats
+from graphbook.logs import Reported, take_reported
 
 Kind = Literal["load", "dump"]
 """Load and dump tasks go to separate workers, so writing never waits behind loading."""
@@ -27,14 +28,27 @@ C = TypeVar("C")
 @dataclass(frozen=True)
 class Done:
     value: Any
+    metrics: ClassVar[tuple[Reported, ...]] = ()
+    """What the task reported with `log_metric`: set (see `reporting`) only on the outcomes of
+    tasks that did, so the others travel as they did before."""
 
 
 @dataclass(frozen=True)
 class Failed:
     error: ErrorInfo
+    metrics: ClassVar[tuple[Reported, ...]] = ()
 
 
 Outcome = Done | Failed
+
+
+def reporting(outcome: Outcome) -> Outcome:
+    """`outcome` carrying back to the run the metrics its task reported in a worker process
+    (logs.py: `collect_in_this_process`), if there are any."""
+    metrics = take_reported()
+    if metrics:
+        object.__setattr__(outcome, "metrics", metrics)
+    return outcome
 
 
 class RemoteError(Exception):
@@ -150,11 +164,13 @@ class Pool(Protocol):
 
 
 def call(fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
-    """Run one task, turning an exception into a value that carries its traceback."""
+    """Run one task, turning an exception into a value that carries its traceback; the metrics
+    it reports come back with it."""
     try:
-        return Done(fn(*args))
+        outcome: Outcome = Done(fn(*args))
     except Exception as exc:
-        return Failed(ErrorInfo.from_exception(exc))
+        outcome = Failed(ErrorInfo.from_exception(exc))
+    return reporting(outcome)
 
 
 class InlineLane(Generic[C]):

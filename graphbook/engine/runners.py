@@ -18,7 +18,8 @@ from typing import Any, Generic, TypeVar
 
 from graphbook.engine.cache import Recording
 from graphbook.engine.control import RunControl
-from graphbook.engine.pool import Done, Failed, Lane, Pool
+from graphbook.engine.metrics import MetricBook
+from graphbook.engine.pool import Done, Failed, Lane, Outcome, Pool
 from graphbook.engine.preview import preview
 from graphbook.errors import GraphbookError
 from graphbook.events import (
@@ -91,6 +92,8 @@ class RunContext:
     run_id: str = ""
     paused: float = 0.0
     """Seconds the run has stood paused so far: a node's time and speed leave them out."""
+    metrics: MetricBook | None = None
+    """Where the metrics the run's nodes report are gathered (the executor sets it)."""
 
 
 StepT = TypeVar("StepT", bound=Step)
@@ -263,6 +266,8 @@ class Runner(Generic[StepT]):
         self.preview_lasts()
         finished: NodeStatus = "failed" if self.errors else status
         self.status = finished
+        if self.run.metrics is not None:  # the node's metrics before its end
+            self.run.metrics.flush(self.id)
         seconds = self.seconds(time.perf_counter())
         counts = dict(self.counts)
         self.run.sink(
@@ -336,6 +341,11 @@ class Runner(Generic[StepT]):
         if not self.run.continue_on_error:
             self.run.failed = True
             raise RunAborted(self.id)
+
+    def reported(self, outcome: Outcome) -> None:
+        """Route the metrics a task of the pool reported to the run's book."""
+        if outcome.metrics and self.run.metrics is not None:
+            self.run.metrics.add_all(self.id, outcome.metrics)
 
     def on_log(self, node_id: str, message: Any, level: str) -> None:
         if self.recording is not None:
@@ -651,6 +661,7 @@ class BatchRunner(Runner[BatchStep]):
         if self.loads is None:
             return
         for (item, holder), outcome in self.loads.take_ready():
+            self.reported(outcome)
             if isinstance(outcome, Done):
                 self.loaded.append((outcome.value, item, holder))
             else:
@@ -692,6 +703,7 @@ class BatchRunner(Runner[BatchStep]):
         if self.dumps is None:
             return
         for owners, outcome in self.dumps.take_ready():
+            self.reported(outcome)
             for holder in owners:
                 holder.dumps -= 1
             if isinstance(outcome, Failed):

@@ -24,6 +24,7 @@ from typing import Any
 from graphbook.engine import shm
 from graphbook.engine.pool import Failed, Outcome, call
 from graphbook.events import ErrorInfo
+from graphbook.logs import collect_in_this_process
 
 WATCHDOG_INTERVAL = 1.0
 """How long an idle worker blocks on its queue before checking that its parent lives."""
@@ -65,6 +66,7 @@ def work(tasks: Any, results: Any, slot: Any, stop: Any, settings: Settings) -> 
 def _serve(tasks: Any, results: Any, slot: Any, stop: Any, settings: Settings) -> None:
     fns: dict[int, Callable[..., Any] | ErrorInfo] = {}
     shm.lend_from_here()
+    collect_in_this_process()  # the metrics a task reports go back with its outcome
     while not stop.value:
         messages = _receive(tasks, settings.parent)
         if messages is None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from graphbook import events as e
 from graphbook import protocol as p
+from graphbook.runmetrics import Row, RunMetricRows
 from graphbook.runview import RunView
 from graphbook.store import RunKind, RunRecord, Store, StoreUnavailable, is_busy
 
@@ -135,23 +136,30 @@ class Recorder:
 
 
 class HistorySink:
-    """Records a run's start, its first error and its end, and what each node did (the
-    messages clients got, folded as the server folds them); called in the executor's thread,
-    written by the `Recorder` in its own. The store failing does not fail the run."""
+    """Records a run's start, its first error and its end, what each node did (the messages
+    clients got, folded as the server folds them) and the run's metric rows (runmetrics.py);
+    called in the executor's thread, written by the `Recorder` in its own. The store failing
+    does not fail the run."""
 
     def __init__(self, recorder: Recorder, config: RunConfig) -> None:
         self.recorder = recorder
         self.config = config
         self.error: str | None = None
         self.view = RunView()
+        self.metric_rows = RunMetricRows()
+        self.run_id = ""
 
     def __call__(self, event: e.Event | None, messages: Sequence[p.ServerMessage] = ()) -> None:
         """Record `event`; `messages` are what clients got for it (previews, logs limited).
         None: an event the record does not need, only its messages are folded."""
         for message in messages:
             self.view.apply(message)
+        rows = self.metric_rows(event) if event is not None else []
+        if rows:  # none for RunStarted: the run is recorded before its rows
+            self._report(rows)
         if isinstance(event, e.RunStarted):
             name, config, run_id = self.config.workflow, self.config.to_json(), event.run_id
+            self.run_id = run_id
             self.recorder.submit(lambda s: s.start_run(KIND, name, config, run_id=run_id))
         elif isinstance(event, e.NodeError) and self.error is None:
             self.error = f"node {event.node_id!r}: {event.error}"
@@ -160,6 +168,10 @@ class HistorySink:
             status, counts, error, paused = event.status, event.counts, self.error, event.paused
             run_id = event.run_id
             self.recorder.submit(lambda s: s.finish_run(run_id, status, counts, error, paused))
+
+    def _report(self, rows: list[Row]) -> None:
+        run_id = self.run_id
+        self.recorder.submit(lambda s: s.report_metric_rows(run_id, rows))
 
     def _save_nodes(self, run_id: str) -> None:
         snapshot = self.view.snapshot()
@@ -243,7 +255,7 @@ def run_infos(store: Store, records: list[RunRecord]) -> list[p.RunRecordInfo]:
     """The records as the browser lists them: each trial with its search's id, and how many
     metric rows each run has."""
     searches = {r.name: r.id for r in reversed(records) if r.kind == "search"}
-    counts = store.metric_counts([r.id for r in records if r.kind != KIND])
+    counts = store.metric_counts([r.id for r in records])
 
     def search_of(record: RunRecord) -> str | None:
         if record.kind != "train" or TRIAL_MARK not in record.name:

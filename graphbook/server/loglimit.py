@@ -1,9 +1,10 @@
 """LogLimiter: what of one run's events the browser gets. Events go out as they are (they are
-protocol messages), except logs: at most LOG_LIMIT per node per second, so a node that logs
-every item cannot flood the clients, and a message that is not text is previewed. Past the limit
-the latest lines are held back and sent when the second, the node or the run ends, the first of
-them saying how many lines before it are left out (`skipped`): the last lines a node logged
-always arrive. It runs in the executor's thread.
+protocol messages), except metrics, which are not sent (the Runs tab reads them from the run
+store), and logs: at most LOG_LIMIT per node per second, so a node that logs every item cannot
+flood the clients, and a message that is not text is previewed. Past the limit the latest lines
+are held back and sent when the second, the node or the run ends, the first of them saying how
+many lines before it are left out (`skipped`): the last lines a node logged always arrive. It
+runs in the executor's thread.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from graphbook.events import Event, NodeFinished, NodeLog, RunFinished
+from graphbook.events import Event, NodeFinished, NodeLog, NodeMetrics, RunFinished
 
 LOG_LIMIT = 200
 
@@ -37,6 +38,8 @@ class LogLimiter:
     def __call__(self, event: Event) -> list[Event]:
         if isinstance(event, NodeLog):
             return self._log(event)
+        if isinstance(event, NodeMetrics):  # recorded in the run store, where browsers read them
+            return []
         if isinstance(event, NodeFinished):
             return [*self._flush(event.node_id), event]
         if isinstance(event, RunFinished):

@@ -28,7 +28,7 @@ from graphbook.engine.control import RunControl
 from graphbook.engine.executor import Backend, Executor, make_pool
 from graphbook.engine.pool import Pool
 from graphbook.engine.ray_pool import RayPool
-from graphbook.events import Event, NodeError, RunFinished, RunStarted
+from graphbook.events import Event, NodeError, NodeFinished, NodeMetrics, RunFinished, RunStarted
 from graphbook.graph import build_graph
 from graphbook.node_index import node_files
 from graphbook.registry import Registry
@@ -42,6 +42,8 @@ from graphbook.workflow import Workflow
 
 logger = logging.getLogger(__name__)
 CLOSE_GRACE = 3.0
+RECORDED = (RunStarted, NodeError, NodeMetrics, NodeFinished, RunFinished)
+"""The events the server's run history needs as they are (the others only as clients see them)."""
 """Seconds a run has to end when the server closes the host, before the host ends anyway."""
 
 
@@ -241,7 +243,7 @@ class Host:
         limit = LogLimiter(self.previewer)
 
         def sink(event: Event) -> None:
-            kept = event if isinstance(event, RunStarted | NodeError | RunFinished) else None
+            kept = event if isinstance(event, RECORDED) else None
             self.send(("event", order.run_id, kept, limit(event)))
 
         try:

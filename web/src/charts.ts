@@ -32,6 +32,17 @@ export const PALETTE = ['#4f6bed', '#e0662f', '#22955f', '#c2409b', '#0f9a9a', '
 const VALIDATION_PREFIX = 'validation_';
 
 /** The quantity a series measures: a validation metric's `validation_` prefix is dropped. */
+/**
+ * The curves to draw: of a workflow run, the series of two points or more (what its nodes
+ * reported; the engine's figures of each node, one point each, are in its Nodes table); of
+ * other runs, every series.
+ */
+export function drawnCurves(metrics: RunMetrics[], workflowRuns: ReadonlySet<string>): RunMetrics[] {
+  return metrics
+    .map((m) => (workflowRuns.has(m.run_id) ? { ...m, series: m.series.filter((s) => s.steps.length > 1) } : m))
+    .filter((m) => m.series.length > 0);
+}
+
 export function quantityOf(series: MetricSeries): string {
   return series.group === 'validation' && series.name.startsWith(VALIDATION_PREFIX) ? series.name.slice(VALIDATION_PREFIX.length) : series.name;
 }

@@ -33,6 +33,11 @@ export interface KindStats {
   workers: number;
 }
 
+export interface MetricRow {
+  step: number;
+  values: Record<string, number>;
+}
+
 export interface PoolStats {
   workers: number;
   load: KindStats;
@@ -89,6 +94,13 @@ export interface NodeOutput {
   index: number;
   preview: unknown;
   type: 'node_output';
+}
+
+export interface NodeMetrics {
+  run_id: string;
+  node_id: string;
+  rows: MetricRow[];
+  type: 'node_metrics';
 }
 
 export interface NodeError {
@@ -579,6 +591,7 @@ export type ServerMessage =
   | NodeProgress
   | NodeLog
   | NodeOutput
+  | NodeMetrics
   | NodeError
   | NodeFinished
   | RunPaused
@@ -615,6 +628,7 @@ export const SERVER_MESSAGE_TYPES = [
   'node_progress',
   'node_log',
   'node_output',
+  'node_metrics',
   'node_error',
   'node_finished',
   'run_paused',

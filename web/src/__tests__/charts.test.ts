@@ -1,7 +1,7 @@
 // Metric curves as charts: grouping, colours, ticks, numbers, gaps, the nearest point.
 
 import { describe, expect, it } from 'vitest';
-import { canLog, linearTicks, logTicks, metricCharts, nearest, pathOf, tickText, valueText } from '../charts';
+import { canLog, drawnCurves, linearTicks, logTicks, metricCharts, nearest, pathOf, tickText, valueText } from '../charts';
 import type { RunMetrics } from '../protocol';
 
 const run = (run_id: string, loss: (number | null)[], val: number[]): RunMetrics => ({
@@ -34,6 +34,24 @@ describe('metric charts', () => {
     expect(loss?.lines[0]?.color).not.toBe(loss?.lines[2]?.color);
     // a chart of one group only names the runs
     expect(charts[1]?.lines.map((l) => l.label)).toEqual(['trial-0', 'trial-1']);
+  });
+
+  it("draw a workflow run's reported curves, not the engine's one-point figures; every curve of other runs", () => {
+    const workflow: RunMetrics = {
+      run_id: 'w',
+      name: 'wf.json',
+      series: [
+        { group: 'train', name: 'loss', steps: [0, 1], values: [1, 0.5], dropped: 0 },
+        { group: 'train', name: 'items_out', steps: [2], values: [8], dropped: 0 },
+        { group: 'run', name: 'items', steps: [0], values: [8], dropped: 0 },
+      ],
+    };
+    const figuresOnly: RunMetrics = { ...workflow, run_id: 'f', series: workflow.series.slice(1) };
+    const drawn = drawnCurves([workflow, figuresOnly, run('t', [1], [1])], new Set(['w', 'f']));
+    expect(drawn.map((m) => [m.run_id, m.series.map((s) => s.name)])).toEqual([
+      ['w', ['loss']],
+      ['t', ['loss', 'validation_loss', 'accuracy']],
+    ]);
   });
 
   it('make round ticks, linear and log', () => {

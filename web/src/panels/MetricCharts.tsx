@@ -7,7 +7,7 @@ import type { RunMetrics } from '../protocol';
 import { formatCount } from '../runRecords';
 import { LineChart } from '../widgets/LineChart';
 
-export function MetricCharts({ runs, labels }: { runs: RunMetrics[]; labels?: Record<string, string> }) {
+export function MetricCharts({ runs, labels, xLabel = 'batches' }: { runs: RunMetrics[]; labels?: Record<string, string>; xLabel?: string }) {
   const charts = useMemo(() => metricCharts(runs, labels), [runs, labels]);
   if (!charts.length) return <p className="gb-empty">No metrics were reported.</p>;
   return (
@@ -17,7 +17,7 @@ export function MetricCharts({ runs, labels }: { runs: RunMetrics[]; labels?: Re
           key={chart.key}
           title={chart.key}
           lines={chart.lines}
-          xLabel="batches"
+          xLabel={xLabel}
           note={chart.dropped ? `${formatCount(chart.dropped)} points not drawn (every k-th kept, and the last)` : undefined}
         />
       ))}

@@ -3,6 +3,7 @@
 
 import type { NodeSnapshot, RunDetails, RunMetrics } from '../protocol';
 import { differingParams, formatCount, formatDuration, nodeCounts, paramText, pluralCount, runLabels } from '../runRecords';
+import { drawnCurves } from '../charts';
 import { MetricCharts } from './MetricCharts';
 import { RunFacts } from './RunPage';
 
@@ -37,6 +38,8 @@ export function RunCompare({ runs, metrics, now }: { runs: RunDetails[]; metrics
   const params = differingParams(records);
   const nodes = nodeCells(runs);
   const failing = runs.filter((d) => d.run.error || d.nodes.some((n) => n.errors.length));
+  const workflows = new Set(records.filter((r) => r.kind === 'workflow').map((r) => r.run_id));
+  const curves = drawnCurves(metrics, workflows);
   const columns = { gridTemplateColumns: `minmax(120px, 200px) repeat(${runs.length}, minmax(150px, 1fr))` };
   return (
     <div className="gb-runpage gb-compare" data-runs={records.map((r) => r.run_id).join(',')}>
@@ -111,10 +114,10 @@ export function RunCompare({ runs, metrics, now }: { runs: RunDetails[]; metrics
           ))}
         </section>
       ) : null}
-      {metrics.length ? (
+      {curves.length ? (
         <section>
           <h3>Metrics</h3>
-          <MetricCharts runs={metrics} labels={labels} />
+          <MetricCharts runs={curves} labels={labels} xLabel={workflows.size === runs.length ? 'steps' : 'batches'} />
         </section>
       ) : null}
     </div>

@@ -4,6 +4,7 @@
 
 import { useState } from 'react';
 import { runAgain, runSettings } from '../actions/pastRuns';
+import { drawnCurves } from '../charts';
 import type { LogEntry, NodeSnapshot, RunDetails, RunMetrics, RunRecordInfo } from '../protocol';
 import {
   durationOf,
@@ -257,6 +258,7 @@ export function RunPage({ details, metrics, history, now }: { details: RunDetail
   const hasParams = Object.keys(run.params).length > 0;
   const show = usePastRuns((s) => s.show);
   const previous = run.kind === 'search' ? undefined : previousRun(run, history);
+  const curves = drawnCurves(metrics, new Set(run.kind === 'workflow' ? [run.run_id] : []));
   return (
     <div className="gb-runpage" data-run={run.run_id} data-kind={run.kind}>
       <header className="gb-runpage-head">
@@ -294,10 +296,10 @@ export function RunPage({ details, metrics, history, now }: { details: RunDetail
           <Trials search={run} trials={trials} metrics={metrics} />
         </section>
       ) : null}
-      {metrics.length ? (
+      {curves.length ? (
         <section>
           <h3>{run.kind === 'search' ? 'Metrics of every trial' : 'Metrics'}</h3>
-          <MetricCharts runs={metrics} labels={labels} />
+          <MetricCharts runs={curves} labels={labels} xLabel={run.kind === 'workflow' ? 'steps' : 'batches'} />
         </section>
       ) : null}
       {run.kind === 'workflow' ? (
