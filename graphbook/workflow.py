@@ -37,6 +37,8 @@ NODE_COLORS = ("red", "orange", "yellow", "green", "cyan", "blue", "purple", "gr
 """The colours a node may be given on the canvas (web/src/workflow/format.ts has the same list)."""
 INPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 """What a workflow input may be called: a word (it is a JSON Schema property and `--input NAME`)."""
+COMPONENT = "Component"
+"""The type of a component node: its inside is in the node's `component` field."""
 GROUP_SIZE = (300.0, 200.0)
 """A group's size when the file gives none, as the browser draws it."""
 
@@ -63,6 +65,9 @@ class Node:
     """Whether it runs: `bypass` and `mute` leave it out of the run (graphbook/modes.py)."""
     color: str = ""
     """The node's colour on the canvas, one of NODE_COLORS ("" for none); running ignores it."""
+    component: ComponentBody | ComponentRef | None = None
+    """A component node's inside (type COMPONENT): its own nodes and edges, or a reference to a
+    library component (graphbook/components.py expands it before a run)."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,52 @@ class Comment:
     width: float = 240.0
 
 
+@dataclass(frozen=True)
+class PortMap:
+    """Where a component's exposed input, output or parameter leads inside it: an inner node
+    and one of its ports (an input: `in` or a parameter wired from outside; an output; or a
+    parameter whose value is set on the component node)."""
+
+    node: str
+    port: str
+
+
+@dataclass(frozen=True)
+class ComponentBody:
+    """A component's inside: its nodes and edges, and the ports and parameters that cross its
+    edge, each by the outer name the component node shows."""
+
+    nodes: Mapping[str, Node]
+    edges: tuple[Edge, ...] = ()
+    inputs: Mapping[str, PortMap] = field(default_factory=dict)
+    outputs: Mapping[str, PortMap] = field(default_factory=dict)
+    params: Mapping[str, PortMap] = field(default_factory=dict)
+    doc: str = ""
+    code: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Node classes/functions its nodes were added by object (as Workflow.code); never in a
+    file: a workflow the component is added to registers them when it runs."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The body as a file holds it (inside a node's `component`, or a library file)."""
+        data: dict[str, Any] = {"doc": self.doc} if self.doc else {}
+        data["inputs"] = _ports_json(self.inputs, "input")
+        data["outputs"] = _ports_json(self.outputs, "output")
+        data["params"] = _ports_json(self.params, "param")
+        nodes = sorted(self.nodes.values(), key=lambda n: natural(n.id))
+        data["nodes"] = [_node_json(n) for n in nodes]
+        data["edges"] = [_edge_json(e) for e in sorted(set(self.edges), key=Edge.sort_key)]
+        return data
+
+
+@dataclass(frozen=True)
+class ComponentRef:
+    """A library component (`components/NAME.json`) by name, with the version (its content's
+    digest) the node was made from: the library's current file is what runs."""
+
+    library: str
+    version: str = ""
+
+
 class Workflow:
     """A graph of nodes to run; build it in code, or load it from a file."""
 
@@ -128,19 +179,27 @@ class Workflow:
         self.notes: list[Problem] = []
         """What reading the file left out or could not carry over (of a Graphbook 0.13 file),
         to tell the person; never written to a file."""
+        self.library: Path | None = None
+        """The components folder its library components are read from (`components/` beside
+        the workflows folder); never written to a file."""
 
     # -- building -------------------------------------------------------------------------
     def add(self, kind: Any, id: str | None = None, **params: Any) -> NodeRef:
-        """Add a node of `kind` (a registered name, a node class or decorated function).
+        """Add a node of `kind` (a registered name, a node class or decorated function, or a
+        component: a ComponentBody or a library ComponentRef, see graphbook/components.py).
 
         A parameter given another node (`model=model_ref`) is wired from that resource.
         """
         node_id = id or self._new_id()
         if node_id in self.nodes or node_id in self.groups:
             raise ValueError(f"a node with id {node_id!r} already exists; choose another id")
-        type_name = kind if isinstance(kind, str) else self._remember(kind)
         values = {k: v for k, v in params.items() if not isinstance(v, NodeRef)}
-        self.nodes[node_id] = Node(node_id, type_name, values)
+        if isinstance(kind, ComponentBody | ComponentRef):
+            self.nodes[node_id] = Node(node_id, COMPONENT, values, component=kind)
+            self.code.update(kind.code if isinstance(kind, ComponentBody) else {})
+        else:
+            type_name = kind if isinstance(kind, str) else self._remember(kind)
+            self.nodes[node_id] = Node(node_id, type_name, values)
         for name, value in params.items():
             if isinstance(value, NodeRef):
                 self.edges.append(Edge(value.id, "resource", node_id, name))
@@ -253,7 +312,9 @@ class Workflow:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise WorkflowFormatError(f"cannot read workflow {str(path)!r}: {exc}") from None
-        return cls.loads(text, name=str(path), path=path)
+        workflow = cls.loads(text, name=str(path), path=path)
+        workflow.library = library_beside(path)
+        return workflow
 
     @classmethod
     def loads(cls, text: str, name: str = "<workflow>", path: Path | None = None) -> Workflow:
@@ -305,6 +366,19 @@ class Port:
     workflow: Workflow
     node: str
     name: str
+
+
+LIBRARY = "components"
+"""The library folder's name: `components/` beside `workflows/`."""
+
+
+def library_beside(path: Path) -> Path | None:
+    """The components folder for a workflow file: the nearest `components/` folder in the
+    file's folder or up to three above it; None when there is none."""
+    for folder in path.resolve().parents[:4]:
+        if (folder / LIBRARY).is_dir():
+            return folder / LIBRARY
+    return None
 
 
 def atomic_write(path: Path, text: str) -> Path:
@@ -368,7 +442,15 @@ def _node_json(node: Node) -> dict[str, Any]:
         data["mode"] = node.mode
     if node.color:
         data["color"] = node.color
+    if isinstance(node.component, ComponentBody):
+        data["component"] = node.component.to_json()
+    elif isinstance(node.component, ComponentRef):
+        data["component"] = {"library": node.component.library, "version": node.component.version}
     return data
+
+
+def _ports_json(ports: Mapping[str, PortMap], port: str) -> dict[str, Any]:
+    return {k: {"node": ports[k].node, port: ports[k].port} for k in sorted(ports)}
 
 
 def _input_json(given: WorkflowInput) -> dict[str, Any]:
@@ -466,9 +548,9 @@ def _format(data: dict[str, Any]) -> str:
 def _format_node(node: dict[str, Any]) -> str:
     parts = []
     for key, value in node.items():
-        if key == "params" and value:
+        if key in ("params", "component") and value:
             inner = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n      ")
-            parts.append(f'      "params": {inner}')
+            parts.append(f"      {json.dumps(key)}: {inner}")
         else:
             parts.append(f"      {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
     return "    {\n" + ",\n".join(parts) + "\n    }"
@@ -658,9 +740,88 @@ def _parse_node(raw: Any, where: str) -> Node:
             f"run the node), not {mode!r:.40}"
         )
     position = _position(raw.get("position"))
+    component = _parse_component(raw, type_, f"{where} (id {node_id!r})")
     return Node(
-        node_id, type_, dict(params), position, label, module, width, collapsed, mode, color
+        node_id,
+        type_,
+        dict(params),
+        position,
+        label,
+        module,
+        width,
+        collapsed,
+        mode,
+        color,
+        component,
     )
+
+
+def _parse_component(
+    raw: Mapping[str, Any], type_: str, where: str
+) -> ComponentBody | ComponentRef | None:
+    """A component node's `component`: a library reference or an inline body."""
+    value = raw.get("component")
+    if type_ != COMPONENT:
+        if value is not None:
+            raise WorkflowFormatError(
+                f"{where}: only a node of type \"{COMPONENT}\" has a 'component'; remove it "
+                f'or set "type": "{COMPONENT}"'
+            )
+        return None
+    if not isinstance(value, Mapping):
+        raise WorkflowFormatError(
+            f"{where}: a \"{COMPONENT}\" node needs 'component': its nodes, edges and ports, "
+            'or {"library": NAME, "version": ...} for a library component'
+        )
+    if "library" in value:
+        library, version = value.get("library"), value.get("version", "")
+        if not isinstance(library, str) or not library or not isinstance(version, str):
+            raise WorkflowFormatError(
+                f"{where}: 'component' names a library component as "
+                '{"library": NAME, "version": DIGEST} (strings)'
+            )
+        return ComponentRef(library, version)
+    return parse_body(value, f"{where}: component")
+
+
+def parse_body(data: Mapping[str, Any], where: str) -> ComponentBody:
+    """A component's inside as a file holds it (a node's `component`, or a library file)."""
+    nodes: dict[str, Node] = {}
+    for index, raw in enumerate(_list(data, "nodes", where)):
+        node = _parse_node(raw, f"{where}: nodes[{index}]")
+        if node.id in nodes:
+            raise WorkflowFormatError(f"{where}: two nodes have id {node.id!r}; ids must be unique")
+        nodes[node.id] = node
+    edges = [
+        _parse_edge(raw, f"{where}: edges[{i}]")
+        for i, raw in enumerate(_list(data, "edges", where))
+    ]
+    doc = data.get("doc", "")
+    if not isinstance(doc, str):
+        raise WorkflowFormatError(f"{where}: 'doc' must be a string")
+    return ComponentBody(
+        nodes,
+        tuple(edges),
+        _parse_ports(data.get("inputs", {}), "input", where),
+        _parse_ports(data.get("outputs", {}), "output", where),
+        _parse_ports(data.get("params", {}), "param", where),
+        doc,
+    )
+
+
+def _parse_ports(raw: Any, port: str, where: str) -> dict[str, PortMap]:
+    key = {"input": "inputs", "output": "outputs", "param": "params"}[port]
+    shape = f'{{"NAME": {{"node": ID, "{port}": NAME}}}}'
+    if not isinstance(raw, Mapping):
+        raise WorkflowFormatError(f"{where}: {key!r} must be an object {shape}, not {_kind(raw)}")
+    ports: dict[str, PortMap] = {}
+    for name, entry in raw.items():
+        node = entry.get("node") if isinstance(entry, Mapping) else None
+        inner = entry.get(port) if isinstance(entry, Mapping) else None
+        if not (isinstance(node, str) and node and isinstance(inner, str) and inner):
+            raise WorkflowFormatError(f"{where}: {key}[{name!r}] must be {shape}")
+        ports[str(name)] = PortMap(node, inner)
+    return ports
 
 
 def _canvas_look(raw: Mapping[str, Any], where: str) -> tuple[float | None, bool, str]:

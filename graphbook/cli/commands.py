@@ -31,6 +31,7 @@ from graphbook.about import version
 from graphbook.cli.asking import prompter_for
 from graphbook.cli.terminal import EncodableStream, JsonSink, TerminalSink
 from graphbook.cli.train import add_train_parser
+from graphbook.components import flatten
 from graphbook.engine.executor import (
     Backend,
     RayBackend,
@@ -351,12 +352,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     workflow = load_workflow(args.workflow)
     print_notes(workflow, err)
     folders = node_folders(args.nodes, args.workflow)
-    registry = load_registry(folders, err, args.verbose, workflow)
-    if args.until is not None and args.until not in workflow.nodes:
-        known = ", ".join(workflow.nodes) or "none"
+    flat = flatten(workflow)[0]  # nodes inside components by their paths (`comp/inner`)
+    registry = load_registry(folders, err, args.verbose, flat)
+    if args.until is not None and args.until not in flat.nodes:
+        known = ", ".join(flat.nodes) or "none"
         raise GraphbookError(f"--until {args.until!r}: no such node; the nodes are: {known}")
-    if args.until is not None and workflow.nodes[args.until].mode != "active":
-        word = OFF_WORDS[workflow.nodes[args.until].mode]
+    if args.until is not None and flat.nodes[args.until].mode != "active":
+        word = OFF_WORDS[flat.nodes[args.until].mode]
         raise GraphbookError(f"--until {args.until!r}: the node is {word}, so it does not run")
     overrides = parse_settings(workflow, registry, args.set)
     inputs = parse_inputs(workflow, registry, args.input) if args.input else None

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from graphbook.components import flatten
 from graphbook.engine.cache import Entry, Plan, WorkflowCache
 from graphbook.engine.control import RunControl
 from graphbook.engine.devices import prepare, put_in_eval, resume_training, trains
@@ -613,9 +614,10 @@ def run_workflow(
         name = Path(workflow).name
         workflow = Workflow.load(workflow)
     registry = registry or Registry.with_builtins()
-    running = [node for node in workflow.nodes.values() if node.mode == "active"]
+    flat = flatten(workflow)[0]  # the node kinds inside components are needed too
+    running = [node for node in flat.nodes.values() if node.mode == "active"]
     needed = {node.type for node in running} - workflow.code.keys()
-    modules = {node.type: node.module for node in workflow.nodes.values() if node.module}
+    modules = {node.type: node.module for node in flat.nodes.values() if node.module}
     registry.load_needed(nodes, needed, modules)
     workflow = with_overrides(workflow, run_overrides(workflow, registry, overrides, inputs))
     graph = build_graph(workflow, registry)
