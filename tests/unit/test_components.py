@@ -218,3 +218,10 @@ def test_the_documented_component_is_what_the_documented_python_builds(
     assert {"clean/keep", "clean/tidy", "clean2/keep", "clean2/tidy"} <= set(graph.nodes)
     assert graph.nodes["clean2/keep"].params["expression"] == "score > 0.9"
     assert set(namespace["plain"].nodes) == {"rows", "keep", "tidy", "clean2"}
+
+
+def test_the_shared_fixture_is_canonical() -> None:
+    """The browser's tests read the same file and write it byte for byte (components.test.ts)."""
+    path = Path(__file__).parents[1] / "fixtures" / "component_workflow.json"
+    text = path.read_text(encoding="utf-8")
+    assert Workflow.loads(text).dumps() == text

@@ -16,6 +16,8 @@ import type { Catalog } from '../catalog';
 import { carryPoints } from '../canvas/reroute';
 import { type Group, absolutePosition, canvasGroups, canvasToWorkflow, toFlowEdge, workflowToCanvas } from '../workflow/canvas';
 import type { Json, NodeColor, NodeMode, Point, Workflow, WorkflowNode } from '../workflow/format';
+import { COMPONENT, type ComponentBody, LIBRARY_PREFIX, collapse, specOf, unpack } from '../workflow/components';
+import { useCatalog } from './catalog';
 import { type FileFormat } from '../workflow/load';
 import { type Clip, makeClip, pasteClip } from './clipboard';
 import { type Snapshot, documentKey, sameDocument, snapshot } from './document';
@@ -80,6 +82,13 @@ export interface EditorState {
   paste(clip: Clip, at: XYPosition): void;
   groupSelection(): void;
   ungroupSelection(): void;
+  /** The selected nodes collapsed into one component node, selected: one undo step; its id. */
+  makeComponent(): string | null;
+  /** The component node `id` replaced by the nodes inside it (`body`, read from the library for
+   * a library one), selected: one undo step. */
+  unpackComponent(id: string, body: ComponentBody): void;
+  /** A component node's inside replaced (saved to the library: a reference to it). */
+  setComponent(id: string, component: Record<string, Json>): void;
   commit(): void;
   undo(): void;
   redo(): void;
@@ -103,6 +112,11 @@ function offsets(before: FlowNode[], after: FlowNode[]): Map<string, Point> {
 }
 let commitTimer: ReturnType<typeof setTimeout> | undefined;
 
+/** The current version of a library component (the catalog's `components/NAME` entry), recorded on a node made from it. */
+function libraryVersion(name: string): string {
+  return useCatalog.getState().catalog.nodes[name]?.codeHash ?? '';
+}
+
 export const useEditor = create<EditorState>()((set, get) => {
   const commitNow = (): void => {
     clearTimeout(commitTimer);
@@ -116,6 +130,13 @@ export const useEditor = create<EditorState>()((set, get) => {
   };
   const updateGraphNode = (id: string, update: (node: GraphFlowNode) => GraphFlowNode): void => {
     set({ nodes: get().nodes.map((n) => (n.id === id && isGraphNode(n) ? update(n) : n)) });
+  };
+  /** The canvas redrawn from `workflow` (a structural edit), `selected` picked: one undo step. */
+  const showWorkflow = (workflow: Workflow, selected: string[]): void => {
+    const picked = new Set(selected);
+    const { nodes, edges } = workflowToCanvas(workflow);
+    set({ nodes: nodes.map((n) => ({ ...n, selected: picked.has(n.id) })), edges });
+    commitNow();
   };
   const restore = (history: History<Snapshot>): void => {
     clearTimeout(commitTimer);
@@ -178,7 +199,7 @@ export const useEditor = create<EditorState>()((set, get) => {
       const problem = connectionProblem(connection, nodes, edges, catalog);
       if (problem) return problem;
       const source = nodes.find((n) => n.id === connection.source);
-      const spec = source && isGraphNode(source) ? catalog.nodes[source.data.type] : undefined;
+      const spec = source && isGraphNode(source) ? specOf(source.data, catalog) : undefined;
       const edge = toFlowEdge({
         source: connection.source,
         output: connection.sourceHandle ?? spec?.outputs[0] ?? 'out',
@@ -191,8 +212,10 @@ export const useEditor = create<EditorState>()((set, get) => {
     },
     addNode(type, position, params = {}) {
       const { nodes } = get();
-      const id = freshId(type, new Set(nodes.map((n) => n.id)));
-      const node: GraphFlowNode = { id, type: 'graph', position, data: { type, label: '', params }, selected: true };
+      const library = type.startsWith(LIBRARY_PREFIX) ? type.slice(LIBRARY_PREFIX.length) : null;
+      const id = freshId(library ? library.split('/').pop() ?? type : type, new Set(nodes.map((n) => n.id)));
+      const data = library ? { type: COMPONENT, label: '', params, component: { library, version: libraryVersion(type) } } : { type, label: '', params };
+      const node: GraphFlowNode = { id, type: 'graph', position, data, selected: true };
       set({ nodes: [...nodes.map((n) => ({ ...n, selected: false })), node] });
       commitNow();
       return id;
@@ -339,6 +362,23 @@ export const useEditor = create<EditorState>()((set, get) => {
       const groups = new Set(selected.map((n) => (n.type === 'group' ? n.id : n.parentId)).filter((id): id is string => !!id));
       if (!groups.size) return;
       set({ nodes: ungroup(nodes, groups) });
+      commitNow();
+    },
+    makeComponent() {
+      const { nodes, edges, doc } = get();
+      const ids = new Set(nodes.filter((n) => n.selected && isGraphNode(n)).map((n) => n.id));
+      if (!ids.size) return null;
+      const id = freshId('component', new Set(nodes.map((n) => n.id)));
+      showWorkflow(collapse(canvasToWorkflow({ nodes, edges }, doc), ids, id), [id]);
+      return id;
+    },
+    unpackComponent(id, body) {
+      const { nodes, edges, doc } = get();
+      const { workflow, ids } = unpack(canvasToWorkflow({ nodes, edges }, doc), id, body);
+      showWorkflow(workflow, ids);
+    },
+    setComponent(id, component) {
+      updateGraphNode(id, (n) => ({ ...n, data: { ...n.data, component } }));
       commitNow();
     },
     commit: commitNow,
