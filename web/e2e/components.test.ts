@@ -66,6 +66,16 @@ describe('components', () => {
     expect(await count(app.page, 'component')).toBe(4); // the sum of the inner nodes' run
     await screenshot(app.page, 'components-made');
 
+    await made.locator('.gb-title').dblclick(); // opens it in place: its nodes show their own run
+    await until(() => nodeIds(app.page), (ids) => ids.join() === 'first,second,third', 'the nodes inside');
+    expect(await app.page.getByRole('navigation', { name: 'component path' }).innerText()).toContain('first.json');
+    expect(await count(app.page, 'third')).toBe(4);
+    expect(await node(app.page, 'second').locator('.gb-status').innerText()).toContain('done');
+    await screenshot(app.page, 'components-inside');
+    await app.page.getByRole('navigation', { name: 'component path' }).getByRole('button', { name: 'first.json' }).click();
+    await until(() => nodeIds(app.page), (ids) => ids.join() === 'component,end,greetings', 'back out');
+    expect(await app.page.locator('.gb-file-title').getAttribute('data-dirty')).toBe('false');
+
     await made.click({ button: 'right' });
     await app.page.getByRole('menuitem', { name: 'Save to library' }).click();
     const file = join(app.server.folder, 'components', 'component.json');

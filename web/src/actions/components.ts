@@ -3,6 +3,7 @@
 import { writeComponent } from '../api/components';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
+import { openable } from '../store/inside';
 import { useLibrary } from '../store/library';
 import { freshId } from '../store/ids';
 import { useUi } from '../store/ui';
@@ -50,4 +51,15 @@ export async function unpackComponent(id: string): Promise<void> {
   } catch (error) {
     failed(error);
   }
+}
+
+/** Shows the nodes inside component node `id` on the canvas (a library one read from the library). */
+export async function openComponent(id: string): Promise<void> {
+  const node = componentNode(id);
+  if (!node?.data.component) return;
+  const library = libraryOf(node.data.component);
+  const read = library ? await useLibrary.getState().load(library.library) : null;
+  const body = openable(node.data.component, read);
+  if (body) useEditor.getState().openComponent(id, body);
+  else useUi.getState().notify(`cannot open ${id}: its library file components/${library?.library ?? ''}.json does not read`, 'error');
 }

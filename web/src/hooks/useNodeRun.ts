@@ -3,6 +3,7 @@
 
 import { useEffect, useMemo } from 'react';
 import { useEditor } from '../store/editor';
+import { pathPrefix } from '../store/inside';
 import { useLibrary } from '../store/library';
 import { runOf, useRun } from '../store/run';
 import { type NodeRun, emptyNode } from '../store/runState';
@@ -37,6 +38,7 @@ function summed(id: string, component: Record<string, Json>, runs: Record<string
 
 export function useNodeRun(id: string): NodeRun | undefined {
   const path = useEditor((s) => s.file?.path);
+  const prefix = useEditor((s) => pathPrefix(s.inside));
   const component = useEditor((s) => {
     const node = s.nodes.find((n) => n.id === id);
     return node?.type === 'graph' ? node.data.component : undefined;
@@ -44,10 +46,10 @@ export function useNodeRun(id: string): NodeRun | undefined {
   const library = libraryOf(component)?.library;
   const read = useLibrary((s) => (library ? s.bodies[library] : undefined));
   const inside = library ? read : component;
-  const own = useRun((s) => runOf(s, path)?.nodes[id]);
+  const own = useRun((s) => runOf(s, path)?.nodes[prefix + id]);
   const runs = useRun((s) => (component ? runOf(s, path)?.nodes : undefined));
   useEffect(() => {
     if (library && !read && runs) void useLibrary.getState().load(library);
   }, [library, read, runs]);
-  return useMemo(() => (inside && !own && runs ? summed(id, inside, runs) : own), [own, runs, inside, id]);
+  return useMemo(() => (inside && !own && runs ? summed(prefix + id, inside, runs) : own), [own, runs, inside, id, prefix]);
 }

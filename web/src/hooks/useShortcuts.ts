@@ -19,6 +19,7 @@ export const SHORTCUTS: [keys: string, action: string][] = [
   ['Ctrl+A', 'select all'],
   ['Ctrl+G / Ctrl+Shift+G', 'group / ungroup'],
   ['Ctrl+Shift+E', 'make a component of the selected nodes'],
+  ['Double-click a component', 'open it in place (the path above the canvas leads back out)'],
   ['Ctrl+B / Ctrl+M', 'bypass / mute the selected nodes (again: run them)'],
   ['Double-click a wire', 'add a reroute point (drag it; double-click it to remove)'],
   ['Double-click, Ctrl+K', 'add a node by name'],

@@ -22,6 +22,7 @@ import { type FileFormat } from '../workflow/load';
 import { type Clip, makeClip, pasteClip } from './clipboard';
 import { type Snapshot, documentKey, sameDocument, snapshot } from './document';
 import { groupNodes, ungroup } from './groups';
+import { type Frame, composed, fold } from './inside';
 import { type History, canRedo, canUndo, record, redo, startHistory, undo } from './history';
 import { freshId } from './ids';
 
@@ -42,6 +43,8 @@ export interface EditorState {
   history: History<Snapshot>;
   /** Bumped by loads, undo and redo so the canvas can refit or refresh. */
   revision: number;
+  /** The components opened in place, outermost first; the canvas shows the innermost's nodes. */
+  inside: Frame[];
 
   /** Shows a file, groups included; `keepView` leaves the viewport where it is (a reload of the same file). */
   open(file: OpenFile, workflow: Workflow, keepView?: boolean): void;
@@ -89,6 +92,10 @@ export interface EditorState {
   unpackComponent(id: string, body: ComponentBody): void;
   /** A component node's inside replaced (saved to the library: a reference to it). */
   setComponent(id: string, component: Record<string, Json>): void;
+  /** Shows the nodes inside component node `id` (`body`: what it holds) in place of this level. */
+  openComponent(id: string, body: ComponentBody): void;
+  /** Back out to level `depth` (0: the workflow), the edits inside kept: one undo step there. */
+  leaveComponent(depth: number): void;
   commit(): void;
   undo(): void;
   redo(): void;
@@ -152,17 +159,18 @@ export const useEditor = create<EditorState>()((set, get) => {
     savedKey: EMPTY.key,
     history: startHistory(EMPTY),
     revision: 0,
+    inside: [],
 
     open(file, workflow, keepView = false) {
       clearTimeout(commitTimer);
       const { nodes, edges } = workflowToCanvas(workflow);
       const first = snapshot(nodes, edges, workflow.doc);
       const revision = get().revision + (keepView ? 0 : 1);
-      set({ file, doc: workflow.doc, nodes, edges, savedKey: first.key, history: startHistory(first), revision });
+      set({ file, doc: workflow.doc, nodes, edges, savedKey: first.key, history: startHistory(first), revision, inside: [] });
     },
     close() {
       clearTimeout(commitTimer);
-      set({ file: null, doc: '', nodes: [], edges: [], savedKey: EMPTY.key, history: startHistory(EMPTY), revision: get().revision + 1 });
+      set({ file: null, doc: '', nodes: [], edges: [], savedKey: EMPTY.key, history: startHistory(EMPTY), revision: get().revision + 1, inside: [] });
     },
     markSaved(key, hash, path) {
       const file = get().file;
@@ -171,6 +179,7 @@ export const useEditor = create<EditorState>()((set, get) => {
     replaceDocument(workflow, hash) {
       const file = get().file;
       if (!file) return;
+      if (get().inside.length) get().leaveComponent(0); // the server's file replaces the whole document
       commitNow(); // edits still waiting for their commit are a step of their own, before this one
       const { nodes, edges } = workflowToCanvas(workflow);
       const next = snapshot(nodes, edges, workflow.doc);
@@ -381,6 +390,28 @@ export const useEditor = create<EditorState>()((set, get) => {
       updateGraphNode(id, (n) => ({ ...n, data: { ...n.data, component } }));
       commitNow();
     },
+    openComponent(id, body) {
+      const node = get().nodes.find((n) => n.id === id);
+      if (!node || !isGraphNode(node) || !node.data.component) return;
+      commitNow();
+      const { nodes, edges, history, inside } = get();
+      const frame: Frame = { id, nodes, edges, history, component: node.data.component, body };
+      const shown = workflowToCanvas({ doc: '', nodes: body.nodes, edges: body.edges });
+      const first = snapshot(shown.nodes, shown.edges, '');
+      set({ inside: [...inside, frame], nodes: shown.nodes, edges: shown.edges, history: startHistory(first), revision: get().revision + 1 });
+    },
+    leaveComponent(depth) {
+      commitNow();
+      let { nodes, edges, history } = get();
+      const inside = [...get().inside];
+      while (inside.length > Math.max(0, depth)) {
+        const frame = inside.pop() as Frame;
+        ({ nodes, edges } = fold(frame, nodes, edges));
+        history = frame.history;
+      }
+      history = record(history, snapshot(nodes, edges, get().doc), sameDocument);
+      set({ inside, nodes, edges, history, revision: get().revision + 1 });
+    },
     commit: commitNow,
     undo() {
       commitNow();
@@ -392,12 +423,13 @@ export const useEditor = create<EditorState>()((set, get) => {
   };
 });
 
-/** The open document as a workflow file and its groups. */
-export function currentWorkflow(state: Pick<EditorState, 'nodes' | 'edges' | 'doc'>): { workflow: Workflow; groups: Group[] } {
-  const canvas = { nodes: state.nodes, edges: state.edges };
+/** The open document as a workflow file and its groups (a component opened in place folded in). */
+export function currentWorkflow(state: Pick<EditorState, 'nodes' | 'edges' | 'doc'> & { inside?: Frame[] }): { workflow: Workflow; groups: Group[] } {
+  const canvas = composed(state);
   return { workflow: canvasToWorkflow(canvas, state.doc), groups: canvasGroups(canvas) };
 }
 
-export function currentKey(state: Pick<EditorState, 'nodes' | 'edges' | 'doc'>): string {
-  return documentKey(state.nodes, state.edges, state.doc);
+export function currentKey(state: Pick<EditorState, 'nodes' | 'edges' | 'doc'> & { inside?: Frame[] }): string {
+  const { nodes, edges } = composed(state);
+  return documentKey(nodes, edges, state.doc);
 }
