@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { bodyOf, collapse, specOf, unpack } from '../workflow/components';
+import { currentKey, currentWorkflow, useEditor } from '../store/editor';
 import { dumps, parseCanonical } from '../workflow/format';
 import { catalog } from './fixtures';
 
@@ -49,5 +50,42 @@ describe('components', () => {
     expect(inner?.nodes.map((n) => [n.id, n.position.x])).toEqual([['first', 0], ['second', 320]]);
     const saved = dumps(packed);
     expect(dumps(parseCanonical(JSON.parse(saved), 'again'))).toBe(saved);
+  });
+});
+
+describe('a component in the editor', () => {
+  const editor = () => useEditor.getState();
+  const ids = () => editor().nodes.map((n) => n.id).sort();
+  const dirty = () => currentKey(editor()) !== editor().savedKey;
+
+  it('is made, opened in place, edited and left, each one undo step, saving the whole workflow', () => {
+    editor().open({ path: 'c.json', format: 'canonical', hash: 'h' }, withComponent());
+    const { workflow } = currentWorkflow(editor());
+    const component = workflow.nodes.find((n) => n.id === 'component')?.component;
+    const body = component && bodyOf(component);
+    if (!body) throw new Error('no inline component in the fixture');
+
+    editor().openComponent('component', body);
+    expect(ids()).toEqual(['first', 'second']);
+    expect(dirty()).toBe(false); // the whole document is what it was
+    expect(currentWorkflow(editor()).workflow.nodes.map((n) => n.id)).toEqual(['component', 'greetings', 'library']);
+    editor().setParam('second', 'loud', true);
+    editor().commit();
+    expect(dirty()).toBe(true);
+    const saved = dumps(currentWorkflow(editor()).workflow);
+    expect(JSON.parse(saved).nodes[0].component.nodes[1].params).toEqual({ loud: true });
+
+    editor().leaveComponent(0);
+    expect(ids()).toEqual(['component', 'greetings', 'library']);
+    expect(dumps(currentWorkflow(editor()).workflow)).toBe(saved);
+    editor().undo();
+    expect(dumps(currentWorkflow(editor()).workflow)).toBe(text); // the edits inside: one step
+
+    editor().select(['greetings', 'component']);
+    const made = editor().makeComponent();
+    expect(ids()).toEqual(['component_2', 'library']);
+    editor().undo();
+    expect(ids()).toEqual(['component', 'greetings', 'library']);
+    expect(made).toBe('component_2');
   });
 });
