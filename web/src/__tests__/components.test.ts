@@ -81,6 +81,13 @@ describe('a component in the editor', () => {
     editor().undo();
     expect(dumps(currentWorkflow(editor()).workflow)).toBe(text); // the edits inside: one step
 
+    editor().hideParam('component', 'loud');
+    const hidden = currentWorkflow(editor()).workflow.nodes.find((n) => n.id === 'component');
+    expect(hidden?.params).toEqual({});
+    expect(hidden?.component && specOf(hidden, catalog)?.params).toEqual([]);
+    editor().undo();
+    expect(dumps(currentWorkflow(editor()).workflow)).toBe(text);
+
     editor().select(['greetings', 'component']);
     const made = editor().makeComponent();
     expect(ids()).toEqual(['component_2', 'library']);

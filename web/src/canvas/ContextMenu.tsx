@@ -70,6 +70,7 @@ function useItems(menu: Menu | null): Item[] {
     { label: members.length > 1 ? `Make component of ${members.length} nodes` : 'Make component', keys: 'Ctrl+Shift+E', act: () => (editor.select(members), makeComponent()) },
     ...(component && !libraryOf(component) ? [{ label: 'Save to library', act: () => void saveToLibrary(id) }] : []),
     ...(component ? [{ label: 'Unpack', act: () => void unpackComponent(id) }] : []),
+    ...(component && !libraryOf(component) ? (spec?.params ?? []).map((p) => ({ label: `Hide parameter ${p.name}`, act: () => editor.hideParam(id, p.name) })) : []),
     { label: 'Duplicate', act: () => editor.duplicate([id]) },
     { label: collapsed ? 'Unfold' : 'Fold to its title', act: () => editor.setCollapsed(id, !collapsed) },
     { label: 'Docs, outputs and logs', act: () => ui.inspect(id, 'docs') },

@@ -16,7 +16,7 @@ import type { Catalog } from '../catalog';
 import { carryPoints } from '../canvas/reroute';
 import { type Group, absolutePosition, canvasGroups, canvasToWorkflow, toFlowEdge, workflowToCanvas } from '../workflow/canvas';
 import type { Json, NodeColor, NodeMode, Point, Workflow, WorkflowNode } from '../workflow/format';
-import { COMPONENT, type ComponentBody, LIBRARY_PREFIX, collapse, specOf, unpack } from '../workflow/components';
+import { COMPONENT, type ComponentBody, LIBRARY_PREFIX, collapse, hideParam, specOf, unpack } from '../workflow/components';
 import { useCatalog } from './catalog';
 import { type FileFormat } from '../workflow/load';
 import { type Clip, makeClip, pasteClip } from './clipboard';
@@ -92,6 +92,8 @@ export interface EditorState {
   unpackComponent(id: string, body: ComponentBody): void;
   /** A component node's inside replaced (saved to the library: a reference to it). */
   setComponent(id: string, component: Record<string, Json>): void;
+  /** Stops showing the inline component's parameter `name` on its node (the value set there goes): one undo step. */
+  hideParam(id: string, name: string): void;
   /** Shows the nodes inside component node `id` (`body`: what it holds) in place of this level. */
   openComponent(id: string, body: ComponentBody): void;
   /** Back out to level `depth` (0: the workflow), the edits inside kept: one undo step there. */
@@ -388,6 +390,14 @@ export const useEditor = create<EditorState>()((set, get) => {
     },
     setComponent(id, component) {
       updateGraphNode(id, (n) => ({ ...n, data: { ...n.data, component } }));
+      commitNow();
+    },
+    hideParam(id, name) {
+      updateGraphNode(id, (n) => {
+        if (!n.data.component) return n;
+        const { [name]: _gone, ...params } = n.data.params;
+        return { ...n, data: { ...n.data, params, component: hideParam(n.data.component, name) } };
+      });
       commitNow();
     },
     openComponent(id, body) {

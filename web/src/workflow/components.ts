@@ -90,6 +90,14 @@ export function bodyJson(body: ComponentBody): Record<string, Json> {
   };
 }
 
+/** The inline component without its exposed parameter `name`: the inner node keeps its own value. */
+export function hideParam(component: Record<string, Json>, name: string): Record<string, Json> {
+  const body = bodyOf(component);
+  if (!body || !(name in body.params)) return component;
+  const { [name]: _hidden, ...params } = body.params;
+  return bodyJson({ ...body, params });
+}
+
 /** A library component file's content. */
 export function libraryFile(component: Record<string, Json>): Record<string, Json> {
   return { format: COMPONENT_FORMAT, version: 1, ...component };
