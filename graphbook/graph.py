@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphbook.components import flatten
 from graphbook.errors import ParamError, Problem, WorkflowError
 from graphbook.inputs import input_problems
 from graphbook.modes import OFF_WORDS, live_edges, off_modes
@@ -87,12 +88,14 @@ class Graph:
 def build_graph(workflow: Workflow, registry: Registry) -> Graph:
     """Check `workflow` against `registry`; raise WorkflowError listing every problem.
 
-    Bypassed and muted nodes are taken out first (graphbook/modes.py): they are not checked,
-    and the graph is the wiring that is left."""
+    Components are expanded first (graphbook/components.py): the graph's inner nodes have
+    their paths as ids. Bypassed and muted nodes are taken out next (graphbook/modes.py): they
+    are not checked, and the graph is the wiring that is left."""
     for code in workflow.code.values():
         registry.add(code)
+    workflow, problems = flatten(workflow)
     off = off_modes(workflow.nodes)
-    problems = input_problems(workflow, registry)
+    problems += input_problems(workflow, registry)
     workflow = _running_part(workflow, off)
     specs = _specs(workflow, registry, problems)
     wired = _check_edges(workflow, specs, problems)

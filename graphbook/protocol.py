@@ -460,6 +460,10 @@ class NodeInfo:
     """The pack it belongs to: a library module ("images"), an installed node pack's
     distribution, "examples", or "" for a file of a node folder (custom_nodes/)."""
     pack_kind: Literal["builtin", "pack", "custom", "example"] = "custom"
+    component: str = ""
+    """A library component's name (its file is `components/NAME.json`, its version is
+    `code_hash`); a node made from it is `{"type": "Component", "component": {"library": NAME,
+    "version": code_hash}}`. "" for a node kind."""
 
 
 @dataclass(frozen=True)
@@ -502,6 +506,22 @@ class WorkflowDocument:
     workflow: dict[str, Any]
     problems: list[Problem]
     """Validation problems against the current catalog; the file opens anyway."""
+
+
+@dataclass(frozen=True)
+class ComponentDocument:
+    """A library component file (`components/NAME.json`)."""
+
+    path: str
+    name: str
+    """The name a workflow's component node refers to it by (the path without `.json`)."""
+    hash: str
+    """sha256 of the file's bytes; send it back as `If-Match` to refuse overwriting changes."""
+    version: str
+    """Its version, as a component node records it (the first 12 digits of `hash`)."""
+    component: dict[str, Any]
+    problems: list[Problem]
+    """What is wrong inside it, against the current catalog (node ids are paths `NAME/inner`)."""
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,8 @@ NODE_COLORS = ("red", "orange", "yellow", "green", "cyan", "blue", "purple", "gr
 """The colours a node may be given on the canvas (web/src/workflow/format.ts has the same list)."""
 INPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 """What a workflow input may be called: a word (it is a JSON Schema property and `--input NAME`)."""
+COMPONENT = "Component"
+"""The type of a component node: its inside is in the node's `component` field."""
 GROUP_SIZE = (300.0, 200.0)
 """A group's size when the file gives none, as the browser draws it."""
 
@@ -59,6 +61,9 @@ class Node:
     """Whether it runs: `bypass` and `mute` leave it out of the run (graphbook/modes.py)."""
     color: str = ""
     """The node's colour on the canvas, one of NODE_COLORS ("" for none); running ignores it."""
+    component: ComponentBody | ComponentRef | None = None
+    """A component node's inside (type COMPONENT): its own nodes and edges, or a reference to a
+    library component (graphbook/components.py expands it before a run)."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,47 @@ class Comment:
     width: float = 240.0
 
 
+@dataclass(frozen=True)
+class PortMap:
+    """Where a component's exposed input, output or parameter leads inside it: an inner node
+    and one of its ports (an input: `in` or a parameter wired from outside; an output; or a
+    parameter whose value is set on the component node)."""
+
+    node: str
+    port: str
+
+
+@dataclass(frozen=True)
+class ComponentBody:
+    """A component's inside: its nodes and edges, and the ports and parameters that cross its
+    edge, each by the outer name the component node shows."""
+
+    nodes: Mapping[str, Node]
+    edges: tuple[Edge, ...] = ()
+    inputs: Mapping[str, PortMap] = field(default_factory=dict)
+    outputs: Mapping[str, PortMap] = field(default_factory=dict)
+    params: Mapping[str, PortMap] = field(default_factory=dict)
+    doc: str = ""
+    code: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Node classes/functions its nodes were added by object (as Workflow.code); never in a
+    file: a workflow the component is added to registers them when it runs."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The body as a file holds it (inside a node's `component`, or a library file)."""
+        from graphbook.workflow_codec import body_json
+
+        return body_json(self)
+
+
+@dataclass(frozen=True)
+class ComponentRef:
+    """A library component (`components/NAME.json`) by name, with the version (its content's
+    digest) the node was made from: the library's current file is what runs."""
+
+    library: str
+    version: str = ""
+
+
 class Workflow:
     """A graph of nodes to run; build it in code, or load it from a file."""
 
@@ -124,19 +170,27 @@ class Workflow:
         self.notes: list[Problem] = []
         """What reading the file left out or could not carry over (of a Graphbook 0.13 file),
         to tell the person; never written to a file."""
+        self.library: Path | None = None
+        """The components folder its library components are read from (`components/` beside
+        the workflows folder); never written to a file."""
 
     # -- building -------------------------------------------------------------------------
     def add(self, kind: Any, id: str | None = None, **params: Any) -> NodeRef:
-        """Add a node of `kind` (a registered name, a node class or decorated function).
+        """Add a node of `kind` (a registered name, a node class or decorated function, or a
+        component: a ComponentBody or a library ComponentRef, see graphbook/components.py).
 
         A parameter given another node (`model=model_ref`) is wired from that resource.
         """
         node_id = id or self._new_id()
         if node_id in self.nodes or node_id in self.groups:
             raise ValueError(f"a node with id {node_id!r} already exists; choose another id")
-        type_name = kind if isinstance(kind, str) else self._remember(kind)
         values = {k: v for k, v in params.items() if not isinstance(v, NodeRef)}
-        self.nodes[node_id] = Node(node_id, type_name, values)
+        if isinstance(kind, ComponentBody | ComponentRef):
+            self.nodes[node_id] = Node(node_id, COMPONENT, values, component=kind)
+            self.code.update(kind.code if isinstance(kind, ComponentBody) else {})
+        else:
+            type_name = kind if isinstance(kind, str) else self._remember(kind)
+            self.nodes[node_id] = Node(node_id, type_name, values)
         for name, value in params.items():
             if isinstance(value, NodeRef):
                 self.edges.append(Edge(value.id, "resource", node_id, name))
@@ -259,7 +313,9 @@ class Workflow:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise WorkflowFormatError(f"cannot read workflow {str(path)!r}: {exc}") from None
-        return cls.loads(text, name=str(path), path=path)
+        workflow = cls.loads(text, name=str(path), path=path)
+        workflow.library = library_beside(path)
+        return workflow
 
     @classmethod
     def loads(cls, text: str, name: str = "<workflow>", path: Path | None = None) -> Workflow:
@@ -313,6 +369,26 @@ class Port:
     workflow: Workflow
     node: str
     name: str
+
+
+LIBRARY = "components"
+"""The library folder's name: `components/` beside `workflows/`."""
+
+
+def library_beside(path: Path) -> Path | None:
+    """The components folder for a workflow file: the nearest `components/` folder in the
+    file's folder or up to three above it; None when there is none."""
+    for folder in path.resolve().parents[:4]:
+        if (folder / LIBRARY).is_dir():
+            return folder / LIBRARY
+    return None
+
+
+def parse_body(data: Mapping[str, Any], where: str) -> ComponentBody:
+    """A component's inside as a file holds it (a node's `component`, or a library file)."""
+    from graphbook.workflow_codec import parse_body as parse
+
+    return parse(data, where)
 
 
 def _bad_input_name(name: Any) -> str:

@@ -13,15 +13,19 @@ from typing import Any
 
 from graphbook.errors import WorkflowFormatError
 from graphbook.workflow import (
+    COMPONENT,
     DATA_INPUT,
     GROUP_SIZE,
     INPUT_NAME,
     MODES,
     NODE_COLORS,
     Comment,
+    ComponentBody,
+    ComponentRef,
     Edge,
     Group,
     Node,
+    PortMap,
     Workflow,
     WorkflowInput,
     _bad_input_name,
@@ -48,7 +52,28 @@ def _node_json(node: Node) -> dict[str, Any]:
         data["mode"] = node.mode
     if node.color:
         data["color"] = node.color
+    if isinstance(node.component, ComponentBody):
+        data["component"] = body_json(node.component)
+    elif isinstance(node.component, ComponentRef):
+        data["component"] = {"library": node.component.library, "version": node.component.version}
     return data
+
+
+def body_json(body: ComponentBody) -> dict[str, Any]:
+    """A component's inside as a file holds it (inside a node's `component`, or a library
+    file)."""
+    data: dict[str, Any] = {"doc": body.doc} if body.doc else {}
+    data["inputs"] = _ports_json(body.inputs, "input")
+    data["outputs"] = _ports_json(body.outputs, "output")
+    data["params"] = _ports_json(body.params, "param")
+    nodes = sorted(body.nodes.values(), key=lambda n: natural(n.id))
+    data["nodes"] = [_node_json(n) for n in nodes]
+    data["edges"] = [_edge_json(e) for e in sorted(set(body.edges), key=Edge.sort_key)]
+    return data
+
+
+def _ports_json(ports: Mapping[str, PortMap], port: str) -> dict[str, Any]:
+    return {k: {"node": ports[k].node, port: ports[k].port} for k in sorted(ports)}
 
 
 def _input_json(given: WorkflowInput) -> dict[str, Any]:
@@ -113,9 +138,9 @@ def _format(data: dict[str, Any]) -> str:
 def _format_node(node: dict[str, Any]) -> str:
     parts = []
     for key, value in node.items():
-        if key == "params" and value:
+        if key in ("params", "component") and value:
             inner = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n      ")
-            parts.append(f'      "params": {inner}')
+            parts.append(f"      {json.dumps(key)}: {inner}")
         else:
             parts.append(f"      {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
     return "    {\n" + ",\n".join(parts) + "\n    }"
@@ -305,9 +330,88 @@ def _parse_node(raw: Any, where: str) -> Node:
             f"run the node), not {mode!r:.40}"
         )
     position = _position(raw.get("position"))
+    component = _parse_component(raw, type_, f"{where} (id {node_id!r})")
     return Node(
-        node_id, type_, dict(params), position, label, module, width, collapsed, mode, color
+        node_id,
+        type_,
+        dict(params),
+        position,
+        label,
+        module,
+        width,
+        collapsed,
+        mode,
+        color,
+        component,
     )
+
+
+def _parse_component(
+    raw: Mapping[str, Any], type_: str, where: str
+) -> ComponentBody | ComponentRef | None:
+    """A component node's `component`: a library reference or an inline body."""
+    value = raw.get("component")
+    if type_ != COMPONENT:
+        if value is not None:
+            raise WorkflowFormatError(
+                f"{where}: only a node of type \"{COMPONENT}\" has a 'component'; remove it "
+                f'or set "type": "{COMPONENT}"'
+            )
+        return None
+    if not isinstance(value, Mapping):
+        raise WorkflowFormatError(
+            f"{where}: a \"{COMPONENT}\" node needs 'component': its nodes, edges and ports, "
+            'or {"library": NAME, "version": ...} for a library component'
+        )
+    if "library" in value:
+        library, version = value.get("library"), value.get("version", "")
+        if not isinstance(library, str) or not library or not isinstance(version, str):
+            raise WorkflowFormatError(
+                f"{where}: 'component' names a library component as "
+                '{"library": NAME, "version": DIGEST} (strings)'
+            )
+        return ComponentRef(library, version)
+    return parse_body(value, f"{where}: component")
+
+
+def parse_body(data: Mapping[str, Any], where: str) -> ComponentBody:
+    """A component's inside as a file holds it (a node's `component`, or a library file)."""
+    nodes: dict[str, Node] = {}
+    for index, raw in enumerate(_list(data, "nodes", where)):
+        node = _parse_node(raw, f"{where}: nodes[{index}]")
+        if node.id in nodes:
+            raise WorkflowFormatError(f"{where}: two nodes have id {node.id!r}; ids must be unique")
+        nodes[node.id] = node
+    edges = [
+        _parse_edge(raw, f"{where}: edges[{i}]")
+        for i, raw in enumerate(_list(data, "edges", where))
+    ]
+    doc = data.get("doc", "")
+    if not isinstance(doc, str):
+        raise WorkflowFormatError(f"{where}: 'doc' must be a string")
+    return ComponentBody(
+        nodes,
+        tuple(edges),
+        _parse_ports(data.get("inputs", {}), "input", where),
+        _parse_ports(data.get("outputs", {}), "output", where),
+        _parse_ports(data.get("params", {}), "param", where),
+        doc,
+    )
+
+
+def _parse_ports(raw: Any, port: str, where: str) -> dict[str, PortMap]:
+    key = {"input": "inputs", "output": "outputs", "param": "params"}[port]
+    shape = f'{{"NAME": {{"node": ID, "{port}": NAME}}}}'
+    if not isinstance(raw, Mapping):
+        raise WorkflowFormatError(f"{where}: {key!r} must be an object {shape}, not {_kind(raw)}")
+    ports: dict[str, PortMap] = {}
+    for name, entry in raw.items():
+        node = entry.get("node") if isinstance(entry, Mapping) else None
+        inner = entry.get(port) if isinstance(entry, Mapping) else None
+        if not (isinstance(node, str) and node and isinstance(inner, str) and inner):
+            raise WorkflowFormatError(f"{where}: {key}[{name!r}] must be {shape}")
+        ports[str(name)] = PortMap(node, inner)
+    return ports
 
 
 def _canvas_look(raw: Mapping[str, Any], where: str) -> tuple[float | None, bool, str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from graphbook.components import flatten
 from graphbook.engine.cache import Entry, Plan, WorkflowCache
 from graphbook.engine.control import RunControl
 from graphbook.engine.devices import prepare, put_in_eval, resume_training, trains
@@ -608,11 +609,12 @@ def load_nodes(
     that loaded them (to read `--set` values by type) hands its registry on and nothing runs
     twice; a file that fails to import is in `registry.failures`."""
     registry = registry if registry is not None else Registry.with_builtins()
-    running = [node for node in workflow.nodes.values() if node.mode == "active"]
+    flat = flatten(workflow)[0]  # the node kinds inside components are needed too
+    running = [node for node in flat.nodes.values() if node.mode == "active"]
     missing = {node.type for node in running} - workflow.code.keys()
     missing = {kind for kind in missing if kind not in registry}
     if missing:
-        modules = {node.type: node.module for node in workflow.nodes.values() if node.module}
+        modules = {node.type: node.module for node in flat.nodes.values() if node.module}
         registry.load_needed(nodes, missing, modules)
     return registry
 

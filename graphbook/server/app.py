@@ -11,6 +11,7 @@ from graphbook import protocol as p
 from graphbook.registry import Registry
 from graphbook.server import (
     catalog,
+    components,
     jobroutes,
     media,
     runs,
@@ -21,11 +22,13 @@ from graphbook.server import (
     ws,
 )
 from graphbook.server.catalog import CatalogState
+from graphbook.server.components import ComponentFiles
 from graphbook.server.history import mark_interrupted
 from graphbook.server.hub import Hub
 from graphbook.server.jobs import JobQueue, jobs_ctx
 from graphbook.server.keys import (
     CATALOG,
+    COMPONENTS,
     HUB,
     JOBS,
     MEDIA,
@@ -49,6 +52,7 @@ from graphbook.store import open_store
 logger = logging.getLogger(__name__)
 STORE_FILE = "graphbook.sqlite"
 WORKFLOW_FILE = "/api/workflows/{path}"
+COMPONENT_FILE = "/api/components/{path}"
 RUN = "/api/runs/{run_id}"
 JOB = "/api/jobs/{job_id}"
 
@@ -89,6 +93,23 @@ API: tuple[Route, ...] = (
         errors=(404, 409),
     ),
     Route("DELETE", WORKFLOW_FILE, "delete a workflow file", status=204, errors=(404, 409)),
+    Route("GET", "/api/components", "the library's component files", reply=p.WorkflowList),
+    Route(
+        "GET",
+        COMPONENT_FILE,
+        "a library component, with its problems",
+        reply=p.ComponentDocument,
+        errors=(404, 422),
+    ),
+    Route(
+        "PUT",
+        COMPONENT_FILE,
+        "save a library component (If-Match: its hash)",
+        request=OBJECT,
+        reply=p.ComponentDocument,
+        errors=(409, 413),
+    ),
+    Route("DELETE", COMPONENT_FILE, "delete a library component", status=204, errors=(404,)),
     Route("GET", "/api/templates", "the workflow templates", reply=p.TemplateList),
     Route(
         "POST",
@@ -293,7 +314,18 @@ def create_app(
     app.cleanup_ctx.append(jobs_ctx)  # once node files are loaded; closed before the session
     app.add_routes(openapi_routes)
     mcp_http.install(app)
-    for module in (catalog, workflows, templates, runs, jobroutes, media, system, ws, webapp):
+    for module in (
+        catalog,
+        workflows,
+        components,
+        templates,
+        runs,
+        jobroutes,
+        media,
+        system,
+        ws,
+        webapp,
+    ):
         app.add_routes(module.routes)  # webapp last: its catch-all serves the app's own paths
     return app
 
@@ -305,7 +337,9 @@ def _build(app: web.Application, settings: ServerSettings, registry: Registry) -
         logger.warning("moved the damaged run store aside to %s; starting a new history", moved)
     mark_interrupted(store)
     hub = Hub(lambda: state.version)
-    files = WorkflowFiles(settings.workflows, registry)
+    files = WorkflowFiles(settings.workflows, registry, settings.library)
+    library = ComponentFiles(settings.library, registry)
+    state.extra = library.infos
     media_store = MediaStore(settings.roots(), data=settings.data)
     app[SETTINGS] = settings
     app[REGISTRY] = registry
@@ -314,6 +348,7 @@ def _build(app: web.Application, settings: ServerSettings, registry: Registry) -
     app[HUB] = hub
     app[MEDIA] = media_store
     app[WORKFLOWS] = files
+    app[COMPONENTS] = library
     app[SESSION] = Session(settings, registry, store, hub, media_store, files)
     app[JOBS] = JobQueue(app[SESSION], store, hub)
 

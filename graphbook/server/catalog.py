@@ -35,6 +35,8 @@ class CatalogState:
         self.folder = folder
         self.version = 1
         self._lock = asyncio.Lock()
+        self.extra: Callable[[], list[p.NodeInfo]] = list
+        """More catalog entries than the registry's kinds: the library's components."""
 
     async def load(self) -> None:
         """Import every node file in the folder (at start)."""
@@ -43,7 +45,7 @@ class CatalogState:
                 await self._in_thread(lambda fresh: fresh.load_folder(self.folder))
 
     def catalog(self) -> p.Catalog:
-        nodes = [node_info(spec) for spec in self.registry]
+        nodes = [node_info(spec) for spec in self.registry] + self.extra()
         return p.Catalog(self.version, nodes, self.failures())
 
     def failures(self) -> list[LoadFailure]:
@@ -59,6 +61,13 @@ class CatalogState:
             failures_before = set(self.registry.failures)
             await self._in_thread(lambda fresh: _reimport(fresh, paths, self.folder))
             return self._changed(before, failures_before)
+
+    def changed_elsewhere(
+        self, added: list[str], removed: list[str], changed: list[str]
+    ) -> p.CatalogChanged:
+        """Entries of `extra` changed (a library component saved): the next version."""
+        self.version += 1
+        return p.CatalogChanged(self.version, added, removed, changed, self.failures())
 
     async def _in_thread(self, load: Callable[[Registry], object]) -> None:
         fresh = self.registry.copy()

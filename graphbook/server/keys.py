@@ -9,6 +9,7 @@ from aiohttp import web
 if TYPE_CHECKING:
     from graphbook.registry import Registry
     from graphbook.server.catalog import CatalogState
+    from graphbook.server.components import ComponentFiles
     from graphbook.server.hub import Hub
     from graphbook.server.jobs import JobQueue
     from graphbook.server.media import MediaStore
@@ -25,4 +26,5 @@ MEDIA: web.AppKey[MediaStore] = web.AppKey("media")
 HUB: web.AppKey[Hub] = web.AppKey("hub")
 SESSION: web.AppKey[Session] = web.AppKey("session")
 WORKFLOWS: web.AppKey[WorkflowFiles] = web.AppKey("workflows")
+COMPONENTS: web.AppKey[ComponentFiles] = web.AppKey("components")
 JOBS: web.AppKey[JobQueue] = web.AppKey("jobs")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from graphbook import protocol as p
+from graphbook.components import flatten
 from graphbook.engine.control import RunControl
 from graphbook.engine.executor import Backend, RayBackend
 from graphbook.engine.ray_keep import LEASE
@@ -299,12 +300,14 @@ class Session:
         """The run's graph and what it runs, checked (in a thread)."""
         if request.graph is not None:
             workflow = from_body(request.graph, name)
+            workflow.library = self.files.library
         else:
             workflow = self.files.load(name)
         try:
             overrides = run_overrides(workflow, registry, request.overrides, request.inputs)
             running = with_overrides(workflow, overrides)
             graph = build_graph(running, registry)
+            running = flatten(running)[0]  # the host runs what was checked, library read once
             refuse_broken_files(graph, registry)
         except WorkflowError as exc:
             raise ServerError(422, "invalid_workflow", str(exc), exc.problems) from None

@@ -20,6 +20,8 @@ class ServerSettings:
     host: str = "127.0.0.1"
     port: int = 8005
     workflows: Path = Path("workflows")
+    components: Path | None = None
+    """The library of components; None: `components/` beside the workflows folder."""
     nodes: Path = Path("custom_nodes")
     data: Path = field(default_factory=data_home)
     """The run store (SQLite) lives here."""
@@ -66,6 +68,11 @@ class ServerSettings:
         address = None if self.ray == "local" else self.ray
         ship = tuple(str(p.resolve()) for p in (self.nodes, *self.ray_ship) if p.is_dir())
         return RayBackend(address, retries=self.ray_retries, ship=ship)
+
+    @property
+    def library(self) -> Path:
+        """The components folder: `components` as given, else beside the workflows folder."""
+        return self.components or self.workflows.resolve().parent / "components"
 
     def roots(self) -> dict[str, Path]:
         """Every folder the API may read from, by the name used in media URLs."""

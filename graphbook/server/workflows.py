@@ -34,9 +34,11 @@ routes = web.RouteTableDef()
 class WorkflowFiles:
     """The workflows folder, with every path checked to stay inside it."""
 
-    def __init__(self, folder: Path, registry: Registry) -> None:
+    def __init__(self, folder: Path, registry: Registry, library: Path | None = None) -> None:
         self.root = Root(folder)
         self.registry = registry
+        self.library = library
+        """The components folder the workflows' library components are read from."""
         self.lock = asyncio.Lock()
         """Held while writing, so that `If-Match` checks and renames do not interleave."""
         removed = remove_temporaries(self.root.folder)
@@ -58,18 +60,7 @@ class WorkflowFiles:
         folders (`__pycache__`: with 0.13's --root_dir layout the node folder lies inside the
         workflows folder, and its node index is a JSON file there); a symlink leading outside
         the folder is listed as refused."""
-        files, refused = [], []
-        for path in sorted(self.root.folder.rglob(f"*{SUFFIX}")):
-            relative = path.relative_to(self.root.folder)
-            if any(part.startswith((".", "__")) for part in relative.parts):
-                continue
-            if not self.root.contains(path):
-                reason = "a symlink that leads outside the folder, or loops"
-                refused.append(p.RefusedFile(relative.as_posix(), reason))
-            elif path.is_file():
-                stat = path.stat()
-                files.append(p.WorkflowFile(self.root.relative(path), stat.st_size, stat.st_mtime))
-        return p.WorkflowList(files, refused)
+        return listing(self.root)
 
     def read_bytes(self, relative: str) -> bytes:
         path = self.path(relative)
@@ -78,11 +69,14 @@ class WorkflowFiles:
         return path.read_bytes()
 
     def load(self, relative: str) -> Workflow:
-        return parse(self.read_bytes(relative), relative, self.path(relative))[0]
+        workflow = parse(self.read_bytes(relative), relative, self.path(relative))[0]
+        workflow.library = self.library
+        return workflow
 
     def document(self, relative: str, raw: bytes | None = None) -> p.WorkflowDocument:
         raw = self.read_bytes(relative) if raw is None else raw
         workflow, source = parse(raw, relative, self.path(relative))
+        workflow.library = self.library
         problems = self.problems(workflow) + workflow.notes
         name = self.name(relative)
         return p.WorkflowDocument(name, digest(raw), source, workflow.to_json(), problems)
@@ -129,6 +123,23 @@ class WorkflowFiles:
         if not path.is_file():
             raise not_found(f"no workflow file {relative!r}")
         path.unlink()
+
+
+def listing(root: Root) -> p.WorkflowList:
+    """The `.json` files under `root`, but not under hidden or dunder folders; a symlink
+    leading outside the folder is listed as refused."""
+    files, refused = [], []
+    for path in sorted(root.folder.rglob(f"*{SUFFIX}")):
+        relative = path.relative_to(root.folder)
+        if any(part.startswith((".", "__")) for part in relative.parts):
+            continue
+        if not root.contains(path):
+            reason = "a symlink that leads outside the folder, or loops"
+            refused.append(p.RefusedFile(relative.as_posix(), reason))
+        elif path.is_file():
+            stat = path.stat()
+            files.append(p.WorkflowFile(root.relative(path), stat.st_size, stat.st_mtime))
+    return p.WorkflowList(files, refused)
 
 
 def remove_temporaries(folder: Path) -> int:

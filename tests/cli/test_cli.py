@@ -179,6 +179,35 @@ def test_workers_run_load_functions(
     assert [d["doubled"] for d in lines(Path(dump))] == [2 * x for x in range(9)]
 
 
+def test_run_reads_a_library_component_beside_the_workflows_folder(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dump = str(project / "doubled.jsonl")
+    library = {
+        "format": "graphbook.component",
+        "version": 1,
+        "inputs": {"in": {"node": "double", "input": "in"}},
+        "outputs": {},
+        "params": {"path": {"node": "dump", "param": "jsonl_path"}},
+        "nodes": [node("double", "Doubler"), node("dump", "DumpJSONL")],
+        "edges": [edge("double", "dump")],
+    }
+    (project / "components").mkdir()
+    (project / "components" / "save_doubled.json").write_text(json.dumps(library))
+    comp = node("1", "Component", path=dump) | {"component": {"library": "save_doubled"}}
+    path = write_workflow(project, [node("0", "Numbers", count=5), comp], [edge("0", "1")])
+
+    assert main(["run", str(path), "--workers", "2", "--quiet"]) == 0, capsys.readouterr()
+    assert [d["doubled"] for d in lines(Path(dump))] == [0, 2, 4, 6, 8]
+    assert re.search(r"1/double +Doubler +out=5", capsys.readouterr().out)
+
+    comp["params"] = {"path": dump, "depth": 3}
+    path = write_workflow(project, [node("0", "Numbers", count=5), comp], [edge("0", "1")])
+    assert main(["run", str(path), "--until", "1/double"]) == 2
+    err = capsys.readouterr().err
+    assert "node '1'" in err and "components/save_doubled.json" in err and "'depth'" in err
+
+
 def test_plain_output_shows_node_logs_and_finished_nodes(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -410,6 +410,7 @@ export interface NodeInfo {
   gives: string;
   pack: string;
   pack_kind: 'builtin' | 'pack' | 'custom' | 'example';
+  component: string;
 }
 
 export interface Catalog {
@@ -439,6 +440,15 @@ export interface WorkflowDocument {
   hash: string;
   source_format: 'graphbook' | 'graphbook0';
   workflow: Record<string, unknown>;
+  problems: Problem[];
+}
+
+export interface ComponentDocument {
+  path: string;
+  name: string;
+  hash: string;
+  version: string;
+  component: Record<string, unknown>;
   problems: Problem[];
 }
 

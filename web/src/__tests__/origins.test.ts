@@ -7,7 +7,7 @@ import { ofOrigin, originBadge, originChoices, originCounts, originText } from '
 import { byCategory, paletteGroups, searchNodes } from '../search';
 
 const info = (name: string, category: string, pack: string, pack_kind: NodeInfo['pack_kind']): NodeInfo => ({
-  name, kind: 'step', category, inputs: ['in'], outputs: ['out'], params: [], doc: `${name} does things.`, code_hash: name, gives: 'any', pack, pack_kind,
+  name, kind: 'step', category, inputs: ['in'], outputs: ['out'], params: [], doc: `${name} does things.`, code_hash: name, gives: 'any', pack, pack_kind, component: '',
 });
 
 const specs = Object.values(

@@ -6,6 +6,7 @@ import { type RunCommand, type RunRequest, answerPrompt, clearCache, startRun, s
 import type { RunMode } from '../protocol';
 import { useCatalog } from '../store/catalog';
 import { currentKey, currentWorkflow, useEditor } from '../store/editor';
+import { pathPrefix } from '../store/inside';
 import { isOffline, useRun } from '../store/run';
 import { useUi } from '../store/ui';
 import { dumps } from '../workflow/format';
@@ -42,7 +43,8 @@ function runRequest(mode: RunMode, node: string | null): RunRequest | null {
   }
   const unsaved = currentKey(editor) !== editor.savedKey;
   const graph = unsaved ? (JSON.parse(dumps(currentWorkflow(editor).workflow)) as Record<string, unknown>) : null;
-  return { workflow: editor.file.path, mode, node, graph, continue_on_error: useUi.getState().continueOnError };
+  const path = node === null ? null : pathPrefix(editor.inside) + node; // a node inside an opened component, by its path
+  return { workflow: editor.file.path, mode, node: path, graph, continue_on_error: useUi.getState().continueOnError };
 }
 
 async function send(body: RunRequest | null, start: (body: RunRequest) => Promise<unknown>): Promise<boolean> {

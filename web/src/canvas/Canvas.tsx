@@ -4,12 +4,14 @@ import { useCallback, useEffect, useState } from 'react';
 import type { DragEvent, MouseEvent } from 'react';
 import { Background, BackgroundVariant, ConnectionLineType, Controls, MiniMap, ReactFlow, useNodesInitialized, useReactFlow } from '@xyflow/react';
 import type { Connection, Edge, FinalConnectionState, ReactFlowInstance } from '@xyflow/react';
+import { openComponent } from '../actions/components';
 import { usePointer } from '../hooks/usePointer';
 import { EmptyCanvasTemplates } from '../panels/TemplateGallery';
 import { useShortcuts } from '../hooks/useShortcuts';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
 import { useUi } from '../store/ui';
+import { ComponentPath } from './ComponentPath';
 import { ConnectionHint, wireOf } from './ConnectionHint';
 import { ContextMenu } from './ContextMenu';
 import { connectionProblem } from './connections';
@@ -120,6 +122,10 @@ export function Canvas() {
     if (!picked.length && ui.inspected && !useEditor.getState().nodes.some((n) => n.id === ui.inspected)) ui.inspect(null);
   }, []);
 
+  /** A double-click on a component node opens it in place (the path above the canvas leads back out). */
+  const onNodeDoubleClick = useCallback((_event: MouseEvent, node: FlowNode) => {
+    if (node.type === 'graph' && node.data.component) void openComponent(node.id);
+  }, []);
   const onNodeMenu = useCallback((event: MouseEvent, node: FlowNode) => {
     event.preventDefault();
     const on = node.type === 'group' ? 'group' : node.type === 'comment' ? 'comment' : 'node';
@@ -166,6 +172,7 @@ export function Canvas() {
         onSelectionChange={onSelectionChange}
         onDoubleClick={onDoubleClick}
         onNodeContextMenu={onNodeMenu}
+        onNodeDoubleClick={onNodeDoubleClick}
         onEdgeContextMenu={onEdgeMenu}
         onPaneContextMenu={onPaneMenu}
         deleteKeyCode={null}
@@ -183,6 +190,7 @@ export function Canvas() {
         <Controls showInteractive={false} />
         <ConnectionHint />
       </ReactFlow>
+      <ComponentPath />
       <NodeSearch />
       <ContextMenu />
       {!hasFile ? <div className="gb-canvas-empty">Open a workflow on the left, or create one.</div> : null}

@@ -2,6 +2,7 @@
 
 import { useEffect } from 'react';
 import { useReactFlow } from '@xyflow/react';
+import { makeComponent, saveToLibrary, unpackComponent } from '../actions/components';
 import { clear, run } from '../actions/run';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
@@ -9,6 +10,7 @@ import { useGallery } from '../store/gallery';
 import { isOffline, useRun } from '../store/run';
 import { isActive } from '../store/runState';
 import { type ContextMenu as Menu, useUi } from '../store/ui';
+import { libraryOf, specOf } from '../workflow/components';
 import { NODE_COLORS } from '../workflow/format';
 import { addReroutePoint } from './rerouteActions';
 import { isGraphNode } from './types';
@@ -54,7 +56,10 @@ function useItems(menu: Menu | null): Item[] {
   }
   if (menu.on === 'comment') return [{ label: 'Delete the comment', keys: 'Delete', danger: true, act: () => editor.deleteNode(id) }];
   const node = editor.nodes.find((n) => n.id === id);
-  const spec = node && isGraphNode(node) ? useCatalog.getState().catalog.nodes[node.data.type] : undefined;
+  const spec = node && isGraphNode(node) ? specOf(node.data, useCatalog.getState().catalog) : undefined;
+  const component = node && isGraphNode(node) ? node.data.component : undefined;
+  const picked = editor.nodes.filter((n) => n.selected && isGraphNode(n)).map((n) => n.id);
+  const members = picked.includes(id) ? picked : [id];
   const mode = node && isGraphNode(node) ? node.data.mode : undefined;
   const collapsed = node && isGraphNode(node) ? !!node.data.collapsed : false;
   const toggle = (to: 'bypass' | 'mute'): void => editor.setMode([id], mode === to ? 'active' : to);
@@ -63,6 +68,10 @@ function useItems(menu: Menu | null): Item[] {
     ...(spec?.kind === 'source' && !mode ? [{ label: 'Run this source again', disabled: offline || running, act: () => void run('trigger', id) }] : []),
     { label: mode === 'bypass' ? 'Stop bypassing' : 'Bypass', keys: 'Ctrl+B', act: () => toggle('bypass') },
     { label: mode === 'mute' ? 'Unmute' : 'Mute', keys: 'Ctrl+M', act: () => toggle('mute') },
+    { label: members.length > 1 ? `Make component of ${members.length} nodes` : 'Make component', keys: 'Ctrl+Shift+E', act: () => (editor.select(members), makeComponent()) },
+    ...(component && !libraryOf(component) ? [{ label: 'Save to library', act: () => void saveToLibrary(id) }] : []),
+    ...(component ? [{ label: 'Unpack', act: () => void unpackComponent(id) }] : []),
+    ...(component && !libraryOf(component) ? (spec?.params ?? []).map((p) => ({ label: `Hide parameter ${p.name}`, act: () => editor.hideParam(id, p.name) })) : []),
     { label: 'Duplicate', act: () => editor.duplicate([id]) },
     { label: collapsed ? 'Unfold' : 'Fold to its title', act: () => editor.setCollapsed(id, !collapsed) },
     { label: 'Docs, outputs and logs', act: () => ui.inspect(id, 'docs') },

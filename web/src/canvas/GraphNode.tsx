@@ -12,6 +12,7 @@ import { useEditor } from '../store/editor';
 import { isOffline, useRun } from '../store/run';
 import { isActive } from '../store/runState';
 import { useUi } from '../store/ui';
+import { specOf } from '../workflow/components';
 import { Icon } from '../panels/Icon';
 import { NodeMedia } from './NodeMedia';
 import { NodeProblems } from './NodeProblems';
@@ -76,7 +77,7 @@ function TriggerButton({ id }: { id: string }) {
 }
 
 function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
-  const spec = useCatalog((s) => s.catalog.nodes[data.type]);
+  const spec = useCatalog((s) => specOf(data, s.catalog));
   const loaded = useCatalog((s) => s.loaded);
   const problems = useNodeProblems(id);
   const nodeRun = useNodeRun(id);

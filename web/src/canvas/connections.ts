@@ -2,6 +2,7 @@
 
 import type { Connection } from '@xyflow/react';
 import { type Catalog, type NodeSpec, accepts } from '../catalog';
+import { specOf } from '../workflow/components';
 import { DATA_INPUT } from '../workflow/format';
 import { wrongTypeFix, wrongTypeMessage } from '../workflow/validate';
 import type { FlowEdge, FlowNode } from './types';
@@ -14,8 +15,8 @@ export function connectionProblem(wire: Wire, nodes: FlowNode[], edges: FlowEdge
   const source = nodes.find((n) => n.id === wire.source);
   const target = nodes.find((n) => n.id === wire.target);
   if (!source || !target || !isGraphNode(source) || !isGraphNode(target)) return 'wires join two nodes';
-  const from = catalog.nodes[source.data.type];
-  const to = catalog.nodes[target.data.type];
+  const from = specOf(source.data, catalog);
+  const to = specOf(target.data, catalog);
   if (!from || !to) return 'one of the nodes has an unknown type';
   const input = wire.targetHandle ?? DATA_INPUT;
   const output = wire.sourceHandle ?? from.outputs[0] ?? 'out';
@@ -72,7 +73,7 @@ export interface LooseEnd {
  */
 export function completeWire(end: LooseEnd, spec: NodeSpec, id: string, nodes: FlowNode[], catalog: Catalog): Connection | null {
   const other = nodes.find((n) => n.id === end.node);
-  const from = other && isGraphNode(other) ? catalog.nodes[other.data.type] : undefined;
+  const from = other && isGraphNode(other) ? specOf(other.data, catalog) : undefined;
   if (!from) return null;
   if (end.side === 'source') {
     if (from.kind === 'resource') {

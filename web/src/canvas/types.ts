@@ -19,6 +19,8 @@ export type GraphNodeData = {
   color?: NodeColor;
   /** Its parameters that are workflow inputs, by parameter: saved in the file's top-level `inputs`. */
   inputs?: Record<string, NodeInput>;
+  /** A component node's inside, as the file keeps it (web/src/workflow/components.ts). */
+  component?: Record<string, Json>;
 };
 
 /** A parameter marked as a workflow input: the input's name and what it is for. */

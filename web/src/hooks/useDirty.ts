@@ -7,7 +7,8 @@ export function useDirty(): boolean {
   const nodes = useEditor((s) => s.nodes);
   const edges = useEditor((s) => s.edges);
   const doc = useEditor((s) => s.doc);
+  const inside = useEditor((s) => s.inside);
   const savedKey = useEditor((s) => s.savedKey);
-  const key = useMemo(() => currentKey({ nodes, edges, doc }), [nodes, edges, doc]);
+  const key = useMemo(() => currentKey({ nodes, edges, doc, inside }), [nodes, edges, doc, inside]);
   return key !== savedKey;
 }

@@ -1,10 +1,55 @@
-// The run state of one node in the open workflow's current run, or its last one seen here.
+// The run state of one node in the open workflow's current run, or its last one seen here; a
+// component node's is the sum of the nodes inside it (the run names them `component/inner`).
 
+import { useEffect, useMemo } from 'react';
 import { useEditor } from '../store/editor';
+import { pathPrefix } from '../store/inside';
+import { useLibrary } from '../store/library';
 import { runOf, useRun } from '../store/run';
-import type { NodeRun } from '../store/runState';
+import { type NodeRun, emptyNode } from '../store/runState';
+import { bodyOf, libraryOf } from '../workflow/components';
+import type { Json } from '../workflow/format';
+
+const ORDER = ['failed', 'running', 'stopped', 'waiting', 'cached', 'done'] as const;
+
+function summed(id: string, component: Record<string, Json>, runs: Record<string, NodeRun>): NodeRun | undefined {
+  const prefix = `${id}/`;
+  const inner = Object.values(runs).filter((r) => r.node_id.startsWith(prefix));
+  if (!inner.length) return undefined;
+  let body = null;
+  try {
+    body = bodyOf(component);
+  } catch {
+    body = null;
+  }
+  const counts: Record<string, number> = {};
+  for (const [name, where] of Object.entries(body?.outputs ?? {})) counts[name] = runs[prefix + where.node]?.counts[where.port] ?? 0;
+  const state = ORDER.find((s) => inner.some((r) => r.state === s)) ?? 'waiting';
+  return {
+    ...emptyNode(id),
+    state,
+    counts,
+    received: Object.values(body?.inputs ?? {}).reduce((n, where) => n + (runs[prefix + where.node]?.received ?? 0), 0),
+    seconds: Math.max(...inner.map((r) => r.seconds)),
+    errors: inner.flatMap((r) => r.errors),
+    logs: inner.flatMap((r) => r.logs),
+  };
+}
 
 export function useNodeRun(id: string): NodeRun | undefined {
   const path = useEditor((s) => s.file?.path);
-  return useRun((s) => runOf(s, path)?.nodes[id]);
+  const prefix = useEditor((s) => pathPrefix(s.inside));
+  const component = useEditor((s) => {
+    const node = s.nodes.find((n) => n.id === id);
+    return node?.type === 'graph' ? node.data.component : undefined;
+  });
+  const library = libraryOf(component)?.library;
+  const read = useLibrary((s) => (library ? s.bodies[library] : undefined));
+  const inside = library ? read : component;
+  const own = useRun((s) => runOf(s, path)?.nodes[prefix + id]);
+  const runs = useRun((s) => (component ? runOf(s, path)?.nodes : undefined));
+  useEffect(() => {
+    if (library && !read && runs) void useLibrary.getState().load(library);
+  }, [library, read, runs]);
+  return useMemo(() => (inside && !own && runs ? summed(prefix + id, inside, runs) : own), [own, runs, inside, id, prefix]);
 }

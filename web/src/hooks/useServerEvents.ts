@@ -10,6 +10,7 @@ import { useConsole } from '../store/console';
 import { currentKey, useEditor } from '../store/editor';
 import { useFiles } from '../store/files';
 import { useJobs } from '../store/jobs';
+import { useLibrary } from '../store/library';
 import { useRun } from '../store/run';
 import { useUi } from '../store/ui';
 
@@ -78,6 +79,7 @@ function route(message: ServerMessage): void {
   if (message.type === 'hello') greeted(message);
   if (message.type === 'catalog_changed' && message.version !== useCatalog.getState().catalog.version) {
     void useCatalog.getState().load();
+    useLibrary.getState().forget();
   }
   // The server could not record runs in its store: say so (runs go on, unrecorded).
   if (message.type === 'error' && message.code === 'store_failed') useUi.getState().notify(message.message, 'error');

@@ -3,6 +3,7 @@
 
 import { useEffect } from 'react';
 import { useReactFlow } from '@xyflow/react';
+import { makeComponent } from '../actions/components';
 import { saveFile } from '../actions/files';
 import { run } from '../actions/run';
 import { useEditor } from '../store/editor';
@@ -17,6 +18,8 @@ export const SHORTCUTS: [keys: string, action: string][] = [
   ['Delete', 'delete the selection'],
   ['Ctrl+A', 'select all'],
   ['Ctrl+G / Ctrl+Shift+G', 'group / ungroup'],
+  ['Ctrl+Shift+E', 'make a component of the selected nodes'],
+  ['Double-click a component', 'open it in place (the path above the canvas leads back out)'],
   ['Ctrl+B / Ctrl+M', 'bypass / mute the selected nodes (again: run them)'],
   ['Double-click a wire', 'add a reroute point (drag it; double-click it to remove)'],
   ['Double-click, Ctrl+K', 'add a node by name'],
@@ -54,6 +57,7 @@ function withModifier(clipboard: ClipboardActions): Record<string, Handler> {
     v: () => clipboard.paste(),
     a: () => editor().select(editor().nodes.map((n) => n.id)),
     g: (shift) => (shift ? editor().ungroupSelection() : editor().groupSelection()),
+    e: (shift) => (shift ? makeComponent() : false),
     b: () => editor().toggleMode('bypass'),
     m: () => editor().toggleMode('mute'),
     k: () => useUi.getState().openSearch(canvasCenter()),

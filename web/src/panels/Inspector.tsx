@@ -8,6 +8,7 @@ import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
 import { runOf, useRun } from '../store/run';
 import { type InspectorTab, useUi } from '../store/ui';
+import { specOf } from '../workflow/components';
 import { DocsTab } from './DocsTab';
 import { ErrorsTab } from './ErrorsTab';
 import { LogsTab } from './LogsTab';
@@ -26,7 +27,7 @@ function NodeInspector({ id }: { id: string }) {
   const runId = useRun((s) => runOf(s, path)?.run_id ?? '');
   const problems = useNodeProblems(id);
   const type = node?.type === 'graph' ? node.data.type : '';
-  const spec = useCatalog((s) => s.catalog.nodes[type]);
+  const spec = useCatalog((s) => (node?.type === 'graph' ? specOf(node.data, s.catalog) : s.catalog.nodes[type]));
   if (!node || node.type !== 'graph') return <WorkflowOverview />;
   const counts: Record<InspectorTab, number> = { output: 0, logs: run?.logs.length ?? 0, errors: (run?.errors.length ?? 0) + problems.length, docs: 0 };
   return (

@@ -16,10 +16,13 @@ import type { Catalog } from '../catalog';
 import { carryPoints } from '../canvas/reroute';
 import { type Group, absolutePosition, canvasGroups, canvasToWorkflow, toFlowEdge, workflowToCanvas } from '../workflow/canvas';
 import type { Json, NodeColor, NodeMode, Point, Workflow, WorkflowNode } from '../workflow/format';
+import { COMPONENT, type ComponentBody, LIBRARY_PREFIX, collapse, hideParam, specOf, unpack } from '../workflow/components';
+import { useCatalog } from './catalog';
 import { type FileFormat } from '../workflow/load';
 import { type Clip, makeClip, pasteClip } from './clipboard';
 import { type Snapshot, documentKey, sameDocument, snapshot } from './document';
 import { groupNodes, ungroup } from './groups';
+import { type Frame, composed, fold } from './inside';
 import { type History, canRedo, canUndo, record, redo, startHistory, undo } from './history';
 import { freshId } from './ids';
 
@@ -40,6 +43,8 @@ export interface EditorState {
   history: History<Snapshot>;
   /** Bumped by loads, undo and redo so the canvas can refit or refresh. */
   revision: number;
+  /** The components opened in place, outermost first; the canvas shows the innermost's nodes. */
+  inside: Frame[];
 
   /** Shows a file, groups included; `keepView` leaves the viewport where it is (a reload of the same file). */
   open(file: OpenFile, workflow: Workflow, keepView?: boolean): void;
@@ -80,6 +85,19 @@ export interface EditorState {
   paste(clip: Clip, at: XYPosition): void;
   groupSelection(): void;
   ungroupSelection(): void;
+  /** The selected nodes collapsed into one component node, selected: one undo step; its id. */
+  makeComponent(): string | null;
+  /** The component node `id` replaced by the nodes inside it (`body`, read from the library for
+   * a library one), selected: one undo step. */
+  unpackComponent(id: string, body: ComponentBody): void;
+  /** A component node's inside replaced (saved to the library: a reference to it). */
+  setComponent(id: string, component: Record<string, Json>): void;
+  /** Stops showing the inline component's parameter `name` on its node (the value set there goes): one undo step. */
+  hideParam(id: string, name: string): void;
+  /** Shows the nodes inside component node `id` (`body`: what it holds) in place of this level. */
+  openComponent(id: string, body: ComponentBody): void;
+  /** Back out to level `depth` (0: the workflow), the edits inside kept: one undo step there. */
+  leaveComponent(depth: number): void;
   commit(): void;
   undo(): void;
   redo(): void;
@@ -103,6 +121,11 @@ function offsets(before: FlowNode[], after: FlowNode[]): Map<string, Point> {
 }
 let commitTimer: ReturnType<typeof setTimeout> | undefined;
 
+/** The current version of a library component (the catalog's `components/NAME` entry), recorded on a node made from it. */
+function libraryVersion(name: string): string {
+  return useCatalog.getState().catalog.nodes[name]?.codeHash ?? '';
+}
+
 export const useEditor = create<EditorState>()((set, get) => {
   const commitNow = (): void => {
     clearTimeout(commitTimer);
@@ -116,6 +139,13 @@ export const useEditor = create<EditorState>()((set, get) => {
   };
   const updateGraphNode = (id: string, update: (node: GraphFlowNode) => GraphFlowNode): void => {
     set({ nodes: get().nodes.map((n) => (n.id === id && isGraphNode(n) ? update(n) : n)) });
+  };
+  /** The canvas redrawn from `workflow` (a structural edit), `selected` picked: one undo step. */
+  const showWorkflow = (workflow: Workflow, selected: string[]): void => {
+    const picked = new Set(selected);
+    const { nodes, edges } = workflowToCanvas(workflow);
+    set({ nodes: nodes.map((n) => ({ ...n, selected: picked.has(n.id) })), edges });
+    commitNow();
   };
   const restore = (history: History<Snapshot>): void => {
     clearTimeout(commitTimer);
@@ -131,17 +161,18 @@ export const useEditor = create<EditorState>()((set, get) => {
     savedKey: EMPTY.key,
     history: startHistory(EMPTY),
     revision: 0,
+    inside: [],
 
     open(file, workflow, keepView = false) {
       clearTimeout(commitTimer);
       const { nodes, edges } = workflowToCanvas(workflow);
       const first = snapshot(nodes, edges, workflow.doc);
       const revision = get().revision + (keepView ? 0 : 1);
-      set({ file, doc: workflow.doc, nodes, edges, savedKey: first.key, history: startHistory(first), revision });
+      set({ file, doc: workflow.doc, nodes, edges, savedKey: first.key, history: startHistory(first), revision, inside: [] });
     },
     close() {
       clearTimeout(commitTimer);
-      set({ file: null, doc: '', nodes: [], edges: [], savedKey: EMPTY.key, history: startHistory(EMPTY), revision: get().revision + 1 });
+      set({ file: null, doc: '', nodes: [], edges: [], savedKey: EMPTY.key, history: startHistory(EMPTY), revision: get().revision + 1, inside: [] });
     },
     markSaved(key, hash, path) {
       const file = get().file;
@@ -150,6 +181,7 @@ export const useEditor = create<EditorState>()((set, get) => {
     replaceDocument(workflow, hash) {
       const file = get().file;
       if (!file) return;
+      if (get().inside.length) get().leaveComponent(0); // the server's file replaces the whole document
       commitNow(); // edits still waiting for their commit are a step of their own, before this one
       const { nodes, edges } = workflowToCanvas(workflow);
       const next = snapshot(nodes, edges, workflow.doc);
@@ -178,7 +210,7 @@ export const useEditor = create<EditorState>()((set, get) => {
       const problem = connectionProblem(connection, nodes, edges, catalog);
       if (problem) return problem;
       const source = nodes.find((n) => n.id === connection.source);
-      const spec = source && isGraphNode(source) ? catalog.nodes[source.data.type] : undefined;
+      const spec = source && isGraphNode(source) ? specOf(source.data, catalog) : undefined;
       const edge = toFlowEdge({
         source: connection.source,
         output: connection.sourceHandle ?? spec?.outputs[0] ?? 'out',
@@ -191,8 +223,10 @@ export const useEditor = create<EditorState>()((set, get) => {
     },
     addNode(type, position, params = {}) {
       const { nodes } = get();
-      const id = freshId(type, new Set(nodes.map((n) => n.id)));
-      const node: GraphFlowNode = { id, type: 'graph', position, data: { type, label: '', params }, selected: true };
+      const library = type.startsWith(LIBRARY_PREFIX) ? type.slice(LIBRARY_PREFIX.length) : null;
+      const id = freshId(library ? library.split('/').pop() ?? type : type, new Set(nodes.map((n) => n.id)));
+      const data = library ? { type: COMPONENT, label: '', params, component: { library, version: libraryVersion(type) } } : { type, label: '', params };
+      const node: GraphFlowNode = { id, type: 'graph', position, data, selected: true };
       set({ nodes: [...nodes.map((n) => ({ ...n, selected: false })), node] });
       commitNow();
       return id;
@@ -341,6 +375,53 @@ export const useEditor = create<EditorState>()((set, get) => {
       set({ nodes: ungroup(nodes, groups) });
       commitNow();
     },
+    makeComponent() {
+      const { nodes, edges, doc } = get();
+      const ids = new Set(nodes.filter((n) => n.selected && isGraphNode(n)).map((n) => n.id));
+      if (!ids.size) return null;
+      const id = freshId('component', new Set(nodes.map((n) => n.id)));
+      showWorkflow(collapse(canvasToWorkflow({ nodes, edges }, doc), ids, id), [id]);
+      return id;
+    },
+    unpackComponent(id, body) {
+      const { nodes, edges, doc } = get();
+      const { workflow, ids } = unpack(canvasToWorkflow({ nodes, edges }, doc), id, body);
+      showWorkflow(workflow, ids);
+    },
+    setComponent(id, component) {
+      updateGraphNode(id, (n) => ({ ...n, data: { ...n.data, component } }));
+      commitNow();
+    },
+    hideParam(id, name) {
+      updateGraphNode(id, (n) => {
+        if (!n.data.component) return n;
+        const { [name]: _gone, ...params } = n.data.params;
+        return { ...n, data: { ...n.data, params, component: hideParam(n.data.component, name) } };
+      });
+      commitNow();
+    },
+    openComponent(id, body) {
+      const node = get().nodes.find((n) => n.id === id);
+      if (!node || !isGraphNode(node) || !node.data.component) return;
+      commitNow();
+      const { nodes, edges, history, inside } = get();
+      const frame: Frame = { id, nodes, edges, history, component: node.data.component, body };
+      const shown = workflowToCanvas({ doc: '', nodes: body.nodes, edges: body.edges });
+      const first = snapshot(shown.nodes, shown.edges, '');
+      set({ inside: [...inside, frame], nodes: shown.nodes, edges: shown.edges, history: startHistory(first), revision: get().revision + 1 });
+    },
+    leaveComponent(depth) {
+      commitNow();
+      let { nodes, edges, history } = get();
+      const inside = [...get().inside];
+      while (inside.length > Math.max(0, depth)) {
+        const frame = inside.pop() as Frame;
+        ({ nodes, edges } = fold(frame, nodes, edges));
+        history = frame.history;
+      }
+      history = record(history, snapshot(nodes, edges, get().doc), sameDocument);
+      set({ inside, nodes, edges, history, revision: get().revision + 1 });
+    },
     commit: commitNow,
     undo() {
       commitNow();
@@ -352,12 +433,13 @@ export const useEditor = create<EditorState>()((set, get) => {
   };
 });
 
-/** The open document as a workflow file and its groups. */
-export function currentWorkflow(state: Pick<EditorState, 'nodes' | 'edges' | 'doc'>): { workflow: Workflow; groups: Group[] } {
-  const canvas = { nodes: state.nodes, edges: state.edges };
+/** The open document as a workflow file and its groups (a component opened in place folded in). */
+export function currentWorkflow(state: Pick<EditorState, 'nodes' | 'edges' | 'doc'> & { inside?: Frame[] }): { workflow: Workflow; groups: Group[] } {
+  const canvas = composed(state);
   return { workflow: canvasToWorkflow(canvas, state.doc), groups: canvasGroups(canvas) };
 }
 
-export function currentKey(state: Pick<EditorState, 'nodes' | 'edges' | 'doc'>): string {
-  return documentKey(state.nodes, state.edges, state.doc);
+export function currentKey(state: Pick<EditorState, 'nodes' | 'edges' | 'doc'> & { inside?: Frame[] }): string {
+  const { nodes, edges } = composed(state);
+  return documentKey(nodes, edges, state.doc);
 }

@@ -84,6 +84,7 @@ export function workflowToCanvas(workflow: Workflow): CanvasState {
         ...(n.mode && n.mode !== 'active' ? { mode: n.mode } : {}),
         ...(n.color ? { color: n.color } : {}),
         ...(inputsOf.has(n.id) ? { inputs: inputsOf.get(n.id) } : {}),
+        ...(n.component ? { component: n.component } : {}),
       },
     };
     if (n.width) node.width = n.width;
@@ -156,6 +157,7 @@ export function canvasToWorkflow(state: CanvasState, doc: string): Workflow {
     ...(n.data.collapsed ? { collapsed: true } : {}),
     ...(n.data.mode ? { mode: n.data.mode } : {}),
     ...(n.data.color ? { color: n.data.color } : {}),
+    ...(n.data.component ? { component: n.data.component } : {}),
   }));
   const groups = canvasGroups(state);
   const comments = state.nodes.filter(isCommentNode).map((c) => ({

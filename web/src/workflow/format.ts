@@ -24,6 +24,9 @@ export interface WorkflowNode {
   color?: NodeColor;
   params: Record<string, Json>;
   position: { x: number; y: number };
+  /** A component node's inside (type `Component`): its nodes, edges and exposed ports and
+   * parameters, or `{library, version}` naming a library component; kept as the file has it. */
+  component?: Record<string, Json>;
 }
 
 /** The colours a node may be given (graphbook/workflow.py's NODE_COLORS, the same list). */
@@ -252,8 +255,11 @@ function parseNode(raw: unknown, where: string): WorkflowNode {
     throw new WorkflowFormatError(`${where} (id '${id}'): 'color' must be one of ${NODE_COLORS.join(', ')} (or left out), not ${JSON.stringify(color)}`);
   }
   const node: WorkflowNode = { id, type, label, params: params as Record<string, Json>, position: parsePosition(raw.position) };
+  const component = raw.component;
+  if (component !== undefined && !isObject(component)) throw new WorkflowFormatError(`${where} (id '${id}'): 'component' must be an object`);
   return {
     ...node,
+    ...(component ? { component: component as Record<string, Json> } : {}),
     ...(module ? { module } : {}),
     ...(typeof width === 'number' ? { width } : {}),
     ...(collapsed ? { collapsed } : {}),
@@ -413,6 +419,7 @@ function nodeText(node: WorkflowNode): string {
   if (node.collapsed) parts.push('      "collapsed": true');
   if (node.mode && node.mode !== 'active') parts.push(`      "mode": ${JSON.stringify(node.mode)}`);
   if (node.color) parts.push(`      "color": ${JSON.stringify(node.color)}`);
+  if (node.component) parts.push(`      "component": ${pyIndented(node.component, '      ')}`);
   return `    {\n${parts.join(',\n')}\n    }`;
 }
 
@@ -437,7 +444,22 @@ function commentText(comment: WorkflowComment): string {
   return `    {\n${parts.join(',\n')}\n    }`;
 }
 
-function edgeJson(edge: WorkflowEdge): Record<string, unknown> {
+/** A node as the file holds it (graphbook/workflow.py's `_node_json`), keys in its order. */
+export function nodeJson(node: WorkflowNode): Record<string, Json> {
+  const json: Record<string, Json> = { id: node.id, type: node.type };
+  if (node.label) json.label = node.label;
+  if (node.module) json.module = node.module;
+  json.params = sortedParams(node.params);
+  json.position = { x: coordinate(node.position.x), y: coordinate(node.position.y) };
+  if (node.width) json.width = coordinate(node.width);
+  if (node.collapsed) json.collapsed = true;
+  if (node.mode && node.mode !== 'active') json.mode = node.mode;
+  if (node.color) json.color = node.color;
+  if (node.component) json.component = node.component;
+  return json;
+}
+
+export function edgeJson(edge: WorkflowEdge): Record<string, unknown> {
   const json: Record<string, unknown> = { source: edge.source, output: edge.output, target: edge.target, input: edge.input };
   if (edge.points?.length) json.points = edge.points.map((p) => ({ x: coordinate(p.x), y: coordinate(p.y) }));
   return json;

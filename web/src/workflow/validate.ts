@@ -3,6 +3,7 @@
 
 import { type Catalog, type NodeSpec, type ParamSpec, accepts } from '../catalog';
 import { DATA_INPUT, type Json, type Workflow, type WorkflowEdge, isObject } from './format';
+import { componentSpec } from './components';
 import { runningPart } from './modes';
 
 export interface Problem {
@@ -18,8 +19,9 @@ export function validate(document: Workflow, catalog: Catalog): Problem[] {
   const ids = new Set(workflow.nodes.map((n) => n.id));
   const specs = new Map<string, NodeSpec>();
   for (const node of workflow.nodes) {
-    const spec = catalog.nodes[node.type];
+    const spec = node.component ? componentSpec(node.component, catalog) : catalog.nodes[node.type];
     if (spec) specs.set(node.id, spec);
+    else if (node.component) continue; // a library component the catalog lacks: the server names the problem
     else problems.push({ node: node.id, message: `unknown node type '${node.type}'`, fix: suggest(node.type, catalog) });
   }
   const wired = new Map<string, Set<string>>();
