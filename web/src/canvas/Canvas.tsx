@@ -12,11 +12,11 @@ import { useEditor } from '../store/editor';
 import { useUi } from '../store/ui';
 import { ConnectionHint, wireOf } from './ConnectionHint';
 import { ContextMenu } from './ContextMenu';
-import { connectionProblem } from './connections';
+import { connectionProblem } from '../workflow/connections';
 import { NodeSearch } from './NodeSearch';
 import { edgeTypes, nodeTypes } from './nodeTypes';
 import { addReroutePoint } from './rerouteActions';
-import type { FlowNode } from './types';
+import type { FlowNode } from '../workflow/flow';
 
 export const DRAG_TYPE = 'application/x-graphbook-node';
 

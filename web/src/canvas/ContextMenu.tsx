@@ -10,7 +10,7 @@ import { isActive } from '../store/runState';
 import { type ContextMenu as Menu, useUi } from '../store/ui';
 import { NODE_COLORS } from '../workflow/format';
 import { addReroutePoint } from './rerouteActions';
-import { isGraphNode } from './types';
+import { isGraphNode } from '../workflow/flow';
 
 interface Item {
   label: string;

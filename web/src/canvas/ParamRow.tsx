@@ -4,7 +4,7 @@
 import { Handle, Position } from '@xyflow/react';
 import type { ParamSpec } from '../catalog';
 import { useEditor } from '../store/editor';
-import type { NodeInput } from './types';
+import type { NodeInput } from '../workflow/flow';
 import { canvasInputs } from '../workflow/canvas';
 import { INPUT_NAME, type Json } from '../workflow/format';
 import { Widget } from '../widgets/Widget';

@@ -9,11 +9,11 @@ import {
   applyNodeChanges,
 } from '@xyflow/react';
 import { create } from 'zustand';
-import { connectionProblem, replacedEdges } from '../canvas/connections';
-import type { FlowEdge, FlowNode, GraphFlowNode, NodeInput } from '../canvas/types';
-import { isGraphNode } from '../canvas/types';
+import { connectionProblem, replacedEdges } from '../workflow/connections';
+import type { FlowEdge, FlowNode, GraphFlowNode, NodeInput } from '../workflow/flow';
+import { isGraphNode } from '../workflow/flow';
 import type { Catalog } from '../catalog';
-import { carryPoints } from '../canvas/reroute';
+import { carryPoints } from '../workflow/reroute';
 import { type Group, absolutePosition, canvasGroups, canvasToWorkflow, toFlowEdge, workflowToCanvas } from '../workflow/canvas';
 import type { Json, NodeColor, NodeMode, Point, Workflow, WorkflowNode } from '../workflow/format';
 import { type FileFormat } from '../workflow/load';

@@ -2,10 +2,10 @@
 
 import type { Connection } from '@xyflow/react';
 import { type Catalog, type NodeSpec, accepts } from '../catalog';
-import { DATA_INPUT } from '../workflow/format';
-import { wrongTypeFix, wrongTypeMessage } from '../workflow/validate';
-import type { FlowEdge, FlowNode } from './types';
-import { isGraphNode } from './types';
+import { DATA_INPUT } from './format';
+import { wrongTypeFix, wrongTypeMessage } from './validate';
+import type { FlowEdge, FlowNode } from './flow';
+import { isGraphNode } from './flow';
 
 type Wire = Pick<Connection, 'source' | 'target'> & { sourceHandle?: string | null; targetHandle?: string | null };
 

@@ -1,8 +1,8 @@
 // Reroute points on a wire: the path through them, where a new point goes, and how they follow
 // moved nodes. Pure geometry.
 
-import type { Point } from '../workflow/format';
-import type { FlowEdge } from './types';
+import type { Point } from './format';
+import type { FlowEdge } from './flow';
 
 /** A curve from `a` to `b` leaving and arriving level, as React Flow draws a wire between two handles. */
 function segment(a: Point, b: Point): string {
