@@ -404,6 +404,7 @@ export interface Catalog {
   version: number;
   nodes: NodeInfo[];
   failures: LoadFailure[];
+  fits: Record<string, string[]>;
 }
 
 export interface WorkflowFile {

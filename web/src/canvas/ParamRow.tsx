@@ -40,7 +40,7 @@ export function ParamRow({ nodeId, param, value, wiredFrom, input }: Props) {
         ) : resource ? (
           <span className="gb-hint">wire a resource</span>
         ) : (
-          <Widget type={param.type} label={param.name} value={value} fallback={param.default} onChange={(v) => setParam(nodeId, param.name, v)} />
+          <Widget type={param.type} label={param.name} value={value} fallback={param.default as Json} onChange={(v) => setParam(nodeId, param.name, v)} />
         )}
       </div>
       {isSet && !wiredFrom && !resource ? (

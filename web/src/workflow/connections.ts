@@ -24,7 +24,7 @@ export function connectionProblem(wire: Wire, nodes: FlowNode[], edges: FlowEdge
     if (input === DATA_INPUT) return 'a resource feeds a parameter, not the data input';
     const param = to.params.find((p) => p.name === input);
     if (!param) return `${to.name} has no parameter '${input}'`;
-    if (!accepts(param.type, from.gives)) return `${wrongTypeMessage(param, wire.source, from)}: ${wrongTypeFix(param)}`;
+    if (!accepts(catalog.fits, param.type, from.gives)) return `${wrongTypeMessage(param, wire.source, from)}: ${wrongTypeFix(param)}`;
   } else {
     if (input !== DATA_INPUT) return 'step outputs go into a data input; only resources feed parameters';
     if (!to.inputs.includes(DATA_INPUT)) return `${to.name} takes no input`;
@@ -76,7 +76,7 @@ export function completeWire(end: LooseEnd, spec: NodeSpec, id: string, nodes: F
   if (!from) return null;
   if (end.side === 'source') {
     if (from.kind === 'resource') {
-      const param = spec.params.find((p) => p.type !== 'resource' && accepts(p.type, from.gives)) ?? spec.params.find((p) => p.type === 'resource');
+      const param = spec.params.find((p) => p.type !== 'resource' && accepts(catalog.fits, p.type, from.gives)) ?? spec.params.find((p) => p.type === 'resource');
       return param ? { source: end.node, sourceHandle: end.handle, target: id, targetHandle: param.name } : null;
     }
     return spec.inputs.includes(DATA_INPUT) ? { source: end.node, sourceHandle: end.handle, target: id, targetHandle: DATA_INPUT } : null;
@@ -86,6 +86,6 @@ export function completeWire(end: LooseEnd, spec: NodeSpec, id: string, nodes: F
     return output ? { source: id, sourceHandle: output, target: end.node, targetHandle: DATA_INPUT } : null;
   }
   const param = from.params.find((p) => p.name === end.handle);
-  if (spec.kind !== 'resource' || !param || !accepts(param.type, spec.gives)) return null;
+  if (spec.kind !== 'resource' || !param || !accepts(catalog.fits, param.type, spec.gives)) return null;
   return { source: id, sourceHandle: spec.outputs[0] ?? 'resource', target: end.node, targetHandle: end.handle };
 }
