@@ -24,14 +24,6 @@ export function decodeCatalog(reply: CatalogReply): Catalog {
   return { version: reply.version, nodes: Object.fromEntries(reply.nodes.map((n) => [n.name, n])), failures: reply.failures, fits: reply.fits };
 }
 
-export function isResourceParam(param: ParamSpec): boolean {
-  return param.type === 'resource';
-}
-
-export function paramOf(spec: NodeSpec | undefined, name: string): ParamSpec | undefined {
-  return spec?.params.find((p) => p.name === name);
-}
-
 /** Whether a parameter of `paramType` can take what a resource `gives`, by the server's table (graphbook/params.py `accepts`). */
 export function accepts(fits: Catalog['fits'], paramType: string, gives: string): boolean {
   if (paramType === 'resource' || gives === 'any') return true;

@@ -38,15 +38,6 @@ export function withPoint(source: Point, points: readonly Point[], target: Point
   return [...points.slice(0, best), { x: at.x, y: at.y }, ...points.slice(best)];
 }
 
-/** The middle of a wire's path (for its label): its middle point, or halfway along its middle segment. */
-export function midpoint(source: Point, points: readonly Point[], target: Point): Point {
-  const stops = [source, ...points, target];
-  if (stops.length % 2 === 1) return stops[(stops.length - 1) / 2] as Point;
-  const a = stops[stops.length / 2 - 1] as Point;
-  const b = stops[stops.length / 2] as Point;
-  return { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
-}
-
 const same = (a: Point, b: Point): boolean => Math.abs(a.x - b.x) < 1e-6 && Math.abs(a.y - b.y) < 1e-6;
 
 /**

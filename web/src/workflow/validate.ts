@@ -251,10 +251,3 @@ function unordered(workflow: Workflow): Set<string> {
   }
   return ids;
 }
-
-/** Problems grouped by node id. */
-export function problemsByNode(problems: Problem[]): Map<string, Problem[]> {
-  const map = new Map<string, Problem[]>();
-  for (const p of problems) map.set(p.node, [...(map.get(p.node) ?? []), p]);
-  return map;
-}
