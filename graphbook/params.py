@@ -289,6 +289,11 @@ _FITS = {
 }
 
 
+def type_fits() -> dict[str, list[str]]:
+    """What a resource gives -> the parameter types it fits, as sent to the browser's editor."""
+    return {gives: sorted(fits) for gives, fits in _FITS.items()}
+
+
 def value_type(annotation: Any) -> str:
     """What a resource gives, from the return annotation of its function or `value()`.
 

@@ -471,6 +471,9 @@ class Catalog:
     version: int
     nodes: list[NodeInfo]
     failures: list[LoadFailure]
+    fits: dict[str, list[str]]
+    """What a resource gives -> the parameter types it fits (a list[T] parameter is a list), the
+    table the server checks wires with; any other pair does not fit, except `any` and `resource`."""
 
 
 @dataclass(frozen=True)

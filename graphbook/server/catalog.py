@@ -13,6 +13,7 @@ from aiohttp import web
 from graphbook import protocol as p
 from graphbook.engine.runners import json_data
 from graphbook.errors import LoadFailure
+from graphbook.params import type_fits
 from graphbook.registry import Registry
 from graphbook.server.keys import CATALOG
 from graphbook.server.request import reply
@@ -46,7 +47,7 @@ class CatalogState:
 
     def catalog(self) -> p.Catalog:
         nodes = [node_info(spec) for spec in self.registry] + self.extra()
-        return p.Catalog(self.version, nodes, self.failures())
+        return p.Catalog(self.version, nodes, self.failures(), type_fits())
 
     def failures(self) -> list[LoadFailure]:
         return list(self.registry.failures.values())

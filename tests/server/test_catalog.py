@@ -30,6 +30,7 @@ def test_the_catalog_lists_nodes_with_their_parameters_and_docs(serving: Serve) 
         add = {param.name: param for param in nodes["Add"].params}["add"]
         assert (add.type, add.default, add.description) == ("int", 1, "added to x")
         assert nodes["Label"].kind == "prompt" and "Split" in nodes
+        assert "function" in catalog.fits["string"] and "string" not in catalog.fits["function"]
 
     serving(scenario)
 

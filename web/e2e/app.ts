@@ -85,7 +85,33 @@ export async function openApp(page: Page, server: Server, file?: string): Promis
 /** The canvas has shown the open file and fitted the view to it. */
 export async function canvasReady(page: Page): Promise<void> {
   await page.locator('.gb-canvas[data-ready="true"]').waitFor();
-  await page.waitForTimeout(100);
+  await viewSettled(page);
+}
+
+/** The browser has painted twice since now: what the last click or key did is on screen. */
+export async function painted(page: Page): Promise<void> {
+  await page.evaluate(() => new Promise<void>((done) => requestAnimationFrame(() => requestAnimationFrame(() => done()))));
+}
+
+/** The canvas's pan and zoom have stopped moving (an animated fit or zoom has ended). */
+export async function viewSettled(page: Page): Promise<void> {
+  const transform = () => page.locator('.react-flow__viewport').evaluate((el) => (el as HTMLElement).style.transform);
+  let last = await transform();
+  for (let still = 0; still < 3; ) {
+    await painted(page);
+    const now = await transform();
+    still = now === last ? still + 1 : 0;
+    last = now;
+  }
+}
+
+/** Switches between the light and the dark theme and waits until the page shows the new one. */
+export async function switchTheme(page: Page): Promise<void> {
+  const theme = () => page.evaluate(() => document.documentElement.dataset.theme ?? '');
+  const before = await theme();
+  await page.getByLabel('switch theme').click();
+  await until(theme, (now) => now !== before, 'the other theme');
+  await painted(page);
 }
 
 export const node = (page: Page, id: string): Locator => page.locator(`.react-flow__node[data-id="${id}"]`);
@@ -176,7 +202,7 @@ export async function emptySpot(page: Page): Promise<{ x: number; y: number }> {
     if (right + 60 < pane.x + pane.width - 280) return { x: right + 40, y: pane.y + 40 };
     if (bottom + 60 < pane.y + pane.height - 220) return { x: pane.x + 80, y: bottom + 40 };
     await page.locator('.react-flow__controls-zoomout').click();
-    await page.waitForTimeout(250);
+    await viewSettled(page);
   }
   throw new Error('no empty place on the canvas');
 }

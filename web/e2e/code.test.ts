@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import type { Locator } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { appSession, canvasReady, mod, node, nodeIds, openApp, readJson, until } from './app';
+import { appSession, canvasReady, mod, node, nodeIds, openApp, painted, readJson, switchTheme, until } from './app';
 import { SCREENSHOTS } from './browser';
 
 const app = appSession();
@@ -82,7 +82,6 @@ describe('the code editor', () => {
     await node(app.page, 'split').screenshot({ path: join(SCREENSHOTS, 'code-function-light.png') });
 
     // Everything typed since the last canvas edit is one step of the canvas's undo.
-    await app.page.waitForTimeout(700);
     await app.page.locator('.react-flow__pane').click({ position: { x: 20, y: 20 } });
     await app.page.getByLabel('undo').click();
     await until(text, (t) => t === "lambda data: data['n'] % 2 == 0", 'the text before the typing');
@@ -106,7 +105,7 @@ describe('the code editor', () => {
     expect(await app.page.evaluate(() => getSelection()?.toString().length ?? 0)).toBeGreaterThan(10);
     await app.page.mouse.move(box.x + 20, box.y + 10);
     await app.page.mouse.wheel(0, 200);
-    await app.page.waitForTimeout(200);
+    await painted(app.page);
     expect(await viewport()).toBe(transform);
   });
 
@@ -116,8 +115,7 @@ describe('the code editor', () => {
     await canvasReady(app.page);
     await editor().waitFor();
     expect(await text()).toBe("def split(data):\n    n = data['n']\n    return n % 2 == 0");
-    await app.page.getByLabel('switch theme').click();
-    await app.page.waitForTimeout(200);
+    await switchTheme(app.page);
     await node(app.page, 'split').screenshot({ path: join(SCREENSHOTS, 'code-function-dark.png') });
     await app.page.getByLabel('switch theme').click();
   });

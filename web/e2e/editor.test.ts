@@ -4,7 +4,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { appSession, canvasReady, dragFromPalette, edgeIds, emptySpot, mod, node, nodeIds, openApp, readJson, until, wire, writeWorkflow } from './app';
+import { appSession, canvasReady, dragFromPalette, edgeIds, emptySpot, mod, node, nodeIds, openApp, painted, readJson, switchTheme, until, viewSettled, wire, writeWorkflow } from './app';
 import { screenshot } from './browser';
 import { ROOT } from './server';
 
@@ -74,7 +74,7 @@ describe('the editor', () => {
     await wire(app.page, ['greetings', 'out'], ['shout', 'loud']);
     // A function cannot be a boolean: the resource's type does not fit the parameter.
     await wire(app.page, ['function', 'resource'], ['shout', 'loud']);
-    await app.page.waitForTimeout(200);
+    await painted(app.page);
     expect(await edgeIds(app.page)).toEqual(['greetings:out->shout:in']);
   });
 
@@ -121,7 +121,7 @@ describe('the editor', () => {
     await app.page.keyboard.press(`${mod}+g`);
     await app.page.locator('.react-flow__node-group').waitFor();
     await app.page.keyboard.press('f');
-    await app.page.waitForTimeout(400);
+    await viewSettled(app.page);
     await screenshot(app.page, 'editor-group-search');
     await app.page.keyboard.press(`${mod}+s`);
     await until(unsaved, (dirty) => !dirty, 'the save');
@@ -144,7 +144,9 @@ describe('the editor', () => {
     expect(await node(app.page, 'rows').locator('.gb-problems').innerText()).toContain("required parameter 'jsonl_path' has no value");
     expect(await node(app.page, 'ghost').locator('.gb-node').getAttribute('class')).toContain('gb-has-problems');
     await node(app.page, 'ghost').locator('.gb-node-header').click();
-    await app.page.waitForTimeout(2500);
+    await painted(app.page);
+    // Autosave writes only a file with unsaved changes: opening and selecting made none.
+    expect(await unsaved()).toBe(false);
     await screenshot(app.page, 'editor-invalid');
     expect(readFileSync(join(app.server.workflows, 'broken.json'), 'utf8')).toBe(text);
   });
@@ -155,8 +157,7 @@ describe('the editor', () => {
     await openApp(app.page, app.server, 'old.json');
     await app.page.locator('.gb-banner', { hasText: 'Graphbook 0.13' }).waitFor();
     expect((await nodeIds(app.page)).length).toBeGreaterThan(0);
-    await app.page.getByLabel('switch theme').click();
-    await app.page.waitForTimeout(300);
+    await switchTheme(app.page);
     await screenshot(app.page, 'editor-graphbook013-dark');
     await app.page.getByLabel('switch theme').click();
     expect(readFileSync(join(app.server.workflows, 'old.json'), 'utf8')).toBe(old);

@@ -3,7 +3,7 @@
 
 import type { Locator } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { appSession, failing, openApp, runStatus, until } from './app';
+import { appSession, failing, openApp, runStatus, switchTheme, until } from './app';
 import { screenshot } from './browser';
 
 const app = appSession({
@@ -69,8 +69,7 @@ describe('the Runs tab', () => {
     expect(await app.page.locator('.gb-runpage-runerror').innerText()).toContain("node 'split'");
     expect(await app.page.locator('.gb-runpage').getAttribute('data-run')).toBe(await failed.getAttribute('data-run'));
     await screenshot(app.page, 'history-failed');
-    await app.page.getByLabel('switch theme').click();
-    await app.page.waitForTimeout(300);
+    await switchTheme(app.page);
     await screenshot(app.page, 'history-failed-dark');
     await app.page.getByLabel('switch theme').click();
     await app.page.getByRole('button', { name: '← Canvas' }).click();
@@ -87,15 +86,32 @@ describe('the Runs tab', () => {
 
   it('polls the system stats only while they are shown', async () => {
     let polls = 0;
+    let marks = 0;
     app.page.on('request', (request) => {
       if (request.url().endsWith('/api/system')) polls += 1;
+      if (request.url().endsWith('/api/info?mark')) marks += 1;
     });
-    await app.page.waitForTimeout(2500);
-    expect(polls).toBeGreaterThan(0);
+    /** Requests leave in the order the page makes them: once this one is seen, any before it is too. */
+    const requestsSoFar = async (): Promise<void> => {
+      const seen = marks;
+      await app.page.evaluate(() => fetch('/api/info?mark').then(() => null));
+      await until(() => marks, (n) => n > seen, 'the marker request');
+    };
+    // The page's clock is the test's to move on: a minute of polling passes at once.
+    await app.page.clock.install();
+    await app.page.reload();
+    await app.page.getByRole('tab', { name: 'Runs' }).click();
+    await app.page.locator('.gb-system-row').first().waitFor();
+    await until(() => polls, (n) => n > 0, 'the first poll');
+    const first = polls;
+    await app.page.clock.runFor(60_000);
+    await until(() => polls, (n) => n > first, 'polls while the stats are shown');
     await app.page.getByRole('tab', { name: 'Nodes' }).click();
-    await app.page.waitForTimeout(300);
+    await app.page.locator('.gb-system-row').first().waitFor({ state: 'detached' });
+    await requestsSoFar();
     const seen = polls;
-    await app.page.waitForTimeout(2500);
+    await app.page.clock.runFor(60_000);
+    await requestsSoFar();
     expect(polls).toBe(seen);
   });
 });

@@ -4,7 +4,7 @@
 
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { appSession, canvasReady, mod, openApp, readJson, runStatus, until, writeWorkflow } from './app';
+import { appSession, canvasReady, mod, openApp, painted, readJson, runStatus, until, writeWorkflow } from './app';
 import { screenshot } from './browser';
 
 const app = appSession();
@@ -54,7 +54,9 @@ describe('the layout', () => {
   it('loads with the catalog and the file list fetched once, and its assets compressed and cached', async () => {
     const asked: string[] = [];
     const assets: { url: string; encoding: string; cache: string }[] = [];
+    const answered: string[] = [];
     app.page.on('request', (r) => asked.push(new URL(r.url()).pathname));
+    app.page.on('requestfinished', (r) => answered.push(new URL(r.url()).pathname));
     app.page.on('response', (r) => {
       if (new URL(r.url()).pathname.startsWith('/assets/')) {
         assets.push({ url: r.url(), encoding: r.headers()['content-encoding'] ?? '', cache: r.headers()['cache-control'] ?? '' });
@@ -62,7 +64,9 @@ describe('the layout', () => {
     });
     await app.page.reload();
     await canvasReady(app.page);
-    await app.page.waitForTimeout(500);
+    // Both answers have arrived and been shown: a second fetch caused by either would have left by now.
+    await until(() => answered, (a) => a.includes('/api/catalog') && a.includes('/api/workflows'), 'the catalog and the file list');
+    await painted(app.page);
     expect(asked.filter((p) => p === '/api/catalog')).toHaveLength(1);
     expect(asked.filter((p) => p === '/api/workflows')).toHaveLength(1);
     const script = assets.find((a) => /\/index-[\w-]+\.js$/.test(a.url));

@@ -3,7 +3,7 @@
 // that fails before its nodes start shows its error on the node and ends failed in the Runs tab.
 
 import { describe, expect, it } from 'vitest';
-import { appSession, at, edgeIds, node, openApp, runStatus, until, wire, workflow } from './app';
+import { appSession, at, edgeIds, node, openApp, painted, runStatus, until, wire, workflow } from './app';
 import { screenshot } from './browser';
 
 const app = appSession({
@@ -41,7 +41,7 @@ describe('problems', () => {
     await openApp(app.page, app.server, 'image_classification.json');
     const before = await edgeIds(app.page);
     await wire(app.page, ['model', 'resource'], ['dump', 'jsonl_path']);
-    await app.page.waitForTimeout(300);
+    await painted(app.page);
     expect(await edgeIds(app.page)).toEqual(before);
 
     await openApp(app.page, app.server, 'model_path.json');

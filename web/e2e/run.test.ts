@@ -3,7 +3,7 @@
 
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { appSession, at, failing, canvasReady, node, openApp, runStatus, until, workflow } from './app';
+import { appSession, at, failing, canvasReady, node, openApp, runStatus, switchTheme, until, workflow } from './app';
 import { screenshot } from './browser';
 
 const app = appSession({
@@ -98,8 +98,7 @@ describe('running', () => {
     await screenshot(app.page, 'run-image-viewer');
     await app.page.keyboard.press('Escape');
     await viewer.waitFor({ state: 'detached' });
-    await app.page.getByLabel('switch theme').click();
-    await app.page.waitForTimeout(300);
+    await switchTheme(app.page);
     await screenshot(app.page, 'run-image-outputs-dark');
     await app.page.getByLabel('switch theme').click();
   });

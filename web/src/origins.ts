@@ -19,14 +19,14 @@ export const ORIGIN_FILTERS: readonly { value: OriginFilter; label: string }[] =
  * stand out), the pack's name for an installed pack, `custom` and `example` for the others.
  */
 export function originBadge(spec: NodeSpec): string {
-  if (spec.packKind === 'builtin') return '';
-  if (spec.packKind === 'pack') return spec.pack || 'pack';
-  return spec.packKind;
+  if (spec.pack_kind === 'builtin') return '';
+  if (spec.pack_kind === 'pack') return spec.pack || 'pack';
+  return spec.pack_kind;
 }
 
 /** Where the node comes from, in words (its help page, the palette's tooltip). */
 export function originText(spec: NodeSpec): string {
-  switch (spec.packKind) {
+  switch (spec.pack_kind) {
     case 'builtin':
       return spec.pack ? `built-in (${spec.pack})` : 'built-in';
     case 'pack':
@@ -39,13 +39,13 @@ export function originText(spec: NodeSpec): string {
 }
 
 export function ofOrigin(specs: NodeSpec[], filter: OriginFilter): NodeSpec[] {
-  return filter === 'all' ? specs : specs.filter((s) => s.packKind === filter);
+  return filter === 'all' ? specs : specs.filter((s) => s.pack_kind === filter);
 }
 
 /** How many node kinds each filter shows. */
 export function originCounts(specs: NodeSpec[]): Record<OriginFilter, number> {
   const counts: Record<OriginFilter, number> = { all: specs.length, builtin: 0, pack: 0, custom: 0, example: 0 };
-  for (const spec of specs) counts[spec.packKind]++;
+  for (const spec of specs) counts[spec.pack_kind]++;
   return counts;
 }
 

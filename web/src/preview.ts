@@ -77,6 +77,7 @@ export function formatSeconds(seconds: number): string {
   return `${Math.floor(seconds / 60)}m ${Math.round(seconds % 60)}s`;
 }
 
+/** `value` as one line of at most `max` characters (JSON for what is not a string). */
 export function shortText(value: unknown, max = 120): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;

@@ -417,6 +417,7 @@ export interface Catalog {
   version: number;
   nodes: NodeInfo[];
   failures: LoadFailure[];
+  fits: Record<string, string[]>;
 }
 
 export interface WorkflowFile {

@@ -56,8 +56,6 @@ export function itemsOf(run: RunRecordInfo): number {
   return Math.max(0, ...nodeCounts(run).map(([, outputs]) => outputs.reduce((sum, [, n]) => sum + n, 0)));
 }
 
-export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   const units = ['KB', 'MB', 'GB', 'TB'];

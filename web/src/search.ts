@@ -20,7 +20,7 @@ export function searchNodes(specs: NodeSpec[], query: string, near?: NodeSpec): 
 function affinity(spec: NodeSpec, near: NodeSpec | undefined): number {
   if (!near) return 0;
   if (spec.category === near.category) return 2;
-  return spec.pack === near.pack && spec.packKind === near.packKind ? 1 : 0;
+  return spec.pack === near.pack && spec.pack_kind === near.pack_kind ? 1 : 0;
 }
 
 function score(spec: NodeSpec, q: string): number {

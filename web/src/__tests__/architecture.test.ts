@@ -9,9 +9,9 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 const RULES: [folder: string, never: string[]][] = [
   ['protocol.ts', ['api', 'store', 'canvas', 'panels', 'hooks', 'actions', 'workflow', 'widgets']],
-  ['workflow', ['api', 'store', 'panels', 'hooks', 'actions', 'widgets']],
+  ['workflow', ['api', 'store', 'canvas', 'panels', 'hooks', 'actions', 'widgets']],
   ['api', ['store', 'canvas', 'panels', 'hooks', 'actions', 'widgets']],
-  ['store', ['panels', 'hooks', 'actions', 'widgets']],
+  ['store', ['canvas', 'panels', 'hooks', 'actions', 'widgets']],
   ['actions', ['panels', 'hooks', 'canvas', 'widgets']],
   ['widgets', ['store', 'api', 'actions', 'panels']],
 ];

@@ -1,7 +1,7 @@
 // Workflow file <-> canvas, groups included.
 
 import { describe, expect, it } from 'vitest';
-import type { FlowNode } from '../canvas/types';
+import type { FlowNode } from '../workflow/flow';
 import { groupNodes, ungroup } from '../store/groups';
 import { canvasGroups, canvasToWorkflow, workflowToCanvas } from '../workflow/canvas';
 import { type Workflow, type WorkflowGroup, dumps } from '../workflow/format';

@@ -1,7 +1,7 @@
 // The editor store: wiring rules, undo and redo, copy and paste, groups, the unsaved mark.
 
 import { beforeEach, describe, expect, it } from 'vitest';
-import { isGraphNode } from '../canvas/types';
+import { isGraphNode } from '../workflow/flow';
 import { currentKey, currentWorkflow, useEditor } from '../store/editor';
 import { catalog } from './fixtures';
 

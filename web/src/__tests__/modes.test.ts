@@ -2,8 +2,8 @@
 // editor's actions for both.
 
 import { beforeEach, describe, expect, it } from 'vitest';
-import { withPoint, wirePath } from '../canvas/reroute';
-import { isGraphNode } from '../canvas/types';
+import { withPoint, wirePath } from '../workflow/reroute';
+import { isGraphNode } from '../workflow/flow';
 import { currentWorkflow, useEditor } from '../store/editor';
 import { type Workflow, dumps, parseCanonical } from '../workflow/format';
 import { liveEdges, runningPart } from '../workflow/modes';

@@ -14,6 +14,7 @@ const specs = Object.values(
   decodeCatalog({
     version: 1,
     failures: [],
+    fits: {},
     nodes: [
       info('ImageFolder', 'Sources', 'files', 'builtin'),
       info('Thumbnails', 'Images', 'images', 'builtin'),
@@ -30,10 +31,8 @@ const names = (list: { name: string }[]): string[] => list.map((s) => s.name);
 const byName = (name: string) => specs.find((s) => s.name === name) ?? specs[0]!;
 
 describe('node origins', () => {
-  it('decodes the pack, and a missing or unknown pack kind as custom', () => {
-    expect(byName('BlurScore')).toMatchObject({ pack: 'acme-vision', packKind: 'pack' });
-    const [old] = Object.values(decodeCatalog({ version: 1, failures: [], nodes: [{ ...info('Old', '', '', 'custom'), pack_kind: 'odd' as 'custom' }] }).nodes);
-    expect(old?.packKind).toBe('custom');
+  it('keeps the pack and its kind as the server sends them', () => {
+    expect(byName('BlurScore')).toMatchObject({ pack: 'acme-vision', pack_kind: 'pack' });
   });
 
   it('badges packs by name, custom and examples, and leaves the library plain', () => {

@@ -38,7 +38,7 @@ describe('validate', () => {
       'g: Greetings has no parameter \'colour\'',
       "g: parameter 'count' expects a whole number, got str 'many'",
       "s: required parameter 'split_fn' has no value",
-      'g: is part of a cycle: g -> s -> g',
+      's: is part of a cycle: s -> g -> s',
     ]);
     expect(validate(wf, catalog).find((p) => p.node === 'x')?.fix).toBe("did you mean 'Split'?");
   });

@@ -28,7 +28,7 @@ export async function request<T>(method: string, path: string, body?: unknown, h
   }
   if (response.status === 204) return undefined as T;
   const text = await response.text();
-  let data: unknown = null;
+  let data: unknown;
   try {
     data = text ? JSON.parse(text) : null;
   } catch {

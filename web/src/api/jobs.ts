@@ -1,6 +1,6 @@
 // The job queue: runs waiting their turn on the server, one after another.
 
-import type { Job, JobList, JobRequest } from '../protocol';
+import type { Job, JobRequest } from '../protocol';
 import { request } from './http';
 
 /** Where a queued job goes: one place up or down, first, last, or at an index. */
@@ -10,7 +10,6 @@ export type JobBody = Omit<JobRequest, 'retry_interrupted' | 'overrides' | 'inpu
   Partial<Pick<JobRequest, 'retry_interrupted' | 'overrides' | 'inputs'>>;
 
 export const submitJob = (body: JobBody): Promise<Job> => request('POST', '/api/jobs', body);
-export const fetchJobs = (): Promise<JobList> => request('GET', '/api/jobs');
 export const cancelJob = (id: string): Promise<Job> => request('DELETE', `/api/jobs/${encodeURIComponent(id)}`);
 export const moveJob = (id: string, to: JobMove): Promise<Job> => request('POST', `/api/jobs/${encodeURIComponent(id)}/move`, { to });
 export const stopJob = (id: string): Promise<Job> => request('POST', `/api/jobs/${encodeURIComponent(id)}/stop`);

@@ -14,11 +14,11 @@ import { useUi } from '../store/ui';
 import { ComponentPath } from './ComponentPath';
 import { ConnectionHint, wireOf } from './ConnectionHint';
 import { ContextMenu } from './ContextMenu';
-import { connectionProblem } from './connections';
+import { connectionProblem } from '../workflow/connections';
 import { NodeSearch } from './NodeSearch';
 import { edgeTypes, nodeTypes } from './nodeTypes';
 import { addReroutePoint } from './rerouteActions';
-import type { FlowNode } from './types';
+import type { FlowNode } from '../workflow/flow';
 
 export const DRAG_TYPE = 'application/x-graphbook-node';
 

@@ -5,7 +5,7 @@ import { memo, useEffect, useRef, useState } from 'react';
 import { NodeResizeControl, type NodeProps } from '@xyflow/react';
 import { Markdown } from '../panels/Markdown';
 import { useEditor } from '../store/editor';
-import type { CommentFlowNode } from './types';
+import type { CommentFlowNode } from '../workflow/flow';
 
 function CommentNodeView({ id, data, selected }: NodeProps<CommentFlowNode>) {
   const setText = useEditor((s) => s.setCommentText);

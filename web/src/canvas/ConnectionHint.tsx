@@ -5,7 +5,7 @@ import { useEffect, useState } from 'react';
 import { type Connection, type ConnectionState, useConnection } from '@xyflow/react';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
-import { connectionProblem } from './connections';
+import { connectionProblem } from '../workflow/connections';
 
 /** The wire a drag between two handles would make, source first whichever end it started from. */
 export function wireOf(state: Pick<ConnectionState, 'fromHandle' | 'toHandle'>): Connection | null {

@@ -13,7 +13,7 @@ import { type ContextMenu as Menu, useUi } from '../store/ui';
 import { libraryOf, specOf } from '../workflow/components';
 import { NODE_COLORS } from '../workflow/format';
 import { addReroutePoint } from './rerouteActions';
-import { isGraphNode } from './types';
+import { isGraphNode } from '../workflow/flow';
 
 interface Item {
   label: string;

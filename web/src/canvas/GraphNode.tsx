@@ -20,7 +20,7 @@ import { NodeStatus } from './NodeStatus';
 import { ParamRow, UnknownParamRow } from './ParamRow';
 import { Ports } from './Ports';
 import { PromptForm } from './PromptForm';
-import type { GraphFlowNode } from './types';
+import type { GraphFlowNode } from '../workflow/flow';
 
 /** `"in|A"`-style keys keep the selectors' results primitive, so nodes re-render only on change. */
 function useWires(id: string): { into: Map<string, string>; handlesIn: string[]; handlesOut: string[] } {

@@ -3,7 +3,7 @@
 import { memo } from 'react';
 import { NodeResizer, type NodeProps } from '@xyflow/react';
 import { useEditor } from '../store/editor';
-import type { GroupFlowNode } from './types';
+import type { GroupFlowNode } from '../workflow/flow';
 
 function GroupNodeView({ id, data, selected }: NodeProps<GroupFlowNode>) {
   const setGroupLabel = useEditor((s) => s.setGroupLabel);

@@ -8,7 +8,7 @@ import { searchNodes, firstLine } from '../search';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
 import { useUi } from '../store/ui';
-import { completeWire } from './connections';
+import { completeWire } from '../workflow/connections';
 
 export function NodeSearch() {
   const at = useUi((s) => s.search);

@@ -4,7 +4,7 @@
 import { Handle, Position } from '@xyflow/react';
 import type { ParamSpec } from '../catalog';
 import { useEditor } from '../store/editor';
-import type { NodeInput } from './types';
+import type { NodeInput } from '../workflow/flow';
 import { canvasInputs } from '../workflow/canvas';
 import { INPUT_NAME, type Json } from '../workflow/format';
 import { Widget } from '../widgets/Widget';
@@ -40,7 +40,7 @@ export function ParamRow({ nodeId, param, value, wiredFrom, input }: Props) {
         ) : resource ? (
           <span className="gb-hint">wire a resource</span>
         ) : (
-          <Widget type={param.type} label={param.name} value={value} fallback={param.default} onChange={(v) => setParam(nodeId, param.name, v)} />
+          <Widget type={param.type} label={param.name} value={value} fallback={param.default as Json} onChange={(v) => setParam(nodeId, param.name, v)} />
         )}
       </div>
       {isSet && !wiredFrom && !resource ? (

@@ -6,8 +6,8 @@ import type { PointerEvent } from 'react';
 import { BaseEdge, EdgeLabelRenderer, type EdgeProps, getBezierPath, useReactFlow } from '@xyflow/react';
 import { useEditor } from '../store/editor';
 import type { Point } from '../workflow/format';
-import { wirePath } from './reroute';
-import type { FlowEdge } from './types';
+import { wirePath } from '../workflow/reroute';
+import type { FlowEdge } from '../workflow/flow';
 
 function pointsOf(edgeId: string): Point[] {
   return useEditor.getState().edges.find((e) => e.id === edgeId)?.data?.points ?? [];

@@ -3,8 +3,8 @@
 import type { ReactFlowInstance } from '@xyflow/react';
 import { useEditor } from '../store/editor';
 import type { Point } from '../workflow/format';
-import { withPoint } from './reroute';
-import type { FlowEdge } from './types';
+import { withPoint } from '../workflow/reroute';
+import type { FlowEdge } from '../workflow/flow';
 
 type Flow = Pick<ReactFlowInstance, 'getInternalNode'>;
 

@@ -16,12 +16,7 @@ function summed(id: string, component: Record<string, Json>, runs: Record<string
   const prefix = `${id}/`;
   const inner = Object.values(runs).filter((r) => r.node_id.startsWith(prefix));
   if (!inner.length) return undefined;
-  let body = null;
-  try {
-    body = bodyOf(component);
-  } catch {
-    body = null;
-  }
+  const body = bodyOrNull(component);
   const counts: Record<string, number> = {};
   for (const [name, where] of Object.entries(body?.outputs ?? {})) counts[name] = runs[prefix + where.node]?.counts[where.port] ?? 0;
   const state = ORDER.find((s) => inner.some((r) => r.state === s)) ?? 'waiting';
@@ -34,6 +29,14 @@ function summed(id: string, component: Record<string, Json>, runs: Record<string
     errors: inner.flatMap((r) => r.errors),
     logs: inner.flatMap((r) => r.logs),
   };
+}
+
+function bodyOrNull(component: Record<string, Json>): ReturnType<typeof bodyOf> | null {
+  try {
+    return bodyOf(component);
+  } catch {
+    return null; // a body the page cannot read: no sums
+  }
 }
 
 export function useNodeRun(id: string): NodeRun | undefined {

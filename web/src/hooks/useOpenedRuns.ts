@@ -53,6 +53,8 @@ export function useOpenedRuns(runIds: string[], history: RunRecordInfo[]): Opene
       current = false;
       window.clearTimeout(timer);
     };
+    // `history` is a new array on every render; `trialsKey` is the part of it the curves depend on.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [key, moment, tick, trialsKey, saved]);
   return opened;
 }

@@ -12,8 +12,8 @@ export function DocsTab({ spec, type }: { spec: NodeSpec | undefined; type: stri
         {spec.kind}
         {spec.category ? ` · ${spec.category}` : ''} · outputs {spec.outputs.join(', ') || 'none'}
       </p>
-      <p className="gb-muted gb-docs-origin" data-origin={spec.packKind}>
-        from <span className={`gb-origin gb-origin-${spec.packKind}`}>{originText(spec)}</span>
+      <p className="gb-muted gb-docs-origin" data-origin={spec.pack_kind}>
+        from <span className={`gb-origin gb-origin-${spec.pack_kind}`}>{originText(spec)}</span>
       </p>
       {spec.doc ? <Markdown text={spec.doc} /> : <p className="gb-empty">This node has no docstring.</p>}
       {spec.params.length ? (

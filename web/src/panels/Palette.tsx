@@ -29,7 +29,7 @@ function PaletteItem({ spec }: { spec: NodeSpec }) {
       className={`gb-palette-item gb-kind-${spec.kind}`}
       draggable
       data-node-type={spec.name}
-      data-origin={spec.packKind}
+      data-origin={spec.pack_kind}
       title={`${firstLine(spec.doc) || spec.name}\n\nFrom: ${originText(spec)}. Drag onto the canvas, or double-click to add.`}
       onDragStart={(e) => {
         e.dataTransfer.setData(DRAG_TYPE, spec.name);
@@ -39,7 +39,7 @@ function PaletteItem({ spec }: { spec: NodeSpec }) {
     >
       <span className="gb-dot" />
       <span className="gb-palette-name">{spec.name}</span>
-      {badge ? <span className={`gb-origin gb-origin-${spec.packKind}`}>{badge}</span> : null}
+      {badge ? <span className={`gb-origin gb-origin-${spec.pack_kind}`}>{badge}</span> : null}
       <span className="gb-palette-kind">{spec.kind}</span>
     </li>
   );

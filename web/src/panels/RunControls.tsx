@@ -11,7 +11,7 @@ import { isOffline, useRun } from '../store/run';
 import { type RunView, isActive, runClock } from '../store/runState';
 import { useCatalog } from '../store/catalog';
 import type { NodeKind } from '../catalog';
-import { isGraphNode } from '../canvas/types';
+import { isGraphNode } from '../workflow/flow';
 import { useUi } from '../store/ui';
 
 function selectedNode(): string | null {

@@ -1,8 +1,8 @@
 // Copy and paste as data: a clip holds nodes (absolute positions) and the wires among them;
 // pasting gives every node a fresh id and keeps the wires between the copies.
 
-import type { FlowEdge, FlowNode } from '../canvas/types';
-import { isGraphNode } from '../canvas/types';
+import type { FlowEdge, FlowNode } from '../workflow/flow';
+import { isGraphNode } from '../workflow/flow';
 import { absolutePosition } from '../workflow/canvas';
 import type { WorkflowEdge, WorkflowNode } from '../workflow/format';
 import { fromFlowEdge } from '../workflow/canvas';

@@ -1,7 +1,7 @@
 // The editable document as undo history sees it: nodes, edges and groups without selection
 // state, and a key that is equal exactly when two documents would save to the same file.
 
-import type { FlowEdge, FlowNode } from '../canvas/types';
+import type { FlowEdge, FlowNode } from '../workflow/flow';
 import { canvasToWorkflow, workflowToCanvas } from '../workflow/canvas';
 import { type Workflow, dumps } from '../workflow/format';
 

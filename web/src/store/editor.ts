@@ -9,11 +9,11 @@ import {
   applyNodeChanges,
 } from '@xyflow/react';
 import { create } from 'zustand';
-import { connectionProblem, replacedEdges } from '../canvas/connections';
-import type { FlowEdge, FlowNode, GraphFlowNode, NodeInput } from '../canvas/types';
-import { isGraphNode } from '../canvas/types';
+import { connectionProblem, replacedEdges } from '../workflow/connections';
+import type { FlowEdge, FlowNode, GraphFlowNode, NodeInput } from '../workflow/flow';
+import { isGraphNode } from '../workflow/flow';
 import type { Catalog } from '../catalog';
-import { carryPoints } from '../canvas/reroute';
+import { carryPoints } from '../workflow/reroute';
 import { type Group, absolutePosition, canvasGroups, canvasToWorkflow, toFlowEdge, workflowToCanvas } from '../workflow/canvas';
 import type { Json, NodeColor, NodeMode, Point, Workflow, WorkflowNode } from '../workflow/format';
 import { COMPONENT, type ComponentBody, LIBRARY_PREFIX, collapse, hideParam, specOf, unpack } from '../workflow/components';
@@ -123,7 +123,7 @@ let commitTimer: ReturnType<typeof setTimeout> | undefined;
 
 /** The current version of a library component (the catalog's `components/NAME` entry), recorded on a node made from it. */
 function libraryVersion(name: string): string {
-  return useCatalog.getState().catalog.nodes[name]?.codeHash ?? '';
+  return useCatalog.getState().catalog.nodes[name]?.code_hash ?? '';
 }
 
 export const useEditor = create<EditorState>()((set, get) => {

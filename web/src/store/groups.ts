@@ -1,8 +1,8 @@
 // Groups as data: a frame around chosen nodes, which become its children (positions relative
 // to it), and ungrouping, which gives them back their absolute positions.
 
-import type { FlowNode, GroupFlowNode } from '../canvas/types';
-import { isGraphNode } from '../canvas/types';
+import type { FlowNode, GroupFlowNode } from '../workflow/flow';
+import { isGraphNode } from '../workflow/flow';
 import { absolutePosition } from '../workflow/canvas';
 import { freshId } from './ids';
 

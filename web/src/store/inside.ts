@@ -2,7 +2,7 @@
 // frames. Folding the open level back into the frames gives the whole document again, so saving,
 // running and "unsaved" see the workflow, never only the inside.
 
-import type { FlowEdge, FlowNode } from '../canvas/types';
+import type { FlowEdge, FlowNode } from '../workflow/flow';
 import { canvasToWorkflow } from '../workflow/canvas';
 import { type ComponentBody, bodyJson, bodyOf } from '../workflow/components';
 import type { Json } from '../workflow/format';

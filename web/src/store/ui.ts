@@ -1,7 +1,7 @@
 // Presentation state: theme, panels, the inspected node, notices, problems from the server.
 
 import { create } from 'zustand';
-import type { LooseEnd } from '../canvas/connections';
+import type { LooseEnd } from '../workflow/connections';
 import type { ImagePreview } from '../preview';
 import type { Problem } from '../protocol';
 

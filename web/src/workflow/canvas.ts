@@ -2,8 +2,8 @@
 // group on the canvas; groups as frame nodes; edges keyed by their four ends so the same wire
 // always has the same id.
 
-import type { CommentFlowNode, FlowEdge, FlowNode, GraphFlowNode, GroupFlowNode, NodeInput } from '../canvas/types';
-import { isCommentNode, isGraphNode, isGroupNode } from '../canvas/types';
+import type { CommentFlowNode, FlowEdge, FlowNode, GraphFlowNode, GroupFlowNode, NodeInput } from './flow';
+import { isCommentNode, isGraphNode, isGroupNode } from './flow';
 import {
   GROUP_SIZE,
   RESOURCE_OUTPUT,

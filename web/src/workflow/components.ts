@@ -145,10 +145,11 @@ function computeSpec(component: Record<string, Json>, catalog: Catalog, depth: n
     inputs,
     outputs: Object.keys(inner.outputs).sort(),
     doc: inner.doc || `A component of ${inner.nodes.length} node${inner.nodes.length === 1 ? '' : 's'}: ${inner.nodes.map((n) => n.id).join(', ')}.`,
-    codeHash: '',
+    code_hash: '',
+    component: '',
     gives: 'any',
     pack: '',
-    packKind: 'custom',
+    pack_kind: 'custom',
   };
 }
 

@@ -35,7 +35,7 @@ export function validate(document: Workflow, catalog: Catalog): Problem[] {
       }
       set.add(edge.input);
       wired.set(edge.target, set);
-      const mismatch = valueTypeProblem(edge, specs);
+      const mismatch = valueTypeProblem(edge, specs, catalog.fits);
       if (mismatch) problems.push(mismatch);
     }
   }
@@ -53,7 +53,7 @@ export function validate(document: Workflow, catalog: Catalog): Problem[] {
 function suggest(type: string, catalog: Catalog): string {
   const lower = type.toLowerCase();
   const close = Object.keys(catalog.nodes).find((n) => n.toLowerCase() === lower || distance(n.toLowerCase(), lower) <= 2);
-  return close ? `did you mean '${close}'?` : 'add a node file that defines it to custom_nodes/, or replace the node';
+  return close ? `did you mean '${close}'?` : 'load the file that defines it with --nodes DIR';
 }
 
 function distance(a: string, b: string): number {
@@ -103,10 +103,10 @@ function edgeProblem(edge: WorkflowEdge, ids: Set<string>, specs: Map<string, No
 }
 
 /** A resource wired into a parameter that cannot take what it gives (a model into a path). */
-function valueTypeProblem(edge: WorkflowEdge, specs: Map<string, NodeSpec>): Problem | null {
+function valueTypeProblem(edge: WorkflowEdge, specs: Map<string, NodeSpec>, fits: Catalog['fits']): Problem | null {
   const source = specs.get(edge.source);
   const param = specs.get(edge.target)?.params.find((p) => p.name === edge.input);
-  if (!source || !param || accepts(param.type, source.gives)) return null;
+  if (!source || !param || accepts(fits, param.type, source.gives)) return null;
   return { node: edge.target, message: wrongTypeMessage(param, edge.source, source), fix: wrongTypeFix(param) };
 }
 
@@ -134,7 +134,7 @@ function paramProblems(id: string, params: Record<string, Json>, spec: NodeSpec,
   for (const param of spec.params) {
     if (wired.has(param.name)) continue;
     const raw = params[param.name];
-    const value = raw === undefined || raw === null ? param.default : raw;
+    const value = raw === undefined || raw === null ? (param.default as Json) : raw;
     if (value === null || value === undefined) {
       if (param.required) problems.push(missing(id, param));
       continue;
@@ -211,38 +211,45 @@ function typeName(value: Json): string {
   return 'str';
 }
 
-/** One cycle as `a -> b -> a`, or null. */
+/** One cycle as `a -> b -> a`, or null: the nodes Kahn's algorithm cannot order, walked back
+ * from the first by name along its parents, as graph.py `_topological` and `_cycle` do. */
 export function findCycle(workflow: Workflow): string[] | null {
-  const children = new Map<string, string[]>();
-  for (const e of workflow.edges) children.set(e.source, [...(children.get(e.source) ?? []), e.target]);
-  const state = new Map<string, 'open' | 'done'>();
-  const stack: string[] = [];
-  const visit = (id: string): string[] | null => {
-    state.set(id, 'open');
-    stack.push(id);
-    for (const child of children.get(id) ?? []) {
-      if (state.get(child) === 'open') return [...stack.slice(stack.indexOf(child)), child];
-      if (!state.has(child)) {
-        const found = visit(child);
-        if (found) return found;
-      }
-    }
-    stack.pop();
-    state.set(id, 'done');
-    return null;
-  };
-  for (const node of workflow.nodes) {
-    if (!state.has(node.id)) {
-      const found = visit(node.id);
-      if (found) return found;
-    }
+  const stuck = unordered(workflow);
+  if (!stuck.size) return null;
+  const parents = new Map<string, string[]>();
+  for (const e of workflow.edges) {
+    if (stuck.has(e.source) && stuck.has(e.target)) parents.set(e.target, [...(parents.get(e.target) ?? []), e.source]);
   }
-  return null;
+  for (const list of parents.values()) list.sort(byName);
+  const path: string[] = [];
+  let current = [...stuck].sort(byName)[0] ?? '';
+  while (!path.includes(current)) {
+    path.push(current);
+    current = parents.get(current)?.[0] ?? current;
+  }
+  const cycle = path.slice(path.indexOf(current));
+  return [...cycle.reverse(), cycle[0] ?? current];
 }
 
-/** Problems grouped by node id. */
-export function problemsByNode(problems: Problem[]): Map<string, Problem[]> {
-  const map = new Map<string, Problem[]>();
-  for (const p of problems) map.set(p.node, [...(map.get(p.node) ?? []), p]);
-  return map;
+const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The nodes left once every node with no unordered parent is taken, again and again. */
+function unordered(workflow: Workflow): Set<string> {
+  const ids = new Set(workflow.nodes.map((n) => n.id));
+  const indegree = new Map([...ids].map((id) => [id, 0]));
+  const children = new Map<string, string[]>();
+  for (const e of workflow.edges) {
+    if (!ids.has(e.source) || !ids.has(e.target)) continue;
+    indegree.set(e.target, (indegree.get(e.target) ?? 0) + 1);
+    children.set(e.source, [...(children.get(e.source) ?? []), e.target]);
+  }
+  const ready = [...ids].filter((id) => indegree.get(id) === 0);
+  for (let id = ready.shift(); id !== undefined; id = ready.shift()) {
+    ids.delete(id);
+    for (const child of children.get(id) ?? []) {
+      indegree.set(child, (indegree.get(child) ?? 0) - 1);
+      if (indegree.get(child) === 0) ready.push(child);
+    }
+  }
+  return ids;
 }

@@ -2,11 +2,11 @@
 
 import type { Connection } from '@xyflow/react';
 import { type Catalog, type NodeSpec, accepts } from '../catalog';
-import { specOf } from '../workflow/components';
-import { DATA_INPUT } from '../workflow/format';
-import { wrongTypeFix, wrongTypeMessage } from '../workflow/validate';
-import type { FlowEdge, FlowNode } from './types';
-import { isGraphNode } from './types';
+import { specOf } from './components';
+import { DATA_INPUT } from './format';
+import { wrongTypeFix, wrongTypeMessage } from './validate';
+import type { FlowEdge, FlowNode } from './flow';
+import { isGraphNode } from './flow';
 
 type Wire = Pick<Connection, 'source' | 'target'> & { sourceHandle?: string | null; targetHandle?: string | null };
 
@@ -25,7 +25,7 @@ export function connectionProblem(wire: Wire, nodes: FlowNode[], edges: FlowEdge
     if (input === DATA_INPUT) return 'a resource feeds a parameter, not the data input';
     const param = to.params.find((p) => p.name === input);
     if (!param) return `${to.name} has no parameter '${input}'`;
-    if (!accepts(param.type, from.gives)) return `${wrongTypeMessage(param, wire.source, from)}: ${wrongTypeFix(param)}`;
+    if (!accepts(catalog.fits, param.type, from.gives)) return `${wrongTypeMessage(param, wire.source, from)}: ${wrongTypeFix(param)}`;
   } else {
     if (input !== DATA_INPUT) return 'step outputs go into a data input; only resources feed parameters';
     if (!to.inputs.includes(DATA_INPUT)) return `${to.name} takes no input`;
@@ -77,7 +77,7 @@ export function completeWire(end: LooseEnd, spec: NodeSpec, id: string, nodes: F
   if (!from) return null;
   if (end.side === 'source') {
     if (from.kind === 'resource') {
-      const param = spec.params.find((p) => p.type !== 'resource' && accepts(p.type, from.gives)) ?? spec.params.find((p) => p.type === 'resource');
+      const param = spec.params.find((p) => p.type !== 'resource' && accepts(catalog.fits, p.type, from.gives)) ?? spec.params.find((p) => p.type === 'resource');
       return param ? { source: end.node, sourceHandle: end.handle, target: id, targetHandle: param.name } : null;
     }
     return spec.inputs.includes(DATA_INPUT) ? { source: end.node, sourceHandle: end.handle, target: id, targetHandle: DATA_INPUT } : null;
@@ -87,6 +87,6 @@ export function completeWire(end: LooseEnd, spec: NodeSpec, id: string, nodes: F
     return output ? { source: id, sourceHandle: output, target: end.node, targetHandle: DATA_INPUT } : null;
   }
   const param = from.params.find((p) => p.name === end.handle);
-  if (spec.kind !== 'resource' || !param || !accepts(param.type, spec.gives)) return null;
+  if (spec.kind !== 'resource' || !param || !accepts(catalog.fits, param.type, spec.gives)) return null;
   return { source: id, sourceHandle: spec.outputs[0] ?? 'resource', target: end.node, targetHandle: end.handle };
 }

@@ -1,7 +1,8 @@
-// The canvas' node and edge types: graph nodes (one per workflow node) and group frames.
+// The open workflow as the editor holds it (React Flow's nodes and edges): graph nodes (one per
+// workflow node), group frames and comments, and the wires between them.
 
 import type { Edge, Node } from '@xyflow/react';
-import type { Json, NodeColor, NodeMode, Point } from '../workflow/format';
+import type { Json, NodeColor, NodeMode, Point } from './format';
 
 export type GraphNodeData = {
   /** The registered node type (`Split`, `DumpJSONL`, ...). */

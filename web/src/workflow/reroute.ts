@@ -1,8 +1,8 @@
 // Reroute points on a wire: the path through them, where a new point goes, and how they follow
 // moved nodes. Pure geometry.
 
-import type { Point } from '../workflow/format';
-import type { FlowEdge } from './types';
+import type { Point } from './format';
+import type { FlowEdge } from './flow';
 
 /** A curve from `a` to `b` leaving and arriving level, as React Flow draws a wire between two handles. */
 function segment(a: Point, b: Point): string {
@@ -36,15 +36,6 @@ export function withPoint(source: Point, points: readonly Point[], target: Point
     if (distance < bestDistance) [best, bestDistance] = [i - 1, distance];
   }
   return [...points.slice(0, best), { x: at.x, y: at.y }, ...points.slice(best)];
-}
-
-/** The middle of a wire's path (for its label): its middle point, or halfway along its middle segment. */
-export function midpoint(source: Point, points: readonly Point[], target: Point): Point {
-  const stops = [source, ...points, target];
-  if (stops.length % 2 === 1) return stops[(stops.length - 1) / 2] as Point;
-  const a = stops[stops.length / 2 - 1] as Point;
-  const b = stops[stops.length / 2] as Point;
-  return { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
 }
 
 const same = (a: Point, b: Point): boolean => Math.abs(a.x - b.x) < 1e-6 && Math.abs(a.y - b.y) < 1e-6;
