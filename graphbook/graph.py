@@ -58,9 +58,18 @@ class Graph:
         """Nodes sending data or resources to `node_id` directly."""
         return [e.source for e in self.edges if e.target == node_id]
 
+    def members(self, node_id: str) -> list[str]:
+        """`node_id` itself, or the nodes inside the component `node_id` (`node_id/...`): what
+        a run up to it, or a clear of it, is about; empty when the graph has neither."""
+        if node_id in self.nodes:
+            return [node_id]
+        return inner_nodes(node_id, self.nodes)
+
     def ancestors(self, node_id: str) -> set[str]:
-        """`node_id` and every node it depends on, data and resources alike."""
-        seen, todo = set(), [node_id]
+        """`node_id` (a component: the nodes inside it) and every node it depends on, data and
+        resources alike."""
+        seen: set[str] = set()
+        todo = self.members(node_id) or [node_id]
         while todo:
             current = todo.pop()
             if current not in seen:
@@ -354,12 +363,24 @@ def _cycle(stuck: set[str], children: dict[str, list[str]]) -> list[str]:
 def target_problem(graph: Graph, node: str, *, retrigger: bool = False) -> str | None:
     """Why `node` cannot be the node a run runs up to (with `retrigger`, the node it runs
     again); None when it can. Every front end and the executor check a target with this."""
-    if node in graph.off:
-        word = OFF_WORDS[graph.off[node]]
+    off = node if node in graph.off else None
+    if node not in graph.nodes and not graph.members(node):  # a component all of it off
+        off = next(iter(inner_nodes(node, graph.off)), None)
+    if off is not None:
+        word = OFF_WORDS[graph.off[off]]
         return f"node {node!r} is {word}, so it does not run; turn it back on first"
-    if node not in graph.nodes:
+    members = graph.members(node)
+    if not members:
         known = ", ".join(graph.nodes) or "none"
         return f"the workflow has no node {node!r}; its nodes are: {known}"
+    if retrigger and node not in graph.nodes:
+        return f"node {node!r} is a component; re-trigger a node inside it ({members[0]!r}, ...)"
     if retrigger and graph.nodes[node].spec.is_resource:
         return f"node {node!r} is a resource; re-trigger a source or a step"
     return None
+
+
+def inner_nodes(component: str, nodes: Iterable[str]) -> list[str]:
+    """The ids among `nodes` of the nodes inside the component `component` (its path first)."""
+    prefix = f"{component}/"
+    return [node for node in nodes if node.startswith(prefix)]

@@ -25,7 +25,7 @@ from types import CodeType
 from typing import Any
 
 from graphbook.events import PlanAction, PlanCause
-from graphbook.graph import Graph, GraphNode
+from graphbook.graph import Graph, GraphNode, inner_nodes
 from graphbook.steps import Data, fork
 
 SAMPLE = 16
@@ -310,11 +310,14 @@ class WorkflowCache:
             self.gone[node_id] = "incomplete"
 
     def clear(self, node_id: str | None = None) -> list[str]:
-        """Drop `node_id` and everything downstream of it (every node if None)."""
+        """Drop `node_id` (a component: the nodes inside it) and everything downstream of it
+        (every node if None)."""
+        known = set(self.entries) | set(self.children)
         if node_id is None:
-            dropped = set(self.entries) | set(self.children)
+            dropped = known
         else:
-            dropped = _downstream(node_id, self.children)
+            starts = [node_id] if node_id in known else inner_nodes(node_id, known) or [node_id]
+            dropped = set().union(*(_downstream(start, self.children) for start in starts))
         with self.owner.lock:
             for node in dropped:
                 self.entries.pop(node, None)

@@ -3,12 +3,15 @@ processes, on Ray), and inner nodes cached and run up to as nodes of their own."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
+
+import pytest
 
 from graphbook import Registry, Workflow, build_graph, output, param, run_workflow, source, step
 from graphbook.components import Library, component
 from graphbook.engine.cache import OutputCache
-from graphbook.engine.executor import Executor, RunResult
+from graphbook.engine.executor import Executor, RunResult, RunTargetError
 from graphbook.events import Event, NodePlan, NodeStarted
 from graphbook.workflow import ComponentBody, ComponentRef
 
@@ -130,3 +133,23 @@ def test_a_run_up_to_an_inner_node_runs_only_what_it_needs() -> None:
     events = run(with_component(body()), OutputCache(1 << 20), until="comp/split")
     ran = {e.node_id for e in events if isinstance(e, NodeStarted)}
     assert ran == {"src", "comp/plus", "comp/split"}
+
+
+def test_a_run_up_to_a_component_runs_the_nodes_inside_and_what_they_need() -> None:
+    events = run(with_component(body()), OutputCache(1 << 20), until="comp")
+    ran = {e.node_id for e in events if isinstance(e, NodeStarted)}
+    assert ran == {"src", "comp/plus", "comp/split", "comp/scale"}
+
+
+def test_clearing_a_component_clears_the_nodes_inside_and_downstream() -> None:
+    cache = OutputCache(1 << 20)
+    run(with_component(body()), cache)
+    cleared = cache.workflow("w.json").clear("comp")
+    assert cleared == ["comp/plus", "comp/scale", "comp/split", "evens", "odds"]
+
+
+def test_a_bypassed_component_is_refused_as_a_target_by_its_mode() -> None:
+    wf = with_component(body())
+    wf.nodes["comp"] = replace(wf.nodes["comp"], mode="bypass")
+    with pytest.raises(RunTargetError, match="'comp' is bypassed"):
+        run(wf, OutputCache(1 << 20), until="comp")
