@@ -11,7 +11,8 @@ import pytest
 from graphbook import Registry, Workflow, build_graph, output, param, run_workflow, source, step
 from graphbook.components import Library, component
 from graphbook.engine.cache import OutputCache
-from graphbook.engine.executor import Executor, RunResult, RunTargetError
+from graphbook.engine.executor import Executor, RunResult
+from graphbook.errors import RunTargetError
 from graphbook.events import Event, NodePlan, NodeStarted
 from graphbook.workflow import ComponentBody, ComponentRef
 
