@@ -42,28 +42,51 @@ describe('an agent at work', () => {
 
     const result = await callTool(app.server, 'edit_workflow', { path: 'hello.json', operations: BATCH });
     expect(result.isError ?? false, result.content[0]?.text).toBe(false);
-    await until(() => nodeIds(app.page), (ids) => ids.includes('agent_shout') && ids.includes('agent_greetings'), 'the agent nodes');
-    await until(() => edgeIds(app.page), (ids) => ids.includes('agent_greetings:out->agent_shout:in'), 'the agent wire');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.includes('agent_shout') && ids.includes('agent_greetings'),
+      'the agent nodes',
+    );
+    await until(
+      () => edgeIds(app.page),
+      (ids) => ids.includes('agent_greetings:out->agent_shout:in'),
+      'the agent wire',
+    );
     await canvasReady(app.page);
     await screenshot(app.page, 'agent-batch-live');
 
     await app.page.locator('.react-flow__pane').click({ position: { x: 5, y: 5 } });
     await app.page.keyboard.press(`${mod}+z`);
-    await until(() => nodeIds(app.page), (ids) => !ids.includes('agent_shout'), 'the undo');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => !ids.includes('agent_shout'),
+      'the undo',
+    );
     expect(await nodeIds(app.page)).toEqual(before);
     expect(await edgeIds(app.page)).toEqual(wiresBefore);
     // Autosave writes the undone document back: the agent's nodes leave the file too.
-    await until(() => readJson(app.server, 'hello.json').nodes.map((n) => n.id), (ids) => !ids.includes('agent_shout'), 'the file to lose the agent nodes');
+    await until(
+      () => readJson(app.server, 'hello.json').nodes.map((n) => n.id),
+      (ids) => !ids.includes('agent_shout'),
+      'the file to lose the agent nodes',
+    );
   });
 
   it("refuses a batch with one bad operation, and the page's document stays as it was", async () => {
     await openApp(app.page, app.server, 'hello.json');
     const before = await nodeIds(app.page);
-    const bad = [...BATCH.slice(0, 2), { op: 'connect', source: 'agent_greetings', output: 'nope', target: 'agent_shout' }];
+    const bad = [
+      ...BATCH.slice(0, 2),
+      { op: 'connect', source: 'agent_greetings', output: 'nope', target: 'agent_shout' },
+    ];
     const result = await callTool(app.server, 'edit_workflow', { path: 'hello.json', operations: bad });
     expect(result.isError).toBe(true);
     expect(result.content[0]?.text).toContain('operation 2 (connect agent_greetings.nope -> agent_shout.in)');
-    expect(readJson(app.server, 'hello.json').nodes.map((n) => n.id).sort()).toEqual(before);
+    expect(
+      readJson(app.server, 'hello.json')
+        .nodes.map((n) => n.id)
+        .sort(),
+    ).toEqual(before);
     expect(await nodeIds(app.page)).toEqual(before);
   });
 });

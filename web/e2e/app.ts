@@ -44,7 +44,8 @@ export function appSession(options: SessionOptions = {}): AppSession {
   };
   beforeAll(async () => {
     session.server = await startServer(options.env);
-    if (options.testNodes) copyFileSync(join(ROOT, 'web/e2e/fixtures/e2e_nodes.py'), join(session.server.nodes, 'e2e_nodes.py'));
+    if (options.testNodes)
+      copyFileSync(join(ROOT, 'web/e2e/fixtures/e2e_nodes.py'), join(session.server.nodes, 'e2e_nodes.py'));
     for (const [file, data] of Object.entries(options.workflows ?? {})) writeWorkflow(session.server, file, data);
     await session.freshBrowser();
     session.browser = browsers[0] as Browser;
@@ -63,7 +64,12 @@ export function appSession(options: SessionOptions = {}): AppSession {
 }
 
 /** A workflow file's contents: nodes at their positions and the edges between them. */
-export const workflow = (nodes: unknown[], edges: unknown[]) => ({ format: 'graphbook.workflow', version: 1, nodes, edges });
+export const workflow = (nodes: unknown[], edges: unknown[]) => ({
+  format: 'graphbook.workflow',
+  version: 1,
+  nodes,
+  edges,
+});
 export const at = (x: number, y: number) => ({ x, y });
 
 /** Greetings into a Split whose function reads a key the dicts do not have: a run that fails. */
@@ -90,14 +96,16 @@ export async function canvasReady(page: Page): Promise<void> {
 
 /** The browser has painted twice since now: what the last click or key did is on screen. */
 export async function painted(page: Page): Promise<void> {
-  await page.evaluate(() => new Promise<void>((done) => requestAnimationFrame(() => requestAnimationFrame(() => done()))));
+  await page.evaluate(
+    () => new Promise<void>((done) => requestAnimationFrame(() => requestAnimationFrame(() => done()))),
+  );
 }
 
 /** The canvas's pan and zoom have stopped moving (an animated fit or zoom has ended). */
 export async function viewSettled(page: Page): Promise<void> {
   const transform = () => page.locator('.react-flow__viewport').evaluate((el) => (el as HTMLElement).style.transform);
   let last = await transform();
-  for (let still = 0; still < 3; ) {
+  for (let still = 0; still < 3;) {
     await painted(page);
     const now = await transform();
     still = now === last ? still + 1 : 0;
@@ -146,11 +154,18 @@ export async function edgeIds(page: Page): Promise<string[]> {
 }
 
 export async function nodeIds(page: Page): Promise<string[]> {
-  return page.locator('.react-flow__node-graph').evaluateAll((els) => els.map((e) => e.getAttribute('data-id') ?? '').sort());
+  return page
+    .locator('.react-flow__node-graph')
+    .evaluateAll((els) => els.map((e) => e.getAttribute('data-id') ?? '').sort());
 }
 
 /** Polls `read` until `ok` holds; fails with the last value seen. */
-export async function until<T>(read: () => Promise<T> | T, ok: (value: T) => boolean, what: string, timeout = 20_000): Promise<T> {
+export async function until<T>(
+  read: () => Promise<T> | T,
+  ok: (value: T) => boolean,
+  what: string,
+  timeout = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeout;
   let last: T = await read();
   while (!ok(last)) {
@@ -161,7 +176,10 @@ export async function until<T>(read: () => Promise<T> | T, ok: (value: T) => boo
   return last;
 }
 
-export function readJson(server: Server, file: string): { nodes: { id: string; type: string; params: Record<string, unknown> }[]; edges: unknown[] } {
+export function readJson(
+  server: Server,
+  file: string,
+): { nodes: { id: string; type: string; params: Record<string, unknown> }[]; edges: unknown[] } {
   return JSON.parse(readFileSync(join(server.workflows, file), 'utf8')) as ReturnType<typeof readJson>;
 }
 
@@ -195,7 +213,9 @@ export const mod = process.platform === 'darwin' ? 'Meta' : 'Control';
 export async function emptySpot(page: Page): Promise<{ x: number; y: number }> {
   for (let attempt = 0; attempt < 4; attempt++) {
     const pane = await page.locator('.react-flow__pane').boundingBox();
-    const boxes = await page.locator('.react-flow__node').evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON() as DOMRect));
+    const boxes = await page
+      .locator('.react-flow__node')
+      .evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON() as DOMRect));
     if (!pane) throw new Error('no canvas');
     const right = Math.max(pane.x, ...boxes.map((b) => b.right));
     const bottom = Math.max(pane.y, ...boxes.map((b) => b.bottom));

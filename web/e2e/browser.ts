@@ -9,8 +9,14 @@ import { ROOT } from './server';
 export const SCREENSHOTS = join(ROOT, 'web/e2e/screenshots');
 const EXECUTABLE = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
 export interface Browser {

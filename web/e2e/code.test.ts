@@ -12,24 +12,40 @@ const app = appSession();
 const editor = (): Locator => node(app.page, 'split').locator('.cm-editor');
 const code = (): Locator => node(app.page, 'split').getByLabel('split_fn', { exact: true });
 /** The editor's text, one line per .cm-line (innerText would add blank lines in some cases). */
-const text = (): Promise<string> => editor().locator('.cm-line').evaluateAll((lines) => lines.map((l) => l.textContent ?? '').join('\n'));
+const text = (): Promise<string> =>
+  editor()
+    .locator('.cm-line')
+    .evaluateAll((lines) => lines.map((l) => l.textContent ?? '').join('\n'));
 const saved = (): unknown => readJson(app.server, 'hello.json').nodes.find((n) => n.id === 'split')?.params.split_fn;
-const unsaved = (): Promise<boolean> => app.page.locator('.gb-file-title').getAttribute('data-dirty').then((v) => v === 'true');
+const unsaved = (): Promise<boolean> =>
+  app.page
+    .locator('.gb-file-title')
+    .getAttribute('data-dirty')
+    .then((v) => v === 'true');
 const colourOf = (token: string): Promise<string> =>
-  editor().locator('.cm-line span', { hasText: token }).first().evaluate((el) => getComputedStyle(el).color);
+  editor()
+    .locator('.cm-line span', { hasText: token })
+    .first()
+    .evaluate((el) => getComputedStyle(el).color);
 
 describe('the code editor', () => {
   it('highlights Python in the theme colours', async () => {
     await openApp(app.page, app.server, 'hello.json');
     await editor().waitFor();
     expect(await text()).toBe("lambda data: data['n'] % 2 == 0");
-    const plain = await editor().locator('.cm-content').evaluate((el) => getComputedStyle(el).color);
+    const plain = await editor()
+      .locator('.cm-content')
+      .evaluate((el) => getComputedStyle(el).color);
     const keyword = await colourOf('lambda');
     const string = await colourOf("'n'");
     expect(new Set([plain, keyword, string]).size).toBe(3);
     await node(app.page, 'split').screenshot({ path: join(SCREENSHOTS, 'code-light.png') });
     await app.page.getByLabel('switch theme').click();
-    await until(() => colourOf('lambda'), (c) => c !== keyword, 'the dark keyword colour');
+    await until(
+      () => colourOf('lambda'),
+      (c) => c !== keyword,
+      'the dark keyword colour',
+    );
     await node(app.page, 'split').screenshot({ path: join(SCREENSHOTS, 'code-dark.png') });
     await app.page.getByLabel('switch theme').click();
   });
@@ -50,7 +66,8 @@ describe('the code editor', () => {
     expect(await text()).toBe("lambda data: data['n'] % 2 == 0 and T");
     await app.page.keyboard.press(`${mod}+z`);
     expect(await text()).toBe("lambda data: data['n'] % 2 == 0 and Tr");
-    for (let i = 0; i < 3 && (await text()) !== "lambda data: data['n'] % 2 == 0"; i++) await app.page.keyboard.press(`${mod}+z`);
+    for (let i = 0; i < 3 && (await text()) !== "lambda data: data['n'] % 2 == 0"; i++)
+      await app.page.keyboard.press(`${mod}+z`);
     expect(await text()).toBe("lambda data: data['n'] % 2 == 0");
     expect(await nodeIds(app.page)).toEqual(ids);
 
@@ -62,7 +79,11 @@ describe('the code editor', () => {
     expect(await text()).toBe("lambda data: data['n'] % 2 == 0\nlambda data: data['n'] % 2 == 0");
     expect(await nodeIds(app.page)).toEqual(ids);
     // Ctrl+A selected the text, not every node: only the editor's own node is selected.
-    expect(await app.page.locator('.react-flow__node-graph.selected').evaluateAll((els) => els.map((e) => e.getAttribute('data-id')))).toEqual(['split']);
+    expect(
+      await app.page
+        .locator('.react-flow__node-graph.selected')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-id'))),
+    ).toEqual(['split']);
   });
 
   it('indents with Tab and after a colon, and commits the text as one undo step', async () => {
@@ -92,7 +113,8 @@ describe('the code editor', () => {
 
   it('does not move the node or the canvas when dragging or scrolling inside it', async () => {
     const before = await node(app.page, 'split').boundingBox();
-    const viewport = () => app.page.locator('.react-flow__viewport').evaluate((el) => (el as HTMLElement).style.transform);
+    const viewport = () =>
+      app.page.locator('.react-flow__viewport').evaluate((el) => (el as HTMLElement).style.transform);
     const transform = await viewport();
     const box = await editor().boundingBox();
     if (!before || !box) throw new Error('the editor is not shown');

@@ -36,7 +36,11 @@ const app = appSession({ workflows: { 'first.json': chain, 'second.json': other 
 
 const finished = (status: string): boolean => ['completed', 'failed', 'stopped'].includes(status);
 const count = (p: Page, id: string, output = 'out'): Promise<number> =>
-  node(p, id).locator(`.gb-count[data-output="${output}"]`).innerText({ timeout: 1000 }).then(Number).catch(() => 0);
+  node(p, id)
+    .locator(`.gb-count[data-output="${output}"]`)
+    .innerText({ timeout: 1000 })
+    .then(Number)
+    .catch(() => 0);
 const saved = (file: string): { nodes: { id: string; type: string; component?: Record<string, unknown> }[] } =>
   JSON.parse(readFileSync(join(app.server.workflows, file), 'utf8')) as ReturnType<typeof saved>;
 
@@ -50,15 +54,32 @@ describe('components', () => {
   it('makes one of three nodes, saves it to the library and uses it in another workflow', async () => {
     await openApp(app.page, app.server, 'first.json');
     await node(app.page, 'first').locator('.gb-node-header').click();
-    await node(app.page, 'second').locator('.gb-node-header').click({ modifiers: ['Shift'] });
-    await node(app.page, 'third').locator('.gb-node-header').click({ modifiers: ['Shift'] });
+    await node(app.page, 'second')
+      .locator('.gb-node-header')
+      .click({ modifiers: ['Shift'] });
+    await node(app.page, 'third')
+      .locator('.gb-node-header')
+      .click({ modifiers: ['Shift'] });
     await app.page.keyboard.press(`${mod}+Shift+E`);
-    await until(() => nodeIds(app.page), (ids) => ids.join() === 'component,end,greetings', 'the component');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.join() === 'component,end,greetings',
+      'the component',
+    );
     const made = node(app.page, 'component');
     expect(await made.getAttribute('class')).toContain(' selected');
     await app.page.keyboard.press(`${mod}+s`);
-    await until(() => saved('first.json').nodes.map((n) => n.id).join(), (ids) => ids === 'component,end,greetings', 'the save');
-    const inside = saved('first.json').nodes.find((n) => n.id === 'component')?.component as { nodes: { id: string }[] };
+    await until(
+      () =>
+        saved('first.json')
+          .nodes.map((n) => n.id)
+          .join(),
+      (ids) => ids === 'component,end,greetings',
+      'the save',
+    );
+    const inside = saved('first.json').nodes.find((n) => n.id === 'component')?.component as {
+      nodes: { id: string }[];
+    };
     expect(inside.nodes.map((n) => n.id)).toEqual(['first', 'second', 'third']);
 
     await runToEnd(app.page);
@@ -67,29 +88,59 @@ describe('components', () => {
     await screenshot(app.page, 'components-made');
 
     await made.locator('.gb-title').dblclick(); // opens it in place: its nodes show their own run
-    await until(() => nodeIds(app.page), (ids) => ids.join() === 'first,second,third', 'the nodes inside');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.join() === 'first,second,third',
+      'the nodes inside',
+    );
     expect(await app.page.getByRole('navigation', { name: 'component path' }).innerText()).toContain('first.json');
     expect(await count(app.page, 'third')).toBe(4);
     expect(await node(app.page, 'second').locator('.gb-status').innerText()).toContain('done');
     await screenshot(app.page, 'components-inside');
-    await app.page.getByRole('navigation', { name: 'component path' }).getByRole('button', { name: 'first.json' }).click();
-    await until(() => nodeIds(app.page), (ids) => ids.join() === 'component,end,greetings', 'back out');
+    await app.page
+      .getByRole('navigation', { name: 'component path' })
+      .getByRole('button', { name: 'first.json' })
+      .click();
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.join() === 'component,end,greetings',
+      'back out',
+    );
     expect(await app.page.locator('.gb-file-title').getAttribute('data-dirty')).toBe('false');
 
     await made.click({ button: 'right' });
     await app.page.getByRole('menuitem', { name: 'Save to library' }).click();
     const file = join(app.server.folder, 'components', 'component.json');
-    await until(() => existsSync(file), (there) => there, 'the library file');
-    await until(() => app.page.locator('[data-node-type="components/component"]').count(), (n) => n > 0, 'the palette entry', 10_000).catch(() => 0);
+    await until(
+      () => existsSync(file),
+      (there) => there,
+      'the library file',
+    );
+    await until(
+      () => app.page.locator('[data-node-type="components/component"]').count(),
+      (n) => n > 0,
+      'the palette entry',
+      10_000,
+    ).catch(() => 0);
 
     await openApp(app.page, app.server, 'second.json');
     await dragFromPalette(app.page, 'components/component', { x: 450, y: 200 });
-    await until(() => nodeIds(app.page), (ids) => ids.includes('component'), 'the library component on the canvas');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.includes('component'),
+      'the library component on the canvas',
+    );
     await wire(app.page, ['hello', 'out'], ['component', 'in']);
     await wire(app.page, ['component', 'out'], ['last', 'in']);
     await app.page.keyboard.press(`${mod}+s`);
-    await until(() => saved('second.json').nodes.find((n) => n.id === 'component')?.component, (c) => !!c, 'the save');
-    expect(saved('second.json').nodes.find((n) => n.id === 'component')?.component).toMatchObject({ library: 'component' });
+    await until(
+      () => saved('second.json').nodes.find((n) => n.id === 'component')?.component,
+      (c) => !!c,
+      'the save',
+    );
+    expect(saved('second.json').nodes.find((n) => n.id === 'component')?.component).toMatchObject({
+      library: 'component',
+    });
     await runToEnd(app.page);
     expect(await count(app.page, 'last')).toBe(3);
     expect(await count(app.page, 'component')).toBe(3);
@@ -97,8 +148,16 @@ describe('components', () => {
 
     await node(app.page, 'component').click({ button: 'right' });
     await app.page.getByRole('menuitem', { name: 'Unpack' }).click();
-    await until(() => nodeIds(app.page), (ids) => ids.join() === 'first,hello,last,second,third', 'the unpacked nodes');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.join() === 'first,hello,last,second,third',
+      'the unpacked nodes',
+    );
     await app.page.keyboard.press(`${mod}+z`);
-    await until(() => nodeIds(app.page), (ids) => ids.join() === 'component,hello,last', 'undo of the unpack');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.join() === 'component,hello,last',
+      'undo of the unpack',
+    );
   });
 });

@@ -15,13 +15,27 @@ const fromGreetings = (target: string) => [{ source: 'greetings', output: 'out',
 const app = appSession({
   testNodes: true,
   workflows: {
-    'twenty.json': workflow([greetings(20), { id: 'shout', type: 'Shout', params: {}, position: at(320, 0) }], fromGreetings('shout')),
+    'twenty.json': workflow(
+      [greetings(20), { id: 'shout', type: 'Shout', params: {}, position: at(320, 0) }],
+      fromGreetings('shout'),
+    ),
     'fields.json': workflow([{ ...greetings(4), params: { count: 4, message: 'Hi' } }], []),
     'stale.json': workflow([greetings(4)], []),
     'shared.json': workflow([greetings(4)], []),
-    'slow.json': workflow([greetings(2), { id: 'slow', type: 'Slow', params: { delay: 0 }, position: at(320, 0) }], fromGreetings('slow')),
+    'slow.json': workflow(
+      [greetings(2), { id: 'slow', type: 'Slow', params: { delay: 0 }, position: at(320, 0) }],
+      fromGreetings('slow'),
+    ),
     'partial.json': workflow(
-      [greetings(11), { id: 'split', type: 'Split', params: { split_fn: "lambda data: 10 // (data['n'] - 3) > 0" }, position: at(320, 0) }],
+      [
+        greetings(11),
+        {
+          id: 'split',
+          type: 'Split',
+          params: { split_fn: "lambda data: 10 // (data['n'] - 3) > 0" },
+          position: at(320, 0),
+        },
+      ],
       fromGreetings('split'),
     ),
   },
@@ -43,7 +57,12 @@ describe('defects a new user hit', () => {
     await node(app.page, 'shout').locator('.gb-node-header').click();
     await app.page.getByRole('tab', { name: 'Output' }).click();
     const output = app.page.locator('.gb-output[data-output="out"]');
-    await until(() => output.locator('.gb-pager').innerText(), (t) => t.includes('#19'), 'the pager at the last of 20 dicts', 5000);
+    await until(
+      () => output.locator('.gb-pager').innerText(),
+      (t) => t.includes('#19'),
+      'the pager at the last of 20 dicts',
+      5000,
+    );
     expect(await output.getByRole('button', { name: 'next' }).isDisabled(), 'nothing after the last').toBe(true);
     expect(await output.innerText()).toContain('Hello, World! #19');
     const reason = await app.page.locator('.gb-output-reason').innerText();
@@ -77,20 +96,39 @@ describe('defects a new user hit', () => {
     const count = node(app.page, 'greetings').getByLabel('count', { exact: true });
     const problems = node(app.page, 'greetings').locator('.gb-problems');
     await count.fill('2.5');
-    await until(() => held.length, (n) => n === 1, 'the autosave of 2.5 to be sent');
+    await until(
+      () => held.length,
+      (n) => n === 1,
+      'the autosave of 2.5 to be sent',
+    );
     await count.fill('abc');
-    await until(() => problems.innerText().catch(() => ''), (t) => t.includes("'abc'"), 'the problem of abc');
-    const answered = app.page.waitForResponse((r) => r.url().endsWith('/api/workflows/stale.json') && r.request().method() === 'PUT');
+    await until(
+      () => problems.innerText().catch(() => ''),
+      (t) => t.includes("'abc'"),
+      'the problem of abc',
+    );
+    const answered = app.page.waitForResponse(
+      (r) => r.url().endsWith('/api/workflows/stale.json') && r.request().method() === 'PUT',
+    );
     await held[0]?.continue();
     await answered;
     // The answer about 2.5 came while abc is shown: give it time to (wrongly) appear.
-    const shown = await until(() => problems.innerText(), (t) => t.includes('2.5'), 'a stale problem', 2000).catch(() => null);
+    const shown = await until(
+      () => problems.innerText(),
+      (t) => t.includes('2.5'),
+      'a stale problem',
+      2000,
+    ).catch(() => null);
     expect(shown, 'the late answer about 2.5 is not shown on the node').toBeNull();
     expect(await problems.innerText()).toContain("'abc'");
     for (const route of held.slice(1)) await route.continue();
     await app.page.unroute('**/api/workflows/stale.json');
     await count.fill('3');
-    await until(() => problems.count(), (n) => n === 0, 'every problem gone with a good value');
+    await until(
+      () => problems.count(),
+      (n) => n === 0,
+      'every problem gone with a good value',
+    );
   });
 
   it('offers Reload, Overwrite and Save as when an autosave is refused for a file saved elsewhere', async () => {
@@ -117,17 +155,25 @@ describe('defects a new user hit', () => {
     await conflict('5', 50);
     await screenshot(app.page, 'defects-save-conflict');
     await dialog.getByRole('button', { name: 'Overwrite' }).click();
-    await until(() => onDisk(), (n) => n === 5, 'this page\'s version written over theirs');
+    await until(
+      () => onDisk(),
+      (n) => n === 5,
+      "this page's version written over theirs",
+    );
 
     await conflict('6', 60);
     await dialog.getByRole('button', { name: 'Reload' }).click();
-    await until(() => count.inputValue(), (v) => v === '60', 'their version shown here');
+    await until(
+      () => count.inputValue(),
+      (v) => v === '60',
+      'their version shown here',
+    );
     expect(onDisk()).toBe(60);
 
     await conflict('7', 70);
     await dialog.getByRole('button', { name: 'Save as new file' }).click();
     await app.page.locator('.gb-file-title', { hasText: 'shared-2.json' }).waitFor();
-    expect(onDisk('shared-2.json'), 'this page\'s version in a new file').toBe(7);
+    expect(onDisk('shared-2.json'), "this page's version in a new file").toBe(7);
     expect(onDisk(), 'theirs kept').toBe(70);
   });
 
@@ -143,13 +189,17 @@ describe('defects a new user hit', () => {
       const problems = node(app.page, 'slow').locator('.gb-problems');
       await problems.waitFor({ timeout: 10_000 });
       expect(await problems.innerText()).toContain('e2e_nodes.py does not load (SyntaxError');
-      expect(await node(app.page, 'slow').locator('.gb-status-word').innerText(), 'nothing ran').toMatch(/^(idle|not run)$/);
+      expect(await node(app.page, 'slow').locator('.gb-status-word').innerText(), 'nothing ran').toMatch(
+        /^(idle|not run)$/,
+      );
       expect(await node(app.page, 'greetings').locator('.gb-problems').count(), 'only the nodes of that file').toBe(0);
       await screenshot(app.page, 'defects-broken-node-file');
     } finally {
       writeFileSync(file, good);
     }
-    await app.page.locator('.gb-palette .gb-banner-error', { hasText: 'e2e_nodes.py' }).waitFor({ state: 'detached', timeout: 15_000 });
+    await app.page
+      .locator('.gb-palette .gb-banner-error', { hasText: 'e2e_nodes.py' })
+      .waitFor({ state: 'detached', timeout: 15_000 });
     expect(await runToEnd()).toBe('completed');
   });
 
@@ -163,7 +213,11 @@ describe('defects a new user hit', () => {
     try {
       expect(await runToEnd()).toBe('completed');
       const status = node(app.page, 'split').locator('.gb-status');
-      await until(() => status.locator('.gb-status-word').innerText(), (t) => t === 'completed with 1 error', 'the node to say it completed with an error');
+      await until(
+        () => status.locator('.gb-status-word').innerText(),
+        (t) => t === 'completed with 1 error',
+        'the node to say it completed with an error',
+      );
       expect(await status.getAttribute('class')).toContain('gb-status-partial');
       expect(await status.innerText()).toContain('11 in');
       await screenshot(app.page, 'defects-completed-with-errors');
@@ -178,8 +232,15 @@ describe('defects a new user hit', () => {
     it('adds to the selection with Shift+click, selecting no page text', async () => {
       await openApp(app.page, app.server, 'hello.json');
       await node(app.page, 'greetings').locator('.gb-title').first().click();
-      await node(app.page, 'split').locator('.gb-title').first().click({ modifiers: ['Shift'] });
-      await until(() => app.page.locator('.react-flow__node-graph.selected').count(), (n) => n === 2, 'both nodes selected');
+      await node(app.page, 'split')
+        .locator('.gb-title')
+        .first()
+        .click({ modifiers: ['Shift'] });
+      await until(
+        () => app.page.locator('.react-flow__node-graph.selected').count(),
+        (n) => n === 2,
+        'both nodes selected',
+      );
       expect(await app.page.evaluate(() => window.getSelection()?.toString() ?? ''), 'no page text selected').toBe('');
     });
 
@@ -188,10 +249,23 @@ describe('defects a new user hit', () => {
       const pane = await app.page.locator('.react-flow__pane').boundingBox();
       if (!pane) throw new Error('no canvas');
       await app.page.mouse.click(pane.x + 60, pane.y + pane.height - 120, { button: 'right' });
-      await app.page.getByRole('menuitem', { name: 'Add a comment' }).or(app.page.getByText('Add a comment')).first().click();
+      await app.page
+        .getByRole('menuitem', { name: 'Add a comment' })
+        .or(app.page.getByText('Add a comment'))
+        .first()
+        .click();
       const comment = app.page.getByLabel('comment', { exact: true });
       await comment.waitFor();
-      await until(() => app.page.evaluate(() => `${document.activeElement?.tagName}.${document.activeElement?.className}:${document.activeElement?.getAttribute('aria-label') ?? ''}`), (l) => l.endsWith(':comment'), 'the comment focused', 3000);
+      await until(
+        () =>
+          app.page.evaluate(
+            () =>
+              `${document.activeElement?.tagName}.${document.activeElement?.className}:${document.activeElement?.getAttribute('aria-label') ?? ''}`,
+          ),
+        (l) => l.endsWith(':comment'),
+        'the comment focused',
+        3000,
+      );
       await app.page.keyboard.type('why this split');
       expect(await comment.inputValue()).toBe('why this split');
       await app.page.keyboard.press('Escape');
@@ -230,7 +304,7 @@ describe('defects a new user hit', () => {
       await screenshot(app.page, 'defects-1920');
     });
 
-    it('hints how to start on a new workflow\'s empty canvas', async () => {
+    it("hints how to start on a new workflow's empty canvas", async () => {
       await openApp(app.page, app.server, 'hello.json');
       await app.page.getByRole('tab', { name: 'Workflows' }).click();
       await app.page.getByRole('button', { name: 'New workflow' }).click();
@@ -255,11 +329,20 @@ describe('defects a new user hit', () => {
       if (!(await app.page.locator('.gb-console').count())) await app.page.keyboard.press('`');
       await runToEnd();
       const lines = app.page.locator('.gb-console-line');
-      await until(() => lines.count(), (n) => n > 0, "hello's log lines in the console");
+      await until(
+        () => lines.count(),
+        (n) => n > 0,
+        "hello's log lines in the console",
+      );
       await app.page.getByRole('tab', { name: 'Workflows' }).click();
       await app.page.locator('[data-file="fields.json"] .gb-file-name').click();
       await app.page.locator('.gb-file-title', { hasText: 'fields.json' }).waitFor();
-      await until(() => lines.count(), (n) => n === 0, 'the console emptied', 3000);
+      await until(
+        () => lines.count(),
+        (n) => n === 0,
+        'the console emptied',
+        3000,
+      );
     });
   });
 });

@@ -4,13 +4,34 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { appSession, canvasReady, dragFromPalette, edgeIds, emptySpot, mod, node, nodeIds, openApp, painted, readJson, switchTheme, until, viewSettled, wire, writeWorkflow } from './app';
+import {
+  appSession,
+  canvasReady,
+  dragFromPalette,
+  edgeIds,
+  emptySpot,
+  mod,
+  node,
+  nodeIds,
+  openApp,
+  painted,
+  readJson,
+  switchTheme,
+  until,
+  viewSettled,
+  wire,
+  writeWorkflow,
+} from './app';
 import { screenshot } from './browser';
 import { ROOT } from './server';
 
 const app = appSession();
 
-const unsaved = (): Promise<boolean> => app.page.locator('.gb-file-title').getAttribute('data-dirty').then((v) => v === 'true');
+const unsaved = (): Promise<boolean> =>
+  app.page
+    .locator('.gb-file-title')
+    .getAttribute('data-dirty')
+    .then((v) => v === 'true');
 
 describe('the editor', () => {
   it('shows the workflows folder and opens a file', async () => {
@@ -36,11 +57,19 @@ describe('the editor', () => {
 
     await dragFromPalette(app.page, 'Greetings', { x: 200, y: 200 });
     await dragFromPalette(app.page, 'Shout', { x: 560, y: 240 });
-    await until(() => nodeIds(app.page), (ids) => ids.length === 2, 'two dropped nodes');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.length === 2,
+      'two dropped nodes',
+    );
     expect(await nodeIds(app.page)).toEqual(['greetings', 'shout']);
 
     await wire(app.page, ['greetings', 'out'], ['shout', 'in']);
-    await until(() => edgeIds(app.page), (ids) => ids.length === 1, 'the wire');
+    await until(
+      () => edgeIds(app.page),
+      (ids) => ids.length === 1,
+      'the wire',
+    );
     expect(await edgeIds(app.page)).toEqual(['greetings:out->shout:in']);
 
     const count = node(app.page, 'greetings').getByLabel('count', { exact: true });
@@ -60,7 +89,11 @@ describe('the editor', () => {
     await app.page.locator('.gb-file-title', { hasText: 'built.json' }).waitFor();
     await canvasReady(app.page);
     expect(await node(app.page, 'greetings').getByLabel('count', { exact: true }).inputValue()).toBe('3');
-    const wires = await until(() => edgeIds(app.page), (ids) => ids.length === 1, 'the saved wire');
+    const wires = await until(
+      () => edgeIds(app.page),
+      (ids) => ids.length === 1,
+      'the saved wire',
+    );
     expect(wires).toEqual(['greetings:out->shout:in']);
   });
 
@@ -69,7 +102,11 @@ describe('the editor', () => {
     const below = await node(app.page, 'greetings').boundingBox();
     if (!pane || !below) throw new Error('no canvas');
     await dragFromPalette(app.page, 'Function', { x: below.x - pane.x, y: below.y - pane.y + below.height + 90 });
-    await until(() => nodeIds(app.page), (ids) => ids.includes('function'), 'the Function node');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.includes('function'),
+      'the Function node',
+    );
     await wire(app.page, ['function', 'resource'], ['shout', 'in']);
     await wire(app.page, ['greetings', 'out'], ['shout', 'loud']);
     // A function cannot be a boolean: the resource's type does not fit the parameter.
@@ -81,30 +118,70 @@ describe('the editor', () => {
   it('undoes and redoes, copies and pastes', async () => {
     await node(app.page, 'shout').locator('.gb-node-header').click();
     await app.page.keyboard.press('Delete');
-    await until(() => nodeIds(app.page), (ids) => !ids.includes('shout'), 'the deletion');
-    expect(await until(() => edgeIds(app.page), (ids) => ids.length === 0, 'the wires to go')).toEqual([]);
+    await until(
+      () => nodeIds(app.page),
+      (ids) => !ids.includes('shout'),
+      'the deletion',
+    );
+    expect(
+      await until(
+        () => edgeIds(app.page),
+        (ids) => ids.length === 0,
+        'the wires to go',
+      ),
+    ).toEqual([]);
     await app.page.keyboard.press(`${mod}+z`);
-    await until(() => nodeIds(app.page), (ids) => ids.includes('shout'), 'undo');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.includes('shout'),
+      'undo',
+    );
     // Edges render a frame after their nodes: wait for them rather than read them at once.
-    const restored = await until(() => edgeIds(app.page), (ids) => ids.length === 1, 'the restored wire');
+    const restored = await until(
+      () => edgeIds(app.page),
+      (ids) => ids.length === 1,
+      'the restored wire',
+    );
     expect(restored).toEqual(['greetings:out->shout:in']);
     await app.page.keyboard.press(`${mod}+Shift+z`);
-    await until(() => nodeIds(app.page), (ids) => !ids.includes('shout'), 'redo');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => !ids.includes('shout'),
+      'redo',
+    );
     await app.page.keyboard.press(`${mod}+z`);
-    await until(() => nodeIds(app.page), (ids) => ids.includes('shout'), 'undo again');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.includes('shout'),
+      'undo again',
+    );
 
     await node(app.page, 'greetings').locator('.gb-node-header').click();
-    await node(app.page, 'shout').locator('.gb-node-header').click({ modifiers: [mod] });
+    await node(app.page, 'shout')
+      .locator('.gb-node-header')
+      .click({ modifiers: [mod] });
     await app.page.keyboard.press(`${mod}+c`);
     await app.page.mouse.move(700, 600);
     await app.page.keyboard.press(`${mod}+v`);
-    await until(() => nodeIds(app.page), (ids) => ids.length === 5, 'the pasted nodes');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.length === 5,
+      'the pasted nodes',
+    );
     expect(await nodeIds(app.page)).toEqual(['function', 'greetings', 'greetings_2', 'shout', 'shout_2']);
-    const pasted = await until(() => edgeIds(app.page), (ids) => ids.includes('greetings_2:out->shout_2:in'), 'the pasted wire');
+    const pasted = await until(
+      () => edgeIds(app.page),
+      (ids) => ids.includes('greetings_2:out->shout_2:in'),
+      'the pasted wire',
+    );
     expect(pasted).toContain('greetings_2:out->shout_2:in');
     expect(await node(app.page, 'greetings_2').getByLabel('count', { exact: true }).inputValue()).toBe('3');
     await app.page.keyboard.press(`${mod}+z`);
-    await until(() => nodeIds(app.page), (ids) => ids.length === 3, 'undoing the paste');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.length === 3,
+      'undoing the paste',
+    );
   });
 
   it('adds a node from the search that double-clicking opens, and groups nodes', async () => {
@@ -113,11 +190,17 @@ describe('the editor', () => {
     const search = app.page.getByLabel('search nodes');
     await search.fill('spli');
     await search.press('Enter');
-    await until(() => nodeIds(app.page), (ids) => ids.includes('split'), 'the searched node');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.includes('split'),
+      'the searched node',
+    );
 
     await app.page.keyboard.press('Escape');
     await node(app.page, 'greetings').locator('.gb-node-header').click();
-    await node(app.page, 'shout').locator('.gb-node-header').click({ modifiers: [mod] });
+    await node(app.page, 'shout')
+      .locator('.gb-node-header')
+      .click({ modifiers: [mod] });
     await app.page.keyboard.press(`${mod}+g`);
     await app.page.locator('.react-flow__node-group').waitFor();
     await app.page.keyboard.press('f');
@@ -125,7 +208,12 @@ describe('the editor', () => {
     await screenshot(app.page, 'editor-group-search');
     await app.page.keyboard.press(`${mod}+s`);
     await until(unsaved, (dirty) => !dirty, 'the save');
-    expect(readJson(app.server, 'built.json').nodes.map((n) => n.id)).toEqual(['function', 'greetings', 'shout', 'split']);
+    expect(readJson(app.server, 'built.json').nodes.map((n) => n.id)).toEqual([
+      'function',
+      'greetings',
+      'shout',
+      'split',
+    ]);
     await app.page.reload();
     await app.page.locator('.react-flow__node-group').waitFor();
     expect(await app.page.locator('.react-flow__node-group').count()).toBe(1);
@@ -141,7 +229,9 @@ describe('the editor', () => {
     await openApp(app.page, app.server, 'broken.json');
     await node(app.page, 'ghost').locator('.gb-problems').waitFor();
     expect(await node(app.page, 'ghost').locator('.gb-problems').innerText()).toContain("unknown node type 'Splitt'");
-    expect(await node(app.page, 'rows').locator('.gb-problems').innerText()).toContain("required parameter 'jsonl_path' has no value");
+    expect(await node(app.page, 'rows').locator('.gb-problems').innerText()).toContain(
+      "required parameter 'jsonl_path' has no value",
+    );
     expect(await node(app.page, 'ghost').locator('.gb-node').getAttribute('class')).toContain('gb-has-problems');
     await node(app.page, 'ghost').locator('.gb-node-header').click();
     await painted(app.page);
@@ -184,7 +274,11 @@ describe('the editor', () => {
     await canvasReady(app.page);
     await dragFromPalette(app.page, 'Greetings', { x: 220, y: 220 });
     await dragFromPalette(app.page, 'Shout', { x: 520, y: 220 });
-    await until(() => nodeIds(app.page), (ids) => ids.length === 2, 'two nodes');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.length === 2,
+      'two nodes',
+    );
     expect(await unsaved()).toBe(true);
     await until(unsaved, (dirty) => !dirty, 'the autosave', 8000);
     expect(readJson(app.server, 'auto.json').nodes.map((n) => n.id)).toEqual(['greetings', 'shout']);
@@ -201,14 +295,30 @@ describe('the editor', () => {
     await app.page.keyboard.down('Shift');
     await app.page.mouse.move(Math.min(a.x, b.x) - 20, Math.min(a.y, b.y) - 20);
     await app.page.mouse.down();
-    await app.page.mouse.move(Math.max(a.x + a.width, b.x + b.width) + 20, Math.max(a.y + a.height, b.y + b.height) + 20, { steps: 8 });
+    await app.page.mouse.move(
+      Math.max(a.x + a.width, b.x + b.width) + 20,
+      Math.max(a.y + a.height, b.y + b.height) + 20,
+      { steps: 8 },
+    );
     await app.page.mouse.up();
     await app.page.keyboard.up('Shift');
-    await until(() => app.page.locator('.react-flow__node-graph.selected').count(), (n) => n === 2, 'the box selection');
+    await until(
+      () => app.page.locator('.react-flow__node-graph.selected').count(),
+      (n) => n === 2,
+      'the box selection',
+    );
     await app.page.keyboard.press('Delete');
-    await until(() => nodeIds(app.page), (ids) => ids.length === 0, 'deleting the selection');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.length === 0,
+      'deleting the selection',
+    );
     await app.page.keyboard.press(`${mod}+z`);
-    await until(() => nodeIds(app.page), (ids) => ids.length === 2, 'undoing the deletion');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.length === 2,
+      'undoing the deletion',
+    );
 
     await app.page.getByRole('tab', { name: 'Workflows' }).click();
     await app.page.locator('[data-file="auto.json"]').hover();
@@ -216,12 +326,21 @@ describe('the editor', () => {
     await app.page.getByLabel('file name').fill('renamed.json');
     await app.page.getByLabel('file name').press('Enter');
     await app.page.locator('.gb-file-title', { hasText: 'renamed.json' }).waitFor();
-    await until(() => existsSync(join(app.server.workflows, 'renamed.json')) && !existsSync(join(app.server.workflows, 'auto.json')), (ok) => ok, 'the rename on disk');
+    await until(
+      () =>
+        existsSync(join(app.server.workflows, 'renamed.json')) && !existsSync(join(app.server.workflows, 'auto.json')),
+      (ok) => ok,
+      'the rename on disk',
+    );
 
     app.page.once('dialog', (dialog) => void dialog.accept());
     await app.page.locator('[data-file="renamed.json"]').hover();
     await app.page.getByLabel('delete renamed.json').click();
     await app.page.locator('.gb-canvas-empty').waitFor();
-    await until(() => existsSync(join(app.server.workflows, 'renamed.json')), (exists) => !exists, 'the deletion on disk');
+    await until(
+      () => existsSync(join(app.server.workflows, 'renamed.json')),
+      (exists) => !exists,
+      'the deletion on disk',
+    );
   });
 });

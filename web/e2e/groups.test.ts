@@ -40,7 +40,11 @@ async function freshPage(stored: Record<string, string> = {}): Promise<Page> {
 // Saved with Ctrl+S only, so that what is on disk before it is known.
 const AUTOSAVE_OFF = { 'graphbook.autosave': 'off' };
 
-const unsaved = (): Promise<boolean> => app.page.locator('.gb-file-title').getAttribute('data-dirty').then((v) => v === 'true');
+const unsaved = (): Promise<boolean> =>
+  app.page
+    .locator('.gb-file-title')
+    .getAttribute('data-dirty')
+    .then((v) => v === 'true');
 const savedGroups = (file: string): SavedGroup[] | undefined =>
   (JSON.parse(readFileSync(join(app.server.workflows, file), 'utf8')) as { groups?: SavedGroup[] }).groups;
 
@@ -51,7 +55,12 @@ async function nodesInside(groupId: string): Promise<string[]> {
   const inside: string[] = [];
   for (const id of await nodeIds(app.page)) {
     const box = await node(app.page, id).boundingBox();
-    const within = box && box.x >= frame.x && box.y >= frame.y && box.x + box.width <= frame.x + frame.width && box.y + box.height <= frame.y + frame.height;
+    const within =
+      box &&
+      box.x >= frame.x &&
+      box.y >= frame.y &&
+      box.x + box.width <= frame.x + frame.width &&
+      box.y + box.height <= frame.y + frame.height;
     if (within) inside.push(id);
   }
   return inside;
@@ -64,7 +73,9 @@ describe('groups', () => {
     writeWorkflow(app.server, 'grouping.json', TWO_NODES);
     await openApp(await freshPage(AUTOSAVE_OFF), app.server, 'grouping.json');
     await node(app.page, 'greetings').locator('.gb-node-header').click();
-    await node(app.page, 'shout').locator('.gb-node-header').click({ modifiers: [mod] });
+    await node(app.page, 'shout')
+      .locator('.gb-node-header')
+      .click({ modifiers: [mod] });
     await app.page.keyboard.press(`${mod}+g`);
     const label = app.page.locator('.react-flow__node-group').getByLabel('group name');
     await label.fill('Talkers');
@@ -78,7 +89,9 @@ describe('groups', () => {
     if (!group) throw new Error('no group saved');
     expect(group.position.x).toBeLessThan(0);
     expect(group.size.width).toBeGreaterThan(420);
-    const stored = await app.page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('graphbook.groups:')));
+    const stored = await app.page.evaluate(() =>
+      Object.keys(localStorage).filter((k) => k.startsWith('graphbook.groups:')),
+    );
     expect(stored).toEqual([]);
 
     await openApp(await freshPage(), app.server, 'grouping.json');
@@ -91,14 +104,26 @@ describe('groups', () => {
     await screenshot(app.page, 'groups-reloaded');
 
     await node(app.page, 'group').getByLabel('group name').fill('Loud talkers');
-    const autosaved = await until(() => savedGroups('grouping.json')?.[0]?.label, (l) => l === 'Loud talkers', 'the autosave');
+    const autosaved = await until(
+      () => savedGroups('grouping.json')?.[0]?.label,
+      (l) => l === 'Loud talkers',
+      'the autosave',
+    );
     expect(autosaved).toBe('Loud talkers');
   });
 
   it('take over the groups an older editor kept in this browser, saving them with the next save', async () => {
     writeWorkflow(app.server, 'legacy.json', TWO_NODES);
     const before = readFileSync(join(app.server.workflows, 'legacy.json'), 'utf8');
-    const kept: SavedGroup[] = [{ id: 'old', label: 'Kept here', position: { x: -40, y: -80 }, size: { width: 760, height: 300 }, nodes: ['greetings', 'shout'] }];
+    const kept: SavedGroup[] = [
+      {
+        id: 'old',
+        label: 'Kept here',
+        position: { x: -40, y: -80 },
+        size: { width: 760, height: 300 },
+        nodes: ['greetings', 'shout'],
+      },
+    ];
     await freshPage({ ...AUTOSAVE_OFF, 'graphbook.groups:legacy.json': JSON.stringify(kept) });
     await openApp(app.page, app.server, 'legacy.json');
     await app.page.locator('.react-flow__node-group').waitFor();

@@ -13,13 +13,19 @@ const app = appSession({
 });
 
 const runs = (): Locator => app.page.locator('.gb-history-run');
-const statuses = (): Promise<(string | null)[]> => runs().evaluateAll((els) => els.map((e) => e.getAttribute('data-status')));
+const statuses = (): Promise<(string | null)[]> =>
+  runs().evaluateAll((els) => els.map((e) => e.getAttribute('data-status')));
 const stat = (name: string): Locator => app.page.locator(`.gb-system-row[data-stat="${name}"] .gb-system-value`);
 
 async function runAndWait(status: string): Promise<void> {
   await app.page.getByRole('button', { name: 'run', exact: true }).click();
   // The status shown before may be the last run's: wait for this run's own ending.
-  await until(() => runStatus(app.page), (s) => s === status, `the run to end ${status}`, 30_000);
+  await until(
+    () => runStatus(app.page),
+    (s) => s === status,
+    `the run to end ${status}`,
+    30_000,
+  );
 }
 
 describe('the Runs tab', () => {
@@ -29,7 +35,11 @@ describe('the Runs tab', () => {
     await app.page.locator('.gb-history-empty').waitFor();
     expect(await app.page.locator('.gb-history-empty').innerText()).toContain('No runs yet');
     const before = await app.page.locator('.gb-system').boundingBox();
-    await until(() => stat('CPU').innerText(), (t) => /^\d+%$/.test(t), 'the CPU figure');
+    await until(
+      () => stat('CPU').innerText(),
+      (t) => /^\d+%$/.test(t),
+      'the CPU figure',
+    );
     expect(await stat('Memory').innerText()).toMatch(/^[\d.]+ [KMGT]?B \/ [\d.]+ [KMGT]?B$/);
     expect(await stat('Workers').innerText()).toBe('inline');
     expect(await stat('Cache').innerText()).toMatch(/ \/ 1\.0 GB$/);
@@ -50,9 +60,11 @@ describe('the Runs tab', () => {
 
     await row.locator('.gb-history-row').click();
     await app.page.locator('.gb-runpage-nodes tbody[data-node]').first().waitFor();
-    const counts = await app.page.locator('.gb-runpage-nodes tbody[data-node]').evaluateAll((rows) =>
-      rows.map((tr) => [tr.getAttribute('data-node'), tr.querySelector('.gb-runpage-counts')?.textContent ?? '']),
-    );
+    const counts = await app.page
+      .locator('.gb-runpage-nodes tbody[data-node]')
+      .evaluateAll((rows) =>
+        rows.map((tr) => [tr.getAttribute('data-node'), tr.querySelector('.gb-runpage-counts')?.textContent ?? '']),
+      );
     expect(Object.fromEntries(counts)).toEqual({ greetings: '10', split: 'A 5 · B 5', shout_even: '5', say_odd: '5' });
     await screenshot(app.page, 'history-finished');
     await app.page.keyboard.press('Escape');
@@ -95,17 +107,29 @@ describe('the Runs tab', () => {
     const requestsSoFar = async (): Promise<void> => {
       const seen = marks;
       await app.page.evaluate(() => fetch('/api/info?mark').then(() => null));
-      await until(() => marks, (n) => n > seen, 'the marker request');
+      await until(
+        () => marks,
+        (n) => n > seen,
+        'the marker request',
+      );
     };
     // The page's clock is the test's to move on: a minute of polling passes at once.
     await app.page.clock.install();
     await app.page.reload();
     await app.page.getByRole('tab', { name: 'Runs' }).click();
     await app.page.locator('.gb-system-row').first().waitFor();
-    await until(() => polls, (n) => n > 0, 'the first poll');
+    await until(
+      () => polls,
+      (n) => n > 0,
+      'the first poll',
+    );
     const first = polls;
     await app.page.clock.runFor(60_000);
-    await until(() => polls, (n) => n > first, 'polls while the stats are shown');
+    await until(
+      () => polls,
+      (n) => n > first,
+      'polls while the stats are shown',
+    );
     await app.page.getByRole('tab', { name: 'Nodes' }).click();
     await app.page.locator('.gb-system-row').first().waitFor({ state: 'detached' });
     await requestsSoFar();

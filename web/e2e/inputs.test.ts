@@ -23,7 +23,8 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<T> 
   return reply;
 }
 
-const fileInputs = (file: string): unknown => (JSON.parse(readFileSync(join(app.server.workflows, file), 'utf8')) as { inputs?: unknown }).inputs;
+const fileInputs = (file: string): unknown =>
+  (JSON.parse(readFileSync(join(app.server.workflows, file), 'utf8')) as { inputs?: unknown }).inputs;
 
 interface RunInfo {
   run_id: string;
@@ -43,34 +44,55 @@ describe('workflow inputs', () => {
     await row.hover();
     await row.getByRole('button', { name: 'use count as a workflow input' }).click();
     await page().keyboard.press(`${mod}+s`);
-    await until(() => fileInputs('greet.json'), (inputs) => inputs !== undefined, 'the file to hold the input');
+    await until(
+      () => fileInputs('greet.json'),
+      (inputs) => inputs !== undefined,
+      'the file to hold the input',
+    );
     expect(fileInputs('greet.json')).toEqual({ count: { node: 'greetings', param: 'count' } });
-    const reply = await api<{ workflow: string; schema: { properties: Record<string, unknown>; required: string[] } }>('GET', 'api/workflows/greet.json/inputs');
+    const reply = await api<{ workflow: string; schema: { properties: Record<string, unknown>; required: string[] } }>(
+      'GET',
+      'api/workflows/greet.json/inputs',
+    );
     expect(reply.workflow).toBe('greet.json');
-    expect(reply.schema.properties).toEqual({ count: { type: 'integer', description: 'how many greetings to make', default: 3 } });
+    expect(reply.schema.properties).toEqual({
+      count: { type: 'integer', description: 'how many greetings to make', default: 3 },
+    });
     expect(reply.schema.required).toEqual([]);
 
     await page().getByRole('button', { name: 'close inspector' }).click(); // the workflow's overview
     const listed = page().locator('.gb-input-list [data-input="count"]');
     await listed.waitFor();
     expect(await listed.innerText()).toContain('greetings.count');
-    expect(await row.getByRole('button', { name: "stop using count as workflow input 'count'" }).getAttribute('aria-pressed')).toBe('true');
+    expect(
+      await row
+        .getByRole('button', { name: "stop using count as workflow input 'count'" })
+        .getAttribute('aria-pressed'),
+    ).toBe('true');
   });
 
   it('a run given inputs and overrides over HTTP shows them, and Run again gives them again', async () => {
     writeInputs();
     const body = { workflow: 'called.json', inputs: { count: 2 }, overrides: { greetings: { message: 'Hi' } } };
     const { run_id: first } = await api<{ run_id: string }>('POST', 'api/runs', body);
-    const status = () => api<RunInfo>('GET', `api/runs/${first}`).then((r) => r.status, () => 'not recorded yet');
+    const status = () =>
+      api<RunInfo>('GET', `api/runs/${first}`).then(
+        (r) => r.status,
+        () => 'not recorded yet',
+      );
     await until(status, (s) => s === 'completed', 'the HTTP run to complete');
     await openApp(page(), app.server, 'called.json');
     await page().getByRole('tab', { name: 'Runs' }).click();
-    const runRow = page().locator('.gb-history-list > .gb-history-run').filter({ has: page().locator('.gb-history-name[title="called.json"]') });
+    const runRow = page()
+      .locator('.gb-history-list > .gb-history-run')
+      .filter({ has: page().locator('.gb-history-name[title="called.json"]') });
     await runRow.first().locator('.gb-history-row').click();
     const given = page().locator('.gb-runpage-given');
     await given.waitFor();
     expect(await given.locator('[data-input="count"]').innerText()).toMatch(/input count\s+2/);
-    expect(await given.locator('[data-override="greetings.message"]').innerText()).toMatch(/set greetings\.message\s+Hi/);
+    expect(await given.locator('[data-override="greetings.message"]').innerText()).toMatch(
+      /set greetings\.message\s+Hi/,
+    );
 
     await page().getByRole('button', { name: 'Run again' }).click();
     const runs = await until(

@@ -59,13 +59,21 @@ describe('the layout', () => {
     app.page.on('requestfinished', (r) => answered.push(new URL(r.url()).pathname));
     app.page.on('response', (r) => {
       if (new URL(r.url()).pathname.startsWith('/assets/')) {
-        assets.push({ url: r.url(), encoding: r.headers()['content-encoding'] ?? '', cache: r.headers()['cache-control'] ?? '' });
+        assets.push({
+          url: r.url(),
+          encoding: r.headers()['content-encoding'] ?? '',
+          cache: r.headers()['cache-control'] ?? '',
+        });
       }
     });
     await app.page.reload();
     await canvasReady(app.page);
     // Both answers have arrived and been shown: a second fetch caused by either would have left by now.
-    await until(() => answered, (a) => a.includes('/api/catalog') && a.includes('/api/workflows'), 'the catalog and the file list');
+    await until(
+      () => answered,
+      (a) => a.includes('/api/catalog') && a.includes('/api/workflows'),
+      'the catalog and the file list',
+    );
     await painted(app.page);
     expect(asked.filter((p) => p === '/api/catalog')).toHaveLength(1);
     expect(asked.filter((p) => p === '/api/workflows')).toHaveLength(1);
@@ -82,7 +90,11 @@ describe('node size', () => {
     const split = app.page.locator('.react-flow__node[data-id="split"]');
     const before = await split.boundingBox();
     await split.getByLabel('fold split').click();
-    await until(() => split.boundingBox().then((b) => b?.height ?? 0), (h) => !!before && h < before.height - 40, 'the fold');
+    await until(
+      () => split.boundingBox().then((b) => b?.height ?? 0),
+      (h) => !!before && h < before.height - 40,
+      'the fold',
+    );
     expect(await split.locator('.gb-params').count()).toBe(0);
     expect(await app.page.locator('.react-flow__edge').count(), 'its wires stay').toBe(3);
 
@@ -105,8 +117,17 @@ describe('node size', () => {
     await screenshot(app.page, 'layout-fold-and-resize');
 
     await app.page.keyboard.press(`${mod}+s`);
-    await until(() => app.page.locator('.gb-file-title').getAttribute('data-dirty'), (d) => d === 'false', 'the save');
-    const saved = readJson(app.server, 'hello.json').nodes as { id: string; width?: number; collapsed?: boolean; color?: string }[];
+    await until(
+      () => app.page.locator('.gb-file-title').getAttribute('data-dirty'),
+      (d) => d === 'false',
+      'the save',
+    );
+    const saved = readJson(app.server, 'hello.json').nodes as {
+      id: string;
+      width?: number;
+      collapsed?: boolean;
+      color?: string;
+    }[];
     expect(saved.find((n) => n.id === 'split')?.collapsed).toBe(true);
     expect(saved.find((n) => n.id === 'say_odd')?.color, "the colour picked in the node's menu").toBe('green');
     expect(saved.find((n) => n.id === 'say_odd')?.width).toBeGreaterThan(270);
@@ -127,25 +148,42 @@ describe('the top bar', () => {
       if (bar.scrollWidth > bar.clientWidth) wrong.push(`the bar scrolls (${bar.scrollWidth} > ${bar.clientWidth})`);
       for (const el of Array.from(bar.querySelectorAll<HTMLElement>('.gb-file-title, .gb-run-text, button'))) {
         const box = el.getBoundingClientRect();
-        if (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1) wrong.push(`cut: ${el.className} "${el.innerText}"`);
+        if (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1)
+          wrong.push(`cut: ${el.className} "${el.innerText}"`);
         if (box.right > window.innerWidth) wrong.push(`outside: ${el.className} "${el.innerText}"`);
-        if (!box.width || !box.height) wrong.push(`hidden: ${el.className} "${el.getAttribute('aria-label') ?? el.innerText}"`);
+        if (!box.width || !box.height)
+          wrong.push(`hidden: ${el.className} "${el.getAttribute('aria-label') ?? el.innerText}"`);
       }
       return wrong;
     });
 
-  it('fits at 1024×720, 1280×720 and 1440×900: the file name, the buttons and a step\'s status whole', async () => {
+  it("fits at 1024×720, 1280×720 and 1440×900: the file name, the buttons and a step's status whole", async () => {
     await openApp(app.page, app.server, 'image_classification.json');
     const title = app.page.locator('.react-flow__node[data-id="images"] .gb-title');
-    expect(await title.evaluate((el) => el.scrollWidth <= el.clientWidth), 'a node of the default width shows "ShapeImages" whole').toBe(true);
+    expect(
+      await title.evaluate((el) => el.scrollWidth <= el.clientWidth),
+      'a node of the default width shows "ShapeImages" whole',
+    ).toBe(true);
     await app.page.getByRole('button', { name: 'step', exact: true }).click();
-    await until(() => app.page.locator('.gb-run-text').innerText(), (t) => t.startsWith('paused after'), 'the first step', 60_000);
-    for (const [width, height] of [[1024, 720], [1280, 720], [1440, 900]] as const) {
+    await until(
+      () => app.page.locator('.gb-run-text').innerText(),
+      (t) => t.startsWith('paused after'),
+      'the first step',
+      60_000,
+    );
+    for (const [width, height] of [
+      [1024, 720],
+      [1280, 720],
+      [1440, 900],
+    ] as const) {
       await app.page.setViewportSize({ width, height });
       // "image_classification.json", 25 characters: the longest example's name, whole.
       expect(await cut(app.page), `at ${width}×${height}`).toEqual([]);
       expect(await app.page.locator('.gb-file-title').innerText()).toContain('image_classification.json');
-      expect(await app.page.locator('.gb-file-title').evaluate((el) => el.scrollWidth <= el.clientWidth), `no ellipsis at ${width}`).toBe(true);
+      expect(
+        await app.page.locator('.gb-file-title').evaluate((el) => el.scrollWidth <= el.clientWidth),
+        `no ellipsis at ${width}`,
+      ).toBe(true);
       // Narrower than 1280 px Step, Pause and Stop are icons; their names stay in their tooltips.
       const step = app.page.getByRole('button', { name: 'step', exact: true });
       expect(await step.innerText()).toBe(width < 1280 ? '' : 'Step');
@@ -154,7 +192,12 @@ describe('the top bar', () => {
       await screenshot(app.page, `layout-topbar-${width}`);
     }
     await app.page.getByRole('button', { name: 'stop' }).click();
-    await until(() => runStatus(app.page), (s) => s === 'stopped', 'the stop', 30_000);
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'stopped',
+      'the stop',
+      30_000,
+    );
   });
 
   it('ellipsizes a long file name, naming it whole in its tooltip, and keeps every control in the window', async () => {
@@ -162,12 +205,25 @@ describe('the top bar', () => {
     writeWorkflow(app.server, long, readJson(app.server, 'hello.json'));
     await openApp(app.page, app.server, long);
     await app.page.getByRole('button', { name: 'run', exact: true }).click();
-    await until(() => runStatus(app.page), (s) => s === 'completed', 'the run', 30_000);
-    for (const [width, height] of [[1024, 720], [1280, 720]] as const) {
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'completed',
+      'the run',
+      30_000,
+    );
+    for (const [width, height] of [
+      [1024, 720],
+      [1280, 720],
+    ] as const) {
       await app.page.setViewportSize({ width, height });
       const title = app.page.locator('.gb-file-title');
       expect(await title.getAttribute('title')).toBe(long);
-      expect(await title.evaluate((el) => el.scrollWidth > el.clientWidth && getComputedStyle(el).textOverflow === 'ellipsis'), 'cut with an ellipsis').toBe(true);
+      expect(
+        await title.evaluate(
+          (el) => el.scrollWidth > el.clientWidth && getComputedStyle(el).textOverflow === 'ellipsis',
+        ),
+        'cut with an ellipsis',
+      ).toBe(true);
       const controls = (await cut(app.page)).filter((w) => !w.includes('gb-file-title'));
       expect(controls, `at ${width}×${height}`).toEqual([]);
       await screenshot(app.page, `layout-topbar-long-name-${width}`);
@@ -186,8 +242,10 @@ describe('the system panel', () => {
       for (const row of rows) {
         for (const part of Array.from(row.children) as HTMLElement[]) {
           const box = part.getBoundingClientRect();
-          if (part.scrollWidth > part.clientWidth) wrong.push(`cut: ${row.dataset.stat} "${part.innerText}" (${part.scrollWidth} > ${part.clientWidth})`);
-          if (box.left < edge.left || box.right > edge.right || box.bottom > window.innerHeight) wrong.push(`outside: ${row.dataset.stat} "${part.innerText}"`);
+          if (part.scrollWidth > part.clientWidth)
+            wrong.push(`cut: ${row.dataset.stat} "${part.innerText}" (${part.scrollWidth} > ${part.clientWidth})`);
+          if (box.left < edge.left || box.right > edge.right || box.bottom > window.innerHeight)
+            wrong.push(`outside: ${row.dataset.stat} "${part.innerText}"`);
         }
         const meter = row.querySelector('.gb-system-meter')?.getBoundingClientRect();
         if (meter && meter.width < 20) wrong.push(`no meter: ${row.dataset.stat} (${meter.width} px)`);
@@ -197,7 +255,7 @@ describe('the system panel', () => {
       return { wrong, rows: rows.map((r) => r.innerText.replace(/\s+/g, ' ')) };
     });
 
-  it('shows every figure whole at 1280×720 and 1024×720, a big machine\'s too', async () => {
+  it("shows every figure whole at 1280×720 and 1024×720, a big machine's too", async () => {
     const page = await app.freshBrowser();
     // The server's answer with the figures of a machine bigger than this one (and a GPU it lacks).
     await page.route('**/api/system', async (route) => {
@@ -209,8 +267,15 @@ describe('the system panel', () => {
     await openApp(page, app.server, 'hello.json');
     await page.getByRole('tab', { name: 'Runs' }).click();
     const memory = page.locator('.gb-system-row[data-stat="Memory"] .gb-system-value');
-    await until(() => memory.innerText(), (t) => t === '63.7 GB / 95.4 GB', 'the figures');
-    for (const [width, height] of [[1280, 720], [1024, 720]] as const) {
+    await until(
+      () => memory.innerText(),
+      (t) => t === '63.7 GB / 95.4 GB',
+      'the figures',
+    );
+    for (const [width, height] of [
+      [1280, 720],
+      [1024, 720],
+    ] as const) {
       await page.setViewportSize({ width, height });
       const { wrong, rows } = await fit(page);
       expect(wrong, `at ${width}×${height}`).toEqual([]);

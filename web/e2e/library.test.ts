@@ -9,7 +9,20 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TemplateList } from '../src/protocol';
-import { appSession, canvasReady, dragFromPalette, edgeIds, node, nodeIds, openApp, readJson, runStatus, until, wire, workflow } from './app';
+import {
+  appSession,
+  canvasReady,
+  dragFromPalette,
+  edgeIds,
+  node,
+  nodeIds,
+  openApp,
+  readJson,
+  runStatus,
+  until,
+  wire,
+  workflow,
+} from './app';
 import { screenshot } from './browser';
 import { ROOT } from './server';
 
@@ -31,8 +44,14 @@ writeFileSync(
   ].join('\n'),
 );
 mkdirSync(join(packs, 'acme_vision-0.1.0.dist-info'));
-writeFileSync(join(packs, 'acme_vision-0.1.0.dist-info', 'METADATA'), 'Metadata-Version: 2.1\nName: acme-vision\nVersion: 0.1.0\n');
-writeFileSync(join(packs, 'acme_vision-0.1.0.dist-info', 'entry_points.txt'), '[graphbook.nodes]\nacme = acme_vision_nodes\n');
+writeFileSync(
+  join(packs, 'acme_vision-0.1.0.dist-info', 'METADATA'),
+  'Metadata-Version: 2.1\nName: acme-vision\nVersion: 0.1.0\n',
+);
+writeFileSync(
+  join(packs, 'acme_vision-0.1.0.dist-info', 'entry_points.txt'),
+  '[graphbook.nodes]\nacme = acme_vision_nodes\n',
+);
 afterAll(() => rmSync(packs, { recursive: true, force: true }));
 
 const app = appSession({ env: { PYTHONPATH: packs }, workflows: { 'empty.json': workflow([], []) } });
@@ -60,14 +79,20 @@ describe('templates', () => {
     await openApp(app.page, app.server, 'empty.json');
     await gallery(app.page).waitFor();
     const cards = gallery(app.page).locator('.gb-template');
-    await until(() => cards.count(), (n) => n === known.length, 'a card per template');
+    await until(
+      () => cards.count(),
+      (n) => n === known.length,
+      'a card per template',
+    );
     for (const t of known) {
       const card = gallery(app.page).locator(`[data-template="${t.name}"]`);
       expect(await card.locator('.gb-template-title').innerText()).toBe(t.title);
       expect(await card.locator('.gb-template-line').innerText()).toBe(t.description);
       const nodes = (t.workflow.nodes ?? []) as unknown[];
       expect(await card.locator('svg .gb-template-node').count(), `${t.name}: a box per node`).toBe(nodes.length);
-      expect(await card.locator('svg .gb-template-wire').count(), `${t.name}: a curve per wire`).toBe(((t.workflow.edges ?? []) as unknown[]).length);
+      expect(await card.locator('svg .gb-template-wire').count(), `${t.name}: a curve per wire`).toBe(
+        ((t.workflow.edges ?? []) as unknown[]).length,
+      );
     }
     await shoot(app.page, 'templates-gallery');
 
@@ -82,7 +107,11 @@ describe('templates', () => {
     const ids = ((chosen.workflow.nodes ?? []) as { id: string }[]).map((n) => n.id).sort();
     expect(await nodeIds(app.page)).toEqual(ids);
     expect(await gallery(app.page).count(), 'the gallery leaves a canvas with nodes').toBe(0);
-    expect(readJson(app.server, 'from_template.json').nodes.map((n) => n.id).sort()).toEqual(ids);
+    expect(
+      readJson(app.server, 'from_template.json')
+        .nodes.map((n) => n.id)
+        .sort(),
+    ).toEqual(ids);
     await app.page.getByRole('tab', { name: 'Workflows' }).click();
     await app.page.locator('[data-file="from_template.json"]').waitFor();
 
@@ -108,7 +137,11 @@ describe('templates', () => {
     await name.press('Escape');
     await dialog.focus();
     await app.page.keyboard.press('Escape');
-    await until(() => dialog.count(), (n) => n === 0, 'the dialog to close');
+    await until(
+      () => dialog.count(),
+      (n) => n === 0,
+      'the dialog to close',
+    );
   });
 
   it('stays out of the way on a new workflow: nodes drop through it, and × hides it', async () => {
@@ -122,7 +155,11 @@ describe('templates', () => {
     const pane = await app.page.locator('.react-flow__pane').boundingBox();
     if (!box || !pane) throw new Error('no gallery or canvas');
     await dragFromPalette(app.page, 'Greetings', { x: box.x - pane.x + 200, y: box.y - pane.y - 120 });
-    await until(() => nodeIds(app.page), (ids) => ids.length === 1, 'the dropped node');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.length === 1,
+      'the dropped node',
+    );
     expect(await gallery(app.page).count()).toBe(0);
 
     await openApp(app.page, app.server, 'empty.json');
@@ -135,7 +172,10 @@ describe('templates', () => {
 
 describe('the palette', () => {
   const item = (p: Page, type: string) => p.locator(`.gb-palette [data-node-type="${type}"]`);
-  const listed = (p: Page) => p.locator('.gb-palette [data-node-type]').evaluateAll((els) => els.map((e) => [e.getAttribute('data-node-type'), e.getAttribute('data-origin')]));
+  const listed = (p: Page) =>
+    p
+      .locator('.gb-palette [data-node-type]')
+      .evaluateAll((els) => els.map((e) => [e.getAttribute('data-node-type'), e.getAttribute('data-origin')]));
 
   it('marks where each node comes from and filters by origin', async () => {
     await openApp(app.page, app.server, 'empty.json');
@@ -150,7 +190,9 @@ describe('the palette', () => {
     await shoot(app.page, 'palette-origins');
 
     const origin = app.page.getByLabel('node origin');
-    expect(await origin.locator('option').allInnerTexts()).toEqual(expect.arrayContaining([expect.stringMatching(/^All \(\d+\)$/), 'Packs (1)', 'Custom (2)']));
+    expect(await origin.locator('option').allInnerTexts()).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^All \(\d+\)$/), 'Packs (1)', 'Custom (2)']),
+    );
     await origin.selectOption('pack');
     expect(await listed(app.page)).toEqual([['BlurScore', 'pack']]);
     await origin.selectOption('custom');
@@ -168,7 +210,11 @@ describe('the palette', () => {
     await search.fill('');
 
     await item(app.page, 'BlurScore').dblclick();
-    await until(() => nodeIds(app.page), (ids) => ids.includes('blur_score'), 'the pack node added');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.includes('blur_score'),
+      'the pack node added',
+    );
     await app.page.locator('.react-flow__node[data-id="blur_score"]').getByLabel('about blur_score').click();
     await app.page.locator('.gb-docs-origin', { hasText: 'node pack acme-vision' }).waitFor();
   });
@@ -177,14 +223,22 @@ describe('the palette', () => {
 /** Writes the library's sample data `names` (graphbook/templates/samples.py) under the server's working folder. */
 function makeSamples(...names: string[]): void {
   const code = `from pathlib import Path\nfrom graphbook.templates.samples import make_sample\nfor name in ${JSON.stringify(names)}: make_sample(name, Path('.'))`;
-  execFileSync('python', ['-c', code], { cwd: app.server.folder, env: { ...process.env, PYTHONPATH: ROOT }, stdio: 'pipe' });
+  execFileSync('python', ['-c', code], {
+    cwd: app.server.folder,
+    env: { ...process.env, PYTHONPATH: ROOT },
+    stdio: 'pipe',
+  });
 }
 
 /** Drops node kind `type` at `at` (on the canvas) and returns the new node's id. */
 async function drop(p: Page, type: string, at: { x: number; y: number }): Promise<string> {
   const before = await nodeIds(p);
   await dragFromPalette(p, type, at);
-  const after = await until(() => nodeIds(p), (ids) => ids.length === before.length + 1, `${type} dropped`);
+  const after = await until(
+    () => nodeIds(p),
+    (ids) => ids.length === before.length + 1,
+    `${type} dropped`,
+  );
   return after.find((id) => !before.includes(id)) ?? '';
 }
 
@@ -192,9 +246,16 @@ describe('the classify-a-folder pipeline, built by dragging', () => {
   it('loads a folder, classifies it with a TorchScript model, makes thumbnails and shows them with predictions', async () => {
     const catalog = (await (await fetch(`${app.server.url}api/catalog`)).json()) as { nodes: { name: string }[] };
     const needed = ['ImageFolder', 'TorchScriptModel', 'ClassifyImages', 'Thumbnails'];
-    expect(needed.filter((n) => !catalog.nodes.some((s) => s.name === n)), 'the library nodes this pipeline needs (files, models, images packs)').toEqual([]);
+    expect(
+      needed.filter((n) => !catalog.nodes.some((s) => s.name === n)),
+      'the library nodes this pipeline needs (files, models, images packs)',
+    ).toEqual([]);
     makeSamples('shapes', 'shapesnet');
-    expect(readdirSync(join(app.server.folder, 'data/samples/shapes')).sort()).toEqual(['circle', 'square', 'triangle']);
+    expect(readdirSync(join(app.server.folder, 'data/samples/shapes')).sort()).toEqual([
+      'circle',
+      'square',
+      'triangle',
+    ]);
     const p = app.page;
     await openApp(p, app.server, 'empty.json');
     await p.getByRole('tab', { name: 'Workflows' }).click();
@@ -223,24 +284,42 @@ describe('the classify-a-folder pipeline, built by dragging', () => {
     await wire(p, [folder, 'out'], [classify, 'in']);
     await wire(p, [model, 'resource'], [classify, 'model']);
     await wire(p, [classify, 'out'], [thumbs, 'in']);
-    await until(() => edgeIds(p), (ids) => ids.length === 3, 'three wires');
-    expect(await edgeIds(p)).toEqual([`${classify}:out->${thumbs}:in`, `${folder}:out->${classify}:in`, `${model}:resource->${classify}:model`].sort());
+    await until(
+      () => edgeIds(p),
+      (ids) => ids.length === 3,
+      'three wires',
+    );
+    expect(await edgeIds(p)).toEqual(
+      [`${classify}:out->${thumbs}:in`, `${folder}:out->${classify}:in`, `${model}:resource->${classify}:model`].sort(),
+    );
     await screenshot(p, 'classify-built');
 
     await p.getByRole('button', { name: 'run', exact: true }).click();
     // The status may still show another file's last run: wait for this one's last node to end.
-    await node(p, thumbs).locator('.gb-status', { hasText: /done|failed/ }).waitFor({ timeout: 90_000 });
+    await node(p, thumbs)
+      .locator('.gb-status', { hasText: /done|failed/ })
+      .waitFor({ timeout: 90_000 });
     await until(() => runStatus(p), finished, 'the classify run to finish', 30_000);
     expect(await runStatus(p)).toBe('completed');
     const count = node(p, thumbs).locator('.gb-count[data-output="out"]');
-    await until(() => count.innerText().then(Number), (n) => n === 60, 'all 60 images through Thumbnails');
+    await until(
+      () => count.innerText().then(Number),
+      (n) => n === 60,
+      'all 60 images through Thumbnails',
+    );
     expect(readdirSync(join(app.server.folder, 'data/thumbs')).length).toBeGreaterThan(0);
 
     // The node shows the thumbnails it made; its output preview, each with its prediction.
     const image = node(p, thumbs).locator('.gb-media img').first();
     await image.waitFor();
-    await until(() => image.evaluate((img: HTMLImageElement) => (img.complete ? img.naturalWidth : 0)), (w) => w > 0, 'a thumbnail to load');
-    const sources = await node(p, thumbs).locator('.gb-media img').evaluateAll((imgs) => imgs.map((i) => i.getAttribute('src') ?? ''));
+    await until(
+      () => image.evaluate((img: HTMLImageElement) => (img.complete ? img.naturalWidth : 0)),
+      (w) => w > 0,
+      'a thumbnail to load',
+    );
+    const sources = await node(p, thumbs)
+      .locator('.gb-media img')
+      .evaluateAll((imgs) => imgs.map((i) => i.getAttribute('src') ?? ''));
     expect(sources.some((s) => s.includes('thumbs'))).toBe(true);
     await p.getByLabel('show the inspector').click();
     await node(p, thumbs).locator('.gb-node-header').click();

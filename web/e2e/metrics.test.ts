@@ -47,7 +47,11 @@ function graphbookRun(session: AppSession): Promise<void> {
   return new Promise((done, fail) => {
     const pythonPath = [ROOT, process.env.PYTHONPATH].filter(Boolean).join(delimiter); // this checkout's graphbook
     const env = { ...process.env, PYTHONPATH: pythonPath, GRAPHBOOK_HOME: join(session.server.folder, '.runs') };
-    const child = spawn('graphbook', ['run', 'metered.json', '--workers', '2', '--quiet'], { cwd: session.server.folder, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('graphbook', ['run', 'metered.json', '--workers', '2', '--quiet'], {
+      cwd: session.server.folder,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`graphbook run exited ${code}:\n${output}`))));
@@ -66,15 +70,19 @@ const app = appSession({
 const page = (): Page => app.page;
 const chart = (name: string): Locator => page().locator(`.gb-chart[data-chart="${name}"]`);
 
-describe('a workflow run\'s metrics', () => {
+describe("a workflow run's metrics", () => {
   it('show as curves in the Runs tab, a line per node, against steps', async () => {
     await openApp(page(), app.server);
     await page().getByRole('tab', { name: 'Runs' }).click();
-    const run = page().locator('.gb-history-list > .gb-history-run[data-kind="workflow"]').filter({ has: page().locator('.gb-history-name[title="metered.json"]') });
+    const run = page()
+      .locator('.gb-history-list > .gb-history-run[data-kind="workflow"]')
+      .filter({ has: page().locator('.gb-history-name[title="metered.json"]') });
     await run.locator('.gb-history-row').click();
     await chart('value').waitFor();
     expect(await chart('value').locator('.gb-chart-legend button').allInnerTexts()).toEqual(['count', 'batch']);
-    const points = await chart('value').locator('svg g[data-line]').evaluateAll((gs) => gs.map((g) => Number(g.getAttribute('data-points'))));
+    const points = await chart('value')
+      .locator('svg g[data-line]')
+      .evaluateAll((gs) => gs.map((g) => Number(g.getAttribute('data-points'))));
     expect(points).toEqual([12, 12]); // the source's 12 dicts, the 12 items loaded in the workers
     expect(await page().locator('.gb-chart').count()).toBe(1); // no one-point charts of items_out, seconds...
     expect(await page().locator('.gb-runpage').innerText()).toContain('steps');

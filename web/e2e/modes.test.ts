@@ -44,7 +44,11 @@ const app = appSession({
 });
 
 const count = (p: Page, id: string): Promise<number> =>
-  node(p, id).locator('.gb-count[data-output="out"]').innerText({ timeout: 1000 }).then(Number).catch(() => 0);
+  node(p, id)
+    .locator('.gb-count[data-output="out"]')
+    .innerText({ timeout: 1000 })
+    .then(Number)
+    .catch(() => 0);
 const statusWord = (p: Page, id: string): Promise<string> => node(p, id).locator('.gb-status-word').innerText();
 
 interface RunRecord {
@@ -64,23 +68,39 @@ async function history(): Promise<RunRecord[]> {
 async function runAndWait(page: Page, start: () => Promise<void>): Promise<RunRecord> {
   const before = (await history()).length;
   await start();
-  const [latest] = await until(history, (runs) => runs.length > before && runs[0]?.status !== 'running', 'the run to end', 30_000);
+  const [latest] = await until(
+    history,
+    (runs) => runs.length > before && runs[0]?.status !== 'running',
+    'the run to end',
+    30_000,
+  );
   expect(latest?.status).toBe('completed');
   // This run, not the one before it (also completed) that the page may show a moment longer.
-  const shown = (): Promise<string> => page.evaluate(() => document.querySelector('[data-run-status]')?.getAttribute('data-run-id') ?? '');
+  const shown = (): Promise<string> =>
+    page.evaluate(() => document.querySelector('[data-run-status]')?.getAttribute('data-run-id') ?? '');
   await until(shown, (id) => id === latest?.run_id, 'the page to show this run');
-  await until(() => runStatus(page), (s) => s === 'completed', 'the page to show it ended');
+  await until(
+    () => runStatus(page),
+    (s) => s === 'completed',
+    'the page to show it ended',
+  );
   return latest as RunRecord;
 }
 
-const runAll = (page: Page): Promise<RunRecord> => runAndWait(page, () => page.getByRole('button', { name: 'run', exact: true }).click());
+const runAll = (page: Page): Promise<RunRecord> =>
+  runAndWait(page, () => page.getByRole('button', { name: 'run', exact: true }).click());
 
 async function save(page: Page): Promise<void> {
   await page.keyboard.press(`${mod}+s`);
-  await until(() => page.locator('.gb-file-title').getAttribute('data-dirty'), (d) => d === 'false', 'the save');
+  await until(
+    () => page.locator('.gb-file-title').getAttribute('data-dirty'),
+    (d) => d === 'false',
+    'the save',
+  );
 }
 
-const modeOf = (id: string): unknown => readJson(app.server, 'modes.json').nodes.find((n) => n.id === id)?.['mode' as keyof object];
+const modeOf = (id: string): unknown =>
+  readJson(app.server, 'modes.json').nodes.find((n) => n.id === id)?.['mode' as keyof object];
 
 describe('bypass and mute', () => {
   it('bypasses a node from its menu: purple, saved, and its input passes through when run', async () => {
@@ -88,15 +108,26 @@ describe('bypass and mute', () => {
     await node(app.page, 'shout').locator('.gb-node-header').click({ button: 'right' });
     await app.page.getByRole('menuitem', { name: 'Bypass' }).click();
     const shout = node(app.page, 'shout').locator('.gb-node');
-    await until(() => shout.getAttribute('class'), (c) => !!c?.includes('gb-mode-bypass'), 'the bypassed look');
+    await until(
+      () => shout.getAttribute('class'),
+      (c) => !!c?.includes('gb-mode-bypass'),
+      'the bypassed look',
+    );
     expect(await node(app.page, 'shout').locator('.gb-mode-badge').innerText()).toMatch(/bypassed/i);
-    const look = await shout.evaluate((el) => ({ opacity: getComputedStyle(el).opacity, border: getComputedStyle(el).borderColor }));
+    const look = await shout.evaluate((el) => ({
+      opacity: getComputedStyle(el).opacity,
+      border: getComputedStyle(el).borderColor,
+    }));
     expect(Number(look.opacity)).toBeLessThan(1);
     expect(look.border).toBe('rgb(163, 63, 209)');
     await save(app.page);
     expect(modeOf('shout')).toBe('bypass');
     await runAll(app.page);
-    await until(() => count(app.page, 'end'), (n) => n === 3, 'the dicts through the bypass');
+    await until(
+      () => count(app.page, 'end'),
+      (n) => n === 3,
+      'the dicts through the bypass',
+    );
     expect(await count(app.page, 'shout')).toBe(0);
     expect(await statusWord(app.page, 'shout')).toBe('bypassed: its input passes through');
     await node(app.page, 'end').locator('.gb-node-header').click();
@@ -110,20 +141,36 @@ describe('bypass and mute', () => {
     await node(app.page, 'shout').locator('.gb-title').click();
     await app.page.keyboard.press(`${mod}+m`);
     const shout = node(app.page, 'shout').locator('.gb-node');
-    await until(() => shout.getAttribute('class'), (c) => !!c?.includes('gb-mode-mute'), 'the muted look');
+    await until(
+      () => shout.getAttribute('class'),
+      (c) => !!c?.includes('gb-mode-mute'),
+      'the muted look',
+    );
     expect(await shout.evaluate((el) => getComputedStyle(el).filter)).toBe('grayscale(1)');
     await runAll(app.page);
-    await until(() => statusWord(app.page, 'end'), (w) => w === 'done', 'end to finish');
+    await until(
+      () => statusWord(app.page, 'end'),
+      (w) => w === 'done',
+      'end to finish',
+    );
     expect(await count(app.page, 'greetings')).toBe(3);
     expect(await count(app.page, 'end')).toBe(0);
     await screenshot(app.page, 'modes-muted');
     await node(app.page, 'shout').locator('.gb-title').click();
     await app.page.keyboard.press(`${mod}+m`);
-    await until(() => shout.getAttribute('class'), (c) => !c?.includes('gb-mode-'), 'the node to run again');
+    await until(
+      () => shout.getAttribute('class'),
+      (c) => !c?.includes('gb-mode-'),
+      'the node to run again',
+    );
     await save(app.page);
     expect(modeOf('shout')).toBeUndefined();
     await runAll(app.page);
-    await until(() => count(app.page, 'shout'), (n) => n === 3, 'shout to run again');
+    await until(
+      () => count(app.page, 'shout'),
+      (n) => n === 3,
+      'shout to run again',
+    );
     expect(await count(app.page, 'end')).toBe(3);
   });
 
@@ -164,7 +211,11 @@ describe('reroute points', () => {
     await app.page.reload();
     await dot.waitFor();
     await runAll(app.page);
-    await until(() => count(app.page, 'end'), (n) => n === 3, 'the run through the bent wire');
+    await until(
+      () => count(app.page, 'end'),
+      (n) => n === 3,
+      'the run through the bent wire',
+    );
 
     await dot.dblclick();
     await dot.waitFor({ state: 'detached' });
@@ -181,13 +232,22 @@ describe('re-triggering a source', () => {
     expect(await app.page.getByRole('button', { name: 'run shout again' }).count(), 'only sources have it').toBe(0);
     const run = await runAndWait(app.page, () => trigger.click());
     expect([run.mode, run.node]).toEqual(['trigger', 'greetings']);
-    for (const id of ['greetings', 'shout', 'end']) await until(() => statusWord(app.page, id), (w) => w === 'done', `${id} to run again`);
+    for (const id of ['greetings', 'shout', 'end'])
+      await until(
+        () => statusWord(app.page, id),
+        (w) => w === 'done',
+        `${id} to run again`,
+      );
     expect(await count(app.page, 'end')).toBe(3);
     await screenshot(app.page, 'modes-triggered');
     await app.page.getByRole('tab', { name: 'Runs' }).click();
     const latest = app.page.locator('.gb-history-run').first();
     await latest.locator('.gb-history-row').click();
-    await until(() => app.page.locator('.gb-runpage-mode').innerText(), (t) => t.includes('trigger · greetings'), 'the run opened from the history');
+    await until(
+      () => app.page.locator('.gb-runpage-mode').innerText(),
+      (t) => t.includes('trigger · greetings'),
+      'the run opened from the history',
+    );
     await screenshot(app.page, 'modes-trigger-history');
   });
 });
@@ -213,7 +273,12 @@ async function spots(): Promise<Record<'ab' | 'bc' | 'a' | 'b', Spot>> {
     return { x: at.x - origin.x, y: at.y - origin.y };
   };
   const dot = (edge: string): Locator => app.page.locator(`.gb-reroute[data-edge="${edge}"]`);
-  return { ab: await from(dot(AB)), bc: await from(dot(BC)), a: await from(node(app.page, 'a')), b: await from(node(app.page, 'b')) };
+  return {
+    ab: await from(dot(AB)),
+    bc: await from(dot(BC)),
+    a: await from(node(app.page, 'a')),
+    b: await from(node(app.page, 'b')),
+  };
 }
 
 type Spots = Awaited<ReturnType<typeof spots>>;
@@ -235,7 +300,8 @@ async function dragBy(handle: Locator | Spot, dx: number, dy: number): Promise<v
 }
 
 const STILL = { x: 0, y: 0 };
-const near = (moved: Spot, expected: Spot): boolean => Math.abs(moved.x - expected.x) <= 2 && Math.abs(moved.y - expected.y) <= 2;
+const near = (moved: Spot, expected: Spot): boolean =>
+  Math.abs(moved.x - expected.x) <= 2 && Math.abs(moved.y - expected.y) <= 2;
 
 describe('reroute points when nodes move', () => {
   it('stay put when one end of their wire moves, and go along when both ends move together (a selection, a group)', async () => {
@@ -257,13 +323,20 @@ describe('reroute points when nodes move', () => {
     await dragBy(title('b'), 60, -70);
     moved = await movedSince(before);
     expect(moved.a.x).toBeGreaterThan(40);
-    expect(near(moved.ab, moved.a), `a→b's point moved ${JSON.stringify(moved.ab)}, the nodes ${JSON.stringify(moved.a)}`).toBe(true);
+    expect(
+      near(moved.ab, moved.a),
+      `a→b's point moved ${JSON.stringify(moved.ab)}, the nodes ${JSON.stringify(moved.a)}`,
+    ).toBe(true);
     expect(near(moved.bc, STILL), `b→c's point moved ${JSON.stringify(moved.bc)}`).toBe(true);
     await screenshot(app.page, 'modes-reroute-carried');
 
     // One undo puts the nodes and the point back.
     await app.page.keyboard.press(`${mod}+z`);
-    moved = await until(() => movedSince(before), (m) => near(m.a, STILL), 'the nodes back where they were');
+    moved = await until(
+      () => movedSince(before),
+      (m) => near(m.a, STILL),
+      'the nodes back where they were',
+    );
     expect(near(moved.ab, STILL), `a→b's point is ${JSON.stringify(moved.ab)} from where it was`).toBe(true);
 
     // Grouped, the frame dragged: its members' wire comes along.
@@ -276,7 +349,10 @@ describe('reroute points when nodes move', () => {
     await dragBy({ x: frame.x + 12, y: frame.y + frame.height - 12 }, 0, 80);
     moved = await movedSince(before);
     expect(moved.a.y).toBeGreaterThan(60);
-    expect(near(moved.ab, moved.a), `a→b's point moved ${JSON.stringify(moved.ab)}, the group ${JSON.stringify(moved.a)}`).toBe(true);
+    expect(
+      near(moved.ab, moved.a),
+      `a→b's point moved ${JSON.stringify(moved.ab)}, the group ${JSON.stringify(moved.a)}`,
+    ).toBe(true);
     expect(near(moved.bc, STILL), `b→c's point moved ${JSON.stringify(moved.bc)}`).toBe(true);
     await screenshot(app.page, 'modes-reroute-group');
 
@@ -298,16 +374,27 @@ interface SavedFile {
 }
 
 describe("a source's title", () => {
-  it('has a step\'s room beside the run-again button: a long one is cut where a step\'s is, a short one shows whole', async () => {
+  it("has a step's room beside the run-again button: a long one is cut where a step's is, a short one shows whole", async () => {
     await openApp(app.page, app.server, 'titles.json');
     const title = (id: string) =>
-      node(app.page, id).locator('.gb-title').evaluate((el) => {
-        let next = el.nextElementSibling;
-        while (next && next.getBoundingClientRect().width === 0) next = next.nextElementSibling;
-        const right = el.getBoundingClientRect().right;
-        return { width: el.clientWidth, cut: el.scrollWidth > el.clientWidth, gap: (next?.getBoundingClientRect().left ?? Infinity) - right, text: el.textContent };
-      });
-    const [longSource, longStep, shortSource] = [await title('long_source'), await title('long_step'), await title('short_source')];
+      node(app.page, id)
+        .locator('.gb-title')
+        .evaluate((el) => {
+          let next = el.nextElementSibling;
+          while (next && next.getBoundingClientRect().width === 0) next = next.nextElementSibling;
+          const right = el.getBoundingClientRect().right;
+          return {
+            width: el.clientWidth,
+            cut: el.scrollWidth > el.clientWidth,
+            gap: (next?.getBoundingClientRect().left ?? Infinity) - right,
+            text: el.textContent,
+          };
+        });
+    const [longSource, longStep, shortSource] = [
+      await title('long_source'),
+      await title('long_step'),
+      await title('short_source'),
+    ];
     expect(longSource.text).toBe(LONG);
     expect(longSource.cut, 'too long for any default-width node').toBe(true);
     expect(longSource.width, "a source's title has as much room as a step's").toBe(longStep.width);

@@ -47,11 +47,15 @@ describe('problems', () => {
     await openApp(app.page, app.server, 'model_path.json');
     const problems = node(app.page, 'dump').locator('.gb-problems');
     await problems.waitFor();
-    expect(await problems.innerText()).toContain("parameter 'jsonl_path' expects a string, but resource 'model' (ShapesModel) gives a Python object");
+    expect(await problems.innerText()).toContain(
+      "parameter 'jsonl_path' expects a string, but resource 'model' (ShapesModel) gives a Python object",
+    );
     await runButton().click();
     await notice().waitFor();
-    expect(await notice().innerText()).toContain("Not run: the workflow has 1 problem(s)");
-    expect(await app.page.locator('.gb-error-card').first().innerText()).toContain("delete the wire and give 'jsonl_path' a value");
+    expect(await notice().innerText()).toContain('Not run: the workflow has 1 problem(s)');
+    expect(await app.page.locator('.gb-error-card').first().innerText()).toContain(
+      "delete the wire and give 'jsonl_path' a value",
+    );
     expect(await runStatus(app.page)).toBe('');
     await screenshot(app.page, 'problems-wire-type');
   });
@@ -62,33 +66,62 @@ describe('problems', () => {
     const problems = node(app.page, 'greetings').locator('.gb-problems');
     for (const typed of ['2.5', 'abc']) {
       await count.fill(typed);
-      await until(() => problems.innerText().catch(() => ''), (t) => t.includes("parameter 'count' expects a whole number"), `the problem of ${typed}`);
+      await until(
+        () => problems.innerText().catch(() => ''),
+        (t) => t.includes("parameter 'count' expects a whole number"),
+        `the problem of ${typed}`,
+      );
       await runButton().click();
-      await until(() => notice().innerText().catch(() => ''), (t) => t.includes("Node 'greetings': parameter 'count' expects a whole number"), 'the refusal');
+      await until(
+        () =>
+          notice()
+            .innerText()
+            .catch(() => ''),
+        (t) => t.includes("Node 'greetings': parameter 'count' expects a whole number"),
+        'the refusal',
+      );
       expect(await runStatus(app.page), 'nothing ran').toBe('');
     }
     await screenshot(app.page, 'problems-int-field');
     await count.fill('3');
-    await until(() => problems.count(), (n) => n === 0, 'the problem to go');
+    await until(
+      () => problems.count(),
+      (n) => n === 0,
+      'the problem to go',
+    );
     await runButton().click();
-    await until(() => runStatus(app.page), (s) => s === 'completed', 'the run with 3');
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'completed',
+      'the run with 3',
+    );
     expect(await node(app.page, 'greetings').locator('.gb-count[data-output="out"]').innerText()).toBe('3');
   });
 
   it('shows a run that fails before its nodes start on the node and as failed in the Runs tab', async () => {
     await openApp(app.page, app.server, 'early.json');
     await runButton().click();
-    await until(() => runStatus(app.page), (s) => s === 'failed', 'the run to fail');
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'failed',
+      'the run to fail',
+    );
     const greetings = node(app.page, 'greetings');
     await greetings.locator('.gb-error-link').waitFor();
     expect(await greetings.locator('.gb-error-link').innerText()).toContain('ParamError');
     expect(await greetings.locator('.gb-node').getAttribute('class')).toContain('gb-failed');
     await greetings.locator('.gb-error-link').click();
-    expect(await app.page.locator('.gb-error-card summary').first().innerText()).toContain("parameter 'count' expects a whole number");
+    expect(await app.page.locator('.gb-error-card summary').first().innerText()).toContain(
+      "parameter 'count' expects a whole number",
+    );
 
     await app.page.getByRole('tab', { name: 'Runs' }).click();
     const latest = app.page.locator('.gb-history-run').first();
-    await until(() => latest.getAttribute('data-status').catch(() => ''), (s) => s === 'failed', 'the run record to end failed');
+    await until(
+      () => latest.getAttribute('data-status').catch(() => ''),
+      (s) => s === 'failed',
+      'the run record to end failed',
+    );
     await latest.locator('.gb-history-row').click();
     expect(await app.page.locator('.gb-runpage-runerror').innerText()).toContain("node 'greetings': ");
     await screenshot(app.page, 'problems-early-failure');

@@ -34,7 +34,11 @@ const app = appSession({
 const waiting = (page: Page): Promise<string[]> => page.locator('.gb-jobs-waiting .gb-job-workflow').allInnerTexts();
 /** The state of the most recent ended job of `file`, or '' if none has ended. */
 const ended = async (page: Page, file: string): Promise<string> =>
-  (await page.locator('.gb-jobs-ended .gb-job', { hasText: file }).first().getAttribute('data-state', { timeout: 500 }).catch(() => null)) ?? '';
+  (await page
+    .locator('.gb-jobs-ended .gb-job', { hasText: file })
+    .first()
+    .getAttribute('data-state', { timeout: 500 })
+    .catch(() => null)) ?? '';
 
 async function queueTab(page: Page): Promise<void> {
   await page.getByRole('tab', { name: /^Queue/ }).click();
@@ -51,28 +55,62 @@ describe('the job queue', () => {
     const first = app.page;
     await openApp(first, app.server, 'slow.json');
     await first.getByRole('button', { name: 'run', exact: true }).click();
-    await until(() => runStatus(first), (s) => s === 'running', 'the first run to start');
+    await until(
+      () => runStatus(first),
+      (s) => s === 'running',
+      'the first run to start',
+    );
     expect(await first.getByRole('button', { name: 'run', exact: true }).count()).toBe(0);
 
     await queueFile(first, 'small.json');
     await queueFile(first, 'other.json');
     await queueTab(first);
-    await until(() => waiting(first), (w) => w.join() === 'small.json,other.json', 'both jobs in the queue, in order', 10_000);
+    await until(
+      () => waiting(first),
+      (w) => w.join() === 'small.json,other.json',
+      'both jobs in the queue, in order',
+      10_000,
+    );
 
     const second = await app.browser.page();
     await openApp(second, app.server, 'small.json');
     await queueTab(second);
-    await until(() => waiting(second), (w) => w.join() === 'small.json,other.json', "the second page's queue", 10_000);
+    await until(
+      () => waiting(second),
+      (w) => w.join() === 'small.json,other.json',
+      "the second page's queue",
+      10_000,
+    );
     await screenshot(second, 'queue-two-waiting');
 
     await first.getByRole('button', { name: 'move other.json up', exact: true }).click();
-    await until(() => waiting(second), (w) => w.join() === 'other.json,small.json', 'the second page to see the move', 10_000);
+    await until(
+      () => waiting(second),
+      (w) => w.join() === 'other.json,small.json',
+      'the second page to see the move',
+      10_000,
+    );
     await second.getByRole('button', { name: 'cancel small.json', exact: true }).click();
-    await until(() => waiting(first), (w) => w.join() === 'other.json', 'the first page to see the cancel', 10_000);
-    await until(() => ended(first, 'small.json'), (s) => s === 'cancelled', 'the cancelled job listed as ended', 10_000);
+    await until(
+      () => waiting(first),
+      (w) => w.join() === 'other.json',
+      'the first page to see the cancel',
+      10_000,
+    );
+    await until(
+      () => ended(first, 'small.json'),
+      (s) => s === 'cancelled',
+      'the cancelled job listed as ended',
+      10_000,
+    );
 
     await first.getByRole('button', { name: 'stop', exact: true }).click();
-    await until(() => ended(second, 'other.json'), (s) => s === 'completed', 'the queued job to run once the first run ended', 30_000);
+    await until(
+      () => ended(second, 'other.json'),
+      (s) => s === 'completed',
+      'the queued job to run once the first run ended',
+      30_000,
+    );
     expect(await waiting(second)).toEqual([]);
     expect(await ended(second, 'small.json')).toBe('cancelled');
     await screenshot(second, 'queue-ran');

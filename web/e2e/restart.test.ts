@@ -27,7 +27,8 @@ describe('a server restarted under an open page', () => {
     // The new server has a node file and a workflow the first did not.
     const next = await startServer({}, port, (folders) => {
       copyFileSync(join(ROOT, 'web/e2e/fixtures/e2e_nodes.py'), join(folders.nodes, 'e2e_nodes.py'));
-      for (const name of ['greet.json', 'added.json']) writeFileSync(join(folders.workflows, name), JSON.stringify(greet));
+      for (const name of ['greet.json', 'added.json'])
+        writeFileSync(join(folders.workflows, name), JSON.stringify(greet));
     });
     app.server = next;
     const info = (await (await fetch(`${next.url}api/info`)).json()) as { instance: string };
@@ -40,7 +41,12 @@ describe('a server restarted under an open page', () => {
     await app.page.locator('[data-file="added.json"]').waitFor({ timeout: 5000 });
 
     await app.page.getByRole('button', { name: 'run', exact: true }).click();
-    await until(() => runStatus(app.page), (s) => s === 'completed', 'the run on the new server to show', 20_000);
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'completed',
+      'the run on the new server to show',
+      20_000,
+    );
     expect(await node(app.page, 'greetings').locator('.gb-count[data-output="out"]').innerText()).toBe('5');
     await screenshot(app.page, 'restart-new-server');
   });

@@ -54,7 +54,11 @@ const app = appSession({
 
 const finished = (status: string): boolean => ['completed', 'failed', 'stopped'].includes(status);
 const count = (p: Page, id: string, output: string): Promise<number> =>
-  node(p, id).locator(`.gb-count[data-output="${output}"]`).innerText({ timeout: 1000 }).then(Number).catch(() => 0);
+  node(p, id)
+    .locator(`.gb-count[data-output="${output}"]`)
+    .innerText({ timeout: 1000 })
+    .then(Number)
+    .catch(() => 0);
 
 describe('running', () => {
   it('runs the image example and shows image previews and counts', async () => {
@@ -66,7 +70,11 @@ describe('running', () => {
     for (const id of ['images', 'classify', 'accuracy', 'dump']) expect(await count(app.page, id, 'out'), id).toBe(60);
     const image = node(app.page, 'images').locator('.gb-media img').first();
     await image.waitFor();
-    await until(() => image.evaluate((img: HTMLImageElement) => (img.complete ? img.naturalWidth : 0)), (w) => w > 0, 'the image to load');
+    await until(
+      () => image.evaluate((img: HTMLImageElement) => (img.complete ? img.naturalWidth : 0)),
+      (w) => w > 0,
+      'the image to load',
+    );
     expect(await node(app.page, 'images').locator('.gb-status').innerText()).toContain('done');
     const model = await node(app.page, 'model').locator('.gb-status').innerText();
     expect(model, 'a resource is built, not counted').toMatch(/^ready\s+\d+(\.\d+)? (ms|s)$/);
@@ -81,7 +89,9 @@ describe('running', () => {
     // Each picture has its whole item beside it: label, prediction, confidence, path.
     const item = app.page.locator('.gb-output .gb-json-item').first();
     const keys = await item.locator('.gb-json-fields .gb-json-key').allInnerTexts();
-    expect(keys.map((k) => k.replace(/:\s*$/, ''))).toEqual(expect.arrayContaining(['label', 'prediction', 'confidence', 'value']));
+    expect(keys.map((k) => k.replace(/:\s*$/, ''))).toEqual(
+      expect.arrayContaining(['label', 'prediction', 'confidence', 'value']),
+    );
     expect(await item.innerText()).toMatch(/prediction:\s*"(circle|square|triangle)"/);
     await screenshot(app.page, 'run-image-outputs');
 
@@ -110,7 +120,15 @@ describe('running', () => {
     await node(app.page, 'shout').locator('.gb-node-header').click();
     await app.page.getByRole('tab', { name: /Logs/ }).click();
     const lines = app.page.locator('.gb-log-text');
-    await until(() => lines.last().innerText().catch(() => ''), (t) => t === 'Hello, World! #999', 'the last line');
+    await until(
+      () =>
+        lines
+          .last()
+          .innerText()
+          .catch(() => ''),
+      (t) => t === 'Hello, World! #999',
+      'the last line',
+    );
     expect(await lines.count()).toBe(200);
     expect(await lines.first().innerText()).toBe('Hello, World! #800');
     expect(await app.page.locator('.gb-log-dropped').innerText()).toMatch(/^800 lines not shown/);
@@ -120,7 +138,10 @@ describe('running', () => {
     await app.page.keyboard.press('`');
     const consolePanel = app.page.getByRole('region', { name: 'console' });
     await consolePanel.waitFor();
-    const consoleNodes = () => consolePanel.locator('.gb-console-line').evaluateAll((els) => [...new Set(els.map((e) => e.getAttribute('data-node')))].sort());
+    const consoleNodes = () =>
+      consolePanel
+        .locator('.gb-console-line')
+        .evaluateAll((els) => [...new Set(els.map((e) => e.getAttribute('data-node')))].sort());
     expect(await consoleNodes()).toEqual(['shout']);
     expect(await consolePanel.locator('.gb-console-line').last().innerText()).toContain('Hello, World! #999');
     // The newest 200 lines are in the page; the others the server sent a click away.
@@ -140,10 +161,25 @@ describe('running', () => {
     await consolePanel.waitFor({ state: 'detached' });
 
     await app.page.getByRole('button', { name: 'run', exact: true }).click();
-    await until(() => node(app.page, 'shout').locator('.gb-status').innerText(), (t) => t.includes('cached'), 'the cached re-run', 30_000);
-    await until(() => lines.last().innerText().catch(() => ''), (t) => t.startsWith('reused outputs: the lines above were logged by the run'), 'the note');
+    await until(
+      () => node(app.page, 'shout').locator('.gb-status').innerText(),
+      (t) => t.includes('cached'),
+      'the cached re-run',
+      30_000,
+    );
+    await until(
+      () =>
+        lines
+          .last()
+          .innerText()
+          .catch(() => ''),
+      (t) => t.startsWith('reused outputs: the lines above were logged by the run'),
+      'the note',
+    );
     expect(await lines.nth(-2).innerText()).toBe('Hello, World! #999');
-    expect(await app.page.locator('.gb-log-dropped').innerText(), 'the 800 lines the cache did not keep').toMatch(/^801 lines not shown/);
+    expect(await app.page.locator('.gb-log-dropped').innerText(), 'the 800 lines the cache did not keep').toMatch(
+      /^801 lines not shown/,
+    );
     expect(await lines.last().isVisible(), 'the newest line is scrolled into view').toBe(true);
     const box = await lines.last().boundingBox();
     const panel = await app.page.locator('.gb-tab-body').boundingBox();
@@ -181,7 +217,12 @@ describe('running', () => {
       await app.page.getByRole('button', { name: 'run', exact: true }).click();
       // The last test's run of this file failed: wait for this run's end, not that one's.
       const status = app.page.locator('.gb-run-status');
-      await until(() => status.innerText(), (text) => text.includes('3 errors'), 'three errors, and the run going on past them', 30_000);
+      await until(
+        () => status.innerText(),
+        (text) => text.includes('3 errors'),
+        'three errors, and the run going on past them',
+        30_000,
+      );
       await until(() => runStatus(app.page), finished, 'the run to finish', 30_000);
       expect(await runStatus(app.page), 'every dict fails, and the run still ends on its own').toBe('completed');
     } finally {
@@ -195,35 +236,76 @@ describe('running', () => {
     await openApp(app.page, app.server, 'failing.json');
     await node(app.page, 'greetings').getByLabel('run up to greetings').click();
     // The last run of this file (which ran split) may have completed too: wait for this one's view.
-    await until(() => node(app.page, 'split').locator('.gb-error-link').count(), (n) => n === 0, 'split, not in this run, shown without errors', 30_000);
-    await until(() => runStatus(app.page), (s) => s === 'completed', 'the partial run', 30_000);
+    await until(
+      () => node(app.page, 'split').locator('.gb-error-link').count(),
+      (n) => n === 0,
+      'split, not in this run, shown without errors',
+      30_000,
+    );
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'completed',
+      'the partial run',
+      30_000,
+    );
     expect(await count(app.page, 'greetings', 'out')).toBe(3);
-    expect(await node(app.page, 'split').locator('.gb-status').innerText(), 'split is not part of this run').toContain('idle');
+    expect(await node(app.page, 'split').locator('.gb-status').innerText(), 'split is not part of this run').toContain(
+      'idle',
+    );
   });
 
   it('steps, pauses, resumes and stops', async () => {
     await openApp(app.page, app.server, 'slow.json');
     await node(app.page, 'slow').locator('.gb-node-header').click();
     await app.page.getByRole('button', { name: 'step', exact: true }).click();
-    await until(() => runStatus(app.page), (s) => s === 'paused', 'the first step');
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'paused',
+      'the first step',
+    );
     const first = await count(app.page, 'slow', 'out');
     await app.page.getByRole('button', { name: 'step', exact: true }).click();
-    await until(() => count(app.page, 'slow', 'out'), (n) => n > first, 'one more unit', 10_000);
-    await until(() => runStatus(app.page), (s) => s === 'paused', 'the second step');
+    await until(
+      () => count(app.page, 'slow', 'out'),
+      (n) => n > first,
+      'one more unit',
+      10_000,
+    );
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'paused',
+      'the second step',
+    );
     await app.page.getByRole('button', { name: 'resume' }).click();
-    await until(() => runStatus(app.page), (s) => s === 'running', 'resuming');
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'running',
+      'resuming',
+    );
     await app.page.getByRole('button', { name: 'pause' }).click();
-    await until(() => runStatus(app.page), (s) => s === 'paused', 'pausing');
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'paused',
+      'pausing',
+    );
     await screenshot(app.page, 'run-paused');
     await app.page.getByRole('button', { name: 'stop' }).click();
-    await until(() => runStatus(app.page), (s) => s === 'stopped', 'stopping');
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'stopped',
+      'stopping',
+    );
   });
 
   it('steps a batch pipeline one batch or one dict of one node at a time, its clock still while paused', async () => {
     await openApp(app.page, app.server, 'batches.json');
     const stepButton = app.page.getByRole('button', { name: 'step', exact: true });
     const text = (): Promise<string> => app.page.locator('.gb-run-text').innerText();
-    const counts = async (): Promise<number[]> => [await count(app.page, 'greetings', 'out'), await count(app.page, 'batches', 'out'), await count(app.page, 'slow', 'out')];
+    const counts = async (): Promise<number[]> => [
+      await count(app.page, 'greetings', 'out'),
+      await count(app.page, 'batches', 'out'),
+      await count(app.page, 'slow', 'out'),
+    ];
     const step = async (said: string, expected: number[]): Promise<void> => {
       await stepButton.click();
       await until(text, (t) => t.startsWith(said), said, 15_000);
@@ -234,60 +316,127 @@ describe('running', () => {
     // The batch step's source yields what its batch needs: four greetings make one batch of four.
     await step('paused after one batch of Batches', [4, 4, 0]);
     await step('paused after one dict through Slow', [4, 4, 1]);
-    expect(await node(app.page, 'slow').locator('.gb-status-word').innerText(), 'the node that stepped says so').toBe('stepped');
+    expect(await node(app.page, 'slow').locator('.gb-status-word').innerText(), 'the node that stepped says so').toBe(
+      'stepped',
+    );
     expect(await node(app.page, 'batches').locator('.gb-status-word').innerText()).toBe('paused');
     await screenshot(app.page, 'run-step-batch');
     const clock = async (): Promise<string> => (await text()).split(' · ')[1] ?? '';
     const still = await clock();
     const since = Date.now();
     // The clock ticks twice a second while a run runs; paused, it must not move.
-    await until(async () => Date.now() - since, (ms) => ms > 1500, 'a while paused', 5000);
+    await until(
+      async () => Date.now() - since,
+      (ms) => ms > 1500,
+      'a while paused',
+      5000,
+    );
     expect(await clock()).toBe(still);
     await app.page.getByRole('button', { name: 'resume' }).click();
-    await until(() => runStatus(app.page), (s) => s === 'completed', 'the run to finish', 30_000);
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'completed',
+      'the run to finish',
+      30_000,
+    );
     expect(await counts()).toEqual([10, 10, 10]);
     const shown = await clock();
     const seconds = shown.endsWith(' ms') ? Number(shown.slice(0, -3)) / 1000 : Number(shown.replace(/ s$/, ''));
-    expect(seconds, `the finished run's time (${shown}) leaves out the ${Date.now() - began} ms it mostly stood paused`).toBeLessThan((Date.now() - began) / 1000 - 1.5);
+    expect(
+      seconds,
+      `the finished run's time (${shown}) leaves out the ${Date.now() - began} ms it mostly stood paused`,
+    ).toBeLessThan((Date.now() - began) / 1000 - 1.5);
   });
 
   it('restores the live view after a reload, and a second window sees the same run', async () => {
     await openApp(app.page, app.server, 'slow.json');
     await app.page.getByRole('button', { name: 'run', exact: true }).click();
-    await until(() => count(app.page, 'slow', 'out'), (n) => n >= 2, 'the run to get going');
+    await until(
+      () => count(app.page, 'slow', 'out'),
+      (n) => n >= 2,
+      'the run to get going',
+    );
     await app.page.reload();
     await app.page.locator('.gb-connection-open').waitFor();
-    await until(() => runStatus(app.page), (s) => s === 'running', 'the snapshot after the reload', 5000);
-    const seen = await until(() => count(app.page, 'slow', 'out'), (n) => n >= 2, 'counts after the reload', 5000);
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'running',
+      'the snapshot after the reload',
+      5000,
+    );
+    const seen = await until(
+      () => count(app.page, 'slow', 'out'),
+      (n) => n >= 2,
+      'counts after the reload',
+      5000,
+    );
     expect(await node(app.page, 'slow').locator('.gb-status').innerText()).toContain('running');
     await screenshot(app.page, 'run-after-reload');
 
     const second = await app.browser.page();
     await openApp(second, app.server, 'slow.json');
-    await until(() => runStatus(second), (s) => s === 'running', "the second window's snapshot", 5000);
-    await until(() => count(second, 'slow', 'out'), (n) => n >= seen, 'counts in the second window', 5000);
+    await until(
+      () => runStatus(second),
+      (s) => s === 'running',
+      "the second window's snapshot",
+      5000,
+    );
+    await until(
+      () => count(second, 'slow', 'out'),
+      (n) => n >= seen,
+      'counts in the second window',
+      5000,
+    );
     await second.getByRole('button', { name: 'stop' }).click();
-    await until(() => runStatus(app.page), (s) => s === 'stopped', 'the first window to see the stop');
-    await until(() => runStatus(second), (s) => s === 'stopped', 'the second window to see the stop');
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'stopped',
+      'the first window to see the stop',
+    );
+    await until(
+      () => runStatus(second),
+      (s) => s === 'stopped',
+      'the second window to see the stop',
+    );
     await second.close();
   });
 
   it("shows a workflow's last results after a reload, when another workflow ran since", async () => {
     await openApp(app.page, app.server, 'small.json');
     await app.page.getByRole('button', { name: 'run', exact: true }).click();
-    await until(() => count(app.page, 'shout', 'out'), (n) => n === 3, 'the run of small.json', 30_000);
+    await until(
+      () => count(app.page, 'shout', 'out'),
+      (n) => n === 3,
+      'the run of small.json',
+      30_000,
+    );
     await openApp(app.page, app.server, 'failing.json');
     await app.page.getByRole('button', { name: 'run', exact: true }).click();
-    await until(() => app.page.locator('.gb-run-status').innerText(), (t) => t.includes('failed'), 'the run of failing.json', 30_000);
+    await until(
+      () => app.page.locator('.gb-run-status').innerText(),
+      (t) => t.includes('failed'),
+      'the run of failing.json',
+      30_000,
+    );
     await app.page.reload();
     await canvasReady(app.page);
     await openApp(app.page, app.server, 'small.json');
-    await until(() => count(app.page, 'shout', 'out'), (n) => n === 3, "small.json's last counts, from the server", 10_000);
+    await until(
+      () => count(app.page, 'shout', 'out'),
+      (n) => n === 3,
+      "small.json's last counts, from the server",
+      10_000,
+    );
     expect(await node(app.page, 'shout').locator('.gb-status-word').innerText()).toBe('done');
     await node(app.page, 'shout').click({ button: 'right' });
     await app.page.getByRole('menuitem', { name: 'Docs, outputs and logs' }).click();
     await app.page.getByRole('tab', { name: /logs/i }).click();
-    await until(() => app.page.locator('.gb-inspector').innerText(), (t) => t.includes('Hello, World! #2'), 'its logs, kept by the server', 5000);
+    await until(
+      () => app.page.locator('.gb-inspector').innerText(),
+      (t) => t.includes('Hello, World! #2'),
+      'its logs, kept by the server',
+      5000,
+    );
     await screenshot(app.page, 'run-last-results-after-reload');
   });
 

@@ -64,7 +64,19 @@ export async function startServer(
   prepare?.({ workflows, nodes });
   port ??= await freePort();
   const url = `http://127.0.0.1:${port}/`;
-  const args = ['serve', '--port', String(port), '--workflows', workflows, '--nodes', nodes, '--data', join(folder, '.runs'), '--media', join(folder, 'data')];
+  const args = [
+    'serve',
+    '--port',
+    String(port),
+    '--workflows',
+    workflows,
+    '--nodes',
+    nodes,
+    '--data',
+    join(folder, '.runs'),
+    '--media',
+    join(folder, 'data'),
+  ];
   const pythonPath = [ROOT, env.PYTHONPATH, process.env.PYTHONPATH].filter(Boolean).join(delimiter);
   const childEnv = { ...process.env, ...env, PYTHONPATH: pythonPath, PYTHONUNBUFFERED: '1' };
   const child = spawn('graphbook', args, { cwd: folder, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });

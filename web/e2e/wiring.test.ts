@@ -42,12 +42,24 @@ describe('wiring', () => {
     await screenshot(app.page, 'wiring-drop-search');
     await search.fill('shout');
     await search.press('Enter');
-    await until(() => nodeIds(app.page), (ids) => ids.includes('shout'), 'the new node');
-    await until(() => edgeIds(app.page), (ids) => ids.includes('greetings:out->shout:in'), 'the joined wire');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.includes('shout'),
+      'the new node',
+    );
+    await until(
+      () => edgeIds(app.page),
+      (ids) => ids.includes('greetings:out->shout:in'),
+      'the joined wire',
+    );
   });
 
   it('says why a handle refuses a wire while it is dragged over it, and when it is dropped', async () => {
-    await dragFrom(app.page, handle(app.page, 'greetings', 'source', 'out'), await center(app.page, handle(app.page, 'shout_even', 'target', 'loud')));
+    await dragFrom(
+      app.page,
+      handle(app.page, 'greetings', 'source', 'out'),
+      await center(app.page, handle(app.page, 'shout_even', 'target', 'loud')),
+    );
     const hint = app.page.locator('.gb-connection-hint');
     await hint.waitFor();
     expect(await hint.innerText()).toBe('step outputs go into a data input; only resources feed parameters');
@@ -56,7 +68,11 @@ describe('wiring', () => {
     await app.page.locator('.gb-notice-error', { hasText: 'Not wired: step outputs go into a data input' }).waitFor();
     expect(await hint.count()).toBe(0);
 
-    await dragFrom(app.page, handle(app.page, 'say_odd', 'source', 'out'), await center(app.page, handle(app.page, 'split', 'target', 'in')));
+    await dragFrom(
+      app.page,
+      handle(app.page, 'say_odd', 'source', 'out'),
+      await center(app.page, handle(app.page, 'split', 'target', 'in')),
+    );
     await hint.waitFor();
     expect(await hint.innerText()).toBe('this wire would make a cycle');
     await app.page.mouse.up();
@@ -71,14 +87,31 @@ describe('right-click menus', () => {
   it('on a node: run up to it, duplicate, delete', async () => {
     await node(app.page, 'split').locator('.gb-node-header').click({ button: 'right' });
     await app.page.locator('.gb-menu').waitFor();
-    expect(await menuItems()).toEqual(['Run up to here', 'Bypass', 'Mute', 'Duplicate', 'Fold to its title', 'Docs, outputs and logs', 'Clear its cached outputs', 'Delete']);
+    expect(await menuItems()).toEqual([
+      'Run up to here',
+      'Bypass',
+      'Mute',
+      'Duplicate',
+      'Fold to its title',
+      'Docs, outputs and logs',
+      'Clear its cached outputs',
+      'Delete',
+    ]);
     await screenshot(app.page, 'menu-node');
     await app.page.getByRole('menuitem', { name: 'Duplicate' }).click();
-    await until(() => nodeIds(app.page), (ids) => ids.includes('split_2'), 'the copy');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => ids.includes('split_2'),
+      'the copy',
+    );
     expect(await app.page.locator('.gb-menu').count()).toBe(0);
     await node(app.page, 'split_2').locator('.gb-node-header').click({ button: 'right' });
     await app.page.getByRole('menuitem', { name: 'Delete' }).click();
-    await until(() => nodeIds(app.page), (ids) => !ids.includes('split_2'), 'the deletion');
+    await until(
+      () => nodeIds(app.page),
+      (ids) => !ids.includes('split_2'),
+      'the deletion',
+    );
     await node(app.page, 'split').locator('.gb-node-header').click({ button: 'right' });
     await app.page.getByRole('menuitem', { name: 'Fold to its title' }).click();
     await node(app.page, 'split').locator('.gb-params').waitFor({ state: 'detached' });
@@ -91,9 +124,15 @@ describe('right-click menus', () => {
     const wire = app.page.locator('.react-flow__edge[data-id="split:B->say_odd:in"] path').first();
     const box = await wire.boundingBox();
     if (!box) throw new Error('wire not shown');
-    await app.page.locator('.react-flow__edge[data-id="split:B->say_odd:in"] .react-flow__edge-interaction').dispatchEvent('contextmenu', { clientX: box.x + box.width / 2, clientY: box.y + box.height / 2, bubbles: true });
+    await app.page
+      .locator('.react-flow__edge[data-id="split:B->say_odd:in"] .react-flow__edge-interaction')
+      .dispatchEvent('contextmenu', { clientX: box.x + box.width / 2, clientY: box.y + box.height / 2, bubbles: true });
     await app.page.getByRole('menuitem', { name: 'Delete the wire' }).click();
-    await until(() => edgeIds(app.page), (ids) => !ids.includes('split:B->say_odd:in'), 'the wire to go');
+    await until(
+      () => edgeIds(app.page),
+      (ids) => !ids.includes('split:B->say_odd:in'),
+      'the wire to go',
+    );
 
     const pane = await app.page.locator('.react-flow__pane').boundingBox();
     if (!pane) throw new Error('no canvas');
@@ -117,9 +156,17 @@ describe('right-click menus', () => {
     expect(await comment.locator('strong').innerText()).toBe('Read me');
     await screenshot(app.page, 'canvas-comment');
     await app.page.keyboard.press(`${mod}+s`);
-    await until(() => app.page.locator('.gb-file-title').getAttribute('data-dirty'), (d) => d === 'false', 'the save');
-    const saved = JSON.parse(readFileSync(join(app.server.workflows, 'hello.json'), 'utf8')) as { comments?: { id: string; text: string }[] };
-    expect(saved.comments?.map((c) => [c.id, c.text])).toEqual([['note', '**Read me** first: split sends even numbers to A.']]);
+    await until(
+      () => app.page.locator('.gb-file-title').getAttribute('data-dirty'),
+      (d) => d === 'false',
+      'the save',
+    );
+    const saved = JSON.parse(readFileSync(join(app.server.workflows, 'hello.json'), 'utf8')) as {
+      comments?: { id: string; text: string }[];
+    };
+    expect(saved.comments?.map((c) => [c.id, c.text])).toEqual([
+      ['note', '**Read me** first: split sends even numbers to A.'],
+    ]);
     await app.page.reload();
     await comment.locator('strong').waitFor();
     await comment.click({ button: 'right' });

@@ -16,7 +16,11 @@ const openFromList = async (file: string): Promise<void> => {
   await app.page.getByRole('tab', { name: 'Workflows' }).click();
   await app.page.locator(`[data-file="${file}"] .gb-file-name`).click();
 };
-const count = (id: string): Promise<string> => node(app.page, id).locator('.gb-count[data-output="out"]').innerText({ timeout: 1000 }).catch(() => '');
+const count = (id: string): Promise<string> =>
+  node(app.page, id)
+    .locator('.gb-count[data-output="out"]')
+    .innerText({ timeout: 1000 })
+    .catch(() => '');
 
 describe('workflow files', () => {
   it('names a new workflow by typing over the suggested name', async () => {
@@ -59,21 +63,32 @@ describe('workflow files', () => {
     await openFromList('mine.json');
     await dialog().getByRole('button', { name: 'Save', exact: true }).click();
     await title().filter({ hasText: 'mine.json' }).waitFor();
-    expect(readJson(app.server, 'hello.json').nodes.find((n) => n.id === 'greetings')?.params).toEqual({ count: 5, message: 'Hello, World!' });
+    expect(readJson(app.server, 'hello.json').nodes.find((n) => n.id === 'greetings')?.params).toEqual({
+      count: 5,
+      message: 'Hello, World!',
+    });
     await app.page.getByLabel('autosave').check();
   });
 
   it('shows the last results of a workflow that was run when it is opened again', async () => {
     await openApp(app.page, app.server, 'hello.json');
     await app.page.getByRole('button', { name: 'run', exact: true }).click();
-    await until(() => runStatus(app.page), (s) => s === 'completed', 'the run');
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'completed',
+      'the run',
+    );
     expect(await count('greetings')).toBe('5');
     await openFromList('mine.json');
     await title().filter({ hasText: 'mine.json' }).waitFor();
     await openFromList('hello.json');
     await title().filter({ hasText: 'hello.json' }).waitFor();
     await canvasReady(app.page);
-    await until(() => count('greetings'), (n) => n === '5', 'the counts of the last run');
+    await until(
+      () => count('greetings'),
+      (n) => n === '5',
+      'the counts of the last run',
+    );
     expect(await count('shout_even')).toBe('3');
     expect(await node(app.page, 'say_odd').locator('.gb-status').innerText()).toContain('done');
     await screenshot(app.page, 'workflows-results-kept');
@@ -82,18 +97,32 @@ describe('workflow files', () => {
   it('shows the canvas of a workflow opened or created while a past run is open over it', async () => {
     await openApp(app.page, app.server, 'hello.json');
     await app.page.getByRole('button', { name: 'run', exact: true }).click();
-    await until(() => runStatus(app.page), (s) => s === 'completed', 'the run');
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'completed',
+      'the run',
+    );
     const runPage = app.page.locator('.gb-runs-page');
     const openPastRun = async (): Promise<void> => {
       await app.page.getByRole('tab', { name: 'Runs' }).click();
-      await app.page.locator('.gb-history-run[data-kind="workflow"]').filter({ has: app.page.locator('.gb-history-name[title="hello.json"]') }).first().locator('.gb-history-row').click();
+      await app.page
+        .locator('.gb-history-run[data-kind="workflow"]')
+        .filter({ has: app.page.locator('.gb-history-name[title="hello.json"]') })
+        .first()
+        .locator('.gb-history-row')
+        .click();
       await app.page.locator('.gb-runpage-nodes tbody[data-node]').first().waitFor();
     };
     /** The canvas is in front again, showing `file`, with no past run over it. */
     const canvasOf = async (file: string, how: string): Promise<void> => {
       await title().filter({ hasText: file }).waitFor();
       await canvasReady(app.page);
-      await until(() => runPage.count(), (n) => n === 0, `the past run to give way to ${file}'s canvas (${how})`, 5000);
+      await until(
+        () => runPage.count(),
+        (n) => n === 0,
+        `the past run to give way to ${file}'s canvas (${how})`,
+        5000,
+      );
       expect(await app.page.locator('.react-flow__pane').isVisible(), how).toBe(true);
     };
 

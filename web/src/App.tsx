@@ -42,7 +42,12 @@ function useStartup(): void {
 
 function usePanelClasses(): string {
   const panels = useUi((s) => s.panels);
-  return ['gb-app', panels.side ? '' : 'gb-side-closed', panels.inspector ? '' : 'gb-inspector-closed', panels.console ? 'gb-console-open' : '']
+  return [
+    'gb-app',
+    panels.side ? '' : 'gb-side-closed',
+    panels.inspector ? '' : 'gb-inspector-closed',
+    panels.console ? 'gb-console-open' : '',
+  ]
     .filter(Boolean)
     .join(' ');
 }

@@ -21,7 +21,12 @@ export interface Catalog {
 export const EMPTY_CATALOG: Catalog = { version: 0, nodes: {}, failures: [], fits: {} };
 
 export function decodeCatalog(reply: CatalogReply): Catalog {
-  return { version: reply.version, nodes: Object.fromEntries(reply.nodes.map((n) => [n.name, n])), failures: reply.failures, fits: reply.fits };
+  return {
+    version: reply.version,
+    nodes: Object.fromEntries(reply.nodes.map((n) => [n.name, n])),
+    failures: reply.failures,
+    fits: reply.fits,
+  };
 }
 
 /** Whether a parameter of `paramType` can take what a resource `gives`, by the server's table (graphbook/params.py `accepts`). */

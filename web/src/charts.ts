@@ -44,7 +44,9 @@ export function drawnCurves(metrics: RunMetrics[], workflowRuns: ReadonlySet<str
 }
 
 export function quantityOf(series: MetricSeries): string {
-  return series.group === 'validation' && series.name.startsWith(VALIDATION_PREFIX) ? series.name.slice(VALIDATION_PREFIX.length) : series.name;
+  return series.group === 'validation' && series.name.startsWith(VALIDATION_PREFIX)
+    ? series.name.slice(VALIDATION_PREFIX.length)
+    : series.name;
 }
 
 /**
@@ -75,7 +77,8 @@ export function metricCharts(runs: RunMetrics[], labels: Record<string, string> 
   });
   for (const chart of charts.values()) {
     const shown = new Set(chart.lines.map((l) => l.label.split(' · ').at(-1)));
-    if (shown.size === 1 && runs.length > 1) for (const line of chart.lines) line.label = line.label.split(' · ').slice(0, -1).join(' · ');
+    if (shown.size === 1 && runs.length > 1)
+      for (const line of chart.lines) line.label = line.label.split(' · ').slice(0, -1).join(' · ');
   }
   const isLoss = (key: string): number => (/loss/i.test(key) ? 0 : 1);
   return [...charts.values()].sort((a, b) => isLoss(a.key) - isLoss(b.key));
@@ -85,7 +88,9 @@ const colour = (index: number): string => PALETTE[index % PALETTE.length] ?? '#4
 
 /** The y values of lines, finite and (for a log scale) positive. */
 export function valuesOf(lines: Line[], log = false): number[] {
-  return lines.flatMap((l) => l.points.map((p) => p.y)).filter((y): y is number => y !== null && Number.isFinite(y) && (!log || y > 0));
+  return lines
+    .flatMap((l) => l.points.map((p) => p.y))
+    .filter((y): y is number => y !== null && Number.isFinite(y) && (!log || y > 0));
 }
 
 /** A log scale is offered when every value is above 0. */
@@ -128,7 +133,8 @@ export function logTicks(lo: number, hi: number): number[] {
   for (let e = first; e <= last; e++) if (inside(10 ** e)) powers.push(Number((10 ** e).toPrecision(12)));
   if (powers.length >= 2) return thin(powers, 6);
   const steps: number[] = [];
-  for (let e = first; e <= last; e++) for (const m of [1, 2, 5]) if (inside(m * 10 ** e)) steps.push(Number((m * 10 ** e).toPrecision(12)));
+  for (let e = first; e <= last; e++)
+    for (const m of [1, 2, 5]) if (inside(m * 10 ** e)) steps.push(Number((m * 10 ** e).toPrecision(12)));
   return steps.length >= 2 ? steps : linearTicks(lo, hi, 4);
 }
 

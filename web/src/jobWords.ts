@@ -6,7 +6,9 @@ import type { Job } from './protocol';
 export function overridesText(job: Job): string {
   const overrides = job.request.overrides ?? {};
   return Object.entries(overrides)
-    .flatMap(([node, params]) => Object.entries(params).map(([name, value]) => `${node}.${name}=${JSON.stringify(value)}`))
+    .flatMap(([node, params]) =>
+      Object.entries(params).map(([name, value]) => `${node}.${name}=${JSON.stringify(value)}`),
+    )
     .join(' ');
 }
 

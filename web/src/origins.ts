@@ -54,5 +54,8 @@ export function originChoices(specs: NodeSpec[]): { value: OriginFilter; label: 
   const counts = originCounts(specs);
   const present = ORIGIN_FILTERS.filter((f) => f.value !== 'all' && counts[f.value] > 0);
   if (present.length < 2) return [];
-  return ORIGIN_FILTERS.filter((f) => f.value === 'all' || counts[f.value] > 0).map((f) => ({ ...f, count: counts[f.value] }));
+  return ORIGIN_FILTERS.filter((f) => f.value === 'all' || counts[f.value] > 0).map((f) => ({
+    ...f,
+    count: counts[f.value],
+  }));
 }

@@ -25,7 +25,9 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function isImage(value: unknown): value is ImagePreview {
-  return isRecord(value) && value.type === 'image' && (typeof value.url === 'string' || typeof value.thumb === 'string');
+  return (
+    isRecord(value) && value.type === 'image' && (typeof value.url === 'string' || typeof value.thumb === 'string')
+  );
 }
 
 /** What to show of an image: the full image if the server serves it, else its thumbnail. */

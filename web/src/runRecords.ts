@@ -20,7 +20,11 @@ export function relativeTime(at: number, now: number): string {
   if (ago < 3600) return `${Math.round(ago / 60)} min ago`;
   if (ago < 86_400) return `${Math.round(ago / 3600)} h ago`;
   if (ago < 2 * 86_400) return 'yesterday';
-  return new Date(at * 1000).toLocaleDateString(undefined, { day: 'numeric', month: 'short', year: ago > 300 * 86_400 ? 'numeric' : undefined });
+  return new Date(at * 1000).toLocaleDateString(undefined, {
+    day: 'numeric',
+    month: 'short',
+    year: ago > 300 * 86_400 ? 'numeric' : undefined,
+  });
 }
 
 export const exactTime = (at: number): string =>
@@ -28,11 +32,18 @@ export const exactTime = (at: number): string =>
 
 /** The day and the time to the second, short enough for a narrow panel. */
 export const shortTime = (at: number): string =>
-  new Date(at * 1000).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', second: '2-digit' });
+  new Date(at * 1000).toLocaleString(undefined, {
+    month: 'short',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: '2-digit',
+    second: '2-digit',
+  });
 
 /** Seconds a run took; a run still going counts up to `now`. */
 /** How long the run ran: from start to end (or now), less the time it stood paused. */
-export const durationOf = (run: RunRecordInfo, now: number): number => Math.max(0, (run.ended ?? now) - run.started - (run.paused ?? 0));
+export const durationOf = (run: RunRecordInfo, now: number): number =>
+  Math.max(0, (run.ended ?? now) - run.started - (run.paused ?? 0));
 
 export function formatDuration(seconds: number): string {
   if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
@@ -69,15 +80,22 @@ export function formatBytes(bytes: number): string {
 }
 
 /** A fraction for a meter, 0 to 1; 0 when the total is unknown. */
-export const fraction = (used: number, total: number): number => (total > 0 ? Math.min(1, Math.max(0, used / total)) : 0);
+export const fraction = (used: number, total: number): number =>
+  total > 0 ? Math.min(1, Math.max(0, used / total)) : 0;
 
 /** A count with thousands separators, whole: 1234567 → "1,234,567". */
 export const formatCount = (n: number): string => Math.round(n).toLocaleString('en-US');
 
-export const pluralCount = (n: number, word: string, many = `${word}s`): string => `${formatCount(n)} ${n === 1 ? word : many}`;
+export const pluralCount = (n: number, word: string, many = `${word}s`): string =>
+  `${formatCount(n)} ${n === 1 ? word : many}`;
 
 /** What kind of run, in words. */
-export const KIND_LABELS: Record<string, string> = { workflow: 'workflow', train: 'training', search: 'search', batch: 'batch job' };
+export const KIND_LABELS: Record<string, string> = {
+  workflow: 'workflow',
+  train: 'training',
+  search: 'search',
+  batch: 'batch job',
+};
 export const kindLabel = (kind: string): string => KIND_LABELS[kind] ?? kind;
 
 /** A run's parameters as flat `name → value`: a workflow run's `node.param`, a training run's hparams. */
@@ -102,7 +120,8 @@ export function differingParams(runs: RunRecordInfo[]): [name: string, values: u
 }
 
 /** A parameter value in a table cell: text as it is, anything else as JSON; missing as "—". */
-export const paramText = (value: unknown): string => (value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value));
+export const paramText = (value: unknown): string =>
+  value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value);
 
 /** A training run's progress in words: "40 of 40 batches · 4 epochs". */
 export function trainingProgress(run: RunRecordInfo): string | null {
@@ -110,16 +129,25 @@ export function trainingProgress(run: RunRecordInfo): string | null {
   if (typeof done !== 'number') return null;
   const total = run.counts.total_batches;
   const epochs = run.counts.epochs;
-  const batches = typeof total === 'number' ? `${formatCount(done)} of ${pluralCount(total, 'batch', 'batches')}` : pluralCount(done, 'batch', 'batches');
+  const batches =
+    typeof total === 'number'
+      ? `${formatCount(done)} of ${pluralCount(total, 'batch', 'batches')}`
+      : pluralCount(done, 'batch', 'batches');
   return typeof epochs === 'number' ? `${batches} · ${epochs} epoch${epochs === 1 ? '' : 's'}` : batches;
 }
 
 /** Short names for runs shown together: a trial as `trial-2`, a name shared by several with its id. */
 export function runLabels(runs: RunRecordInfo[]): Record<string, string> {
-  const short = (run: RunRecordInfo): string => (run.workflow.includes('#trial-') ? `trial-${run.workflow.split('#trial-').at(-1) ?? ''}` : run.workflow);
+  const short = (run: RunRecordInfo): string =>
+    run.workflow.includes('#trial-') ? `trial-${run.workflow.split('#trial-').at(-1) ?? ''}` : run.workflow;
   const seen = new Map<string, number>();
   for (const run of runs) seen.set(short(run), (seen.get(short(run)) ?? 0) + 1);
-  return Object.fromEntries(runs.map((run) => [run.run_id, (seen.get(short(run)) ?? 0) > 1 ? `${short(run)} · ${run.run_id.slice(0, 6)}` : short(run)]));
+  return Object.fromEntries(
+    runs.map((run) => [
+      run.run_id,
+      (seen.get(short(run)) ?? 0) > 1 ? `${short(run)} · ${run.run_id.slice(0, 6)}` : short(run),
+    ]),
+  );
 }
 
 /** A search's trials (runs named `<search>#trial-<i>`), in trial order. */

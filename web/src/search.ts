@@ -68,5 +68,10 @@ export function paletteGroups(specs: NodeSpec[], query: string, origin: OriginFi
 }
 
 export function firstLine(doc: string): string {
-  return doc.split(/\n\s*\n/)[0]?.replace(/\s+/g, ' ').trim() ?? '';
+  return (
+    doc
+      .split(/\n\s*\n/)[0]
+      ?.replace(/\s+/g, ' ')
+      .trim() ?? ''
+  );
 }

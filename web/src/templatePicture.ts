@@ -78,7 +78,14 @@ export function graphPicture(workflow: unknown, width = 240, height = 110): Pict
     const [x2, y2] = [target.x, target.y + BOX.height / 2];
     const bend = Math.max(40, Math.abs(x2 - x1) / 2);
     const d = `M${x1} ${y1} C${x1 + bend} ${y1} ${x2 - bend} ${y2} ${x2} ${y2}`;
-    return [{ key: `${source.id}:${text(e.output)}->${target.id}:${text(e.input)}:${i}`, d, source: source.id, target: target.id }];
+    return [
+      {
+        key: `${source.id}:${text(e.output)}->${target.id}:${text(e.input)}:${i}`,
+        d,
+        source: source.id,
+        target: target.id,
+      },
+    ];
   });
   return {
     viewBox: `${vx - MARGIN} ${vy - MARGIN} ${viewWidth} ${viewHeight}`,

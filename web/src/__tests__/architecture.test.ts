@@ -46,7 +46,10 @@ describe('architecture', () => {
 
   it('has one hook per file in hooks/, named like the file', () => {
     for (const file of files.filter((f) => relative(SRC, f).startsWith('hooks/'))) {
-      const name = file.split('/').pop()?.replace(/\.tsx?$/, '');
+      const name = file
+        .split('/')
+        .pop()
+        ?.replace(/\.tsx?$/, '');
       const hooks = [...readFileSync(file, 'utf8').matchAll(/export function (use\w+)/g)].map((m) => m[1]);
       expect(hooks, file).toEqual([name]);
     }

@@ -28,13 +28,22 @@ describe('workflow <-> canvas', () => {
     expect(canvas.edges[1]?.className).toBe('gb-edge-resource');
   });
 
-  it('keeps a node\'s module through the canvas', () => {
-    const withModule = { ...workflow, nodes: workflow.nodes.map((n) => (n.id === 'a' ? { ...n, module: 'plugin.nodes' } : n)) };
+  it("keeps a node's module through the canvas", () => {
+    const withModule = {
+      ...workflow,
+      nodes: workflow.nodes.map((n) => (n.id === 'a' ? { ...n, module: 'plugin.nodes' } : n)),
+    };
     expect(dumps(canvasToWorkflow(workflowToCanvas(withModule), 'd'))).toBe(dumps(withModule));
   });
 
   it('makes positions relative to a group on the canvas and absolute in the file', () => {
-    const group = { id: 'g', label: 'Mine', position: { x: 250, y: 50 }, size: { width: 400, height: 200 }, nodes: ['b'] };
+    const group = {
+      id: 'g',
+      label: 'Mine',
+      position: { x: 250, y: 50 },
+      size: { width: 400, height: 200 },
+      nodes: ['b'],
+    };
     const canvas = workflowToCanvas({ ...workflow, groups: [group] });
     expect(canvas.nodes[0]?.id).toBe('g');
     const b = canvas.nodes.find((n) => n.id === 'b') as FlowNode;
@@ -59,7 +68,13 @@ describe('workflow <-> canvas', () => {
 });
 
 describe('groups in the file', () => {
-  const group: WorkflowGroup = { id: 'g', label: 'Talkers', position: { x: -40, y: 12.5 }, size: { width: 700, height: 260 }, nodes: ['b', 'a'] };
+  const group: WorkflowGroup = {
+    id: 'g',
+    label: 'Talkers',
+    position: { x: -40, y: 12.5 },
+    size: { width: 700, height: 260 },
+    nodes: ['b', 'a'],
+  };
   const grouped: Workflow = { ...workflow, groups: [group] };
 
   it('survive file -> canvas -> file byte for byte', () => {
@@ -81,9 +96,13 @@ describe('groups in the file', () => {
 
   it('save where a group was moved and resized, with its nodes moved along', () => {
     const canvas = workflowToCanvas(grouped);
-    const nodes = canvas.nodes.map((n) => (n.id === 'g' ? { ...n, position: { x: 60, y: 112.54 }, width: 810, height: 300 } : n));
+    const nodes = canvas.nodes.map((n) =>
+      n.id === 'g' ? { ...n, position: { x: 60, y: 112.54 }, width: 810, height: 300 } : n,
+    );
     const saved = canvasToWorkflow({ nodes, edges: canvas.edges }, 'd');
-    expect(saved.groups).toEqual([{ ...group, position: { x: 60, y: 112.5 }, size: { width: 810, height: 300 }, nodes: ['a', 'b'] }]);
+    expect(saved.groups).toEqual([
+      { ...group, position: { x: 60, y: 112.5 }, size: { width: 810, height: 300 }, nodes: ['a', 'b'] },
+    ]);
     expect(saved.nodes.find((n) => n.id === 'a')?.position).toEqual({ x: 100, y: expect.closeTo(200.04, 6) as number });
   });
 });

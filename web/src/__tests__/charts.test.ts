@@ -1,7 +1,17 @@
 // Metric curves as charts: grouping, colours, ticks, numbers, gaps, the nearest point.
 
 import { describe, expect, it } from 'vitest';
-import { canLog, drawnCurves, linearTicks, logTicks, metricCharts, nearest, pathOf, tickText, valueText } from '../charts';
+import {
+  canLog,
+  drawnCurves,
+  linearTicks,
+  logTicks,
+  metricCharts,
+  nearest,
+  pathOf,
+  tickText,
+  valueText,
+} from '../charts';
 import type { RunMetrics } from '../protocol';
 
 const run = (run_id: string, loss: (number | null)[], val: number[]): RunMetrics => ({
@@ -10,7 +20,13 @@ const run = (run_id: string, loss: (number | null)[], val: number[]): RunMetrics
   series: [
     { group: 'training', name: 'loss', steps: loss.map((_, i) => (i + 1) * 10), values: loss, dropped: 0 },
     { group: 'validation', name: 'validation_loss', steps: val.map((_, i) => (i + 1) * 20), values: val, dropped: 0 },
-    { group: 'validation', name: 'accuracy', steps: val.map((_, i) => (i + 1) * 20), values: val.map(() => 0.5), dropped: 3 },
+    {
+      group: 'validation',
+      name: 'accuracy',
+      steps: val.map((_, i) => (i + 1) * 20),
+      values: val.map(() => 0.5),
+      dropped: 3,
+    },
   ],
 });
 
@@ -28,7 +44,12 @@ describe('metric charts', () => {
   it('overlay several runs: a colour per run, validation dashed, named by the labels given', () => {
     const charts = metricCharts([run('0', [1], [1]), run('1', [2], [2])], { '0': 'trial-0', '1': 'trial-1' });
     const loss = charts[0];
-    expect(loss?.lines.map((l) => l.label)).toEqual(['trial-0 · training', 'trial-0 · validation', 'trial-1 · training', 'trial-1 · validation']);
+    expect(loss?.lines.map((l) => l.label)).toEqual([
+      'trial-0 · training',
+      'trial-0 · validation',
+      'trial-1 · training',
+      'trial-1 · validation',
+    ]);
     expect(loss?.lines.map((l) => l.dashed)).toEqual([false, true, false, true]);
     expect(loss?.lines[0]?.color).toBe(loss?.lines[1]?.color);
     expect(loss?.lines[0]?.color).not.toBe(loss?.lines[2]?.color);
@@ -67,7 +88,14 @@ describe('metric charts', () => {
   });
 
   it('write ticks and values short', () => {
-    expect([tickText(0), tickText(0.25), tickText(1500), tickText(12000), tickText(2_500_000), tickText(0.0001)]).toEqual(['0', '0.25', '1500', '12k', '2.5M', '1e-4']);
+    expect([
+      tickText(0),
+      tickText(0.25),
+      tickText(1500),
+      tickText(12000),
+      tickText(2_500_000),
+      tickText(0.0001),
+    ]).toEqual(['0', '0.25', '1500', '12k', '2.5M', '1e-4']);
     expect([valueText(0.123456), valueText(null), valueText(0.00001234)]).toEqual(['0.1235', '—', '1.234e-5']);
   });
 
@@ -77,7 +105,13 @@ describe('metric charts', () => {
       { x: 10, y: null },
       { x: 20, y: 3 },
     ];
-    expect(pathOf(points, (x) => x, (y) => y)).toBe('M0.0,1.0M20.0,3.0');
+    expect(
+      pathOf(
+        points,
+        (x) => x,
+        (y) => y,
+      ),
+    ).toBe('M0.0,1.0M20.0,3.0');
     expect(nearest(points, 9)).toBe(0);
     expect(nearest(points, 16)).toBe(2);
   });

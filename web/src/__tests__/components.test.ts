@@ -43,11 +43,17 @@ describe('components', () => {
     const packed = collapse(plain, new Set(['first', 'second']), 'again');
     const again = packed.nodes.find((n) => n.id === 'again');
     expect(again?.params).toEqual({ loud: false });
-    expect(packed.edges.map((e) => `${e.source}.${e.output}>${e.target}.${e.input}`).sort()).toEqual(['again.out>library.in', 'greetings.out>again.in']);
+    expect(packed.edges.map((e) => `${e.source}.${e.output}>${e.target}.${e.input}`).sort()).toEqual([
+      'again.out>library.in',
+      'greetings.out>again.in',
+    ]);
     const inner = again?.component && bodyOf(again.component);
     expect(inner?.inputs).toEqual({ in: { node: 'first', port: 'in' } });
     expect(inner?.outputs).toEqual({ out: { node: 'second', port: 'out' } });
-    expect(inner?.nodes.map((n) => [n.id, n.position.x])).toEqual([['first', 0], ['second', 320]]);
+    expect(inner?.nodes.map((n) => [n.id, n.position.x])).toEqual([
+      ['first', 0],
+      ['second', 320],
+    ]);
     const saved = dumps(packed);
     expect(dumps(parseCanonical(JSON.parse(saved), 'again'))).toBe(saved);
   });
@@ -55,7 +61,10 @@ describe('components', () => {
 
 describe('a component in the editor', () => {
   const editor = () => useEditor.getState();
-  const ids = () => editor().nodes.map((n) => n.id).sort();
+  const ids = () =>
+    editor()
+      .nodes.map((n) => n.id)
+      .sort();
   const dirty = () => currentKey(editor()) !== editor().savedKey;
 
   it('is made, opened in place, edited and left, each one undo step, saving the whole workflow', () => {

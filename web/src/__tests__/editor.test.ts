@@ -28,11 +28,19 @@ describe('editing', () => {
     const g = editor().addNode('Greetings', { x: 0, y: 0 });
     const s = editor().addNode('Split', { x: 200, y: 0 });
     const f = editor().addNode('Function', { x: 0, y: 200 });
-    expect(editor().connect({ source: g, sourceHandle: 'out', target: s, targetHandle: 'split_fn' }, catalog)).toMatch(/only resources feed parameters/);
-    expect(editor().connect({ source: f, sourceHandle: 'resource', target: s, targetHandle: 'in' }, catalog)).toMatch(/not the data input/);
-    expect(editor().connect({ source: s, sourceHandle: 'A', target: g, targetHandle: 'in' }, catalog)).toMatch(/takes no input/);
+    expect(editor().connect({ source: g, sourceHandle: 'out', target: s, targetHandle: 'split_fn' }, catalog)).toMatch(
+      /only resources feed parameters/,
+    );
+    expect(editor().connect({ source: f, sourceHandle: 'resource', target: s, targetHandle: 'in' }, catalog)).toMatch(
+      /not the data input/,
+    );
+    expect(editor().connect({ source: s, sourceHandle: 'A', target: g, targetHandle: 'in' }, catalog)).toMatch(
+      /takes no input/,
+    );
     expect(editor().connect({ source: g, sourceHandle: 'out', target: s, targetHandle: 'in' }, catalog)).toBeNull();
-    expect(editor().connect({ source: f, sourceHandle: 'resource', target: s, targetHandle: 'split_fn' }, catalog)).toBeNull();
+    expect(
+      editor().connect({ source: f, sourceHandle: 'resource', target: s, targetHandle: 'split_fn' }, catalog),
+    ).toBeNull();
     expect(currentWorkflow(editor()).workflow.edges).toEqual([
       { source: g, output: 'out', target: s, input: 'in' },
       { source: f, output: 'resource', target: s, input: 'split_fn' },
@@ -43,7 +51,9 @@ describe('editing', () => {
     const a = editor().addNode('Shout', { x: 0, y: 0 });
     const b = editor().addNode('Shout', { x: 200, y: 0 });
     expect(editor().connect({ source: a, sourceHandle: 'out', target: b, targetHandle: 'in' }, catalog)).toBeNull();
-    expect(editor().connect({ source: b, sourceHandle: 'out', target: a, targetHandle: 'in' }, catalog)).toMatch(/cycle/);
+    expect(editor().connect({ source: b, sourceHandle: 'out', target: a, targetHandle: 'in' }, catalog)).toMatch(
+      /cycle/,
+    );
   });
 
   it('undoes and redoes adding, wiring, parameters and deleting', () => {
@@ -77,7 +87,11 @@ describe('editing', () => {
     editor().paste(clip!, { x: 0, y: 300 });
     expect(ids()).toEqual(['greetings', 'shout', 'greetings_2', 'shout_2']);
     expect(editor().edges.map((e) => e.id)).toEqual(['greetings:out->shout:in', 'greetings_2:out->shout_2:in']);
-    expect(editor().nodes.filter((n) => n.selected).map((n) => n.id)).toEqual(['greetings_2', 'shout_2']);
+    expect(
+      editor()
+        .nodes.filter((n) => n.selected)
+        .map((n) => n.id),
+    ).toEqual(['greetings_2', 'shout_2']);
     editor().undo();
     expect(ids()).toEqual(['greetings', 'shout']);
   });
@@ -115,7 +129,9 @@ describe('editing', () => {
     expect(dirty()).toBe(true);
     expect(fileGroups()?.[0]?.position).toEqual({ x: 500, y: 400 });
     saved();
-    editor().onNodesChange([{ type: 'dimensions', id: 'group', dimensions: { width: 900, height: 333 }, setAttributes: true }]);
+    editor().onNodesChange([
+      { type: 'dimensions', id: 'group', dimensions: { width: 900, height: 333 }, setAttributes: true },
+    ]);
     editor().commit();
     expect(dirty()).toBe(true);
     expect(fileGroups()?.[0]?.size).toEqual({ width: 900, height: 333 });
@@ -136,9 +152,18 @@ describe('editing', () => {
   });
 
   it('opens a file with its groups', () => {
-    const group = { id: 'box', label: 'Box', position: { x: -10, y: -10 }, size: { width: 400, height: 300 }, nodes: ['a'] };
+    const group = {
+      id: 'box',
+      label: 'Box',
+      position: { x: -10, y: -10 },
+      size: { width: 400, height: 300 },
+      nodes: ['a'],
+    };
     const node = { id: 'a', type: 'Greetings', label: '', params: {}, position: { x: 20, y: 30 } };
-    editor().open({ path: 'b.json', format: 'canonical', hash: 'h' }, { doc: '', nodes: [node], edges: [], groups: [group] });
+    editor().open(
+      { path: 'b.json', format: 'canonical', hash: 'h' },
+      { doc: '', nodes: [node], edges: [], groups: [group] },
+    );
     expect(dirty()).toBe(false);
     expect(editor().nodes.find((n) => n.id === 'a')?.parentId).toBe('box');
     expect(currentWorkflow(editor()).workflow.groups).toEqual([group]);

@@ -10,29 +10,67 @@ import { canvasToWorkflow, workflowToCanvas } from '../workflow/canvas';
 import { readWorkflow } from '../workflow/load';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const examples = readdirSync(join(ROOT, 'workflows')).filter((f: string) => f.endsWith('.json')).map((f: string) => join(ROOT, 'workflows', f));
+const examples = readdirSync(join(ROOT, 'workflows'))
+  .filter((f: string) => f.endsWith('.json'))
+  .map((f: string) => join(ROOT, 'workflows', f));
 const graphbook013 = join(ROOT, 'tests/fixtures/graphbook013_simple_workflow.json');
 
 const tricky: Workflow = {
   doc: 'Ünïcode — "quotes" and\nnew lines',
   nodes: [
-    { id: 'n10', type: 'B', label: '', params: { z: [1, 2.5, { a: null }], a: 'é', e: {}, l: [] }, position: { x: -0.04, y: 12.349 } },
-    { id: 'n2', type: 'A', label: 'Löwe', params: { f: 'def f(d):\n\treturn d\n', t: true }, position: { x: 3.25, y: -7 } },
+    {
+      id: 'n10',
+      type: 'B',
+      label: '',
+      params: { z: [1, 2.5, { a: null }], a: 'é', e: {}, l: [] },
+      position: { x: -0.04, y: 12.349 },
+    },
+    {
+      id: 'n2',
+      type: 'A',
+      label: 'Löwe',
+      params: { f: 'def f(d):\n\treturn d\n', t: true },
+      position: { x: 3.25, y: -7 },
+    },
     { id: '01', type: 'A', label: '', params: {}, position: { x: 0, y: 0 } },
     { id: '1', type: 'A', label: '', params: { n: 0.1 }, position: { x: 1e-7, y: 100.05 } },
     { id: 'r1', type: 'A', label: '', params: {}, position: { x: 3.75, y: -3.25 }, width: 412.25, collapsed: true },
     { id: 'r2', type: 'A', label: '', params: {}, position: { x: 0.25, y: 2.675 }, mode: 'bypass' },
-    { id: 'r3', type: 'A', label: '', params: {}, position: { x: 1.15, y: -0.04 }, collapsed: true, mode: 'mute', color: 'purple' },
+    {
+      id: 'r3',
+      type: 'A',
+      label: '',
+      params: {},
+      position: { x: 1.15, y: -0.04 },
+      collapsed: true,
+      mode: 'mute',
+      color: 'purple',
+    },
     { id: 'r4', type: 'A', label: '', params: {}, position: { x: 2, y: 2 }, color: 'green' },
   ],
   edges: [
-    { source: 'n2', output: 'out', target: 'n10', input: 'in', points: [{ x: 0.25, y: 2.675 }, { x: -0.04, y: 100.05 }] },
+    {
+      source: 'n2',
+      output: 'out',
+      target: 'n10',
+      input: 'in',
+      points: [
+        { x: 0.25, y: 2.675 },
+        { x: -0.04, y: 100.05 },
+      ],
+    },
     { source: '1', output: 'resource', target: 'n10', input: 'z' },
     { source: 'n2', output: 'out', target: 'n10', input: 'in', points: [{ x: 9, y: 9 }] },
     { source: '01', output: 'A', target: 'n2', input: 'in' },
   ],
   groups: [
-    { id: 'g10', label: 'Zwölf — "q"', position: { x: 0.25, y: -3.75 }, size: { width: 100.05, height: 50 }, nodes: ['n10', 'ghost', 'n2'] },
+    {
+      id: 'g10',
+      label: 'Zwölf — "q"',
+      position: { x: 0.25, y: -3.75 },
+      size: { width: 100.05, height: 50 },
+      nodes: ['n10', 'ghost', 'n2'],
+    },
     { id: 'g2', label: '', position: { x: 1e-7, y: 2.675 }, size: { width: 300, height: 200 }, nodes: [] },
     { id: 'g1', label: 'r', position: { x: 0, y: 0 }, size: { width: 1, height: 1 }, nodes: ['r2', 'r1', '01'] },
   ],
@@ -88,7 +126,15 @@ describe('dumps', () => {
     expect(text).not.toContain('ghost');
     expect([...text.matchAll(/"id": "(g\d+)"/g)].map((m) => m[1])).toEqual(['g1', 'g2', 'g10']);
     expect(dumps({ ...tricky, groups: [] })).not.toContain('groups');
-    expect(dumps({ ...tricky, groups: [] })).toBe(dumps({ doc: tricky.doc, nodes: tricky.nodes, edges: tricky.edges, comments: tricky.comments, inputs: tricky.inputs }));
+    expect(dumps({ ...tricky, groups: [] })).toBe(
+      dumps({
+        doc: tricky.doc,
+        nodes: tricky.nodes,
+        edges: tricky.edges,
+        comments: tricky.comments,
+        inputs: tricky.inputs,
+      }),
+    );
   });
 
   it('sorts ids naturally and breaks ties by the text', () => {
@@ -96,7 +142,11 @@ describe('dumps', () => {
   });
 
   it('refuses NaN, which is not JSON', () => {
-    const bad: Workflow = { doc: '', nodes: [{ id: 'a', type: 'A', label: '', params: { x: Number.NaN }, position: { x: 0, y: 0 } }], edges: [] };
+    const bad: Workflow = {
+      doc: '',
+      nodes: [{ id: 'a', type: 'A', label: '', params: { x: Number.NaN }, position: { x: 0, y: 0 } }],
+      edges: [],
+    };
     expect(() => dumps(bad)).toThrow(WorkflowFormatError);
   });
 });
@@ -117,7 +167,11 @@ describe('workflow inputs', () => {
   });
 
   it('names a malformed inputs key', () => {
-    const bad = (inputs: unknown) => () => readWorkflow(JSON.stringify({ format: 'graphbook.workflow', version: 1, nodes: [], edges: [], inputs }), 'w.json');
+    const bad = (inputs: unknown) => () =>
+      readWorkflow(
+        JSON.stringify({ format: 'graphbook.workflow', version: 1, nodes: [], edges: [], inputs }),
+        'w.json',
+      );
     expect(bad([])).toThrow(/'inputs' must be an object/);
     expect(bad({ 'two words': { node: 'a', param: 'b' } })).toThrow(/'two words' is not a word/);
     expect(bad({ a: { node: 'a' } })).toThrow(/inputs\['a'\] needs a node id and a parameter name/);
@@ -127,18 +181,35 @@ describe('workflow inputs', () => {
 describe('reading', () => {
   it('names what is wrong', () => {
     expect(() => readWorkflow('{', 'a.json')).toThrow(/a.json is not valid JSON/);
-    expect(() => readWorkflow('{"format": "graphbook.workflow", "version": 2, "nodes": [], "edges": []}', 'a.json')).toThrow(/version 2 is not supported/);
+    expect(() =>
+      readWorkflow('{"format": "graphbook.workflow", "version": 2, "nodes": [], "edges": []}', 'a.json'),
+    ).toThrow(/version 2 is not supported/);
     expect(() => readWorkflow('{"nodes": []}', 'a.json')).toThrow(/not a workflow file/);
-    expect(() => readWorkflow('{"format": "graphbook.workflow", "version": 1, "nodes": [{"id": "x"}], "edges": []}', 'a.json')).toThrow(/needs a string 'type'/);
+    expect(() =>
+      readWorkflow('{"format": "graphbook.workflow", "version": 1, "nodes": [{"id": "x"}], "edges": []}', 'a.json'),
+    ).toThrow(/needs a string 'type'/);
   });
 
   it('reads groups, leaving out ids that name no node, and names what is wrong with them', () => {
     const file = (groups: unknown): string =>
-      JSON.stringify({ format: 'graphbook.workflow', version: 1, nodes: [{ id: 'a', type: 'Copy' }], edges: [], groups });
+      JSON.stringify({
+        format: 'graphbook.workflow',
+        version: 1,
+        nodes: [{ id: 'a', type: 'Copy' }],
+        edges: [],
+        groups,
+      });
     const { workflow } = readWorkflow(file([{ id: 'g', nodes: ['a', 'ghost'] }]), 'w.json');
-    expect(workflow.groups).toEqual([{ id: 'g', label: '', position: { x: 0, y: 0 }, size: { width: 300, height: 200 }, nodes: ['a'] }]);
+    expect(workflow.groups).toEqual([
+      { id: 'g', label: '', position: { x: 0, y: 0 }, size: { width: 300, height: 200 }, nodes: ['a'] },
+    ]);
     expect(readWorkflow(file([]), 'w.json').workflow.groups).toBeUndefined();
-    const group = (fields: Record<string, unknown>): Record<string, unknown> => ({ id: 'g', label: 'G', nodes: ['a'], ...fields });
+    const group = (fields: Record<string, unknown>): Record<string, unknown> => ({
+      id: 'g',
+      label: 'G',
+      nodes: ['a'],
+      ...fields,
+    });
     const bad: [unknown, RegExp][] = [
       [{ g: {} }, /w.json: 'groups' must be a list, not an object/],
       [['g'], /groups\[0\] must be an object, not a string/],
@@ -152,11 +223,13 @@ describe('reading', () => {
       [[group({ id: 'a' })], /group 'a' has the id of a node; give the group another id/],
       [[group({}), group({ id: 'h' })], /node 'a' is in groups 'g' and 'h'; a node can be in one group only/],
     ];
-    for (const [groups, message] of bad) expect(() => readWorkflow(file(groups), 'w.json'), JSON.stringify(groups)).toThrow(message);
+    for (const [groups, message] of bad)
+      expect(() => readWorkflow(file(groups), 'w.json'), JSON.stringify(groups)).toThrow(message);
   });
 
   it('keeps unknown parameters and edges to missing nodes, so nothing is lost', () => {
-    const text = '{"format": "graphbook.workflow", "version": 1, "nodes": [{"id": "a", "type": "Nope", "params": {"x": [1]}}], "edges": [{"source": "a", "output": "o", "target": "ghost"}]}';
+    const text =
+      '{"format": "graphbook.workflow", "version": 1, "nodes": [{"id": "a", "type": "Nope", "params": {"x": [1]}}], "edges": [{"source": "a", "output": "o", "target": "ghost"}]}';
     const { workflow } = readWorkflow(text, 'a.json');
     expect(workflow.nodes[0]?.params).toEqual({ x: [1] });
     expect(workflow.edges).toEqual([{ source: 'a', output: 'o', target: 'ghost', input: 'in' }]);
@@ -170,11 +243,23 @@ describe('reading', () => {
 
   it('resolves wires through a Graphbook 0.13 group', () => {
     const old = {
-      version: '0', type: 'workflow',
+      version: '0',
+      type: 'workflow',
       nodes: [
         { id: 'g', type: 'group', position: { x: 100, y: 100 }, data: {} },
-        { id: 1, type: 'step', position: { x: 0, y: 0 }, data: { name: 'Src', parameters: { n: { type: 'number', value: 3 } } } },
-        { id: 2, type: 'step', parentId: 'g', position: { x: 10, y: 20 }, data: { name: 'Dst', label: 'Dst', parameters: {} } },
+        {
+          id: 1,
+          type: 'step',
+          position: { x: 0, y: 0 },
+          data: { name: 'Src', parameters: { n: { type: 'number', value: 3 } } },
+        },
+        {
+          id: 2,
+          type: 'step',
+          parentId: 'g',
+          position: { x: 10, y: 20 },
+          data: { name: 'Dst', label: 'Dst', parameters: {} },
+        },
         { id: 'x', type: 'export', position: { x: 0, y: 0 }, data: {} },
       ],
       edges: [
@@ -190,14 +275,23 @@ describe('reading', () => {
     ]);
     expect(workflow.nodes[0]?.params).toEqual({ n: 3 });
     expect(workflow.edges).toEqual([{ source: '1', output: 'out', target: '2', input: 'in' }]);
-    expect(workflow.groups).toEqual([{ id: 'g', label: '', position: { x: 100, y: 100 }, size: { width: 300, height: 200 }, nodes: ['2'] }]);
+    expect(workflow.groups).toEqual([
+      { id: 'g', label: '', position: { x: 100, y: 100 }, size: { width: 300, height: 200 }, nodes: ['2'] },
+    ]);
   });
 
-  it('keeps a Graphbook 0.13 node\'s data.module, unless it names no module', () => {
+  it("keeps a Graphbook 0.13 node's data.module, unless it names no module", () => {
     const old = {
-      version: '0', type: 'workflow', edges: [],
+      version: '0',
+      type: 'workflow',
+      edges: [],
       nodes: [
-        { id: 1, type: 'step', position: { x: 0, y: 0 }, data: { name: 'Data', module: 'graphbook_huggingface.hf_datasets' } },
+        {
+          id: 1,
+          type: 'step',
+          position: { x: 0, y: 0 },
+          data: { name: 'Data', module: 'graphbook_huggingface.hf_datasets' },
+        },
         { id: 2, type: 'step', position: { x: 0, y: 0 }, data: { name: 'Mine', module: 'transient_module' } },
       ],
     };
@@ -207,7 +301,14 @@ describe('reading', () => {
   });
 
   it('refuses subflows with a way out', () => {
-    const old = { version: '0', type: 'workflow', nodes: [{ id: 9, type: 'subflow', data: { filename: 'clean.json' } }], edges: [] };
-    expect(() => readWorkflow(JSON.stringify(old), 'main.json')).toThrow(/subflow of clean.json; subflows are not supported/);
+    const old = {
+      version: '0',
+      type: 'workflow',
+      nodes: [{ id: 9, type: 'subflow', data: { filename: 'clean.json' } }],
+      edges: [],
+    };
+    expect(() => readWorkflow(JSON.stringify(old), 'main.json')).toThrow(
+      /subflow of clean.json; subflows are not supported/,
+    );
   });
 });

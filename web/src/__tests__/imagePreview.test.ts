@@ -4,7 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { imageFields, imageSrc, imagesIn, isImage } from '../preview';
 
 describe('image previews', () => {
-  const outside = { type: 'image', value: '/elsewhere/a.png', url: null, thumb: '/api/media/thumb?path=a&sig=s', outside: 'the full image lies outside' };
+  const outside = {
+    type: 'image',
+    value: '/elsewhere/a.png',
+    url: null,
+    thumb: '/api/media/thumb?path=a&sig=s',
+    outside: 'the full image lies outside',
+  };
 
   it('shows an image outside the roots by its thumbnail, with the reason kept apart from its fields', () => {
     expect(isImage(outside)).toBe(true);

@@ -5,7 +5,14 @@ import { howText, overridesText } from '../jobWords';
 import type { Job, JobRequest } from '../protocol';
 
 const request: JobRequest = {
-  workflow: 'sort.json', mode: 'all', node: null, graph: null, continue_on_error: false, overrides: null, inputs: null, retry_interrupted: false
+  workflow: 'sort.json',
+  mode: 'all',
+  node: null,
+  graph: null,
+  continue_on_error: false,
+  overrides: null,
+  inputs: null,
+  retry_interrupted: false,
 };
 const job = (fields: Partial<JobRequest>, inline = false): Job => ({
   id: 'j',
@@ -25,7 +32,9 @@ const job = (fields: Partial<JobRequest>, inline = false): Job => ({
 
 describe('a job in words', () => {
   it('lists each override as node.param=value, values as JSON', () => {
-    expect(overridesText(job({ overrides: { images: { limit: 10, folder: 'a b' }, sort: { overwrite: true } } }))).toBe('images.limit=10 images.folder="a b" sort.overwrite=true');
+    expect(overridesText(job({ overrides: { images: { limit: 10, folder: 'a b' }, sort: { overwrite: true } } }))).toBe(
+      'images.limit=10 images.folder="a b" sort.overwrite=true',
+    );
     expect(overridesText(job({}))).toBe('');
   });
 

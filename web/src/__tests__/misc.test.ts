@@ -38,20 +38,34 @@ describe('search', () => {
 
 describe('previews', () => {
   it('finds images and summarises tensors', () => {
-    const preview = { image_paths: [{ type: 'image', value: 'a.jpg', url: '/api/media/file/data/a.jpg' }, { type: 'image', value: 'b.jpg', url: null }] };
+    const preview = {
+      image_paths: [
+        { type: 'image', value: 'a.jpg', url: '/api/media/file/data/a.jpg' },
+        { type: 'image', value: 'b.jpg', url: null },
+      ],
+    };
     expect(imagesIn(preview).map((i) => i.url)).toEqual(['/api/media/file/data/a.jpg']);
-    expect(tensorText({ type: 'tensor', shape: [3, 32, 32], dtype: 'float32', device: 'cpu', min: 0, max: 1, mean: 0.4123 })).toBe(
-      'tensor float32[3×32×32] · cpu · min 0 · max 1 · mean 0.412',
-    );
+    expect(
+      tensorText({ type: 'tensor', shape: [3, 32, 32], dtype: 'float32', device: 'cpu', min: 0, max: 1, mean: 0.4123 }),
+    ).toBe('tensor float32[3×32×32] · cpu · min 0 · max 1 · mean 0.412');
   });
 });
 
 describe('clipFromText', () => {
   it('takes a copied selection or a workflow file, and nothing else', async () => {
     const { clipFromText } = await import('../store/clipboard');
-    const clip = { kind: 'graphbook.clip', nodes: [{ id: 'a', type: 'Shout', label: '', params: {}, position: { x: 0, y: 0 } }], edges: [] };
+    const clip = {
+      kind: 'graphbook.clip',
+      nodes: [{ id: 'a', type: 'Shout', label: '', params: {}, position: { x: 0, y: 0 } }],
+      edges: [],
+    };
     expect(clipFromText(JSON.stringify(clip))).toEqual(clip);
-    const file = { format: 'graphbook.workflow', version: 1, nodes: [{ id: 'g', type: 'Greetings', params: { count: 2 }, position: { x: 5, y: 6 } }], edges: [] };
+    const file = {
+      format: 'graphbook.workflow',
+      version: 1,
+      nodes: [{ id: 'g', type: 'Greetings', params: { count: 2 }, position: { x: 5, y: 6 } }],
+      edges: [],
+    };
     expect(clipFromText(JSON.stringify(file))?.nodes.map((n) => [n.id, n.params])).toEqual([['g', { count: 2 }]]);
     expect(clipFromText('hello')).toBeNull();
     expect(clipFromText('{"nodes": 3}')).toBeNull();
@@ -63,7 +77,14 @@ describe('clipFromText', () => {
     const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
     const old = readFileSync(join(root, 'tests/fixtures/graphbook013_simple_workflow.json'), 'utf8');
     const clip = clipFromText(old);
-    expect(clip?.nodes.map((n) => n.type)).toEqual(['MyFirstStep', 'Number', 'MyFirstSource', 'AddLabel', 'AddLabel', 'DumpJSONL']);
+    expect(clip?.nodes.map((n) => n.type)).toEqual([
+      'MyFirstStep',
+      'Number',
+      'MyFirstSource',
+      'AddLabel',
+      'AddLabel',
+      'DumpJSONL',
+    ]);
     expect(clip?.edges.length).toBeGreaterThan(0);
   });
 });

@@ -30,21 +30,38 @@ describe('bypass and mute', () => {
     const edges = chain().edges;
     expect(liveEdges(edges, new Map([['split', 'bypass']]))).toEqual([wire('rows', 'high'), wire('rows', 'low')]);
     expect(liveEdges(edges, new Map([['split', 'mute']]))).toEqual([]);
-    expect(liveEdges(edges, new Map([['rows', 'bypass']]))).toEqual([wire('split', 'high', 'A'), wire('split', 'low', 'B')]);
+    expect(liveEdges(edges, new Map([['rows', 'bypass']]))).toEqual([
+      wire('split', 'high', 'A'),
+      wire('split', 'low', 'B'),
+    ]);
     const twoInARow = [wire('a', 'b'), wire('b', 'c'), wire('c', 'd')];
-    expect(liveEdges(twoInARow, new Map([['b', 'bypass'], ['c', 'bypass']]))).toEqual([wire('a', 'd')]);
+    expect(
+      liveEdges(
+        twoInARow,
+        new Map([
+          ['b', 'bypass'],
+          ['c', 'bypass'],
+        ]),
+      ),
+    ).toEqual([wire('a', 'd')]);
   });
 
   it('does not check a node that does not run: a bypassed Split needs no split_fn', () => {
     const workflow = chain();
     expect(validate(workflow, catalog).map((p) => p.message)).toContain("required parameter 'split_fn' has no value");
-    const bypassed = { ...workflow, nodes: workflow.nodes.map((n) => (n.id === 'split' ? { ...n, mode: 'bypass' as const } : n)) };
+    const bypassed = {
+      ...workflow,
+      nodes: workflow.nodes.map((n) => (n.id === 'split' ? { ...n, mode: 'bypass' as const } : n)),
+    };
     expect(validate(bypassed, catalog)).toEqual([]);
     expect(runningPart(bypassed).nodes.map((n) => n.id)).toEqual(['rows', 'high', 'low']);
   });
 
   it('reads and writes the mode, writes nothing for a node that runs, and names a bad one', () => {
-    const text = dumps({ ...chain(), nodes: chain().nodes.map((n) => (n.id === 'low' ? { ...n, mode: 'mute' as const } : n)) });
+    const text = dumps({
+      ...chain(),
+      nodes: chain().nodes.map((n) => (n.id === 'low' ? { ...n, mode: 'mute' as const } : n)),
+    });
     expect(text).toContain('"position": {"x": 600, "y": 200},\n      "mode": "mute"\n');
     expect(parseCanonical(JSON.parse(text), 'f').nodes.find((n) => n.id === 'low')?.mode).toBe('mute');
     expect(dumps(chain())).not.toContain('"mode"');
@@ -61,29 +78,49 @@ describe('reroute points', () => {
   });
 
   it('puts a new point between the two it is nearest to', () => {
-    const points = [{ x: 100, y: 0 }, { x: 200, y: 0 }];
-    const ends = [{ x: 0, y: 0 }, { x: 300, y: 0 }] as const;
-    expect(withPoint(ends[0], points, ends[1], { x: 150, y: 10 })).toEqual([{ x: 100, y: 0 }, { x: 150, y: 10 }, { x: 200, y: 0 }]);
+    const points = [
+      { x: 100, y: 0 },
+      { x: 200, y: 0 },
+    ];
+    const ends = [
+      { x: 0, y: 0 },
+      { x: 300, y: 0 },
+    ] as const;
+    expect(withPoint(ends[0], points, ends[1], { x: 150, y: 10 })).toEqual([
+      { x: 100, y: 0 },
+      { x: 150, y: 10 },
+      { x: 200, y: 0 },
+    ]);
     expect(withPoint(ends[0], points, ends[1], { x: 20, y: 5 })[0]).toEqual({ x: 20, y: 5 });
     expect(withPoint(ends[0], [], ends[1], { x: 20, y: 5 })).toEqual([{ x: 20, y: 5 }]);
   });
 
   it('leave the wire the same wire: its types are checked as before', () => {
     const workflow = chain();
-    workflow.nodes.push({ id: 'fn', type: 'Function', label: '', params: { val: 'lambda d: 3' }, position: { x: 0, y: 300 } });
+    workflow.nodes.push({
+      id: 'fn',
+      type: 'Function',
+      label: '',
+      params: { val: 'lambda d: 3' },
+      position: { x: 0, y: 300 },
+    });
     workflow.edges.push({ ...wire('fn', 'rows', 'resource', 'count'), points: [{ x: 50, y: 200 }] });
     const messages = validate(workflow, catalog).map((p) => p.message);
-    expect(messages).toContain("parameter 'count' expects a whole number, but resource 'fn' (Function) gives Python source of a function (a `def` or a `lambda`)");
+    expect(messages).toContain(
+      "parameter 'count' expects a whole number, but resource 'fn' (Function) gives Python source of a function (a `def` or a `lambda`)",
+    );
   });
 
   it('are saved on their edge, rounded, and read back', () => {
     const workflow = { ...chain(), edges: [{ ...wire('rows', 'split'), points: [{ x: 10.04, y: 20.25 }] }] };
     const text = dumps(workflow);
-    expect(text).toContain('{"source": "rows", "output": "out", "target": "split", "input": "in", "points": [{"x": 10, "y": 20.2}]}');
-    expect(parseCanonical(JSON.parse(text), 'f').edges[0]?.points).toEqual([{ x: 10, y: 20.2 }]);
-    expect(() => parseCanonical({ ...JSON.parse(text), edges: [{ ...wire('a', 'b'), points: [{ x: 1 }] }] }, 'f.json')).toThrow(
-      /edges\[0\]: points\[0\] must be \{"x": number, "y": number\}/,
+    expect(text).toContain(
+      '{"source": "rows", "output": "out", "target": "split", "input": "in", "points": [{"x": 10, "y": 20.2}]}',
     );
+    expect(parseCanonical(JSON.parse(text), 'f').edges[0]?.points).toEqual([{ x: 10, y: 20.2 }]);
+    expect(() =>
+      parseCanonical({ ...JSON.parse(text), edges: [{ ...wire('a', 'b'), points: [{ x: 1 }] }] }, 'f.json'),
+    ).toThrow(/edges\[0\]: points\[0\] must be \{"x": number, "y": number\}/);
   });
 });
 
@@ -120,7 +157,7 @@ describe('the editor', () => {
     expect(editor().edges[0]?.data?.points).toEqual([{ x: 1, y: 1 }]);
   });
 
-  it('carries a wire\'s points when both its ends move together (also inside a moved group), not when one does', () => {
+  it("carries a wire's points when both its ends move together (also inside a moved group), not when one does", () => {
     const [first, second] = editor().edges.map((e) => e.id);
     editor().setPoints(first ?? '', [{ x: 150, y: 40 }]);
     editor().setPoints(second ?? '', [{ x: 450, y: 40 }]);
@@ -136,7 +173,9 @@ describe('the editor', () => {
     editor().groupSelection();
     const group = editor().nodes.find((n) => n.type === 'group');
     if (!group) throw new Error('no group');
-    editor().onNodesChange([{ type: 'position', id: group.id, position: { x: group.position.x - 100, y: group.position.y }, dragging: true }]);
+    editor().onNodesChange([
+      { type: 'position', id: group.id, position: { x: group.position.x - 100, y: group.position.y }, dragging: true },
+    ]);
     expect([points('rows'), points('split')]).toEqual([[{ x: 60, y: 60 }], [{ x: 450, y: 40 }]]);
   });
 

@@ -7,7 +7,18 @@ import { ofOrigin, originBadge, originChoices, originCounts, originText } from '
 import { byCategory, paletteGroups, searchNodes } from '../search';
 
 const info = (name: string, category: string, pack: string, pack_kind: NodeInfo['pack_kind']): NodeInfo => ({
-  name, kind: 'step', category, inputs: ['in'], outputs: ['out'], params: [], doc: `${name} does things.`, code_hash: name, gives: 'any', pack, pack_kind, component: '',
+  name,
+  kind: 'step',
+  category,
+  inputs: ['in'],
+  outputs: ['out'],
+  params: [],
+  doc: `${name} does things.`,
+  code_hash: name,
+  gives: 'any',
+  pack,
+  pack_kind,
+  component: '',
 });
 
 const specs = Object.values(
@@ -50,14 +61,28 @@ describe('node origins', () => {
     expect(names(ofOrigin(specs, 'custom'))).toEqual(['Shout', 'Mystery']);
     expect(ofOrigin(specs, 'all')).toHaveLength(specs.length);
     expect(originCounts(specs)).toEqual({ all: 8, builtin: 4, pack: 1, custom: 2, example: 1 });
-    expect(originChoices(specs).map((c) => `${c.label} ${c.count}`)).toEqual(['All 8', 'Built-in 4', 'Packs 1', 'Custom 2', 'Examples 1']);
+    expect(originChoices(specs).map((c) => `${c.label} ${c.count}`)).toEqual([
+      'All 8',
+      'Built-in 4',
+      'Packs 1',
+      'Custom 2',
+      'Examples 1',
+    ]);
     const libraryOnly = ofOrigin(specs, 'builtin');
     expect(originChoices(libraryOnly)).toEqual([]);
     expect(originChoices([...libraryOnly, byName('Shout')]).map((c) => c.value)).toEqual(['all', 'builtin', 'custom']);
   });
 
   it('keeps categories as the grouping, in pipeline order, within an origin', () => {
-    expect(byCategory(specs).map(([c]) => c)).toEqual(['Sources', 'Images', 'Sinks', 'Filtering', 'Hello', 'Shapes', 'Other']);
+    expect(byCategory(specs).map(([c]) => c)).toEqual([
+      'Sources',
+      'Images',
+      'Sinks',
+      'Filtering',
+      'Hello',
+      'Shapes',
+      'Other',
+    ]);
     const images = byCategory(specs).find(([c]) => c === 'Images')?.[1];
     expect(names(images ?? [])).toEqual(['BlurScore', 'Thumbnails']);
     expect(paletteGroups(specs, '', 'builtin').map(([c, list]) => [c, names(list)])).toEqual([
@@ -72,7 +97,11 @@ describe('node origins', () => {
     expect(names(searchNodes(specs, 'acme'))).toEqual(['BlurScore']);
     expect(names(searchNodes(specs, 'tables'))).toEqual(['WriteCSV']);
     expect(names(searchNodes(specs, 'custom'))).toEqual(['Mystery', 'Shout']);
-    expect(paletteGroups(specs, 'images', 'all')[0]?.[1].map((s) => s.name)).toEqual(['ShapeImages', 'BlurScore', 'Thumbnails']);
+    expect(paletteGroups(specs, 'images', 'all')[0]?.[1].map((s) => s.name)).toEqual([
+      'ShapeImages',
+      'BlurScore',
+      'Thumbnails',
+    ]);
     expect(paletteGroups(specs, 'images', 'builtin')).toEqual([['Results', [byName('Thumbnails')]]]);
     expect(paletteGroups(specs, 'thumb', 'pack')).toEqual([['Results', []]]);
   });

@@ -20,8 +20,21 @@ import {
 } from '../runRecords';
 
 const record = (over: Partial<RunRecordInfo> = {}): RunRecordInfo => ({
-  run_id: 'r1', workflow: 'hello.json', status: 'completed', mode: 'all', node: null,
-  started: 1000, ended: 1002.5, counts: {}, error: null, params: {}, paused: 0, kind: 'workflow', search: null, metrics: 0, ...over,
+  run_id: 'r1',
+  workflow: 'hello.json',
+  status: 'completed',
+  mode: 'all',
+  node: null,
+  started: 1000,
+  ended: 1002.5,
+  counts: {},
+  error: null,
+  params: {},
+  paused: 0,
+  kind: 'workflow',
+  search: null,
+  metrics: 0,
+  ...over,
 });
 
 describe('run records', () => {
@@ -51,7 +64,18 @@ describe('run records', () => {
 
   it('count items per node, ignoring what is not a count', () => {
     const run = record({ counts: { greetings: { out: 10 }, split: { A: 5, B: 5 }, odd: 'x', bad: { out: 'y' } } });
-    expect(nodeCounts(run)).toEqual([['greetings', [['out', 10]]], ['split', [['A', 5], ['B', 5]]], ['odd', []], ['bad', []]]);
+    expect(nodeCounts(run)).toEqual([
+      ['greetings', [['out', 10]]],
+      [
+        'split',
+        [
+          ['A', 5],
+          ['B', 5],
+        ],
+      ],
+      ['odd', []],
+      ['bad', []],
+    ]);
     expect(itemsOf(run)).toBe(10);
     expect(itemsOf(record())).toBe(0);
   });
@@ -80,7 +104,7 @@ describe('runs shown together', () => {
     expect(trainingProgress(record())).toBeNull();
   });
 
-  it('list only the parameters that differ, a workflow run\'s per node', () => {
+  it("list only the parameters that differ, a workflow run's per node", () => {
     const a = record({ run_id: 'a', params: { split: { fn: 'x', n: 1 }, load: { path: 'p' } } });
     const b = record({ run_id: 'b', params: { split: { fn: 'x', n: 2 } } });
     expect(differingParams([a, b])).toEqual([
@@ -98,7 +122,11 @@ describe('runs shown together', () => {
       record({ run_id: 'bbbbbb22', workflow: 'hello.json' }),
       record({ run_id: 't0', workflow: 'search:train.py#trial-0' }),
     ];
-    expect(runLabels(runs)).toEqual({ aaaaaa11: 'hello.json · aaaaaa', bbbbbb22: 'hello.json · bbbbbb', t0: 'trial-0' });
+    expect(runLabels(runs)).toEqual({
+      aaaaaa11: 'hello.json · aaaaaa',
+      bbbbbb22: 'hello.json · bbbbbb',
+      t0: 'trial-0',
+    });
   });
 });
 

@@ -12,6 +12,9 @@ describe('runSettings', () => {
 
   it('gives null for a run given neither, and leaves out what is not an object', () => {
     expect(runSettings({ mode: 'all' })).toEqual({ inputs: null, overrides: null });
-    expect(runSettings({ inputs: [1], overrides: { a: 3, b: { x: 1 } } })).toEqual({ inputs: null, overrides: { b: { x: 1 } } });
+    expect(runSettings({ inputs: [1], overrides: { a: 3, b: { x: 1 } } })).toEqual({
+      inputs: null,
+      overrides: { b: { x: 1 } },
+    });
   });
 });

@@ -18,27 +18,38 @@ interface Fixture {
 function seen(state: RunState): unknown {
   const run = state.run;
   const nodes = run
-    ? Object.fromEntries(Object.values(run.nodes).map((n) => [n.node_id, {
-      ...n,
-      errors: n.errors.length,
-      logs: n.logs.length,
-      outputs: Object.fromEntries(Object.entries(n.outputs).map(([name, shown]) => [name, shown.index])),
-    }]))
+    ? Object.fromEntries(
+        Object.values(run.nodes).map((n) => [
+          n.node_id,
+          {
+            ...n,
+            errors: n.errors.length,
+            logs: n.logs.length,
+            outputs: Object.fromEntries(Object.entries(n.outputs).map(([name, shown]) => [name, shown.index])),
+          },
+        ]),
+      )
     : {};
   return { run: run ? { ...run, nodes } : null, prompts: Object.keys(state.prompts).sort() };
 }
 
 /** Where `actual` differs from `expected`; objects need only hold the keys expected. */
 function differences(expected: unknown, actual: unknown, where = ''): string[] {
-  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v);
   if (isObject(expected) && isObject(actual)) {
     return Object.entries(expected).flatMap(([key, value]) =>
-      key in actual ? differences(value, actual[key], `${where}.${key}`) : [`${where}.${key}: missing`]);
+      key in actual ? differences(value, actual[key], `${where}.${key}`) : [`${where}.${key}: missing`],
+    );
   }
-  return JSON.stringify(expected) === JSON.stringify(actual) ? [] : [`${where}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`];
+  return JSON.stringify(expected) === JSON.stringify(actual)
+    ? []
+    : [`${where}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`];
 }
 
-const files = readdirSync(FIXTURES).filter((name) => name.endsWith('.json')).sort();
+const files = readdirSync(FIXTURES)
+  .filter((name) => name.endsWith('.json'))
+  .sort();
 
 describe('the fold of run messages', () => {
   it('has fixtures to check', () => {

@@ -7,7 +7,10 @@ import type { WorkflowChanged } from '../protocol';
 import { currentKey, useEditor } from '../store/editor';
 
 const editor = () => useEditor.getState();
-const ids = () => editor().nodes.map((n) => n.id).sort();
+const ids = () =>
+  editor()
+    .nodes.map((n) => n.id)
+    .sort();
 const dirty = () => currentKey(editor()) !== editor().savedKey;
 
 const node = (id: string, x = 0) => ({ id, type: 'Greetings', label: '', params: {}, position: { x, y: 0 } });

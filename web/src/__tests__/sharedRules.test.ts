@@ -11,7 +11,10 @@ import { liveEdges } from '../workflow/modes';
 import { type Problem, validate } from '../workflow/validate';
 import { rulesCatalog } from './fixtures';
 
-const fixture = <T,>(name: string): T => JSON.parse(readFileSync(fileURLToPath(new URL(`../../../tests/fixtures/rules/${name}`, import.meta.url)), 'utf8')) as T;
+const fixture = <T>(name: string): T =>
+  JSON.parse(
+    readFileSync(fileURLToPath(new URL(`../../../tests/fixtures/rules/${name}`, import.meta.url)), 'utf8'),
+  ) as T;
 
 interface ValidateCase {
   about: string;
@@ -31,15 +34,21 @@ const wire = ({ source, output, target, input }: WorkflowEdge): WorkflowEdge => 
 const byNode = (a: Problem, b: Problem): number => `${a.node}${a.message}`.localeCompare(`${b.node}${b.message}`);
 
 describe('the rules shared with Python', () => {
-  it.each(fixture<ValidateCase[]>('validate.json').map((c) => [c.about, c] as const))('finds the problems graph.py finds: %s', (_, c) => {
-    const found = validate(parseCanonical(c.workflow, 'fixture.json'), catalog);
-    const expected = c.problems.map((p) => ({ node: p.node ?? '', message: p.message, fix: p.fix }));
-    expect([...found].sort(byNode)).toEqual([...expected].sort(byNode));
-  });
+  it.each(fixture<ValidateCase[]>('validate.json').map((c) => [c.about, c] as const))(
+    'finds the problems graph.py finds: %s',
+    (_, c) => {
+      const found = validate(parseCanonical(c.workflow, 'fixture.json'), catalog);
+      const expected = c.problems.map((p) => ({ node: p.node ?? '', message: p.message, fix: p.fix }));
+      expect([...found].sort(byNode)).toEqual([...expected].sort(byNode));
+    },
+  );
 
-  it.each(fixture<ModesCase[]>('modes.json').map((c) => [c.about, c] as const))('leaves the wiring modes.py leaves: %s', (_, c) => {
-    expect(liveEdges(c.edges, new Map(Object.entries(c.off))).map(wire)).toEqual(c.live);
-  });
+  it.each(fixture<ModesCase[]>('modes.json').map((c) => [c.about, c] as const))(
+    'leaves the wiring modes.py leaves: %s',
+    (_, c) => {
+      expect(liveEdges(c.edges, new Map(Object.entries(c.off))).map(wire)).toEqual(c.live);
+    },
+  );
 
   it('fits resources to parameters by the table the server sends', () => {
     expect(accepts(catalog.fits, 'string', 'object')).toBe(false);

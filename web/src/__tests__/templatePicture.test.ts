@@ -29,13 +29,19 @@ describe('graphPicture', () => {
       ['high', 'DumpJSONL', 600, 0],
       ['low', 'DumpJSONL', 600, 200],
     ]);
-    expect(picture.edges.map((e) => `${e.source}->${e.target}`)).toEqual(['records->split', 'split->high', 'split->low']);
+    expect(picture.edges.map((e) => `${e.source}->${e.target}`)).toEqual([
+      'records->split',
+      'split->high',
+      'split->low',
+    ]);
     const [x, y, width, height] = picture.viewBox.split(' ').map(Number);
     expect([x, y]).toEqual([-24, -24]);
     expect(width).toBe(600 + picture.box.width + 48);
     expect(height).toBe(200 + picture.box.height + 48);
     // A wire leaves its source's right side and ends at its target's left side.
-    expect(picture.edges[0]?.d).toMatch(new RegExp(`^M${picture.box.width} ${100 + picture.box.height / 2} C.* 300 ${100 + picture.box.height / 2}$`));
+    expect(picture.edges[0]?.d).toMatch(
+      new RegExp(`^M${picture.box.width} ${100 + picture.box.height / 2} C.* 300 ${100 + picture.box.height / 2}$`),
+    );
   });
 
   it('keeps text about 11 px on screen where it fits, and cuts long titles to fit their box', () => {
@@ -46,7 +52,10 @@ describe('graphPicture', () => {
     const small = graphPicture(split, 240, 110);
     expect(small.fontSize).toBe(34);
     expect(small.nodes.map((n) => n.label)).toEqual(['LoadJSONL', 'Split by…', 'DumpJSONL', 'DumpJSONL']);
-    const long = { nodes: [...split.nodes, { id: 'far', type: 'AVeryLongNodeTypeNameIndeed', position: at(2400, 0) }], edges: [] };
+    const long = {
+      nodes: [...split.nodes, { id: 'far', type: 'AVeryLongNodeTypeNameIndeed', position: at(2400, 0) }],
+      edges: [],
+    };
     const wide = graphPicture(long, 240, 110);
     expect(wide.fontSize).toBe(34);
     const far = wide.nodes.find((n) => n.id === 'far');
@@ -57,6 +66,8 @@ describe('graphPicture', () => {
 
   it('draws nothing for what is not a workflow, without failing', () => {
     expect(graphPicture(null).nodes).toEqual([]);
-    expect(graphPicture({ nodes: [{ id: 'a' }], edges: 'x' }).nodes.map((n) => [n.label, n.x, n.y])).toEqual([['a', 0, 0]]);
+    expect(graphPicture({ nodes: [{ id: 'a' }], edges: 'x' }).nodes.map((n) => [n.label, n.x, n.y])).toEqual([
+      ['a', 0, 0],
+    ]);
   });
 });

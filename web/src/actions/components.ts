@@ -26,7 +26,11 @@ export function makeComponent(): void {
 export async function saveToLibrary(id: string): Promise<void> {
   const node = componentNode(id);
   if (!node?.data.component || libraryOf(node.data.component)) return;
-  const taken = new Set(Object.keys(useCatalog.getState().catalog.nodes).filter((n) => n.startsWith(LIBRARY_PREFIX)).map((n) => n.slice(LIBRARY_PREFIX.length)));
+  const taken = new Set(
+    Object.keys(useCatalog.getState().catalog.nodes)
+      .filter((n) => n.startsWith(LIBRARY_PREFIX))
+      .map((n) => n.slice(LIBRARY_PREFIX.length)),
+  );
   const name = freshId(node.data.label || id, taken);
   try {
     const saved = await writeComponent(name, libraryFile(node.data.component));
@@ -61,5 +65,8 @@ export async function openComponent(id: string): Promise<void> {
   const read = library ? await useLibrary.getState().load(library.library) : null;
   const body = openable(node.data.component, read);
   if (body) useEditor.getState().openComponent(id, body);
-  else useUi.getState().notify(`cannot open ${id}: its library file components/${library?.library ?? ''}.json does not read`, 'error');
+  else
+    useUi
+      .getState()
+      .notify(`cannot open ${id}: its library file components/${library?.library ?? ''}.json does not read`, 'error');
 }

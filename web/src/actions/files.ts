@@ -313,7 +313,9 @@ export async function importFile(name: string, text: string): Promise<void> {
   try {
     show(await writeWorkflowFile(path, data));
     await useFiles.getState().refresh();
-    useUi.getState().notify(path === withJson(name) ? `Imported ${path}` : `Imported ${name} as ${path} (${withJson(name)} exists)`);
+    useUi
+      .getState()
+      .notify(path === withJson(name) ? `Imported ${path}` : `Imported ${name} as ${path} (${withJson(name)} exists)`);
   } catch (error) {
     failed(error);
   }

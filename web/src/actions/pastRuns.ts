@@ -29,8 +29,11 @@ export function runSettings(config: Record<string, unknown>): {
   overrides: Record<string, Record<string, unknown>> | null;
   inputs: Record<string, unknown> | null;
 } {
-  const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-  const overrides = isRecord(config.overrides) ? Object.fromEntries(Object.entries(config.overrides).filter(([, v]) => isRecord(v))) : {};
+  const isRecord = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v);
+  const overrides = isRecord(config.overrides)
+    ? Object.fromEntries(Object.entries(config.overrides).filter(([, v]) => isRecord(v)))
+    : {};
   return {
     overrides: Object.keys(overrides).length ? (overrides as Record<string, Record<string, unknown>>) : null,
     inputs: isRecord(config.inputs) ? config.inputs : null,
@@ -58,11 +61,24 @@ export async function runAgain(details: RunDetails): Promise<void> {
       const mode = RUN_MODES.find((m) => m === config.mode) ?? 'all';
       const node = typeof config.node === 'string' ? config.node : null;
       const { overrides, inputs } = runSettings(config);
-      await startRun({ workflow: run.workflow, mode, node, graph: null, continue_on_error: config.continue_on_error === true, overrides, inputs });
+      await startRun({
+        workflow: run.workflow,
+        mode,
+        node,
+        graph: null,
+        continue_on_error: config.continue_on_error === true,
+        overrides,
+        inputs,
+      });
     }
   } catch (error) {
     if (error instanceof ApiError && error.problems.length) {
-      useUi.getState().notify(`Not run: ${error.problems.length} problem(s), the first: ${error.problems[0]?.message ?? ''}`, 'error');
+      useUi
+        .getState()
+        .notify(
+          `Not run: ${error.problems.length} problem(s), the first: ${error.problems[0]?.message ?? ''}`,
+          'error',
+        );
     } else failed(error);
     return;
   }

@@ -37,7 +37,9 @@ function runRequest(mode: RunMode, node: string | null): RunRequest | null {
   const first = problems[0];
   if (first) {
     const where = first.node ? ` Node '${first.node}': ${first.message}.` : ` ${first.message}.`;
-    useUi.getState().notify(`Not run: the workflow has ${problems.length} problem(s), shown on their nodes.${where}`, 'error');
+    useUi
+      .getState()
+      .notify(`Not run: the workflow has ${problems.length} problem(s), shown on their nodes.${where}`, 'error');
     if (first.node) useUi.getState().inspect(first.node, 'errors');
     return null;
   }
@@ -56,7 +58,9 @@ async function send(body: RunRequest | null, start: (body: RunRequest) => Promis
   } catch (error) {
     if (error instanceof ApiError && error.problems.length) {
       useUi.getState().setServerProblems(error.problems);
-      useUi.getState().notify(`The workflow has ${error.problems.length} problem(s); they are shown on their nodes.`, 'error');
+      useUi
+        .getState()
+        .notify(`The workflow has ${error.problems.length} problem(s); they are shown on their nodes.`, 'error');
     } else failed(error);
     return false;
   }
@@ -69,7 +73,8 @@ export async function run(mode: RunMode, node: string | null = null): Promise<vo
 /** Adds a job that runs the open document as `run` would, once the runs before it have ended. */
 export async function queue(mode: RunMode, node: string | null = null): Promise<void> {
   const body = runRequest(mode, node);
-  if (await send(body, submitJob)) useUi.getState().notify(`Queued ${body?.workflow ?? ''}: it runs when the runs before it end.`);
+  if (await send(body, submitJob))
+    useUi.getState().notify(`Queued ${body?.workflow ?? ''}: it runs when the runs before it end.`);
 }
 
 export async function steer(command: RunCommand, node: string | null = null): Promise<void> {
@@ -99,4 +104,3 @@ export async function clear(node: string | null): Promise<void> {
     failed(error);
   }
 }
-

@@ -6,4 +6,5 @@ import { encodePath, request } from './http';
 const url = (name: string): string => `/api/components/${encodePath(name)}.json`;
 
 export const readComponent = (name: string): Promise<ComponentDocument> => request('GET', url(name));
-export const writeComponent = (name: string, component: unknown): Promise<ComponentDocument> => request('PUT', url(name), component);
+export const writeComponent = (name: string, component: unknown): Promise<ComponentDocument> =>
+  request('PUT', url(name), component);

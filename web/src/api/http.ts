@@ -14,7 +14,12 @@ export class ApiError extends Error {
   }
 }
 
-export async function request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+export async function request<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<T> {
   let response: Response;
   try {
     response = await fetch(path, {
@@ -36,7 +41,12 @@ export async function request<T>(method: string, path: string, body?: unknown, h
   }
   if (!response.ok) {
     const error = errorBodyOf(data);
-    throw new ApiError(response.status, error?.code ?? 'internal', error?.message ?? `${method} ${path}: ${response.status} ${response.statusText}`, error?.problems ?? []);
+    throw new ApiError(
+      response.status,
+      error?.code ?? 'internal',
+      error?.message ?? `${method} ${path}: ${response.status} ${response.statusText}`,
+      error?.problems ?? [],
+    );
   }
   return data as T;
 }

@@ -11,5 +11,6 @@ export type JobBody = Omit<JobRequest, 'retry_interrupted' | 'overrides' | 'inpu
 
 export const submitJob = (body: JobBody): Promise<Job> => request('POST', '/api/jobs', body);
 export const cancelJob = (id: string): Promise<Job> => request('DELETE', `/api/jobs/${encodeURIComponent(id)}`);
-export const moveJob = (id: string, to: JobMove): Promise<Job> => request('POST', `/api/jobs/${encodeURIComponent(id)}/move`, { to });
+export const moveJob = (id: string, to: JobMove): Promise<Job> =>
+  request('POST', `/api/jobs/${encodeURIComponent(id)}/move`, { to });
 export const stopJob = (id: string): Promise<Job> => request('POST', `/api/jobs/${encodeURIComponent(id)}/stop`);

@@ -1,7 +1,17 @@
 // Starting and steering runs, answering prompts, clearing caches, fetching outputs; run history
 // and system stats.
 
-import type { Catalog, LastRun, MetricsList, OutputItem, RunAccepted, RunDetails, RunList, RunMode, SystemStats } from '../protocol';
+import type {
+  Catalog,
+  LastRun,
+  MetricsList,
+  OutputItem,
+  RunAccepted,
+  RunDetails,
+  RunList,
+  RunMode,
+  SystemStats,
+} from '../protocol';
 import { encodePath, request } from './http';
 
 export interface RunRequest {
@@ -43,10 +53,12 @@ export const fetchLastRun = (workflow: string): Promise<LastRun> =>
 /** Past runs of every kind (workflow, training, search, batch), newest first, from the server's run store. */
 export const fetchRuns = (limit = 300): Promise<RunList> => request('GET', `/api/runs?limit=${limit}`);
 /** A past run opened: what each node did, what it was started with, how its file changed since. */
-export const fetchRunDetails = (runId: string): Promise<RunDetails> => request('GET', `/api/runs/${encodeURIComponent(runId)}/details`);
+export const fetchRunDetails = (runId: string): Promise<RunDetails> =>
+  request('GET', `/api/runs/${encodeURIComponent(runId)}/details`);
 /** The metric curves of several runs (at most 50). */
 export const fetchMetrics = (runIds: string[]): Promise<MetricsList> =>
   request('GET', `/api/metrics?runs=${runIds.map(encodeURIComponent).join(',')}`);
 /** Runs a past workflow run again as it ran (its workflow, parameters, mode). */
-export const rerunRun = (runId: string): Promise<RunAccepted> => request('POST', `/api/runs/${encodeURIComponent(runId)}/rerun`);
+export const rerunRun = (runId: string): Promise<RunAccepted> =>
+  request('POST', `/api/runs/${encodeURIComponent(runId)}/rerun`);
 export const fetchSystem = (): Promise<SystemStats> => request('GET', '/api/system');

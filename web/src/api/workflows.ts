@@ -12,5 +12,6 @@ export function writeWorkflowFile(path: string, workflow: unknown, hash?: string
   return request('PUT', url(path), workflow, hash ? { 'If-Match': hash } : {});
 }
 
-export const renameWorkflowFile = (path: string, to: string): Promise<WorkflowDocument> => request('PATCH', url(path), { path: to });
+export const renameWorkflowFile = (path: string, to: string): Promise<WorkflowDocument> =>
+  request('PATCH', url(path), { path: to });
 export const deleteWorkflowFile = (path: string): Promise<void> => request('DELETE', url(path));

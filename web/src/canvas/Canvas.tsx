@@ -2,7 +2,16 @@
 
 import { useCallback, useEffect, useState } from 'react';
 import type { DragEvent, MouseEvent } from 'react';
-import { Background, BackgroundVariant, ConnectionLineType, Controls, MiniMap, ReactFlow, useNodesInitialized, useReactFlow } from '@xyflow/react';
+import {
+  Background,
+  BackgroundVariant,
+  ConnectionLineType,
+  Controls,
+  MiniMap,
+  ReactFlow,
+  useNodesInitialized,
+  useReactFlow,
+} from '@xyflow/react';
 import type { Connection, Edge, FinalConnectionState, ReactFlowInstance } from '@xyflow/react';
 import { openComponent } from '../actions/components';
 import { usePointer } from '../hooks/usePointer';
@@ -73,13 +82,10 @@ export function Canvas() {
     void fitReadable(flow).then(() => setFitted(revision));
   }, [revision, measured, fitted, nodes.length, flow]);
 
-  const isValidConnection = useCallback(
-    (wire: Edge | Connection) => {
-      const { nodes: all, edges: wires } = useEditor.getState();
-      return connectionProblem(wire, all, wires, useCatalog.getState().catalog) === null;
-    },
-    [],
-  );
+  const isValidConnection = useCallback((wire: Edge | Connection) => {
+    const { nodes: all, edges: wires } = useEditor.getState();
+    return connectionProblem(wire, all, wires, useCatalog.getState().catalog) === null;
+  }, []);
   const onConnect = useCallback((wire: Connection) => {
     const problem = useEditor.getState().connect(wire, useCatalog.getState().catalog);
     if (problem) useUi.getState().notify(problem, 'error');
@@ -97,7 +103,11 @@ export function Canvas() {
       return;
     }
     if (state.toNode || !(event.target as HTMLElement).classList.contains('react-flow__pane')) return;
-    const from = { node: state.fromNode.id, handle: state.fromHandle.id ?? (state.fromHandle.type === 'source' ? 'out' : 'in'), side: state.fromHandle.type };
+    const from = {
+      node: state.fromNode.id,
+      handle: state.fromHandle.id ?? (state.fromHandle.type === 'source' ? 'out' : 'in'),
+      side: state.fromHandle.type,
+    };
     useUi.getState().openSearch({ x: point.clientX, y: point.clientY, from });
   }, []);
   const onDrop = useCallback(
@@ -119,7 +129,8 @@ export function Canvas() {
     const one = picked.length === 1 && picked[0]?.type === 'graph' ? picked[0].id : null;
     const ui = useUi.getState();
     if (one && one !== ui.inspected) ui.inspect(one);
-    if (!picked.length && ui.inspected && !useEditor.getState().nodes.some((n) => n.id === ui.inspected)) ui.inspect(null);
+    if (!picked.length && ui.inspected && !useEditor.getState().nodes.some((n) => n.id === ui.inspected))
+      ui.inspect(null);
   }, []);
 
   /** A double-click on a component node opens it in place (the path above the canvas leads back out). */
@@ -150,12 +161,19 @@ export function Canvas() {
 
   /** A click on the minimap centres the canvas there, at the zoom it has. */
   const onMinimapClick = useCallback(
-    (_event: MouseEvent, at: { x: number; y: number }) => void flow.setCenter(at.x, at.y, { zoom: flow.getZoom(), duration: 200 }),
+    (_event: MouseEvent, at: { x: number; y: number }) =>
+      void flow.setCenter(at.x, at.y, { zoom: flow.getZoom(), duration: 200 }),
     [flow],
   );
   const hasFile = useEditor((s) => !!s.file);
   return (
-    <div className="gb-canvas" data-ready={fitted === revision} onMouseMove={onPointer} onDragOver={allowDrop} onDrop={onDrop}>
+    <div
+      className="gb-canvas"
+      data-ready={fitted === revision}
+      onMouseMove={onPointer}
+      onDragOver={allowDrop}
+      onDrop={onDrop}
+    >
       <ReactFlow<FlowNode, Edge>
         nodes={nodes}
         edges={edges}
@@ -186,7 +204,16 @@ export function Canvas() {
         proOptions={{ hideAttribution: true }}
       >
         <Background variant={BackgroundVariant.Dots} gap={20} size={1.2} />
-        {nodes.length ? <MiniMap pannable zoomable nodeColor={minimapColor} nodeStrokeWidth={0} onClick={onMinimapClick} style={minimapSize()} /> : null}
+        {nodes.length ? (
+          <MiniMap
+            pannable
+            zoomable
+            nodeColor={minimapColor}
+            nodeStrokeWidth={0}
+            onClick={onMinimapClick}
+            style={minimapSize()}
+          />
+        ) : null}
         <Controls showInteractive={false} />
         <ConnectionHint />
       </ReactFlow>
@@ -195,7 +222,10 @@ export function Canvas() {
       <ContextMenu />
       {!hasFile ? <div className="gb-canvas-empty">Open a workflow on the left, or create one.</div> : null}
       {hasFile && !nodes.length ? (
-        <div className="gb-canvas-hint">Drag a node here from the Nodes tab, double-click the canvas to add one by name, or start from a template below.</div>
+        <div className="gb-canvas-hint">
+          Drag a node here from the Nodes tab, double-click the canvas to add one by name, or start from a template
+          below.
+        </div>
       ) : null}
       <EmptyCanvasTemplates />
     </div>

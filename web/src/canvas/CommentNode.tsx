@@ -19,8 +19,18 @@ function CommentNodeView({ id, data, selected }: NodeProps<CommentFlowNode>) {
     return () => clearTimeout(timer);
   }, [editing]);
   return (
-    <div className={`gb-comment${selected ? ' gb-selected' : ''}`} data-comment={id} onDoubleClick={() => setEditing(true)}>
-      <NodeResizeControl className="gb-resize nodrag" position="right" resizeDirection="horizontal" minWidth={140} maxWidth={900} />
+    <div
+      className={`gb-comment${selected ? ' gb-selected' : ''}`}
+      data-comment={id}
+      onDoubleClick={() => setEditing(true)}
+    >
+      <NodeResizeControl
+        className="gb-resize nodrag"
+        position="right"
+        resizeDirection="horizontal"
+        minWidth={140}
+        maxWidth={900}
+      />
       {editing ? (
         <textarea
           ref={field}

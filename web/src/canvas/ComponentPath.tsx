@@ -24,7 +24,9 @@ export function ComponentPath() {
           )}
         </span>
       ))}
-      <span className="gb-component-path-hint">inside a component: its nodes show their own run; edits are kept when you go back out</span>
+      <span className="gb-component-path-hint">
+        inside a component: its nodes show their own run; edits are kept when you go back out
+      </span>
     </nav>
   );
 }

@@ -12,7 +12,12 @@ export function wireOf(state: Pick<ConnectionState, 'fromHandle' | 'toHandle'>):
   const { fromHandle: from, toHandle: to } = state;
   if (!from || !to) return null;
   const [source, target] = from.type === 'source' ? [from, to] : [to, from];
-  return { source: source.nodeId, sourceHandle: source.id ?? null, target: target.nodeId, targetHandle: target.id ?? null };
+  return {
+    source: source.nodeId,
+    sourceHandle: source.id ?? null,
+    target: target.nodeId,
+    targetHandle: target.id ?? null,
+  };
 }
 
 function usePointerPosition(active: boolean): { x: number; y: number } | null {

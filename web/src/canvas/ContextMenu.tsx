@@ -43,9 +43,18 @@ function useItems(menu: Menu | null): Item[] {
   if (menu.on === 'edge') {
     const bent = !!editor.edges.find((e) => e.id === id)?.data?.points?.length;
     return [
-      { label: 'Add a reroute point here', keys: 'Double-click', act: () => addReroutePoint(flow, id, screenToFlowPosition({ x: menu.x, y: menu.y })) },
+      {
+        label: 'Add a reroute point here',
+        keys: 'Double-click',
+        act: () => addReroutePoint(flow, id, screenToFlowPosition({ x: menu.x, y: menu.y })),
+      },
       ...(bent ? [{ label: 'Remove its reroute points', act: () => editor.setPoints(id, []) }] : []),
-      { label: 'Delete the wire', keys: 'Delete', danger: true, act: () => editor.onEdgesChange([{ type: 'remove', id }]) },
+      {
+        label: 'Delete the wire',
+        keys: 'Delete',
+        danger: true,
+        act: () => editor.onEdgesChange([{ type: 'remove', id }]),
+      },
     ];
   }
   if (menu.on === 'group') {
@@ -54,7 +63,8 @@ function useItems(menu: Menu | null): Item[] {
       { label: 'Delete the group', danger: true, act: () => (editor.select([id]), editor.deleteSelection()) },
     ];
   }
-  if (menu.on === 'comment') return [{ label: 'Delete the comment', keys: 'Delete', danger: true, act: () => editor.deleteNode(id) }];
+  if (menu.on === 'comment')
+    return [{ label: 'Delete the comment', keys: 'Delete', danger: true, act: () => editor.deleteNode(id) }];
   const node = editor.nodes.find((n) => n.id === id);
   const spec = node && isGraphNode(node) ? specOf(node.data, useCatalog.getState().catalog) : undefined;
   const component = node && isGraphNode(node) ? node.data.component : undefined;
@@ -64,18 +74,33 @@ function useItems(menu: Menu | null): Item[] {
   const collapsed = node && isGraphNode(node) ? !!node.data.collapsed : false;
   const toggle = (to: 'bypass' | 'mute'): void => editor.setMode([id], mode === to ? 'active' : to);
   return [
-    ...(spec?.kind !== 'resource' && !mode ? [{ label: 'Run up to here', disabled: offline, act: () => void run('until', id) }] : []),
-    ...(spec?.kind === 'source' && !mode ? [{ label: 'Run this source again', disabled: offline || running, act: () => void run('trigger', id) }] : []),
+    ...(spec?.kind !== 'resource' && !mode
+      ? [{ label: 'Run up to here', disabled: offline, act: () => void run('until', id) }]
+      : []),
+    ...(spec?.kind === 'source' && !mode
+      ? [{ label: 'Run this source again', disabled: offline || running, act: () => void run('trigger', id) }]
+      : []),
     { label: mode === 'bypass' ? 'Stop bypassing' : 'Bypass', keys: 'Ctrl+B', act: () => toggle('bypass') },
     { label: mode === 'mute' ? 'Unmute' : 'Mute', keys: 'Ctrl+M', act: () => toggle('mute') },
-    { label: members.length > 1 ? `Make component of ${members.length} nodes` : 'Make component', keys: 'Ctrl+Shift+E', act: () => (editor.select(members), makeComponent()) },
+    {
+      label: members.length > 1 ? `Make component of ${members.length} nodes` : 'Make component',
+      keys: 'Ctrl+Shift+E',
+      act: () => (editor.select(members), makeComponent()),
+    },
     ...(component && !libraryOf(component) ? [{ label: 'Save to library', act: () => void saveToLibrary(id) }] : []),
     ...(component ? [{ label: 'Unpack', act: () => void unpackComponent(id) }] : []),
-    ...(component && !libraryOf(component) ? (spec?.params ?? []).map((p) => ({ label: `Hide parameter ${p.name}`, act: () => editor.hideParam(id, p.name) })) : []),
+    ...(component && !libraryOf(component)
+      ? (spec?.params ?? []).map((p) => ({
+          label: `Hide parameter ${p.name}`,
+          act: () => editor.hideParam(id, p.name),
+        }))
+      : []),
     { label: 'Duplicate', act: () => editor.duplicate([id]) },
     { label: collapsed ? 'Unfold' : 'Fold to its title', act: () => editor.setCollapsed(id, !collapsed) },
     { label: 'Docs, outputs and logs', act: () => ui.inspect(id, 'docs') },
-    ...(spec?.kind !== 'resource' ? [{ label: 'Results gallery', act: () => useGallery.getState().openGallery(id, spec?.outputs[0] ?? 'out') }] : []),
+    ...(spec?.kind !== 'resource'
+      ? [{ label: 'Results gallery', act: () => useGallery.getState().openGallery(id, spec?.outputs[0] ?? 'out') }]
+      : []),
     { label: 'Clear its cached outputs', act: () => void clear(id) },
     { label: 'Delete', keys: 'Delete', danger: true, act: () => editor.deleteNode(id) },
   ];
@@ -90,9 +115,22 @@ function Swatches({ id, close }: { id: string; close(): void }) {
   return (
     <li role="none" className="gb-swatches">
       {NODE_COLORS.map((color) => (
-        <button key={color} role="menuitem" aria-label={`Colour ${color}`} title={color} className={`gb-swatch gb-color-${color}`} onClick={() => set(color)} />
+        <button
+          key={color}
+          role="menuitem"
+          aria-label={`Colour ${color}`}
+          title={color}
+          className={`gb-swatch gb-color-${color}`}
+          onClick={() => set(color)}
+        />
       ))}
-      <button role="menuitem" aria-label="No colour" title="no colour" className="gb-swatch gb-swatch-none" onClick={() => set(null)}>
+      <button
+        role="menuitem"
+        aria-label="No colour"
+        title="no colour"
+        className="gb-swatch gb-swatch-none"
+        onClick={() => set(null)}
+      >
         ×
       </button>
     </li>

@@ -52,11 +52,16 @@ function portsOf(spec: NodeSpec | undefined, handlesIn: string[], handlesOut: st
   const declared = new Set(spec ? spec.params.map((p) => p.name) : params);
   const strayIn = [...new Set(handlesIn.filter((h) => !inputs.includes(h) && !declared.has(h)))];
   const strayOut = [...new Set(handlesOut.filter((h) => !outputs.includes(h)))];
-  return { inputs: [...inputs, ...strayIn], outputs: [...outputs, ...strayOut], unknown: { in: new Set(strayIn), out: new Set(strayOut) } };
+  return {
+    inputs: [...inputs, ...strayIn],
+    outputs: [...outputs, ...strayOut],
+    unknown: { in: new Set(strayIn), out: new Set(strayOut) },
+  };
 }
 
 const MODE_TITLES = {
-  bypass: 'Bypassed: it does not run, and what flows into it passes through unchanged (Ctrl+B again, or its menu, to run it)',
+  bypass:
+    'Bypassed: it does not run, and what flows into it passes through unchanged (Ctrl+B again, or its menu, to run it)',
   mute: 'Muted: it does not run, and nothing flows from it (Ctrl+M again, or its menu, to run it)',
 };
 
@@ -67,9 +72,19 @@ const MODE_TITLES = {
 function TriggerButton({ id }: { id: string }) {
   const offline = useRun(isOffline);
   const running = useRun((s) => isActive(s.run));
-  const title = offline ? OFFLINE : running ? 'a run is going: wait for it to end, or stop it' : 'run this source again (not from the cache) and everything it feeds';
+  const title = offline
+    ? OFFLINE
+    : running
+      ? 'a run is going: wait for it to end, or stop it'
+      : 'run this source again (not from the cache) and everything it feeds';
   return (
-    <button className="gb-trigger nodrag" disabled={offline || running} title={title} aria-label={`run ${id} again`} onClick={() => void run('trigger', id)}>
+    <button
+      className="gb-trigger nodrag"
+      disabled={offline || running}
+      title={title}
+      aria-label={`run ${id} again`}
+      onClick={() => void run('trigger', id)}
+    >
       <Icon name="inject" size={12} />
       <span>run again</span>
     </button>
@@ -94,41 +109,114 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
   const collapsed = !!data.collapsed;
   const setCollapsed = useEditor((s) => s.setCollapsed);
   const mode = data.mode;
-  const classes = ['gb-node', collapsed ? 'gb-collapsed' : '', mode ? `gb-mode-${mode}` : '', data.color ? `gb-color-${data.color}` : '', `gb-kind-${kind}`, `gb-state-${nodeRun?.state ?? 'idle'}`, selected ? 'gb-selected' : '', problems.length ? 'gb-has-problems' : '', failed ? 'gb-failed' : '', prompt ? 'gb-asking' : '', stale ? 'gb-stale' : ''];
+  const classes = [
+    'gb-node',
+    collapsed ? 'gb-collapsed' : '',
+    mode ? `gb-mode-${mode}` : '',
+    data.color ? `gb-color-${data.color}` : '',
+    `gb-kind-${kind}`,
+    `gb-state-${nodeRun?.state ?? 'idle'}`,
+    selected ? 'gb-selected' : '',
+    problems.length ? 'gb-has-problems' : '',
+    failed ? 'gb-failed' : '',
+    prompt ? 'gb-asking' : '',
+    stale ? 'gb-stale' : '',
+  ];
   return (
     <div className={classes.filter(Boolean).join(' ')} data-node={id} data-type={data.type}>
-      <NodeResizeControl className="gb-resize nodrag" position="right" resizeDirection="horizontal" minWidth={200} maxWidth={900} />
+      <NodeResizeControl
+        className="gb-resize nodrag"
+        position="right"
+        resizeDirection="horizontal"
+        minWidth={200}
+        maxWidth={900}
+      />
       <header className="gb-node-header">
-        <button className="gb-icon gb-fold nodrag" title={collapsed ? 'unfold' : 'fold to its title and ports'} aria-label={`${collapsed ? 'unfold' : 'fold'} ${id}`} aria-expanded={!collapsed} onClick={() => setCollapsed(id, !collapsed)}>
+        <button
+          className="gb-icon gb-fold nodrag"
+          title={collapsed ? 'unfold' : 'fold to its title and ports'}
+          aria-label={`${collapsed ? 'unfold' : 'fold'} ${id}`}
+          aria-expanded={!collapsed}
+          onClick={() => setCollapsed(id, !collapsed)}
+        >
           {collapsed ? '▸' : '▾'}
         </button>
         <span className="gb-dot" />
-        <span className="gb-title" title={`${data.type}${spec ? `, a ${spec.kind}` : ''} (id ${id})`}>{data.label || data.type}</span>
+        <span className="gb-title" title={`${data.type}${spec ? `, a ${spec.kind}` : ''} (id ${id})`}>
+          {data.label || data.type}
+        </span>
         <span className="gb-kind">{spec ? spec.kind : loaded ? 'unknown type' : ''}</span>
-        {mode ? <span className={`gb-mode-badge gb-mode-badge-${mode}`} title={MODE_TITLES[mode]}>{mode === 'bypass' ? 'bypassed' : 'muted'}</span> : null}
-        {spec && spec.kind !== 'resource' && !mode ? (
-          <button className="gb-icon nodrag" disabled={offline} title={offline ? OFFLINE : 'run up to this node'} aria-label={`run up to ${id}`} onClick={() => void run('until', id)}><Icon name="runTo" size={12} /></button>
+        {mode ? (
+          <span className={`gb-mode-badge gb-mode-badge-${mode}`} title={MODE_TITLES[mode]}>
+            {mode === 'bypass' ? 'bypassed' : 'muted'}
+          </span>
         ) : null}
-        <button className="gb-icon nodrag" title="docs, outputs and logs" aria-label={`about ${id}`} onClick={() => inspect(id, 'docs')}><Icon name="help" size={13} /></button>
+        {spec && spec.kind !== 'resource' && !mode ? (
+          <button
+            className="gb-icon nodrag"
+            disabled={offline}
+            title={offline ? OFFLINE : 'run up to this node'}
+            aria-label={`run up to ${id}`}
+            onClick={() => void run('until', id)}
+          >
+            <Icon name="runTo" size={12} />
+          </button>
+        ) : null}
+        <button
+          className="gb-icon nodrag"
+          title="docs, outputs and logs"
+          aria-label={`about ${id}`}
+          onClick={() => inspect(id, 'docs')}
+        >
+          <Icon name="help" size={13} />
+        </button>
       </header>
       {collapsed ? null : <NodeProblems problems={problems} />}
-      <Ports inputs={inputs} outputs={outputs} counts={nodeRun?.counts ?? {}} resource={kind === 'resource'} unknown={unknown} action={spec?.kind === 'source' && !mode ? <TriggerButton id={id} /> : undefined} />
+      <Ports
+        inputs={inputs}
+        outputs={outputs}
+        counts={nodeRun?.counts ?? {}}
+        resource={kind === 'resource'}
+        unknown={unknown}
+        action={spec?.kind === 'source' && !mode ? <TriggerButton id={id} /> : undefined}
+      />
       {collapsed ? (
         <div className="gb-folded-handles">
-          {[...into.keys()].filter((h) => h !== 'in').map((h) => <Handle key={h} type="target" id={h} position={Position.Left} className="gb-handle gb-handle-param" />)}
-          {problems.length ? <span className="gb-folded-problems" title={problems.map((p) => p.message).join('\n')}>⚠ {problems.length} problem{problems.length === 1 ? '' : 's'}</span> : null}
+          {[...into.keys()]
+            .filter((h) => h !== 'in')
+            .map((h) => (
+              <Handle key={h} type="target" id={h} position={Position.Left} className="gb-handle gb-handle-param" />
+            ))}
+          {problems.length ? (
+            <span className="gb-folded-problems" title={problems.map((p) => p.message).join('\n')}>
+              ⚠ {problems.length} problem{problems.length === 1 ? '' : 's'}
+            </span>
+          ) : null}
         </div>
       ) : spec?.params.length || extra.length ? (
         <div className="gb-params">
-          {spec?.params.map((p) => <ParamRow key={p.name} nodeId={id} param={p} value={data.params[p.name]} wiredFrom={into.get(p.name)} input={data.inputs?.[p.name]} />)}
-          {extra.map((name) => <UnknownParamRow key={name} nodeId={id} name={name} value={data.params[name]} undeclared={!!spec} />)}
+          {spec?.params.map((p) => (
+            <ParamRow
+              key={p.name}
+              nodeId={id}
+              param={p}
+              value={data.params[p.name]}
+              wiredFrom={into.get(p.name)}
+              input={data.inputs?.[p.name]}
+            />
+          ))}
+          {extra.map((name) => (
+            <UnknownParamRow key={name} nodeId={id} name={name} value={data.params[name]} undeclared={!!spec} />
+          ))}
         </div>
       ) : null}
       {prompt ? <PromptForm prompt={prompt} /> : null}
       {collapsed ? null : <NodeMedia id={id} run={nodeRun} />}
       {mode ? (
         <div className="gb-status gb-status-off" title={MODE_TITLES[mode]}>
-          <span className="gb-status-word">{mode === 'bypass' ? 'bypassed: its input passes through' : 'muted: nothing flows on'}</span>
+          <span className="gb-status-word">
+            {mode === 'bypass' ? 'bypassed: its input passes through' : 'muted: nothing flows on'}
+          </span>
         </div>
       ) : (
         <NodeStatus id={id} run={nodeRun} resource={kind === 'resource'} stale={stale} />

@@ -10,8 +10,20 @@ function GroupNodeView({ id, data, selected }: NodeProps<GroupFlowNode>) {
   const commit = useEditor((s) => s.commit);
   return (
     <div className={`gb-group${selected ? ' gb-selected' : ''}`} data-group={id}>
-      <NodeResizer isVisible={selected} minWidth={160} minHeight={100} onResizeEnd={commit} lineClassName="gb-resize-line" handleClassName="gb-resize-handle" />
-      <input className="gb-group-label nodrag" aria-label="group name" value={data.label} onChange={(e) => setGroupLabel(id, e.target.value)} />
+      <NodeResizer
+        isVisible={selected}
+        minWidth={160}
+        minHeight={100}
+        onResizeEnd={commit}
+        lineClassName="gb-resize-line"
+        handleClassName="gb-resize-handle"
+      />
+      <input
+        className="gb-group-label nodrag"
+        aria-label="group name"
+        value={data.label}
+        onChange={(e) => setGroupLabel(id, e.target.value)}
+      />
     </div>
   );
 }

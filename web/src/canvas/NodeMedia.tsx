@@ -8,7 +8,10 @@ export function NodeMedia({ id, run }: { id: string; run: NodeRun | undefined })
   const inspect = useUi((s) => s.inspect);
   const view = useUi((s) => s.view);
   if (!run) return null;
-  const images = imagesIn(Object.values(run.outputs).map((o) => o.preview), 6);
+  const images = imagesIn(
+    Object.values(run.outputs).map((o) => o.preview),
+    6,
+  );
   if (!images.length) return null;
   const outside = images.find((image) => image.outside)?.outside;
   return (
@@ -25,7 +28,9 @@ export function NodeMedia({ id, run }: { id: string; run: NodeRun | undefined })
           }}
         />
       ))}
-      {outside ? <span className="gb-media-outside">thumbnails only: the full images lie outside the server's folders</span> : null}
+      {outside ? (
+        <span className="gb-media-outside">thumbnails only: the full images lie outside the server's folders</span>
+      ) : null}
     </div>
   );
 }

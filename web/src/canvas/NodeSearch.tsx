@@ -33,7 +33,10 @@ export function NodeSearch() {
     const editor = useEditor.getState();
     // A node that feeds the loose end is placed to its left, one that takes from it to its right.
     const place = screenToFlowPosition({ x: at.x, y: at.y });
-    const id = editor.addNode(name, from?.side === 'target' ? { x: place.x - 260, y: place.y - 20 } : { x: place.x, y: place.y - 20 });
+    const id = editor.addNode(
+      name,
+      from?.side === 'target' ? { x: place.x - 260, y: place.y - 20 } : { x: place.x, y: place.y - 20 },
+    );
     const spec = catalog.nodes[name];
     const wire = from && spec ? completeWire(from, spec, id, useEditor.getState().nodes, catalog) : null;
     if (wire) {
@@ -68,7 +71,14 @@ export function NodeSearch() {
       />
       <ul role="listbox">
         {found.map((spec, i) => (
-          <li key={spec.name} role="option" aria-selected={i === active} className={i === active ? 'gb-active' : ''} onMouseDown={() => pick(spec.name)} onMouseEnter={() => setActive(i)}>
+          <li
+            key={spec.name}
+            role="option"
+            aria-selected={i === active}
+            className={i === active ? 'gb-active' : ''}
+            onMouseDown={() => pick(spec.name)}
+            onMouseEnter={() => setActive(i)}
+          >
             <span className="gb-search-name">{spec.name}</span>
             <span className="gb-search-meta">{spec.category || spec.kind}</span>
             <small>{firstLine(spec.doc)}</small>

@@ -23,16 +23,30 @@ export function ParamRow({ nodeId, param, value, wiredFrom, input }: Props) {
   const resource = param.type === 'resource';
   const wide = !wiredFrom && (param.type === 'function' || param.type === 'dict' || param.type.startsWith('list['));
   const isSet = value !== undefined;
-  const tip = [param.description, `${param.type}${param.required ? ', required' : ''}`, param.default !== null ? `default: ${JSON.stringify(param.default)}` : '']
+  const tip = [
+    param.description,
+    `${param.type}${param.required ? ', required' : ''}`,
+    param.default !== null ? `default: ${JSON.stringify(param.default)}` : '',
+  ]
     .filter(Boolean)
     .join('\n');
   return (
-    <div className={`gb-param${resource ? ' gb-param-resource' : ''}${wide ? ' gb-param-wide' : ''}`} data-param={param.name}>
-      <Handle type="target" id={param.name} position={Position.Left} className={`gb-handle gb-handle-param${resource ? ' gb-handle-resource' : ''}`} />
+    <div
+      className={`gb-param${resource ? ' gb-param-resource' : ''}${wide ? ' gb-param-wide' : ''}`}
+      data-param={param.name}
+    >
+      <Handle
+        type="target"
+        id={param.name}
+        position={Position.Left}
+        className={`gb-handle gb-handle-param${resource ? ' gb-handle-resource' : ''}`}
+      />
       <div className="gb-param-name" title={input ? `workflow input '${input.name}'\n${tip}` : tip}>
         {resource || wiredFrom ? null : <InputToggle nodeId={nodeId} param={param.name} input={input} />}
         {param.name}
-        {param.required && !isSet && !wiredFrom && param.default === null ? <span className="gb-required">*</span> : null}
+        {param.required && !isSet && !wiredFrom && param.default === null ? (
+          <span className="gb-required">*</span>
+        ) : null}
       </div>
       <div className="gb-param-value">
         {wiredFrom ? (
@@ -40,11 +54,22 @@ export function ParamRow({ nodeId, param, value, wiredFrom, input }: Props) {
         ) : resource ? (
           <span className="gb-hint">wire a resource</span>
         ) : (
-          <Widget type={param.type} label={param.name} value={value} fallback={param.default as Json} onChange={(v) => setParam(nodeId, param.name, v)} />
+          <Widget
+            type={param.type}
+            label={param.name}
+            value={value}
+            fallback={param.default as Json}
+            onChange={(v) => setParam(nodeId, param.name, v)}
+          />
         )}
       </div>
       {isSet && !wiredFrom && !resource ? (
-        <button className="gb-icon gb-reset nodrag" title={`reset to the default (${JSON.stringify(param.default)})`} aria-label={`reset ${param.name}`} onClick={() => setParam(nodeId, param.name, undefined)}>
+        <button
+          className="gb-icon gb-reset nodrag"
+          title={`reset to the default (${JSON.stringify(param.default)})`}
+          aria-label={`reset ${param.name}`}
+          onClick={() => setParam(nodeId, param.name, undefined)}
+        >
           ↺
         </button>
       ) : (
@@ -64,7 +89,13 @@ function InputToggle({ nodeId, param, input }: { nodeId: string; param: string; 
   };
   const label = input ? `stop using ${param} as workflow input '${input.name}'` : `use ${param} as a workflow input`;
   return (
-    <button className={`gb-input-toggle nodrag${input ? ' gb-input-on' : ''}`} title={label} aria-label={label} aria-pressed={!!input} onClick={toggle}>
+    <button
+      className={`gb-input-toggle nodrag${input ? ' gb-input-on' : ''}`}
+      title={label}
+      aria-label={label}
+      aria-pressed={!!input}
+      onClick={toggle}
+    >
       ⇥
     </button>
   );
@@ -78,14 +109,31 @@ export function freshInputName(name: string, taken: ReadonlySet<string>): string
 }
 
 /** A parameter the node kind does not declare: kept as it is, shown so it can be removed. */
-export function UnknownParamRow({ nodeId, name, value, undeclared }: { nodeId: string; name: string; value: Json | undefined; undeclared: boolean }) {
+export function UnknownParamRow({
+  nodeId,
+  name,
+  value,
+  undeclared,
+}: {
+  nodeId: string;
+  name: string;
+  value: Json | undefined;
+  undeclared: boolean;
+}) {
   const setParam = useEditor((s) => s.setParam);
   return (
     <div className={`gb-param${undeclared ? ' gb-param-unknown' : ''}`} data-param={name}>
       <Handle type="target" id={name} position={Position.Left} className="gb-handle gb-handle-param" />
-      <div className="gb-param-name" title={undeclared ? 'not a parameter of this node kind' : name}>{name}</div>
+      <div className="gb-param-name" title={undeclared ? 'not a parameter of this node kind' : name}>
+        {name}
+      </div>
       <div className="gb-param-value gb-mono gb-ellipsis">{JSON.stringify(value)}</div>
-      <button className="gb-icon nodrag" title="remove this value" aria-label={`remove ${name}`} onClick={() => setParam(nodeId, name, undefined)}>
+      <button
+        className="gb-icon nodrag"
+        title="remove this value"
+        aria-label={`remove ${name}`}
+        onClick={() => setParam(nodeId, name, undefined)}
+      >
         ×
       </button>
     </div>

@@ -26,7 +26,12 @@ export function Ports({ inputs, outputs, counts, resource, unknown, action }: Pr
             <div className="gb-port gb-port-in">
               {input !== undefined ? (
                 <>
-                  <Handle type="target" id={input} position={Position.Left} className={`gb-handle gb-handle-data${unknown.in.has(input) ? ' gb-handle-unknown' : ''}`} />
+                  <Handle
+                    type="target"
+                    id={input}
+                    position={Position.Left}
+                    className={`gb-handle gb-handle-data${unknown.in.has(input) ? ' gb-handle-unknown' : ''}`}
+                  />
                   <span>{input}</span>
                 </>
               ) : null}
@@ -35,9 +40,18 @@ export function Ports({ inputs, outputs, counts, resource, unknown, action }: Pr
             <div className="gb-port gb-port-out">
               {output !== undefined ? (
                 <>
-                  {counts[output] !== undefined ? <span className="gb-count" data-output={output}>{counts[output]}</span> : null}
+                  {counts[output] !== undefined ? (
+                    <span className="gb-count" data-output={output}>
+                      {counts[output]}
+                    </span>
+                  ) : null}
                   <span>{output}</span>
-                  <Handle type="source" id={output} position={Position.Right} className={`gb-handle ${resource ? 'gb-handle-resource' : 'gb-handle-data'}${unknown.out.has(output) ? ' gb-handle-unknown' : ''}`} />
+                  <Handle
+                    type="source"
+                    id={output}
+                    position={Position.Right}
+                    className={`gb-handle ${resource ? 'gb-handle-resource' : 'gb-handle-data'}${unknown.out.has(output) ? ' gb-handle-unknown' : ''}`}
+                  />
                 </>
               ) : null}
             </div>

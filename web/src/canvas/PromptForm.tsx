@@ -11,8 +11,14 @@ const field = (prompt: Record<string, unknown>, key: string): unknown => prompt[
 
 function optionsOf(prompt: Record<string, unknown>): { choices: string[]; multiple: boolean } {
   const options = field(prompt, 'options');
-  const data = typeof options === 'object' && options !== null ? (options as { choices?: unknown; multiple_allowed?: unknown }) : {};
-  return { choices: Array.isArray(data.choices) ? data.choices.map(String) : [], multiple: data.multiple_allowed === true };
+  const data =
+    typeof options === 'object' && options !== null
+      ? (options as { choices?: unknown; multiple_allowed?: unknown })
+      : {};
+  return {
+    choices: Array.isArray(data.choices) ? data.choices.map(String) : [],
+    multiple: data.multiple_allowed === true,
+  };
 }
 
 function Several({ choices, initial, send }: { choices: string[]; initial: Json; send(v: string[]): void }) {
@@ -26,7 +32,9 @@ function Several({ choices, initial, send }: { choices: string[]; initial: Json;
           <span>{c}</span>
         </label>
       ))}
-      <button className="gb-button gb-primary" onClick={() => send(picked)}>Send</button>
+      <button className="gb-button gb-primary" onClick={() => send(picked)}>
+        Send
+      </button>
     </div>
   );
 }
@@ -50,21 +58,35 @@ export function PromptForm({ prompt }: { prompt: Prompt }) {
       ) : null}
       {type === 'bool' || type === 'boolean' ? (
         <div className="gb-prompt-actions">
-          <button className="gb-button" onClick={() => send(true)}>Yes</button>
-          <button className="gb-button" onClick={() => send(false)}>No</button>
+          <button className="gb-button" onClick={() => send(true)}>
+            Yes
+          </button>
+          <button className="gb-button" onClick={() => send(false)}>
+            No
+          </button>
         </div>
       ) : type === 'selection' && optionsOf(question).multiple ? (
         <Several choices={optionsOf(question).choices} initial={fallback} send={send} />
       ) : type === 'selection' ? (
         <div className="gb-prompt-actions gb-wrap">
           {optionsOf(question).choices.map((c) => (
-            <button key={c} className="gb-button" onClick={() => send(c)}>{c}</button>
+            <button key={c} className="gb-button" onClick={() => send(c)}>
+              {c}
+            </button>
           ))}
         </div>
       ) : (
         <div className="gb-prompt-actions">
-          <Widget type={type === 'text' ? 'string' : type} label="answer" value={value} fallback={fallback} onChange={setValue} />
-          <button className="gb-button gb-primary" onClick={() => send(value ?? fallback)}>Send</button>
+          <Widget
+            type={type === 'text' ? 'string' : type}
+            label="answer"
+            value={value}
+            fallback={fallback}
+            onChange={setValue}
+          />
+          <button className="gb-button gb-primary" onClick={() => send(value ?? fallback)}>
+            Send
+          </button>
         </div>
       )}
     </div>

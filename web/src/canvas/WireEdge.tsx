@@ -41,14 +41,29 @@ function RerouteDot({ edgeId, index, point }: { edgeId: string; index: number; p
       }}
       onDoubleClick={(event) => {
         event.stopPropagation();
-        useEditor.getState().setPoints(edgeId, pointsOf(edgeId).filter((_, i) => i !== index));
+        useEditor.getState().setPoints(
+          edgeId,
+          pointsOf(edgeId).filter((_, i) => i !== index),
+        );
       }}
     />
   );
 }
 
 function WireEdgeView(props: EdgeProps<FlowEdge>) {
-  const { id, sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, data, markerEnd, style, interactionWidth } = props;
+  const {
+    id,
+    sourceX,
+    sourceY,
+    targetX,
+    targetY,
+    sourcePosition,
+    targetPosition,
+    data,
+    markerEnd,
+    style,
+    interactionWidth,
+  } = props;
   const points = data?.points ?? [];
   const path = points.length
     ? wirePath({ x: sourceX, y: sourceY }, points, { x: targetX, y: targetY })
@@ -58,7 +73,9 @@ function WireEdgeView(props: EdgeProps<FlowEdge>) {
       <BaseEdge id={id} path={path} markerEnd={markerEnd} style={style} interactionWidth={interactionWidth} />
       {points.length ? (
         <EdgeLabelRenderer>
-          {points.map((p, i) => <RerouteDot key={i} edgeId={id} index={i} point={p} />)}
+          {points.map((p, i) => (
+            <RerouteDot key={i} edgeId={id} index={i} point={p} />
+          ))}
         </EdgeLabelRenderer>
       ) : null}
     </>

@@ -22,7 +22,13 @@ export interface StatusContext {
 }
 
 const STEP_WORDS: Record<string, string> = { cached: 'cached', done: 'done', failed: 'failed', stopped: 'stopped' };
-const RESOURCE_WORDS: Record<string, string> = { running: 'building', done: 'ready', cached: 'not needed', failed: 'failed', stopped: 'stopped' };
+const RESOURCE_WORDS: Record<string, string> = {
+  running: 'building',
+  done: 'ready',
+  cached: 'not needed',
+  failed: 'failed',
+  stopped: 'stopped',
+};
 
 function quiet(context: StatusContext): StatusLine {
   const word = context.active ? 'waiting' : context.resource ? 'idle' : 'not run';
@@ -36,7 +42,9 @@ function stepFigures(run: NodeRun, state: string): string {
     out || run.state !== 'waiting' ? `${out} out` : '',
     state === 'running' ? formatRate(run.rate) : '',
     run.seconds && run.state !== 'running' ? formatSeconds(run.seconds) : '',
-  ].filter(Boolean).join(' · ');
+  ]
+    .filter(Boolean)
+    .join(' · ');
 }
 
 export function statusLine(run: NodeRun | undefined, context: StatusContext): StatusLine {

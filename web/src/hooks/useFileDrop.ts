@@ -20,7 +20,8 @@ function onDrop(event: DragEvent): void {
   const files = [...event.dataTransfer.files];
   const file = files.find((f) => f.name.toLowerCase().endsWith('.json'));
   if (file) void file.text().then((text) => importFile(file.name, text));
-  else if (files.length) useUi.getState().notify(`${files[0]?.name ?? 'That'} is not a workflow: drop a workflow's .json file`, 'error');
+  else if (files.length)
+    useUi.getState().notify(`${files[0]?.name ?? 'That'} is not a workflow: drop a workflow's .json file`, 'error');
 }
 
 export function useFileDrop(): void {

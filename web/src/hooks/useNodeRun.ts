@@ -18,7 +18,8 @@ function summed(id: string, component: Record<string, Json>, runs: Record<string
   if (!inner.length) return undefined;
   const body = bodyOrNull(component);
   const counts: Record<string, number> = {};
-  for (const [name, where] of Object.entries(body?.outputs ?? {})) counts[name] = runs[prefix + where.node]?.counts[where.port] ?? 0;
+  for (const [name, where] of Object.entries(body?.outputs ?? {}))
+    counts[name] = runs[prefix + where.node]?.counts[where.port] ?? 0;
   const state = ORDER.find((s) => inner.some((r) => r.state === s)) ?? 'waiting';
   return {
     ...emptyNode(id),
@@ -54,5 +55,8 @@ export function useNodeRun(id: string): NodeRun | undefined {
   useEffect(() => {
     if (library && !read && runs) void useLibrary.getState().load(library);
   }, [library, read, runs]);
-  return useMemo(() => (inside && !own && runs ? summed(prefix + id, inside, runs) : own), [own, runs, inside, id, prefix]);
+  return useMemo(
+    () => (inside && !own && runs ? summed(prefix + id, inside, runs) : own),
+    [own, runs, inside, id, prefix],
+  );
 }

@@ -46,7 +46,8 @@ export function useOpenedRuns(runIds: string[], history: RunRecordInfo[]): Opene
       const metrics = curves.length ? (await fetchMetrics(curves)).runs : [];
       if (!current) return;
       setOpened({ details, metrics, error: null });
-      if (details.some((d) => d.run.status === 'running')) timer = window.setTimeout(() => setTick((t) => t + 1), POLL_MS);
+      if (details.some((d) => d.run.status === 'running'))
+        timer = window.setTimeout(() => setTick((t) => t + 1), POLL_MS);
     };
     load().catch((error: Error) => current && setOpened((o) => ({ ...o, error: error.message })));
     return () => {

@@ -41,7 +41,9 @@ function canvasCenter(): { x: number; y: number } {
 
 function typing(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
-  return !!el && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT' || el.isContentEditable);
+  return (
+    !!el && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT' || el.isContentEditable)
+  );
 }
 
 /** Keys held with Ctrl (or Cmd); the first two also work while typing in a field. */

@@ -25,7 +25,12 @@ export function ConsolePanel() {
   const nodes = useMemo(() => [...new Set(lines.map((l) => l.node))].sort(), [lines]);
   const shown = useMemo(() => {
     const q = query.toLowerCase();
-    return lines.filter((l) => (!node || l.node === node) && (level === 'all' || l.level === level) && (!q || text(l.message).toLowerCase().includes(q)));
+    return lines.filter(
+      (l) =>
+        (!node || l.node === node) &&
+        (level === 'all' || l.level === level) &&
+        (!q || text(l.message).toLowerCase().includes(q)),
+    );
   }, [lines, node, level, query]);
   const [all, setAll] = useState(false);
   const earlier = all ? 0 : Math.max(0, shown.length - SHOWN_LINES);
@@ -44,16 +49,42 @@ export function ConsolePanel() {
         <strong>Console</strong>
         <select className="gb-input" aria-label="console node" value={node} onChange={(e) => setNode(e.target.value)}>
           <option value="">all nodes</option>
-          {nodes.map((n) => <option key={n} value={n}>{n}</option>)}
+          {nodes.map((n) => (
+            <option key={n} value={n}>
+              {n}
+            </option>
+          ))}
         </select>
-        <select className="gb-input" aria-label="console level" value={level} onChange={(e) => setLevel(e.target.value as Level)}>
-          {LEVELS.map((l) => <option key={l} value={l}>{l === 'all' ? 'all levels' : l}</option>)}
+        <select
+          className="gb-input"
+          aria-label="console level"
+          value={level}
+          onChange={(e) => setLevel(e.target.value as Level)}
+        >
+          {LEVELS.map((l) => (
+            <option key={l} value={l}>
+              {l === 'all' ? 'all levels' : l}
+            </option>
+          ))}
         </select>
-        <input className="gb-input" aria-label="console filter" placeholder="Filter…" value={query} onChange={(e) => setQuery(e.target.value)} />
+        <input
+          className="gb-input"
+          aria-label="console filter"
+          placeholder="Filter…"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+        />
         <span className="gb-muted gb-console-count">
           {shown.length} of {lines.length} lines{dropped ? ` · ${dropped.toLocaleString('en')} not kept` : ''}
         </span>
-        <button className="gb-icon" aria-label="hide the console" title="Hide the console (`)" onClick={() => useUi.getState().togglePanel('console', false)}>×</button>
+        <button
+          className="gb-icon"
+          aria-label="hide the console"
+          title="Hide the console (`)"
+          onClick={() => useUi.getState().togglePanel('console', false)}
+        >
+          ×
+        </button>
       </header>
       <div
         className="gb-console-body gb-scroll"
@@ -74,14 +105,20 @@ export function ConsolePanel() {
             ) : null}
             {(earlier ? shown.slice(earlier) : shown).map((l) => (
               <li key={l.seq} className={`gb-console-line gb-log-${l.level}`} data-node={l.node} data-level={l.level}>
-                <button className="gb-link gb-console-node" onClick={() => useUi.getState().inspect(l.node, 'logs')}>{l.node}</button>
+                <button className="gb-link gb-console-node" onClick={() => useUi.getState().inspect(l.node, 'logs')}>
+                  {l.node}
+                </button>
                 <span className="gb-log-level">{l.level}</span>
                 <span className="gb-console-text">{text(l.message)}</span>
               </li>
             ))}
           </ol>
         ) : (
-          <p className="gb-empty">{lines.length ? 'No line matches the filters.' : 'Nothing logged yet: run the workflow, and every node’s logs and errors appear here.'}</p>
+          <p className="gb-empty">
+            {lines.length
+              ? 'No line matches the filters.'
+              : 'Nothing logged yet: run the workflow, and every node’s logs and errors appear here.'}
+          </p>
         )}
       </div>
     </section>

@@ -26,7 +26,12 @@ export function Dialog() {
         <p>{question.text}</p>
         <div className="gb-dialog-choices">
           {question.choices.map((c, i) => (
-            <button key={c.value} ref={i === 0 ? first : undefined} className={`gb-button${c.primary ? ' gb-primary' : ''}`} onClick={() => reply(c.value)}>
+            <button
+              key={c.value}
+              ref={i === 0 ? first : undefined}
+              className={`gb-button${c.primary ? ' gb-primary' : ''}`}
+              onClick={() => reply(c.value)}
+            >
               {c.label}
             </button>
           ))}

@@ -5,7 +5,12 @@ import { originText } from '../origins';
 import { Markdown } from './Markdown';
 
 export function DocsTab({ spec, type }: { spec: NodeSpec | undefined; type: string }) {
-  if (!spec) return <p className="gb-empty">No node kind named “{type}” is loaded. Add a node file that defines it, or replace this node.</p>;
+  if (!spec)
+    return (
+      <p className="gb-empty">
+        No node kind named “{type}” is loaded. Add a node file that defines it, or replace this node.
+      </p>
+    );
   return (
     <div className="gb-docs">
       <p className="gb-muted">
@@ -19,7 +24,11 @@ export function DocsTab({ spec, type }: { spec: NodeSpec | undefined; type: stri
       {spec.params.length ? (
         <table className="gb-param-table">
           <thead>
-            <tr><th>parameter</th><th>type</th><th>default</th></tr>
+            <tr>
+              <th>parameter</th>
+              <th>type</th>
+              <th>default</th>
+            </tr>
           </thead>
           <tbody>
             {spec.params.map((p) => (
@@ -30,7 +39,9 @@ export function DocsTab({ spec, type }: { spec: NodeSpec | undefined; type: stri
                   {p.description ? <div className="gb-muted">{p.description}</div> : null}
                 </td>
                 <td>{p.type}</td>
-                <td><code>{p.default === null ? '—' : JSON.stringify(p.default)}</code></td>
+                <td>
+                  <code>{p.default === null ? '—' : JSON.stringify(p.default)}</code>
+                </td>
               </tr>
             ))}
           </tbody>

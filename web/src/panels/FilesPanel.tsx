@@ -40,8 +40,16 @@ export function FilesPanel() {
   return (
     <div className="gb-files">
       <div className="gb-files-actions">
-        <button className="gb-button" onClick={() => setCreating(true)}><Icon name="plus" /> New workflow</button>
-        <button className="gb-button" onClick={() => useTemplates.getState().show(true)} title="A new workflow from a template: a small pipeline that runs as made">Templates…</button>
+        <button className="gb-button" onClick={() => setCreating(true)}>
+          <Icon name="plus" /> New workflow
+        </button>
+        <button
+          className="gb-button"
+          onClick={() => useTemplates.getState().show(true)}
+          title="A new workflow from a template: a small pipeline that runs as made"
+        >
+          Templates…
+        </button>
       </div>
       {creating ? (
         <NameField
@@ -68,10 +76,28 @@ export function FilesPanel() {
               <>
                 <button className="gb-file-name" onClick={() => void switchFile(f.path)} title={f.path}>
                   {f.path}
-                  {f.path === open && dirty ? <span className="gb-unsaved" title="unsaved changes">●</span> : null}
+                  {f.path === open && dirty ? (
+                    <span className="gb-unsaved" title="unsaved changes">
+                      ●
+                    </span>
+                  ) : null}
                 </button>
-                <button className="gb-icon" title="rename" aria-label={`rename ${f.path}`} onClick={() => setRenaming(f.path)}><Icon name="pencil" /></button>
-                <button className="gb-icon" title="delete" aria-label={`delete ${f.path}`} onClick={() => confirm(`Delete ${f.path}?`) && void deleteFile(f.path)}><Icon name="trash" /></button>
+                <button
+                  className="gb-icon"
+                  title="rename"
+                  aria-label={`rename ${f.path}`}
+                  onClick={() => setRenaming(f.path)}
+                >
+                  <Icon name="pencil" />
+                </button>
+                <button
+                  className="gb-icon"
+                  title="delete"
+                  aria-label={`delete ${f.path}`}
+                  onClick={() => confirm(`Delete ${f.path}?`) && void deleteFile(f.path)}
+                >
+                  <Icon name="trash" />
+                </button>
               </>
             )}
           </li>

@@ -55,7 +55,10 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
   const [filter, setFilter] = useState('');
   const [sort, setSort] = useState('');
   const [order, setOrder] = useState<'asc' | 'desc'>('asc');
-  const query = useMemo<GalleryQuery>(() => ({ workflow, node: target.node, output: target.output, filter, sort, order }), [workflow, target, filter, sort, order]);
+  const query = useMemo<GalleryQuery>(
+    () => ({ workflow, node: target.node, output: target.output, filter, sort, order }),
+    [workflow, target, filter, sort, order],
+  );
   const { pages, summary, error, tick } = usePages(query, handed);
   const [view, setView] = useState({ top: 0, width: 900, height: 600 });
   const viewport = useRef<HTMLDivElement>(null);
@@ -72,7 +75,8 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
   useLayoutEffect(() => {
     const element = viewport.current;
     if (!element) return;
-    const measure = (): void => setView({ top: element.scrollTop, width: element.clientWidth, height: element.clientHeight });
+    const measure = (): void =>
+      setView({ top: element.scrollTop, width: element.clientWidth, height: element.clientHeight });
     measure();
     const observer = new ResizeObserver(measure);
     observer.observe(element);
@@ -89,20 +93,31 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
   const matched = summary?.matched ?? 0;
   const window_ = visibleWindow(view, matched);
   useEffect(() => pages.need(window_.first, window_.last), [pages, window_.first, window_.last, tick]);
-  const rowAt = (position: number): GalleryRow | undefined => pages.rows.get(Math.floor(position / PAGE) * PAGE)?.[position % PAGE];
+  const rowAt = (position: number): GalleryRow | undefined =>
+    pages.rows.get(Math.floor(position / PAGE) * PAGE)?.[position % PAGE];
   const shown: { position: number; row: GalleryRow | undefined }[] = [];
-  for (let position = window_.first; position < window_.last; position++) shown.push({ position, row: rowAt(position) });
+  for (let position = window_.first; position < window_.last; position++)
+    shown.push({ position, row: rowAt(position) });
   const outside = shown.find((s) => s.row?.reason)?.row?.reason;
 
   const openViewer = (position: number): void => {
     const loaded = shown.filter((s) => s.row?.thumb || s.row?.url);
     const images = loaded.map((s) => asImage(s.row as GalleryRow));
-    useUi.getState().view(images, Math.max(0, loaded.findIndex((s) => s.position === position)));
+    useUi.getState().view(
+      images,
+      Math.max(
+        0,
+        loaded.findIndex((s) => s.position === position),
+      ),
+    );
   };
   const sortable = summary?.numeric ?? [];
 
   return (
-    <div className="gb-dialog-backdrop gb-gallery-backdrop" onMouseDown={(e) => e.target === e.currentTarget && close()}>
+    <div
+      className="gb-dialog-backdrop gb-gallery-backdrop"
+      onMouseDown={(e) => e.target === e.currentTarget && close()}
+    >
       <section className="gb-gallery" role="dialog" aria-label="results gallery">
         <header className="gb-gallery-head">
           <h2>
@@ -137,7 +152,12 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
               ))}
             </select>
           </label>
-          <button className="gb-button" aria-label="sort order" title="ascending or descending" onClick={() => setOrder(order === 'asc' ? 'desc' : 'asc')}>
+          <button
+            className="gb-button"
+            aria-label="sort order"
+            title="ascending or descending"
+            onClick={() => setOrder(order === 'asc' ? 'desc' : 'asc')}
+          >
             {order === 'asc' ? '↑ ascending' : '↓ descending'}
           </button>
         </div>
@@ -151,11 +171,15 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
             Some full images are not shown: {outside}
           </p>
         ) : null}
-        <div className="gb-gallery-grid" ref={viewport} onScroll={(e) => {
+        <div
+          className="gb-gallery-grid"
+          ref={viewport}
+          onScroll={(e) => {
             const top = e.currentTarget.scrollTop;
             setView((v) => ({ ...v, top }));
             setHovered(null); // the tile under it has moved
-          }}>
+          }}
+        >
           <div className="gb-gallery-sizer" style={{ height: Math.ceil(matched / window_.columns) * CELL_H }}>
             {shown.map(({ position, row }) => (
               <Tile
@@ -169,7 +193,9 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
               />
             ))}
           </div>
-          {summary && !matched && !error ? <p className="gb-empty">{summary.total ? 'No outputs match this filter.' : 'Nothing handed on yet.'}</p> : null}
+          {summary && !matched && !error ? (
+            <p className="gb-empty">{summary.total ? 'No outputs match this filter.' : 'Nothing handed on yet.'}</p>
+          ) : null}
         </div>
       </section>
       {hovered ? <HoverCard hovered={hovered} /> : null}
@@ -177,7 +203,21 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
   );
 }
 
-function Tile({ position, columns, row, caption, onOpen, onHover }: { position: number; columns: number; row: GalleryRow | undefined; caption: string; onOpen(): void; onHover(rect: DOMRect | null): void }) {
+function Tile({
+  position,
+  columns,
+  row,
+  caption,
+  onOpen,
+  onHover,
+}: {
+  position: number;
+  columns: number;
+  row: GalleryRow | undefined;
+  caption: string;
+  onOpen(): void;
+  onHover(rect: DOMRect | null): void;
+}) {
   const style = { left: (position % columns) * CELL_W, top: Math.floor(position / columns) * CELL_H };
   if (!row) return <div className="gb-gallery-tile gb-gallery-loading" style={style} />;
   const src = row.thumb ?? row.url;
@@ -192,11 +232,21 @@ function Tile({ position, columns, row, caption, onOpen, onHover }: { position: 
       onMouseEnter={(e) => onHover(e.currentTarget.getBoundingClientRect())}
       onMouseLeave={() => onHover(null)}
     >
-      {src ? <img src={src} alt="" loading="lazy" draggable={false} /> : <span className="gb-gallery-noimage">no image</span>}
+      {src ? (
+        <img src={src} alt="" loading="lazy" draggable={false} />
+      ) : (
+        <span className="gb-gallery-noimage">no image</span>
+      )}
       <span className="gb-gallery-caption">
         <span className="gb-muted">#{row.index}</span>
-        {shownField !== undefined && shownField in row.fields ? <span>{shortText(row.fields[shownField], 24)}</span> : null}
-        {row.reason ? <span className="gb-gallery-thumbonly" title={row.reason}>thumbnail only</span> : null}
+        {shownField !== undefined && shownField in row.fields ? (
+          <span>{shortText(row.fields[shownField], 24)}</span>
+        ) : null}
+        {row.reason ? (
+          <span className="gb-gallery-thumbonly" title={row.reason}>
+            thumbnail only
+          </span>
+        ) : null}
       </span>
     </button>
   );
@@ -233,7 +283,15 @@ function visibleWindow(view: { top: number; width: number; height: number }, mat
 }
 
 function asImage(row: GalleryRow): ImagePreview {
-  return { ...row.fields, type: 'image', url: row.url, thumb: row.thumb, ...(row.reason ? { outside: row.reason } : {}), index: row.index, ...(row.path ? { path: row.path } : {}) } as ImagePreview;
+  return {
+    ...row.fields,
+    type: 'image',
+    url: row.url,
+    thumb: row.thumb,
+    ...(row.reason ? { outside: row.reason } : {}),
+    index: row.index,
+    ...(row.path ? { path: row.path } : {}),
+  } as ImagePreview;
 }
 
 interface Pages {
@@ -270,26 +328,23 @@ function usePages(query: GalleryQuery, handed: number) {
     return () => clearTimeout(timer);
   }, [handed]);
 
-  const load = useCallback(
-    (start: number, at: number): void => {
-      fetched.current.set(start, at);
-      const asked = current.current;
-      fetchGalleryPage(asked, start, PAGE).then(
-        (page) => {
-          if (current.current !== asked) return;
-          setRows((old) => new Map(old).set(start, page.rows));
-          setSummary({ total: page.total, matched: page.matched, fields: page.fields, numeric: page.numeric });
-          setError(null);
-        },
-        (e: Error) => {
-          if (current.current !== asked) return;
-          setError(e.message);
-          setSummary((s) => (s ? { ...s, matched: 0 } : { total: 0, matched: 0, fields: [], numeric: [] }));
-        },
-      );
-    },
-    [],
-  );
+  const load = useCallback((start: number, at: number): void => {
+    fetched.current.set(start, at);
+    const asked = current.current;
+    fetchGalleryPage(asked, start, PAGE).then(
+      (page) => {
+        if (current.current !== asked) return;
+        setRows((old) => new Map(old).set(start, page.rows));
+        setSummary({ total: page.total, matched: page.matched, fields: page.fields, numeric: page.numeric });
+        setError(null);
+      },
+      (e: Error) => {
+        if (current.current !== asked) return;
+        setError(e.message);
+        setSummary((s) => (s ? { ...s, matched: 0 } : { total: 0, matched: 0, fields: [], numeric: [] }));
+      },
+    );
+  }, []);
   const pages = useMemo<Pages>(
     () => ({
       rows,

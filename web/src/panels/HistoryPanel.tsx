@@ -5,7 +5,18 @@ import { useState } from 'react';
 import { useNow } from '../hooks/useNow';
 import { useRunHistory } from '../hooks/useRunHistory';
 import type { RunRecordInfo } from '../protocol';
-import { durationOf, exactTime, formatDuration, itemsOf, kindLabel, pluralCount, relativeTime, statusLabel, trainingProgress, trialsOf } from '../runRecords';
+import {
+  durationOf,
+  exactTime,
+  formatDuration,
+  itemsOf,
+  kindLabel,
+  pluralCount,
+  relativeTime,
+  statusLabel,
+  trainingProgress,
+  trialsOf,
+} from '../runRecords';
 import { usePastRuns } from '../store/pastRuns';
 import { SystemPanel } from './SystemPanel';
 import '../styles/history.css';
@@ -30,7 +41,8 @@ function RunRow({ run, now, trials, nested = false }: RowProps) {
   const show = usePastRuns((s) => s.show);
   const pick = usePastRuns((s) => s.pick);
   const [unfolded, setUnfolded] = useState(false);
-  const name = nested && run.workflow.includes('#trial-') ? `trial-${run.workflow.split('#trial-').at(-1) ?? ''}` : run.workflow;
+  const name =
+    nested && run.workflow.includes('#trial-') ? `trial-${run.workflow.split('#trial-').at(-1) ?? ''}` : run.workflow;
   return (
     <li
       className={`gb-history-run gb-history-${run.status}${shown ? ' gb-open' : ''}${nested ? ' gb-history-trial' : ''}`}
@@ -47,13 +59,21 @@ function RunRow({ run, now, trials, nested = false }: RowProps) {
           aria-label={`pick ${name} to compare`}
           title="Tick two or more runs to compare them"
         />
-        <button className="gb-history-row" aria-current={shown ? 'true' : undefined} onClick={() => show([run.run_id])} title="Open this run">
+        <button
+          className="gb-history-row"
+          aria-current={shown ? 'true' : undefined}
+          onClick={() => show([run.run_id])}
+          title="Open this run"
+        >
           <span className="gb-history-line">
             <span className="gb-dot" />
             <span className="gb-history-name gb-ellipsis" title={run.workflow}>
               {name}
             </span>
-            <span className="gb-history-items" title={run.kind === 'workflow' ? 'the most items any node handed on' : undefined}>
+            <span
+              className="gb-history-items"
+              title={run.kind === 'workflow' ? 'the most items any node handed on' : undefined}
+            >
               {amountOf(run, trials.length)}
             </span>
           </span>
@@ -71,7 +91,12 @@ function RunRow({ run, now, trials, nested = false }: RowProps) {
           </span>
         </button>
         {trials.length ? (
-          <button className="gb-history-fold" aria-expanded={unfolded} aria-label={unfolded ? 'hide the trials' : 'show the trials'} onClick={() => setUnfolded(!unfolded)}>
+          <button
+            className="gb-history-fold"
+            aria-expanded={unfolded}
+            aria-label={unfolded ? 'hide the trials' : 'show the trials'}
+            onClick={() => setUnfolded(!unfolded)}
+          >
             {unfolded ? '▾' : '▸'}
           </button>
         ) : null}
@@ -94,7 +119,12 @@ function CompareBar() {
   if (!picked.length) return null;
   return (
     <div className="gb-history-compare">
-      <button className="gb-button gb-primary" disabled={picked.length < 2} onClick={() => show(picked)} title={picked.length < 2 ? 'Tick one more run' : 'Show the ticked runs side by side'}>
+      <button
+        className="gb-button gb-primary"
+        disabled={picked.length < 2}
+        onClick={() => show(picked)}
+        title={picked.length < 2 ? 'Tick one more run' : 'Show the ticked runs side by side'}
+      >
         Compare {picked.length}
       </button>
       <button className="gb-button" onClick={() => picked.forEach((id) => pick(id, false))}>
@@ -121,8 +151,8 @@ export function HistoryPanel() {
         ))}
         {runs && !runs.length ? (
           <li className="gb-empty gb-history-empty">
-            No runs yet. Each run of a workflow appears here with its status, when it started, how long it took and how many items went through it; training runs and searches
-            (graphbook train) with their metric curves.
+            No runs yet. Each run of a workflow appears here with its status, when it started, how long it took and how
+            many items went through it; training runs and searches (graphbook train) with their metric curves.
           </li>
         ) : null}
       </ul>

@@ -28,7 +28,18 @@ export type IconName = keyof typeof PATHS;
 export function Icon({ name, size = 14 }: { name: IconName; size?: number }) {
   const filled = name === 'play' || name === 'resume' || name === 'stop' || name === 'runTo';
   return (
-    <svg className="gb-svg" width={size} height={size} viewBox="0 0 16 16" aria-hidden="true" fill={filled ? 'currentColor' : 'none'} stroke="currentColor" strokeWidth={filled ? 1 : 1.5} strokeLinecap="round" strokeLinejoin="round">
+    <svg
+      className="gb-svg"
+      width={size}
+      height={size}
+      viewBox="0 0 16 16"
+      aria-hidden="true"
+      fill={filled ? 'currentColor' : 'none'}
+      stroke="currentColor"
+      strokeWidth={filled ? 1 : 1.5}
+      strokeLinecap="round"
+      strokeLinejoin="round"
+    >
       <path d={PATHS[name]} />
     </svg>
   );

@@ -28,23 +28,54 @@ export function ImageViewer() {
   if (!image) return null;
   const fields = imageFields(image);
   return (
-    <div className="gb-dialog-backdrop gb-viewer-backdrop" onMouseDown={(e) => e.target === e.currentTarget && closeViewer()}>
+    <div
+      className="gb-dialog-backdrop gb-viewer-backdrop"
+      onMouseDown={(e) => e.target === e.currentTarget && closeViewer()}
+    >
       <div className="gb-viewer" role="dialog" aria-label="image viewer">
         <figure className="gb-viewer-image">
           <img src={imageSrc(image)} alt={image.label ?? 'image'} />
         </figure>
         <aside className="gb-viewer-side">
           <header>
-            <span className="gb-viewer-count">{index + 1} / {images.length}</span>
-            <button className="gb-icon" aria-label="previous image" disabled={index === 0} onClick={() => view(images, index - 1)}>‹</button>
-            <button className="gb-icon" aria-label="next image" disabled={index === images.length - 1} onClick={() => view(images, index + 1)}>›</button>
-            <button className="gb-icon" aria-label="close the viewer" onClick={closeViewer}>×</button>
+            <span className="gb-viewer-count">
+              {index + 1} / {images.length}
+            </span>
+            <button
+              className="gb-icon"
+              aria-label="previous image"
+              disabled={index === 0}
+              onClick={() => view(images, index - 1)}
+            >
+              ‹
+            </button>
+            <button
+              className="gb-icon"
+              aria-label="next image"
+              disabled={index === images.length - 1}
+              onClick={() => view(images, index + 1)}
+            >
+              ›
+            </button>
+            <button className="gb-icon" aria-label="close the viewer" onClick={closeViewer}>
+              ×
+            </button>
           </header>
           <div className="gb-viewer-fields">
-            {fields.map(([k, v]) => <JsonTree key={k} name={k} value={v} depth={1} />)}
+            {fields.map(([k, v]) => (
+              <JsonTree key={k} name={k} value={v} depth={1} />
+            ))}
           </div>
-          {image.outside ? <p className="gb-image-outside" role="note">{image.outside}</p> : null}
-          {image.url ? <a className="gb-link" href={image.url} target="_blank" rel="noreferrer">open the file</a> : null}
+          {image.outside ? (
+            <p className="gb-image-outside" role="note">
+              {image.outside}
+            </p>
+          ) : null}
+          {image.url ? (
+            <a className="gb-link" href={image.url} target="_blank" rel="noreferrer">
+              open the file
+            </a>
+          ) : null}
         </aside>
       </div>
     </div>

@@ -15,7 +15,12 @@ import { LogsTab } from './LogsTab';
 import { OutputsTab } from './OutputsTab';
 import { WorkflowOverview } from './WorkflowOverview';
 
-const TABS: [InspectorTab, string][] = [['output', 'Output'], ['logs', 'Logs'], ['errors', 'Errors'], ['docs', 'Docs']];
+const TABS: [InspectorTab, string][] = [
+  ['output', 'Output'],
+  ['logs', 'Logs'],
+  ['errors', 'Errors'],
+  ['docs', 'Docs'],
+];
 
 function NodeInspector({ id }: { id: string }) {
   const node = useEditor((s) => s.nodes.find((n) => n.id === id));
@@ -29,22 +34,49 @@ function NodeInspector({ id }: { id: string }) {
   const type = node?.type === 'graph' ? node.data.type : '';
   const spec = useCatalog((s) => (node?.type === 'graph' ? specOf(node.data, s.catalog) : s.catalog.nodes[type]));
   if (!node || node.type !== 'graph') return <WorkflowOverview />;
-  const counts: Record<InspectorTab, number> = { output: 0, logs: run?.logs.length ?? 0, errors: (run?.errors.length ?? 0) + problems.length, docs: 0 };
+  const counts: Record<InspectorTab, number> = {
+    output: 0,
+    logs: run?.logs.length ?? 0,
+    errors: (run?.errors.length ?? 0) + problems.length,
+    docs: 0,
+  };
   return (
     <div className="gb-inspector-body" data-inspecting={id}>
       <header className="gb-inspector-head">
-        <input className="gb-input gb-title-input" aria-label="node title" value={node.data.label} placeholder={node.data.type} onChange={(e) => setLabel(id, e.target.value)} />
-        <button className="gb-icon" title="close" aria-label="close inspector" onClick={() => inspect(null)}>×</button>
+        <input
+          className="gb-input gb-title-input"
+          aria-label="node title"
+          value={node.data.label}
+          placeholder={node.data.type}
+          onChange={(e) => setLabel(id, e.target.value)}
+        />
+        <button className="gb-icon" title="close" aria-label="close inspector" onClick={() => inspect(null)}>
+          ×
+        </button>
       </header>
       <div className="gb-muted gb-inspector-sub">
         {node.data.type} · id <code>{id}</code>
-        <button className="gb-link" onClick={() => void clear(id)} title="forget its cached outputs and those downstream">clear cache</button>
+        <button
+          className="gb-link"
+          onClick={() => void clear(id)}
+          title="forget its cached outputs and those downstream"
+        >
+          clear cache
+        </button>
       </div>
       <nav className="gb-tabs" role="tablist">
         {TABS.map(([key, label]) => (
-          <button key={key} role="tab" aria-selected={tab === key} className={tab === key ? 'gb-active' : ''} onClick={() => setInspector(key)}>
+          <button
+            key={key}
+            role="tab"
+            aria-selected={tab === key}
+            className={tab === key ? 'gb-active' : ''}
+            onClick={() => setInspector(key)}
+          >
             {label}
-            {counts[key] ? <span className={`gb-badge${key === 'errors' ? ' gb-badge-error' : ''}`}>{counts[key]}</span> : null}
+            {counts[key] ? (
+              <span className={`gb-badge${key === 'errors' ? ' gb-badge-error' : ''}`}>{counts[key]}</span>
+            ) : null}
           </button>
         ))}
       </nav>

@@ -18,12 +18,25 @@ const Gallery = createContext<ImagePreview[]>([]);
 export function JsonTree(props: { value: unknown; name?: string; depth?: number }) {
   const outer = useContext(Gallery);
   const images = useMemo(() => (outer.length ? outer : imagesIn(props.value, 500)), [outer, props.value]);
-  return outer.length ? <Tree {...props} /> : <Gallery.Provider value={images}><Tree {...props} /></Gallery.Provider>;
+  return outer.length ? (
+    <Tree {...props} />
+  ) : (
+    <Gallery.Provider value={images}>
+      <Tree {...props} />
+    </Gallery.Provider>
+  );
 }
 
 function Tree({ value, name, depth = 0 }: { value: unknown; name?: string; depth?: number }) {
   const gallery = useContext(Gallery);
-  const showLarge = (image: ImagePreview): void => useUi.getState().view(gallery.length ? gallery : [image], Math.max(0, gallery.findIndex((i) => imageSrc(i) === imageSrc(image))));
+  const showLarge = (image: ImagePreview): void =>
+    useUi.getState().view(
+      gallery.length ? gallery : [image],
+      Math.max(
+        0,
+        gallery.findIndex((i) => imageSrc(i) === imageSrc(image)),
+      ),
+    );
   const [open, setOpen] = useState(depth < 2);
   const label = name !== undefined ? <span className="gb-json-key">{name}: </span> : null;
   if (isImage(value)) {

@@ -31,13 +31,18 @@ export function LogsTab({ run }: { run: NodeRun | undefined }) {
     <ol className="gb-logs" ref={list}>
       {run.logs_dropped ? (
         <li className="gb-log gb-log-dropped">
-          {run.logs_dropped.toLocaleString('en')} line{run.logs_dropped === 1 ? '' : 's'} not shown (over 200 a second, or older than these): the last are kept
+          {run.logs_dropped.toLocaleString('en')} line{run.logs_dropped === 1 ? '' : 's'} not shown (over 200 a second,
+          or older than these): the last are kept
         </li>
       ) : null}
       {run.logs.map((entry, i) => (
         <li key={i} className={`gb-log gb-log-${entry.level}`}>
           <span className="gb-log-level">{entry.level}</span>
-          {typeof entry.message === 'string' ? <span className="gb-log-text">{entry.message}</span> : <JsonTree value={entry.message} />}
+          {typeof entry.message === 'string' ? (
+            <span className="gb-log-text">{entry.message}</span>
+          ) : (
+            <JsonTree value={entry.message} />
+          )}
         </li>
       ))}
     </ol>

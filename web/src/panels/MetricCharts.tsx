@@ -7,7 +7,15 @@ import type { RunMetrics } from '../protocol';
 import { formatCount } from '../runRecords';
 import { LineChart } from '../widgets/LineChart';
 
-export function MetricCharts({ runs, labels, xLabel = 'batches' }: { runs: RunMetrics[]; labels?: Record<string, string>; xLabel?: string }) {
+export function MetricCharts({
+  runs,
+  labels,
+  xLabel = 'batches',
+}: {
+  runs: RunMetrics[];
+  labels?: Record<string, string>;
+  xLabel?: string;
+}) {
   const charts = useMemo(() => metricCharts(runs, labels), [runs, labels]);
   if (!charts.length) return <p className="gb-empty">No metrics were reported.</p>;
   return (
@@ -18,7 +26,9 @@ export function MetricCharts({ runs, labels, xLabel = 'batches' }: { runs: RunMe
           title={chart.key}
           lines={chart.lines}
           xLabel={xLabel}
-          note={chart.dropped ? `${formatCount(chart.dropped)} points not drawn (every k-th kept, and the last)` : undefined}
+          note={
+            chart.dropped ? `${formatCount(chart.dropped)} points not drawn (every k-th kept, and the last)` : undefined
+          }
         />
       ))}
     </div>

@@ -8,9 +8,16 @@ export function Notices() {
   return (
     <div className="gb-notices" role="status" aria-live="polite">
       {notices.map((n) => (
-        <div key={n.id} className={`gb-notice gb-notice-${n.kind}`} onClick={() => dismiss(n.id)} title="click to dismiss">
+        <div
+          key={n.id}
+          className={`gb-notice gb-notice-${n.kind}`}
+          onClick={() => dismiss(n.id)}
+          title="click to dismiss"
+        >
           {n.text}
-          <span className="gb-notice-close" aria-hidden="true">×</span>
+          <span className="gb-notice-close" aria-hidden="true">
+            ×
+          </span>
         </div>
       ))}
     </div>

@@ -19,7 +19,9 @@ function addAtCenter(name: string): void {
   const cx = (canvas?.width ?? 800) / 2 - 120;
   const cy = (canvas?.height ?? 600) / 2 - 60;
   const jitter = (useEditor.getState().nodes.length % 5) * 24;
-  useEditor.getState().addNode(name, { x: (cx - matrix.e) / matrix.a + jitter, y: (cy - matrix.f) / matrix.d + jitter });
+  useEditor
+    .getState()
+    .addNode(name, { x: (cx - matrix.e) / matrix.a + jitter, y: (cy - matrix.f) / matrix.d + jitter });
 }
 
 function PaletteItem({ spec }: { spec: NodeSpec }) {
@@ -57,13 +59,26 @@ export function Palette() {
   // A filter whose origin left the catalog (its pack was removed) shows everything again.
   const shownOrigin = choices.some((c) => c.value === origin) ? origin : 'all';
   const groups = useMemo(() => paletteGroups(specs, query, shownOrigin), [specs, query, shownOrigin]);
-  const toggle = (c: string): void => setClosed((s) => (s.has(c) ? new Set([...s].filter((x) => x !== c)) : new Set([...s, c])));
+  const toggle = (c: string): void =>
+    setClosed((s) => (s.has(c) ? new Set([...s].filter((x) => x !== c)) : new Set([...s, c])));
   return (
     <div className="gb-palette">
       <div className="gb-palette-filters">
-        <input className="gb-input gb-filter" placeholder="Search nodes" aria-label="filter nodes" value={query} onChange={(e) => setQuery(e.target.value)} />
+        <input
+          className="gb-input gb-filter"
+          placeholder="Search nodes"
+          aria-label="filter nodes"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+        />
         {choices.length ? (
-          <select className="gb-input gb-origin-filter" aria-label="node origin" title="Show the nodes of one origin" value={shownOrigin} onChange={(e) => setOrigin(e.target.value as OriginFilter)}>
+          <select
+            className="gb-input gb-origin-filter"
+            aria-label="node origin"
+            title="Show the nodes of one origin"
+            value={shownOrigin}
+            onChange={(e) => setOrigin(e.target.value as OriginFilter)}
+          >
             {choices.map((c) => (
               <option key={c.value} value={c.value}>
                 {c.label} ({c.count})
@@ -74,14 +89,23 @@ export function Palette() {
       </div>
       {error ? <div className="gb-banner gb-banner-error">{error}</div> : null}
       {catalog.failures.map((f) => (
-        <button key={f.path} className="gb-banner gb-banner-error" title={f.traceback} onClick={() => notify(`${f.path}: ${f.error}`, 'error')}>
+        <button
+          key={f.path}
+          className="gb-banner gb-banner-error"
+          title={f.traceback}
+          onClick={() => notify(`${f.path}: ${f.error}`, 'error')}
+        >
           <strong>{f.path.split('/').pop()}</strong> failed to load: {f.error}
         </button>
       ))}
       <div className="gb-scroll">
         {groups.map(([category, specs]) => (
           <section key={category} className="gb-category">
-            <button className="gb-category-title" onClick={() => toggle(category)} aria-expanded={!closed.has(category)}>
+            <button
+              className="gb-category-title"
+              onClick={() => toggle(category)}
+              aria-expanded={!closed.has(category)}
+            >
               <span className="gb-caret">{closed.has(category) ? '▸' : '▾'}</span>
               {category}
               <span className="gb-muted">{specs.length}</span>
@@ -97,7 +121,8 @@ export function Palette() {
         ))}
         {query && !groups[0]?.[1].length ? (
           <p className="gb-empty">
-            No node matches “{query}”{shownOrigin === 'all' ? '' : ` in ${choices.find((c) => c.value === shownOrigin)?.label ?? shownOrigin}`}.
+            No node matches “{query}”
+            {shownOrigin === 'all' ? '' : ` in ${choices.find((c) => c.value === shownOrigin)?.label ?? shownOrigin}`}.
           </p>
         ) : null}
       </div>

@@ -34,13 +34,30 @@ function Waiting({ job, index, last }: { job: Job; index: number; last: boolean 
       <span className="gb-job-place">{index + 1}</span>
       <What job={job} />
       <span className="gb-job-actions">
-        <button className="gb-button gb-icon-button" disabled={index === 0} onClick={() => void move(job.id, 'up')} aria-label={`move ${name} up`} title="Run it earlier">
+        <button
+          className="gb-button gb-icon-button"
+          disabled={index === 0}
+          onClick={() => void move(job.id, 'up')}
+          aria-label={`move ${name} up`}
+          title="Run it earlier"
+        >
           ↑
         </button>
-        <button className="gb-button gb-icon-button" disabled={last} onClick={() => void move(job.id, 'down')} aria-label={`move ${name} down`} title="Run it later">
+        <button
+          className="gb-button gb-icon-button"
+          disabled={last}
+          onClick={() => void move(job.id, 'down')}
+          aria-label={`move ${name} down`}
+          title="Run it later"
+        >
           ↓
         </button>
-        <button className="gb-button gb-icon-button" onClick={() => void cancel(job.id)} aria-label={`cancel ${name}`} title="Take it out of the queue">
+        <button
+          className="gb-button gb-icon-button"
+          onClick={() => void cancel(job.id)}
+          aria-label={`cancel ${name}`}
+          title="Take it out of the queue"
+        >
           <Icon name="close" size={12} />
         </button>
       </span>
@@ -56,7 +73,13 @@ function Running({ job }: { job: Job }) {
       <What job={job} />
       <span className="gb-job-actions">
         <small className="gb-muted">{starting ? 'starting…' : 'running'}</small>
-        <button className="gb-button gb-danger gb-icon-button" disabled={starting} onClick={() => void stop(job.id)} aria-label={`stop ${job.request.workflow}`} title="Stop its run">
+        <button
+          className="gb-button gb-danger gb-icon-button"
+          disabled={starting}
+          onClick={() => void stop(job.id)}
+          aria-label={`stop ${job.request.workflow}`}
+          title="Stop its run"
+        >
           <Icon name="stop" size={12} />
         </button>
       </span>
@@ -96,7 +119,9 @@ export function QueuePanel() {
           ))}
         </ol>
       ) : (
-        <p className="gb-empty">Nothing is waiting. While a run is going, Run becomes Queue: the workflow runs once the runs before it end.</p>
+        <p className="gb-empty">
+          Nothing is waiting. While a run is going, Run becomes Queue: the workflow runs once the runs before it end.
+        </p>
       )}
       {finished.length ? (
         <>

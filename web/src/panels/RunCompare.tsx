@@ -2,7 +2,15 @@
 // errors, the parameters that differ, the errors, and their metric curves overlaid.
 
 import type { NodeSnapshot, RunDetails, RunMetrics } from '../protocol';
-import { differingParams, formatCount, formatDuration, nodeCounts, paramText, pluralCount, runLabels } from '../runRecords';
+import {
+  differingParams,
+  formatCount,
+  formatDuration,
+  nodeCounts,
+  paramText,
+  pluralCount,
+  runLabels,
+} from '../runRecords';
 import { drawnCurves } from '../charts';
 import { MetricCharts } from './MetricCharts';
 import { RunFacts } from './RunPage';
@@ -18,8 +26,19 @@ interface Cell {
 function nodeCells(runs: RunDetails[]): [node: string, cells: (Cell | null)[]][] {
   const perRun = runs.map((d) => {
     const byNode = new Map<string, Cell>();
-    if (d.nodes.length) d.nodes.forEach((n: NodeSnapshot) => byNode.set(n.node_id, { counts: n.counts, seconds: n.state === 'waiting' || n.state === 'cached' ? null : n.seconds, errors: n.errors.length, reused: n.state === 'cached' }));
-    else nodeCounts(d.run).forEach(([node, outputs]) => byNode.set(node, { counts: Object.fromEntries(outputs), seconds: null, errors: 0, reused: false }));
+    if (d.nodes.length)
+      d.nodes.forEach((n: NodeSnapshot) =>
+        byNode.set(n.node_id, {
+          counts: n.counts,
+          seconds: n.state === 'waiting' || n.state === 'cached' ? null : n.seconds,
+          errors: n.errors.length,
+          reused: n.state === 'cached',
+        }),
+      );
+    else
+      nodeCounts(d.run).forEach(([node, outputs]) =>
+        byNode.set(node, { counts: Object.fromEntries(outputs), seconds: null, errors: 0, reused: false }),
+      );
     return byNode;
   });
   const names = [...new Set(perRun.flatMap((m) => [...m.keys()]))];
@@ -29,7 +48,9 @@ function nodeCells(runs: RunDetails[]): [node: string, cells: (Cell | null)[]][]
 const countsText = (counts: Record<string, number>): string => {
   const entries = Object.entries(counts);
   if (!entries.length) return '—';
-  return entries.length === 1 && entries[0]?.[0] === 'out' ? formatCount(entries[0][1]) : entries.map(([k, n]) => `${k} ${formatCount(n)}`).join(' · ');
+  return entries.length === 1 && entries[0]?.[0] === 'out'
+    ? formatCount(entries[0][1])
+    : entries.map(([k, n]) => `${k} ${formatCount(n)}`).join(' · ');
 };
 
 export function RunCompare({ runs, metrics, now }: { runs: RunDetails[]; metrics: RunMetrics[]; now: number }) {
@@ -69,8 +90,12 @@ export function RunCompare({ runs, metrics, now }: { runs: RunDetails[]; metrics
                     {cell ? (
                       <>
                         <span className="gb-compare-counts">{countsText(cell.counts)}</span>
-                        <span className="gb-compare-seconds">{cell.reused ? 'reused' : cell.seconds === null ? '' : formatDuration(cell.seconds)}</span>
-                        {cell.errors ? <span className="gb-runpage-bad">{pluralCount(cell.errors, 'error')}</span> : null}
+                        <span className="gb-compare-seconds">
+                          {cell.reused ? 'reused' : cell.seconds === null ? '' : formatDuration(cell.seconds)}
+                        </span>
+                        {cell.errors ? (
+                          <span className="gb-runpage-bad">{pluralCount(cell.errors, 'error')}</span>
+                        ) : null}
                       </>
                     ) : (
                       <span className="gb-muted">not in this run</span>
@@ -85,7 +110,12 @@ export function RunCompare({ runs, metrics, now }: { runs: RunDetails[]; metrics
       <section>
         <h3>Parameters that differ</h3>
         {params.length ? (
-          <div className="gb-compare-grid gb-compare-params" style={columns} role="table" aria-label="parameters that differ">
+          <div
+            className="gb-compare-grid gb-compare-params"
+            style={columns}
+            role="table"
+            aria-label="parameters that differ"
+          >
             {params.map(([name, values]) => (
               <div key={name} className="gb-compare-row" role="row" data-param={name}>
                 <span className="gb-compare-label" role="rowheader" title={name}>

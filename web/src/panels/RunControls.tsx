@@ -20,7 +20,13 @@ function selectedNode(): string | null {
 }
 
 /** What a step of a node of this kind runs: one batch, one dict, one value, one answer. */
-const UNITS: Record<NodeKind, string> = { batch: 'one batch of', source: 'one value from', prompt: 'one answer to', step: 'one dict through', resource: 'building' };
+const UNITS: Record<NodeKind, string> = {
+  batch: 'one batch of',
+  source: 'one value from',
+  prompt: 'one answer to',
+  step: 'one dict through',
+  resource: 'building',
+};
 
 /** "paused", or after a step which node stepped and by how much ("paused after one batch of Classify"). */
 function pausedText(run: RunView): string {
@@ -67,7 +73,8 @@ function Connection() {
   const opened = useRun((s) => s.opened);
   if (!offline) return <span className="gb-connection gb-connection-open" title="connected to the server" />;
   // The first try, as the page loads, is a moment: no need to flash a banner for it.
-  if (!opened && lostAt === null) return <span className="gb-connection gb-connection-first" title="connecting to the server…" />;
+  if (!opened && lostAt === null)
+    return <span className="gb-connection gb-connection-first" title="connecting to the server…" />;
   return <Offline lostAt={lostAt} retries={retries} opened={opened} />;
 }
 
@@ -120,10 +127,18 @@ function RunMenu() {
           <span className="gb-menu-backdrop" onMouseDown={() => setOpen(false)} />
           <div className="gb-menu gb-run-options" role="menu">
             <label className="gb-run-option" role="menuitemcheckbox" aria-checked={on}>
-              <input type="checkbox" checked={on} onChange={(event) => useUi.getState().setContinueOnError(event.target.checked)} aria-label="continue on error" />
+              <input
+                type="checkbox"
+                checked={on}
+                onChange={(event) => useUi.getState().setContinueOnError(event.target.checked)}
+                aria-label="continue on error"
+              />
               <span>
                 <strong>Continue on error</strong>
-                <small>A node that fails on a dict shows the error and the other dicts go on. Off: the first error ends the run.</small>
+                <small>
+                  A node that fails on a dict shows the error and the other dicts go on. Off: the first error ends the
+                  run.
+                </small>
               </span>
             </label>
           </div>
@@ -145,11 +160,27 @@ export function RunControls() {
     <div className="gb-run-controls">
       <span className="gb-split-button">
         {active ? (
-          <button className="gb-button gb-primary" disabled={offline || !hasFile} onClick={() => void queue('all')} title={why('A run is going: queue this workflow to run once it ends')} aria-label="queue">
+          <button
+            className="gb-button gb-primary"
+            disabled={offline || !hasFile}
+            onClick={() => void queue('all')}
+            title={why('A run is going: queue this workflow to run once it ends')}
+            aria-label="queue"
+          >
             <Icon name="plus" /> <span className="gb-queue-label">Queue</span>
           </button>
         ) : (
-          <button className="gb-button gb-primary" disabled={offline || !hasFile} onClick={() => void run('all')} title={why(continueOnError ? 'Run the workflow, going on past node errors (Ctrl+Enter)' : 'Run the workflow (Ctrl+Enter)')} aria-label="run">
+          <button
+            className="gb-button gb-primary"
+            disabled={offline || !hasFile}
+            onClick={() => void run('all')}
+            title={why(
+              continueOnError
+                ? 'Run the workflow, going on past node errors (Ctrl+Enter)'
+                : 'Run the workflow (Ctrl+Enter)',
+            )}
+            aria-label="run"
+          >
             <Icon name="play" /> Run
           </button>
         )}
@@ -164,10 +195,23 @@ export function RunControls() {
       >
         <Icon name="step" /> <span className="gb-button-label">Step</span>
       </button>
-      <button className="gb-button" disabled={offline || !active} onClick={() => void steer(paused ? 'resume' : 'pause')} title={why(paused ? 'Resume the run' : 'Pause the run')} aria-label={paused ? 'resume' : 'pause'}>
-        <Icon name={paused ? 'resume' : 'pause'} /> <span className="gb-button-label">{paused ? 'Resume' : 'Pause'}</span>
+      <button
+        className="gb-button"
+        disabled={offline || !active}
+        onClick={() => void steer(paused ? 'resume' : 'pause')}
+        title={why(paused ? 'Resume the run' : 'Pause the run')}
+        aria-label={paused ? 'resume' : 'pause'}
+      >
+        <Icon name={paused ? 'resume' : 'pause'} />{' '}
+        <span className="gb-button-label">{paused ? 'Resume' : 'Pause'}</span>
       </button>
-      <button className="gb-button gb-danger" disabled={offline || !active} onClick={() => void steer('stop')} title={why('Stop the run')} aria-label="stop">
+      <button
+        className="gb-button gb-danger"
+        disabled={offline || !active}
+        onClick={() => void steer('stop')}
+        title={why('Stop the run')}
+        aria-label="stop"
+      >
         <Icon name="stop" /> <span className="gb-button-label">Stop</span>
       </button>
       <span className="gb-run-state">

@@ -28,7 +28,14 @@ import { usePastRuns } from '../store/pastRuns';
 import { JsonTree } from './JsonTree';
 import { MetricCharts } from './MetricCharts';
 
-const STATE_LABELS: Record<string, string> = { waiting: 'not run', cached: 'reused', done: 'done', failed: 'failed', stopped: 'stopped', running: 'running' };
+const STATE_LABELS: Record<string, string> = {
+  waiting: 'not run',
+  cached: 'reused',
+  done: 'done',
+  failed: 'failed',
+  stopped: 'stopped',
+  running: 'running',
+};
 
 export function RunFacts({ run, now }: { run: RunRecordInfo; now: number }) {
   const progress = trainingProgress(run);
@@ -45,9 +52,14 @@ export function RunFacts({ run, now }: { run: RunRecordInfo; now: number }) {
         </span>
       ) : null}
       <time title={exactTime(run.started)}>{shortTime(run.started)}</time>
-      <span title="how long it took">{run.ended === null ? 'still running' : formatDuration(durationOf(run, now))}</span>
+      <span title="how long it took">
+        {run.ended === null ? 'still running' : formatDuration(durationOf(run, now))}
+      </span>
       {run.paused ? (
-        <span className="gb-runpage-paused" title="time the run stood paused or between steps; its duration leaves it out">
+        <span
+          className="gb-runpage-paused"
+          title="time the run stood paused or between steps; its duration leaves it out"
+        >
           paused {formatDuration(run.paused)}
         </span>
       ) : null}
@@ -66,10 +78,15 @@ function outputsText(counts: Record<string, number>): string {
 
 function Logs({ node }: { node: NodeSnapshot }) {
   if (!node.logs.length) return <p className="gb-empty">No logs.</p>;
-  const line = (entry: LogEntry): string => (typeof entry.message === 'string' ? entry.message : JSON.stringify(entry.message));
+  const line = (entry: LogEntry): string =>
+    typeof entry.message === 'string' ? entry.message : JSON.stringify(entry.message);
   return (
     <div className="gb-runpage-logs">
-      {node.logs_dropped ? <p className="gb-runpage-note">{pluralCount(node.logs_dropped, 'earlier line')} not kept; the last {node.logs.length} below.</p> : null}
+      {node.logs_dropped ? (
+        <p className="gb-runpage-note">
+          {pluralCount(node.logs_dropped, 'earlier line')} not kept; the last {node.logs.length} below.
+        </p>
+      ) : null}
       <pre>
         {node.logs.map((entry, i) => (
           <div key={i} className={`gb-log-${entry.level}`}>
@@ -127,7 +144,11 @@ function NodeTable({ nodes }: { nodes: NodeSnapshot[] }) {
           <tbody key={node.node_id} data-node={node.node_id} className={isOpen ? 'gb-open' : undefined}>
             <tr className="gb-runpage-node" onClick={() => setOpen(isOpen ? null : node.node_id)}>
               <td>
-                <button className="gb-runpage-toggle" aria-expanded={isOpen} title={isOpen ? 'Hide its logs and errors' : 'Show its logs and errors'}>
+                <button
+                  className="gb-runpage-toggle"
+                  aria-expanded={isOpen}
+                  title={isOpen ? 'Hide its logs and errors' : 'Show its logs and errors'}
+                >
                   <span className="gb-runpage-chevron">{isOpen ? '▾' : '▸'}</span>
                   <span className="gb-runpage-title">{node.title}</span>
                 </button>
@@ -135,9 +156,15 @@ function NodeTable({ nodes }: { nodes: NodeSnapshot[] }) {
               </td>
               <td className={`gb-state-${node.state}`}>{STATE_LABELS[node.state] ?? node.state}</td>
               <td className="gb-num gb-runpage-counts">{outputsText(node.counts)}</td>
-              <td className="gb-num">{node.state === 'waiting' || node.state === 'cached' ? '—' : formatDuration(node.seconds)}</td>
-              <td className={`gb-num${node.errors.length ? ' gb-runpage-bad' : ''}`}>{node.errors.length ? formatCount(node.errors.length) : '—'}</td>
-              <td className="gb-num">{node.logs.length + node.logs_dropped ? formatCount(node.logs.length + node.logs_dropped) : '—'}</td>
+              <td className="gb-num">
+                {node.state === 'waiting' || node.state === 'cached' ? '—' : formatDuration(node.seconds)}
+              </td>
+              <td className={`gb-num${node.errors.length ? ' gb-runpage-bad' : ''}`}>
+                {node.errors.length ? formatCount(node.errors.length) : '—'}
+              </td>
+              <td className="gb-num">
+                {node.logs.length + node.logs_dropped ? formatCount(node.logs.length + node.logs_dropped) : '—'}
+              </td>
             </tr>
             {isOpen ? (
               <tr className="gb-runpage-detail">
@@ -177,13 +204,23 @@ function CountsOnly({ run }: { run: RunRecordInfo }) {
   );
 }
 
-function Trials({ search, trials, metrics }: { search: RunRecordInfo; trials: RunRecordInfo[]; metrics: RunMetrics[] }) {
+function Trials({
+  search,
+  trials,
+  metrics,
+}: {
+  search: RunRecordInfo;
+  trials: RunRecordInfo[];
+  metrics: RunMetrics[];
+}) {
   const names = [...new Set(trials.flatMap((t) => Object.keys(t.params)))].sort();
   const best = typeof search.counts.best_run === 'string' ? search.counts.best_run : null;
   const metric = typeof search.counts.metric === 'string' ? search.counts.metric : null;
   const labels = runLabels(trials);
   const last = (runId: string): string => {
-    const series = metrics.find((m) => m.run_id === runId)?.series.find((s) => s.group === 'validation' && s.name === metric);
+    const series = metrics
+      .find((m) => m.run_id === runId)
+      ?.series.find((s) => s.group === 'validation' && s.name === metric);
     const value = series?.values.filter((v) => v !== null).at(-1);
     return value === undefined || value === null ? '—' : String(Number(value.toPrecision(4)));
   };
@@ -204,10 +241,19 @@ function Trials({ search, trials, metrics }: { search: RunRecordInfo; trials: Ru
       </thead>
       <tbody>
         {trials.map((trial) => (
-          <tr key={trial.run_id} data-run={trial.run_id} className={trial.run_id === best ? 'gb-runpage-best' : undefined}>
+          <tr
+            key={trial.run_id}
+            data-run={trial.run_id}
+            className={trial.run_id === best ? 'gb-runpage-best' : undefined}
+          >
             <td>
               {labels[trial.run_id]}
-              {trial.run_id === best ? <span className="gb-runpage-star" title={`the best by ${metric ?? 'its metric'}`}> ★ best</span> : null}
+              {trial.run_id === best ? (
+                <span className="gb-runpage-star" title={`the best by ${metric ?? 'its metric'}`}>
+                  {' '}
+                  ★ best
+                </span>
+              ) : null}
             </td>
             <td>{statusLabel(trial.status)}</td>
             {names.map((n) => (
@@ -226,7 +272,9 @@ function Trials({ search, trials, metrics }: { search: RunRecordInfo; trials: Ru
 /** The inputs and overrides a run was given (the file's own values stay as they were). */
 function GivenForRun({ config }: { config: Record<string, unknown> }) {
   const { overrides, inputs } = runSettings(config);
-  const set = Object.entries(overrides ?? {}).flatMap(([node, params]) => Object.entries(params).map(([param, value]) => [`${node}.${param}`, value] as const));
+  const set = Object.entries(overrides ?? {}).flatMap(([node, params]) =>
+    Object.entries(params).map(([param, value]) => [`${node}.${param}`, value] as const),
+  );
   if (!inputs && !set.length) return null;
   return (
     <section className="gb-runpage-given">
@@ -251,7 +299,17 @@ function GivenForRun({ config }: { config: Record<string, unknown> }) {
   );
 }
 
-export function RunPage({ details, metrics, history, now }: { details: RunDetails; metrics: RunMetrics[]; history: RunRecordInfo[]; now: number }) {
+export function RunPage({
+  details,
+  metrics,
+  history,
+  now,
+}: {
+  details: RunDetails;
+  metrics: RunMetrics[];
+  history: RunRecordInfo[];
+  now: number;
+}) {
   const { run } = details;
   const trials = trialsOf(run, history);
   const labels = run.kind === 'search' ? runLabels(trials) : undefined;
@@ -268,12 +326,20 @@ export function RunPage({ details, metrics, history, now }: { details: RunDetail
         <RunFacts run={run} now={now} />
         <span className="gb-runpage-actions">
           {previous ? (
-            <button className="gb-button" onClick={() => show([previous.run_id, run.run_id])} title={`Side by side with the run of ${run.workflow} before this one`}>
+            <button
+              className="gb-button"
+              onClick={() => show([previous.run_id, run.run_id])}
+              title={`Side by side with the run of ${run.workflow} before this one`}
+            >
               Compare with the previous run
             </button>
           ) : null}
           {details.rerun ? (
-            <button className="gb-button gb-primary" onClick={() => void runAgain(details)} title="Run this workflow again with the parameters, inputs and overrides this run had">
+            <button
+              className="gb-button gb-primary"
+              onClick={() => void runAgain(details)}
+              title="Run this workflow again with the parameters, inputs and overrides this run had"
+            >
               Run again
             </button>
           ) : null}
@@ -281,7 +347,8 @@ export function RunPage({ details, metrics, history, now }: { details: RunDetail
       </header>
       {details.changes.length ? (
         <div className="gb-banner gb-runpage-changes" role="note">
-          <strong>{run.workflow} changed since this run.</strong> Run again runs it as it was then, or the file as it is now:
+          <strong>{run.workflow} changed since this run.</strong> Run again runs it as it was then, or the file as it is
+          now:
           <ul>
             {details.changes.map((change) => (
               <li key={change}>{change}</li>

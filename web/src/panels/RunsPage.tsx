@@ -32,7 +32,9 @@ export function RunsPage() {
       </div>
       {error ? <div className="gb-banner gb-banner-error">{error}</div> : null}
       {details === null ? (
-        error ? null : <p className="gb-empty gb-runs-loading">Loading…</p>
+        error ? null : (
+          <p className="gb-empty gb-runs-loading">Loading…</p>
+        )
       ) : details.length > 1 ? (
         <RunCompare runs={details} metrics={metrics} now={now} />
       ) : details[0] ? (

@@ -15,7 +15,9 @@ export function ShortcutsOverlay() {
           <tbody>
             {SHORTCUTS.map(([keys, action]) => (
               <tr key={keys}>
-                <td><kbd>{keys}</kbd></td>
+                <td>
+                  <kbd>{keys}</kbd>
+                </td>
                 <td>{action}</td>
               </tr>
             ))}

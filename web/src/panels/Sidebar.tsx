@@ -25,7 +25,6 @@ function Waiting() {
   ) : null;
 }
 
-
 export function Sidebar() {
   const side = useUi((s) => s.side);
   const setSide = useUi((s) => s.setSide);
@@ -33,13 +32,27 @@ export function Sidebar() {
     <aside className="gb-sidebar">
       <nav className="gb-tabs" role="tablist">
         {TABS.map(([tab, name]) => (
-          <button key={tab} role="tab" aria-selected={side === tab} className={side === tab ? 'gb-active' : ''} onClick={() => setSide(tab)}>
+          <button
+            key={tab}
+            role="tab"
+            aria-selected={side === tab}
+            className={side === tab ? 'gb-active' : ''}
+            onClick={() => setSide(tab)}
+          >
             {name}
             {tab === 'queue' ? <Waiting /> : null}
           </button>
         ))}
       </nav>
-      {side === 'nodes' ? <Palette /> : side === 'files' ? <FilesPanel /> : side === 'queue' ? <QueuePanel /> : <HistoryPanel />}
+      {side === 'nodes' ? (
+        <Palette />
+      ) : side === 'files' ? (
+        <FilesPanel />
+      ) : side === 'queue' ? (
+        <QueuePanel />
+      ) : (
+        <HistoryPanel />
+      )}
     </aside>
   );
 }

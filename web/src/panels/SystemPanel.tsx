@@ -37,13 +37,32 @@ export function SystemPanel() {
   return (
     <section className="gb-system" aria-label="system">
       <h3 className="gb-system-title">System</h3>
-      <Meter label="CPU" share={stats ? stats.cpu_percent / 100 : null} text={stats ? `${Math.round(stats.cpu_percent)}%` : DASH} />
+      <Meter
+        label="CPU"
+        share={stats ? stats.cpu_percent / 100 : null}
+        text={stats ? `${Math.round(stats.cpu_percent)}%` : DASH}
+      />
       <Meter label="Memory" share={stats ? fraction(stats.memory_used, stats.memory_total) : null} text={memory} />
       {stats?.gpus.map((gpu) => (
-        <Meter key={gpu.index} label={`GPU ${gpu.index}`} title={gpu.name} share={fraction(gpu.memory_used, gpu.memory_total)} text={`${formatBytes(gpu.memory_used)} / ${formatBytes(gpu.memory_total)}`} />
+        <Meter
+          key={gpu.index}
+          label={`GPU ${gpu.index}`}
+          title={gpu.name}
+          share={fraction(gpu.memory_used, gpu.memory_total)}
+          text={`${formatBytes(gpu.memory_used)} / ${formatBytes(gpu.memory_total)}`}
+        />
       ))}
-      <Meter label="Cache" title={stats ? `${stats.cache.entries} cached outputs` : undefined} share={stats ? fraction(stats.cache.used_bytes, stats.cache.budget_bytes) : null} text={cache} />
-      <Fact label="Workers" text={!stats ? DASH : pool ? String(pool.workers) : 'inline'} title={pool ? undefined : 'load and dump functions run in the server process (--workers 0)'} />
+      <Meter
+        label="Cache"
+        title={stats ? `${stats.cache.entries} cached outputs` : undefined}
+        share={stats ? fraction(stats.cache.used_bytes, stats.cache.budget_bytes) : null}
+        text={cache}
+      />
+      <Fact
+        label="Workers"
+        text={!stats ? DASH : pool ? String(pool.workers) : 'inline'}
+        title={pool ? undefined : 'load and dump functions run in the server process (--workers 0)'}
+      />
       {pool ? (
         <>
           <Fact label="Load" text={queue(pool.load)} title="load_fn tasks in the worker pool" />

@@ -20,15 +20,31 @@ function GraphPicture({ workflow }: { workflow: TemplateInfo['workflow'] }) {
   const picture = useMemo(() => graphPicture(workflow, PICTURE.width, PICTURE.height), [workflow]);
   const { width, height } = picture.box;
   return (
-    <svg className="gb-template-picture" viewBox={picture.viewBox} width={PICTURE.width} height={PICTURE.height} aria-hidden="true">
+    <svg
+      className="gb-template-picture"
+      viewBox={picture.viewBox}
+      width={PICTURE.width}
+      height={PICTURE.height}
+      aria-hidden="true"
+    >
       {picture.edges.map((e) => (
-        <path key={e.key} d={e.d} className={`gb-template-wire gb-kind-${catalog.nodes[picture.nodes.find((n) => n.id === e.source)?.type ?? '']?.kind ?? 'step'}`} />
+        <path
+          key={e.key}
+          d={e.d}
+          className={`gb-template-wire gb-kind-${catalog.nodes[picture.nodes.find((n) => n.id === e.source)?.type ?? '']?.kind ?? 'step'}`}
+        />
       ))}
       {picture.nodes.map((n) => (
         <g key={n.id} className={`gb-template-node gb-kind-${catalog.nodes[n.type]?.kind ?? 'step'}`}>
           <title>{n.full}</title>
           <rect x={n.x} y={n.y} width={width} height={height} rx={10} />
-          <text x={n.x + width / 2} y={n.y + height / 2} fontSize={picture.fontSize} dominantBaseline="central" textAnchor="middle">
+          <text
+            x={n.x + width / 2}
+            y={n.y + height / 2}
+            fontSize={picture.fontSize}
+            dominantBaseline="central"
+            textAnchor="middle"
+          >
             {n.label}
           </text>
         </g>
@@ -77,10 +93,25 @@ function NameForm({ template, onDone }: { template: TemplateInfo; onDone(): void
   );
 }
 
-function TemplateCard({ template, picked, onPick, onDone }: { template: TemplateInfo; picked: boolean; onPick(): void; onDone(): void }) {
+function TemplateCard({
+  template,
+  picked,
+  onPick,
+  onDone,
+}: {
+  template: TemplateInfo;
+  picked: boolean;
+  onPick(): void;
+  onDone(): void;
+}) {
   return (
     <li className={`gb-template${picked ? ' gb-picked' : ''}`} data-template={template.name}>
-      <button className="gb-template-card" onClick={onPick} title={`${template.title}\n${template.description}\n\nCreate a workflow from it`} aria-label={`template ${template.title}`}>
+      <button
+        className="gb-template-card"
+        onClick={onPick}
+        title={`${template.title}\n${template.description}\n\nCreate a workflow from it`}
+        aria-label={`template ${template.title}`}
+      >
         <GraphPicture workflow={template.workflow} />
         <strong className="gb-template-title">{template.title}</strong>
         {picked ? null : <span className="gb-template-line">{template.description}</span>}
@@ -101,7 +132,8 @@ export function TemplateGallery({ mode }: { mode: 'inline' | 'dialog' }) {
     if (!useTemplates.getState().loaded) void useTemplates.getState().load();
     if (mode === 'dialog') box.current?.focus();
   }, [mode]);
-  const close = (): void => (mode === 'dialog' ? useTemplates.getState().show(false) : useTemplates.getState().dismiss(file));
+  const close = (): void =>
+    mode === 'dialog' ? useTemplates.getState().show(false) : useTemplates.getState().dismiss(file);
   if (mode === 'inline' && loaded && !templates.length) return null;
   const gallery = (
     <section
@@ -117,16 +149,33 @@ export function TemplateGallery({ mode }: { mode: 'inline' | 'dialog' }) {
       <header className="gb-templates-head">
         <strong>Start from a template</strong>
         <span className="gb-muted">
-          {mode === 'inline' ? 'or drag nodes from the palette, or double-click the canvas to add one' : 'a new workflow file, with the sample data it reads'}
+          {mode === 'inline'
+            ? 'or drag nodes from the palette, or double-click the canvas to add one'
+            : 'a new workflow file, with the sample data it reads'}
         </span>
-        <button className="gb-icon" onClick={close} title={mode === 'inline' ? 'Hide the templates for this file (Workflows → Templates… shows them again)' : 'Close (Esc)'} aria-label="close the templates">
+        <button
+          className="gb-icon"
+          onClick={close}
+          title={
+            mode === 'inline'
+              ? 'Hide the templates for this file (Workflows → Templates… shows them again)'
+              : 'Close (Esc)'
+          }
+          aria-label="close the templates"
+        >
           <Icon name="close" />
         </button>
       </header>
       {error ? <div className="gb-banner gb-banner-error">The templates could not be read: {error}</div> : null}
       <ul className="gb-template-list">
         {templates.map((t) => (
-          <TemplateCard key={t.name} template={t} picked={picked === t.name} onPick={() => setPicked(t.name)} onDone={() => setPicked(null)} />
+          <TemplateCard
+            key={t.name}
+            template={t}
+            picked={picked === t.name}
+            onPick={() => setPicked(t.name)}
+            onDone={() => setPicked(null)}
+          />
         ))}
       </ul>
     </section>

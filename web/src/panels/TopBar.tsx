@@ -18,7 +18,13 @@ function FileState() {
     <span className="gb-file-state">
       <span className="gb-file-title" data-dirty={dirty} title={file.path}>
         {file.path}
-        <span className={`gb-unsaved${dirty ? '' : ' gb-hidden'}`} title="unsaved changes" aria-label={dirty ? 'unsaved changes' : undefined}>●</span>
+        <span
+          className={`gb-unsaved${dirty ? '' : ' gb-hidden'}`}
+          title="unsaved changes"
+          aria-label={dirty ? 'unsaved changes' : undefined}
+        >
+          ●
+        </span>
       </span>
       <button className="gb-button gb-quiet" disabled={!dirty} onClick={() => void saveFile()} title="Save (Ctrl+S)">
         {dirty ? 'Save' : 'Saved'}
@@ -77,13 +83,28 @@ export function TopBar() {
       </span>
       <FileState />
       <span className="gb-undo">
-        <button className="gb-icon" disabled={!canUndo(history)} onClick={undo} title="Undo (Ctrl+Z)" aria-label="undo"><Icon name="undo" /></button>
-        <button className="gb-icon" disabled={!canRedo(history)} onClick={redo} title="Redo (Ctrl+Shift+Z)" aria-label="redo"><Icon name="redo" /></button>
+        <button className="gb-icon" disabled={!canUndo(history)} onClick={undo} title="Undo (Ctrl+Z)" aria-label="undo">
+          <Icon name="undo" />
+        </button>
+        <button
+          className="gb-icon"
+          disabled={!canRedo(history)}
+          onClick={redo}
+          title="Redo (Ctrl+Shift+Z)"
+          aria-label="redo"
+        >
+          <Icon name="redo" />
+        </button>
       </span>
       <span className="gb-spacer" />
       <RunControls />
       <PanelToggles />
-      <button className="gb-icon gb-theme" onClick={() => setTheme(theme === 'dark' ? 'light' : 'dark')} title="switch between light and dark" aria-label="switch theme">
+      <button
+        className="gb-icon gb-theme"
+        onClick={() => setTheme(theme === 'dark' ? 'light' : 'dark')}
+        title="switch between light and dark"
+        aria-label="switch theme"
+      >
         <Icon name={theme === 'dark' ? 'sun' : 'moon'} size={16} />
       </button>
     </header>

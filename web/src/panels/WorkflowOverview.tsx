@@ -23,12 +23,21 @@ export function WorkflowOverview() {
     <div className="gb-inspector-body gb-scroll">
       <h2>{file ? file.path : 'No workflow open'}</h2>
       {file?.format === 'graphbook013' ? (
-        <div className="gb-banner">A Graphbook 0.13 file. It is shown as it is; saving (Ctrl+S) writes it in the current format. Autosave leaves it alone.</div>
+        <div className="gb-banner">
+          A Graphbook 0.13 file. It is shown as it is; saving (Ctrl+S) writes it in the current format. Autosave leaves
+          it alone.
+        </div>
       ) : null}
       {file ? (
         <label className="gb-field">
           <span>Description</span>
-          <textarea className="gb-input" rows={3} value={doc} placeholder="What this workflow does (Markdown)" onChange={(e) => setDoc(e.target.value)} />
+          <textarea
+            className="gb-input"
+            rows={3}
+            value={doc}
+            placeholder="What this workflow does (Markdown)"
+            onChange={(e) => setDoc(e.target.value)}
+          />
         </label>
       ) : null}
       {file ? <WorkflowInputs /> : null}
@@ -38,7 +47,12 @@ export function WorkflowOverview() {
           <ul className="gb-problem-list">
             {problems.map((p, i) => (
               <li key={i}>
-                {p.node ? <button className="gb-link" onClick={() => inspect(p.node, 'errors')}>{p.node}</button> : null} {p.message}
+                {p.node ? (
+                  <button className="gb-link" onClick={() => inspect(p.node, 'errors')}>
+                    {p.node}
+                  </button>
+                ) : null}{' '}
+                {p.message}
                 {p.fix ? <div className="gb-muted">{p.fix}</div> : null}
               </li>
             ))}
@@ -49,11 +63,19 @@ export function WorkflowOverview() {
         <section>
           <h3>Last run</h3>
           <p className="gb-run-line">
-            <span className={offline ? 'gb-run-stale' : undefined} title={offline ? 'as it was when the connection to the server was lost' : undefined}>
+            <span
+              className={offline ? 'gb-run-stale' : undefined}
+              title={offline ? 'as it was when the connection to the server was lost' : undefined}
+            >
               {run.status}
-              {run.status === 'running' || run.status === 'paused' ? '' : ` · ${formatSeconds(run.seconds)}`} · {run.errors} error{run.errors === 1 ? '' : 's'}
+              {run.status === 'running' || run.status === 'paused' ? '' : ` · ${formatSeconds(run.seconds)}`} ·{' '}
+              {run.errors} error{run.errors === 1 ? '' : 's'}
             </span>
-            <button className="gb-link" onClick={() => void clear(null)} title="forget every cached output of this workflow, so the next run starts afresh">
+            <button
+              className="gb-link"
+              onClick={() => void clear(null)}
+              title="forget every cached output of this workflow, so the next run starts afresh"
+            >
               clear cache
             </button>
           </p>
@@ -80,10 +102,13 @@ function WorkflowInputs() {
   const listed = useEditor((s) => JSON.stringify(canvasInputs(s.nodes)));
   const setInput = useEditor((s) => s.setInput);
   const inspect = useUi((s) => s.inspect);
-  const inputs = Object.entries(JSON.parse(listed) as Record<string, WorkflowInput>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const inputs = Object.entries(JSON.parse(listed) as Record<string, WorkflowInput>).sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
   const rename = (given: WorkflowInput, name: string) => {
     const taken = inputs.some(([other]) => other === name);
-    if (INPUT_NAME.test(name) && !taken) setInput(given.node, given.param, { name, ...(given.description ? { description: given.description } : {}) });
+    if (INPUT_NAME.test(name) && !taken)
+      setInput(given.node, given.param, { name, ...(given.description ? { description: given.description } : {}) });
   };
   return (
     <section className="gb-inputs">
@@ -94,11 +119,21 @@ function WorkflowInputs() {
         <ul className="gb-input-list">
           {inputs.map(([name, given]) => (
             <li key={name} data-input={name}>
-              <input className="gb-input gb-mono" aria-label={`name of input ${name}`} defaultValue={name} onBlur={(e) => rename(given, e.target.value.trim())} />
+              <input
+                className="gb-input gb-mono"
+                aria-label={`name of input ${name}`}
+                defaultValue={name}
+                onBlur={(e) => rename(given, e.target.value.trim())}
+              />
               <button className="gb-link" onClick={() => inspect(given.node)}>
                 {given.node}.{given.param}
               </button>
-              <button className="gb-icon" title={`stop using ${given.node}.${given.param} as an input`} aria-label={`remove input ${name}`} onClick={() => setInput(given.node, given.param, null)}>
+              <button
+                className="gb-icon"
+                title={`stop using ${given.node}.${given.param} as an input`}
+                aria-label={`remove input ${name}`}
+                onClick={() => setInput(given.node, given.param, null)}
+              >
                 ×
               </button>
               <input
@@ -106,7 +141,12 @@ function WorkflowInputs() {
                 aria-label={`description of input ${name}`}
                 placeholder="what to give (optional)"
                 value={given.description ?? ''}
-                onChange={(e) => setInput(given.node, given.param, { name, ...(e.target.value ? { description: e.target.value } : {}) })}
+                onChange={(e) =>
+                  setInput(given.node, given.param, {
+                    name,
+                    ...(e.target.value ? { description: e.target.value } : {}),
+                  })
+                }
               />
             </li>
           ))}

@@ -30,7 +30,10 @@ let seq = 0;
 const line = (node: string, level: string, message: unknown): ConsoleLine => ({ seq: ++seq, node, level, message });
 
 /** The console after one server message. */
-export function foldConsole(state: Pick<ConsoleState, 'run' | 'lines' | 'dropped'>, message: ServerMessage): Pick<ConsoleState, 'run' | 'lines' | 'dropped'> {
+export function foldConsole(
+  state: Pick<ConsoleState, 'run' | 'lines' | 'dropped'>,
+  message: ServerMessage,
+): Pick<ConsoleState, 'run' | 'lines' | 'dropped'> {
   switch (message.type) {
     case 'snapshot': {
       const nodes = message.run?.nodes ?? [];
@@ -38,14 +41,21 @@ export function foldConsole(state: Pick<ConsoleState, 'run' | 'lines' | 'dropped
         ...n.logs.map((l) => line(n.node_id, l.level, l.message)),
         ...n.errors.map((e) => line(n.node_id, 'error', `${e.error.type}: ${e.error.message}`)),
       ]);
-      return { run: message.run?.run_id ?? null, lines: lines.slice(-MAX_LINES), dropped: nodes.reduce((sum, n) => sum + n.logs_dropped, 0) };
+      return {
+        run: message.run?.run_id ?? null,
+        lines: lines.slice(-MAX_LINES),
+        dropped: nodes.reduce((sum, n) => sum + n.logs_dropped, 0),
+      };
     }
     case 'run_started':
       return { run: message.run_id, lines: [], dropped: 0 };
     case 'node_log':
     case 'node_error': {
       if (message.run_id !== state.run) return state;
-      const added = message.type === 'node_log' ? line(message.node_id, message.level, message.message) : line(message.node_id, 'error', `${message.error.type}: ${message.error.message}`);
+      const added =
+        message.type === 'node_log'
+          ? line(message.node_id, message.level, message.message)
+          : line(message.node_id, 'error', `${message.error.type}: ${message.error.message}`);
       const skipped = message.type === 'node_log' ? message.skipped : 0;
       const over = state.lines.length >= MAX_LINES ? 1 : 0;
       return { ...state, lines: [...state.lines.slice(over), added], dropped: state.dropped + over + skipped };
@@ -78,7 +88,11 @@ export function foldConsoleAll(state: Folded, messages: ServerMessage[]): Folded
     }
     if (message.run_id !== run) continue;
     lines ??= state.lines.slice();
-    lines.push(message.type === 'node_log' ? line(message.node_id, message.level, message.message) : line(message.node_id, 'error', `${message.error.type}: ${message.error.message}`));
+    lines.push(
+      message.type === 'node_log'
+        ? line(message.node_id, message.level, message.message)
+        : line(message.node_id, 'error', `${message.error.type}: ${message.error.message}`),
+    );
     dropped += message.type === 'node_log' ? message.skipped : 0;
     changed = true;
   }

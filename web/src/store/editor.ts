@@ -14,9 +14,24 @@ import type { FlowEdge, FlowNode, GraphFlowNode, NodeInput } from '../workflow/f
 import { isGraphNode } from '../workflow/flow';
 import type { Catalog } from '../catalog';
 import { carryPoints } from '../workflow/reroute';
-import { type Group, absolutePosition, canvasGroups, canvasToWorkflow, toFlowEdge, workflowToCanvas } from '../workflow/canvas';
+import {
+  type Group,
+  absolutePosition,
+  canvasGroups,
+  canvasToWorkflow,
+  toFlowEdge,
+  workflowToCanvas,
+} from '../workflow/canvas';
 import type { Json, NodeColor, NodeMode, Point, Workflow, WorkflowNode } from '../workflow/format';
-import { COMPONENT, type ComponentBody, LIBRARY_PREFIX, collapse, hideParam, specOf, unpack } from '../workflow/components';
+import {
+  COMPONENT,
+  type ComponentBody,
+  LIBRARY_PREFIX,
+  collapse,
+  hideParam,
+  specOf,
+  unpack,
+} from '../workflow/components';
 import { useCatalog } from './catalog';
 import { type FileFormat } from '../workflow/load';
 import { type Clip, makeClip, pasteClip } from './clipboard';
@@ -168,11 +183,29 @@ export const useEditor = create<EditorState>()((set, get) => {
       const { nodes, edges } = workflowToCanvas(workflow);
       const first = snapshot(nodes, edges, workflow.doc);
       const revision = get().revision + (keepView ? 0 : 1);
-      set({ file, doc: workflow.doc, nodes, edges, savedKey: first.key, history: startHistory(first), revision, inside: [] });
+      set({
+        file,
+        doc: workflow.doc,
+        nodes,
+        edges,
+        savedKey: first.key,
+        history: startHistory(first),
+        revision,
+        inside: [],
+      });
     },
     close() {
       clearTimeout(commitTimer);
-      set({ file: null, doc: '', nodes: [], edges: [], savedKey: EMPTY.key, history: startHistory(EMPTY), revision: get().revision + 1, inside: [] });
+      set({
+        file: null,
+        doc: '',
+        nodes: [],
+        edges: [],
+        savedKey: EMPTY.key,
+        history: startHistory(EMPTY),
+        revision: get().revision + 1,
+        inside: [],
+      });
     },
     markSaved(key, hash, path) {
       const file = get().file;
@@ -186,16 +219,28 @@ export const useEditor = create<EditorState>()((set, get) => {
       const { nodes, edges } = workflowToCanvas(workflow);
       const next = snapshot(nodes, edges, workflow.doc);
       const history = record(get().history, next, sameDocument);
-      set({ nodes, edges, doc: workflow.doc, history, savedKey: next.key, file: { ...file, hash }, revision: get().revision + 1 });
+      set({
+        nodes,
+        edges,
+        doc: workflow.doc,
+        history,
+        savedKey: next.key,
+        file: { ...file, hash },
+        revision: get().revision + 1,
+      });
     },
     onNodesChange(changes) {
       const structural = changes.some((c) => c.type === 'remove' || c.type === 'add');
       const resized = changes.some((c) => c.type === 'dimensions' && c.setAttributes && c.resizing === false);
       // A resized graph node keeps its width; its height follows its content.
       const before = get().nodes;
-      const nodes = applyNodeChanges(changes, before).map((n) => (n.type !== 'group' && n.height !== undefined ? { ...n, height: undefined } : n));
+      const nodes = applyNodeChanges(changes, before).map((n) =>
+        n.type !== 'group' && n.height !== undefined ? { ...n, height: undefined } : n,
+      );
       // Dragged together, two nodes (or a group) take the reroute points of the wires between them along.
-      const moved = changes.some((c) => c.type === 'position' && c.position) ? offsets(before, nodes) : new Map<string, Point>();
+      const moved = changes.some((c) => c.type === 'position' && c.position)
+        ? offsets(before, nodes)
+        : new Map<string, Point>();
       const edges = carryPoints(get().edges, moved);
       set(edges === get().edges ? { nodes } : { nodes, edges });
       if (structural || resized) commitNow();
@@ -224,8 +269,10 @@ export const useEditor = create<EditorState>()((set, get) => {
     addNode(type, position, params = {}) {
       const { nodes } = get();
       const library = type.startsWith(LIBRARY_PREFIX) ? type.slice(LIBRARY_PREFIX.length) : null;
-      const id = freshId(library ? library.split('/').pop() ?? type : type, new Set(nodes.map((n) => n.id)));
-      const data = library ? { type: COMPONENT, label: '', params, component: { library, version: libraryVersion(type) } } : { type, label: '', params };
+      const id = freshId(library ? (library.split('/').pop() ?? type) : type, new Set(nodes.map((n) => n.id)));
+      const data = library
+        ? { type: COMPONENT, label: '', params, component: { library, version: libraryVersion(type) } }
+        : { type, label: '', params };
       const node: GraphFlowNode = { id, type: 'graph', position, data, selected: true };
       set({ nodes: [...nodes.map((n) => ({ ...n, selected: false })), node] });
       commitNow();
@@ -295,7 +342,10 @@ export const useEditor = create<EditorState>()((set, get) => {
       const picked = get().nodes.filter((n) => n.selected && isGraphNode(n)) as GraphFlowNode[];
       if (!picked.length) return;
       const all = picked.every((n) => n.data.mode === mode);
-      get().setMode(picked.map((n) => n.id), all ? 'active' : mode);
+      get().setMode(
+        picked.map((n) => n.id),
+        all ? 'active' : mode,
+      );
     },
     setPoints(edgeId, points, commit = true) {
       set({
@@ -316,7 +366,10 @@ export const useEditor = create<EditorState>()((set, get) => {
     },
     select(ids) {
       const wanted = new Set(ids);
-      set({ nodes: get().nodes.map((n) => ({ ...n, selected: wanted.has(n.id) })), edges: get().edges.map((e) => ({ ...e, selected: false })) });
+      set({
+        nodes: get().nodes.map((n) => ({ ...n, selected: wanted.has(n.id) })),
+        edges: get().edges.map((e) => ({ ...e, selected: false })),
+      });
     },
     deleteSelection() {
       const { nodes, edges } = get();
@@ -334,7 +387,10 @@ export const useEditor = create<EditorState>()((set, get) => {
     },
     duplicate(ids) {
       const wanted = new Set(ids);
-      const clip = makeClip(get().nodes.map((n) => ({ ...n, selected: wanted.has(n.id) })), get().edges);
+      const clip = makeClip(
+        get().nodes.map((n) => ({ ...n, selected: wanted.has(n.id) })),
+        get().edges,
+      );
       if (!clip) return;
       const left = Math.min(...clip.nodes.map((n) => n.position.x));
       const top = Math.min(...clip.nodes.map((n) => n.position.y));
@@ -351,7 +407,12 @@ export const useEditor = create<EditorState>()((set, get) => {
         id: n.id,
         type: 'graph',
         position: n.position,
-        data: { type: n.type, label: n.label, params: n.params, ...(n.mode && n.mode !== 'active' ? { mode: n.mode } : {}) },
+        data: {
+          type: n.type,
+          label: n.label,
+          params: n.params,
+          ...(n.mode && n.mode !== 'active' ? { mode: n.mode } : {}),
+        },
         selected: true,
       }));
       set({
@@ -370,7 +431,9 @@ export const useEditor = create<EditorState>()((set, get) => {
     ungroupSelection() {
       const { nodes } = get();
       const selected = nodes.filter((n) => n.selected);
-      const groups = new Set(selected.map((n) => (n.type === 'group' ? n.id : n.parentId)).filter((id): id is string => !!id));
+      const groups = new Set(
+        selected.map((n) => (n.type === 'group' ? n.id : n.parentId)).filter((id): id is string => !!id),
+      );
       if (!groups.size) return;
       set({ nodes: ungroup(nodes, groups) });
       commitNow();
@@ -408,7 +471,13 @@ export const useEditor = create<EditorState>()((set, get) => {
       const frame: Frame = { id, nodes, edges, history, component: node.data.component, body };
       const shown = workflowToCanvas({ doc: '', nodes: body.nodes, edges: body.edges });
       const first = snapshot(shown.nodes, shown.edges, '');
-      set({ inside: [...inside, frame], nodes: shown.nodes, edges: shown.edges, history: startHistory(first), revision: get().revision + 1 });
+      set({
+        inside: [...inside, frame],
+        nodes: shown.nodes,
+        edges: shown.edges,
+        history: startHistory(first),
+        revision: get().revision + 1,
+      });
     },
     leaveComponent(depth) {
       commitNow();
@@ -434,7 +503,10 @@ export const useEditor = create<EditorState>()((set, get) => {
 });
 
 /** The open document as a workflow file and its groups (a component opened in place folded in). */
-export function currentWorkflow(state: Pick<EditorState, 'nodes' | 'edges' | 'doc'> & { inside?: Frame[] }): { workflow: Workflow; groups: Group[] } {
+export function currentWorkflow(state: Pick<EditorState, 'nodes' | 'edges' | 'doc'> & { inside?: Frame[] }): {
+  workflow: Workflow;
+  groups: Group[];
+} {
   const canvas = composed(state);
   return { workflow: canvasToWorkflow(canvas, state.doc), groups: canvasGroups(canvas) };
 }

@@ -13,7 +13,12 @@ export function startHistory<T>(present: T): History<T> {
 }
 
 /** Records `next` as the present unless it equals it; a new edit clears what could be redone. */
-export function record<T>(history: History<T>, next: T, equal: (a: T, b: T) => boolean, limit = HISTORY_LIMIT): History<T> {
+export function record<T>(
+  history: History<T>,
+  next: T,
+  equal: (a: T, b: T) => boolean,
+  limit = HISTORY_LIMIT,
+): History<T> {
   if (equal(history.present, next)) return history;
   const past = [...history.past, history.present].slice(-limit);
   return { past, present: next, future: [] };

@@ -30,8 +30,16 @@ export function pathPrefix(inside: readonly Frame[]): string {
 function withInside(body: ComponentBody, nodes: FlowNode[], edges: FlowEdge[]): ComponentBody {
   const inner = canvasToWorkflow({ nodes, edges }, '');
   const ids = new Set(inner.nodes.map((n) => n.id));
-  const kept = <T extends { node: string }>(table: Record<string, T>): Record<string, T> => Object.fromEntries(Object.entries(table).filter(([, p]) => ids.has(p.node)));
-  return { ...body, nodes: inner.nodes, edges: inner.edges, inputs: kept(body.inputs), outputs: kept(body.outputs), params: kept(body.params) };
+  const kept = <T extends { node: string }>(table: Record<string, T>): Record<string, T> =>
+    Object.fromEntries(Object.entries(table).filter(([, p]) => ids.has(p.node)));
+  return {
+    ...body,
+    nodes: inner.nodes,
+    edges: inner.edges,
+    inputs: kept(body.inputs),
+    outputs: kept(body.outputs),
+    params: kept(body.params),
+  };
 }
 
 /** The level around `frame` with the open level (`nodes`, `edges`) folded into its component
@@ -40,12 +48,17 @@ export function fold(frame: Frame, nodes: FlowNode[], edges: FlowEdge[]): { node
   const before = JSON.stringify(bodyJson(frame.body));
   const after = bodyJson(withInside(frame.body, nodes, edges));
   const component = JSON.stringify(after) === before ? frame.component : after;
-  const folded = frame.nodes.map((n) => (n.id === frame.id && n.type === 'graph' ? { ...n, data: { ...n.data, component } } : n));
+  const folded = frame.nodes.map((n) =>
+    n.id === frame.id && n.type === 'graph' ? { ...n, data: { ...n.data, component } } : n,
+  );
   return { nodes: folded, edges: frame.edges };
 }
 
 /** The whole document: the open level folded through every frame around it. */
-export function composed(state: { nodes: FlowNode[]; edges: FlowEdge[]; inside?: readonly Frame[] }): { nodes: FlowNode[]; edges: FlowEdge[] } {
+export function composed(state: { nodes: FlowNode[]; edges: FlowEdge[]; inside?: readonly Frame[] }): {
+  nodes: FlowNode[];
+  edges: FlowEdge[];
+} {
   let level = { nodes: state.nodes, edges: state.edges };
   for (const frame of [...(state.inside ?? [])].reverse()) level = fold(frame, level.nodes, level.edges);
   return level;

@@ -18,5 +18,8 @@ export const usePastRuns = create<PastRunsState>()((set) => ({
   picked: [],
   show: (runIds) => set({ open: [...new Set(runIds)] }),
   close: () => set({ open: [] }),
-  pick: (runId, on) => set((s) => ({ picked: on ? [...s.picked.filter((id) => id !== runId), runId] : s.picked.filter((id) => id !== runId) })),
+  pick: (runId, on) =>
+    set((s) => ({
+      picked: on ? [...s.picked.filter((id) => id !== runId), runId] : s.picked.filter((id) => id !== runId),
+    })),
 }));

@@ -51,7 +51,8 @@ export const useRun = create<LiveState>()((set, get) => ({
       next = applyMessage(next, message);
       last = rememberRun(last, next.run, message);
     }
-    const changed = next.run !== state.run || next.prompts !== state.prompts || next.catalogVersion !== state.catalogVersion;
+    const changed =
+      next.run !== state.run || next.prompts !== state.prompts || next.catalogVersion !== state.catalogVersion;
     if (changed || last !== state.last || clientId !== state.clientId) set({ ...next, last, clientId });
   },
   setConnection(connection) {
@@ -66,7 +67,11 @@ export const useRun = create<LiveState>()((set, get) => ({
 export const isOffline = (state: Link): boolean => state.connection !== 'open';
 
 /** `last` with the current run as its workflow's latest, and cleared caches cleared there too. */
-function rememberRun(last: Record<string, RunView>, run: RunView | null, message: ServerMessage): Record<string, RunView> {
+function rememberRun(
+  last: Record<string, RunView>,
+  run: RunView | null,
+  message: ServerMessage,
+): Record<string, RunView> {
   let next = last;
   if (message.type === 'cache_cleared') {
     const kept = last[message.workflow];

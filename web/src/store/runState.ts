@@ -50,8 +50,20 @@ export const EMPTY_RUN_STATE: RunState = { run: null, prompts: {}, catalogVersio
 
 export function emptyNode(node_id: string, title = node_id): NodeRun {
   return {
-    node_id, title, state: 'waiting', action: null, cause: null, reason: '', received: 0,
-    counts: {}, rate: 0, seconds: 0, errors: [], logs: [], outputs: {}, logs_dropped: 0,
+    node_id,
+    title,
+    state: 'waiting',
+    action: null,
+    cause: null,
+    reason: '',
+    received: 0,
+    counts: {},
+    rate: 0,
+    seconds: 0,
+    errors: [],
+    logs: [],
+    outputs: {},
+    logs_dropped: 0,
   };
 }
 
@@ -61,10 +73,19 @@ function fromSnapshot(node: NodeSnapshot): NodeRun {
 
 export function runFromSnapshot(run: RunSnapshot): RunView {
   return {
-    run_id: run.run_id, workflow: run.workflow, mode: run.mode, node: run.node, status: run.status,
-    started: run.started, seconds: run.seconds, pause_reason: run.pause_reason ?? null, paused_node: run.paused_node ?? null,
-    paused: run.paused ?? 0, paused_at: run.paused_at ?? null,
-    errors: run.errors ?? 0, order: run.nodes.map((n) => n.node_id),
+    run_id: run.run_id,
+    workflow: run.workflow,
+    mode: run.mode,
+    node: run.node,
+    status: run.status,
+    started: run.started,
+    seconds: run.seconds,
+    pause_reason: run.pause_reason ?? null,
+    paused_node: run.paused_node ?? null,
+    paused: run.paused ?? 0,
+    paused_at: run.paused_at ?? null,
+    errors: run.errors ?? 0,
+    order: run.nodes.map((n) => n.node_id),
     nodes: Object.fromEntries(run.nodes.map((n) => [n.node_id, fromSnapshot(n)])),
   };
 }
@@ -110,58 +131,104 @@ export function applyMessage(state: RunState, message: ServerMessage): RunState 
         ...state,
         prompts: {},
         run: {
-          run_id: message.run_id, workflow: message.workflow, mode: message.mode, node: message.node,
-          status: 'running', started: message.started, seconds: 0, pause_reason: null, paused_node: null, paused: 0, paused_at: null, errors: 0,
+          run_id: message.run_id,
+          workflow: message.workflow,
+          mode: message.mode,
+          node: message.node,
+          status: 'running',
+          started: message.started,
+          seconds: 0,
+          pause_reason: null,
+          paused_node: null,
+          paused: 0,
+          paused_at: null,
+          errors: 0,
           order: message.nodes.map((n) => n.node_id),
           nodes: Object.fromEntries(message.nodes.map((n) => [n.node_id, emptyNode(n.node_id, n.title)])),
         },
       };
     case 'node_plan':
-      return updateNode(state, message.run_id, message.node_id, (n) => ({ ...n, action: message.action, cause: message.cause, reason: message.reason }));
+      return updateNode(state, message.run_id, message.node_id, (n) => ({
+        ...n,
+        action: message.action,
+        cause: message.cause,
+        reason: message.reason,
+      }));
     case 'node_started':
       return updateNode(state, message.run_id, message.node_id, (n) => ({ ...n, state: 'running' }));
     case 'node_progress':
       return updateNode(state, message.run_id, message.node_id, (n) => ({
-        ...n, state: n.state === 'waiting' ? 'running' : n.state, received: message.received, counts: message.counts, rate: message.rate,
+        ...n,
+        state: n.state === 'waiting' ? 'running' : n.state,
+        received: message.received,
+        counts: message.counts,
+        rate: message.rate,
       }));
     case 'node_log': {
       const entry: LogEntry = { level: message.level, message: message.message };
       return updateNode(state, message.run_id, message.node_id, (n) => ({
-        ...n, logs: appendBounded(n.logs, entry, MAX_LOGS), logs_dropped: n.logs_dropped + (message.skipped ?? 0) + (n.logs.length >= MAX_LOGS ? 1 : 0),
+        ...n,
+        logs: appendBounded(n.logs, entry, MAX_LOGS),
+        logs_dropped: n.logs_dropped + (message.skipped ?? 0) + (n.logs.length >= MAX_LOGS ? 1 : 0),
       }));
     }
     case 'node_output': {
       const preview: OutputPreview = { index: message.index, preview: message.preview };
-      return updateNode(state, message.run_id, message.node_id, (n) => ({ ...n, outputs: { ...n.outputs, [message.output]: preview } }));
+      return updateNode(state, message.run_id, message.node_id, (n) => ({
+        ...n,
+        outputs: { ...n.outputs, [message.output]: preview },
+      }));
     }
     case 'node_error': {
       const error: ErrorEntry = { error: message.error, item: message.item };
-      const next = updateNode(state, message.run_id, message.node_id, (n) => ({ ...n, errors: appendBounded(n.errors, error, MAX_ERRORS) }));
+      const next = updateNode(state, message.run_id, message.node_id, (n) => ({
+        ...n,
+        errors: appendBounded(n.errors, error, MAX_ERRORS),
+      }));
       return updateRun(next, message.run_id, (r) => ({ ...r, errors: r.errors + 1 }));
     }
     case 'node_finished':
       return updateNode(state, message.run_id, message.node_id, (n) => ({
-        ...n, state: message.status, counts: message.counts, seconds: message.seconds, rate: averageRate(message.counts, message.seconds),
+        ...n,
+        state: message.status,
+        counts: message.counts,
+        seconds: message.seconds,
+        rate: averageRate(message.counts, message.seconds),
       }));
     case 'run_paused':
       return updateRun(state, message.run_id, (r) => ({
-        ...r, status: 'paused', pause_reason: message.reason, paused_node: message.node_id ?? null,
-        paused: message.paused ?? 0, paused_at: message.at ?? null,
+        ...r,
+        status: 'paused',
+        pause_reason: message.reason,
+        paused_node: message.node_id ?? null,
+        paused: message.paused ?? 0,
+        paused_at: message.at ?? null,
       }));
     case 'run_resumed':
-      return updateRun(state, message.run_id, (r) => ({ ...r, status: 'running', pause_reason: null, paused_node: null, paused: message.paused ?? r.paused, paused_at: null }));
-    case 'run_finished':
-      return updateRun({ ...state, prompts: withoutRunPrompts(state.prompts, message.run_id) }, message.run_id, (r) => ({
+      return updateRun(state, message.run_id, (r) => ({
         ...r,
-        status: message.status,
-        seconds: message.seconds,
-        errors: message.errors,
+        status: 'running',
         pause_reason: null,
         paused_node: null,
         paused: message.paused ?? r.paused,
         paused_at: null,
-        nodes: finishNodes(r.nodes, message.status),
       }));
+    case 'run_finished':
+      return updateRun(
+        { ...state, prompts: withoutRunPrompts(state.prompts, message.run_id) },
+        message.run_id,
+        (r) => ({
+          ...r,
+          status: message.status,
+          seconds: message.seconds,
+          errors: message.errors,
+          pause_reason: null,
+          paused_node: null,
+          paused: message.paused ?? r.paused,
+          paused_at: null,
+          nodes: finishNodes(r.nodes, message.status),
+        }),
+      );
     case 'prompt':
       return { ...state, prompts: { ...state.prompts, [message.prompt_id]: { ...message } } };
     case 'prompt_answered':

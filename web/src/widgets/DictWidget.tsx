@@ -27,11 +27,26 @@ export function DictWidget({ value, fallback, onChange, label }: WidgetProps) {
     onChange(Object.fromEntries(next.filter(([k]) => k !== '').map(([k, t]) => [k, parseValue(t)])));
   };
   return (
-    <div className={`gb-list nodrag${value === undefined ? ' gb-defaulted' : ''}`} title={value === undefined ? 'the default; edit to change it' : undefined}>
+    <div
+      className={`gb-list nodrag${value === undefined ? ' gb-defaulted' : ''}`}
+      title={value === undefined ? 'the default; edit to change it' : undefined}
+    >
       {rows.map(([key, text], i) => (
         <div className="gb-list-row" key={i}>
-          <input className="gb-input gb-key" aria-label={`${label} key ${i}`} value={key} placeholder="key" onChange={(e) => commit(rows.map((r, j) => (j === i ? [e.target.value, r[1]] : r)))} />
-          <input className="gb-input gb-mono" aria-label={`${label} value ${i}`} value={text} placeholder="value" onChange={(e) => commit(rows.map((r, j) => (j === i ? [r[0], e.target.value] : r)))} />
+          <input
+            className="gb-input gb-key"
+            aria-label={`${label} key ${i}`}
+            value={key}
+            placeholder="key"
+            onChange={(e) => commit(rows.map((r, j) => (j === i ? [e.target.value, r[1]] : r)))}
+          />
+          <input
+            className="gb-input gb-mono"
+            aria-label={`${label} value ${i}`}
+            value={text}
+            placeholder="value"
+            onChange={(e) => commit(rows.map((r, j) => (j === i ? [r[0], e.target.value] : r)))}
+          />
           <button className="gb-icon" title="remove" onClick={() => commit(rows.filter((_, j) => j !== i))}>
             ×
           </button>

@@ -3,7 +3,18 @@
 // a log scale for quantities above zero (a loss). Sized to its container's width.
 
 import { type PointerEvent, useEffect, useMemo, useRef, useState } from 'react';
-import { type Line, canLog, extent, linearTicks, logTicks, nearest, pathOf, tickText, valueText, valuesOf } from '../charts';
+import {
+  type Line,
+  canLog,
+  extent,
+  linearTicks,
+  logTicks,
+  nearest,
+  pathOf,
+  tickText,
+  valueText,
+  valuesOf,
+} from '../charts';
 
 const HEIGHT = 220;
 const MARGIN = { left: 52, right: 14, top: 10, bottom: 34 };
@@ -53,13 +64,27 @@ function scales(lines: Line[], width: number, log: boolean): Scales {
   if (log) {
     const [lo, hi] = [Math.log10(yLo), Math.log10(yHi)];
     const sy = (y: number): number => (y > 0 ? MARGIN.top + (1 - (Math.log10(y) - lo) / (hi - lo || 1)) * plotH : NaN);
-    return { sx, sy, xTicks: linearTicks(xLo, xHi, Math.max(2, Math.floor(plotW / 90))), yTicks: logTicks(yLo, yHi), x0: xLo, x1: xHi };
+    return {
+      sx,
+      sy,
+      xTicks: linearTicks(xLo, xHi, Math.max(2, Math.floor(plotW / 90))),
+      yTicks: logTicks(yLo, yHi),
+      x0: xLo,
+      x1: xHi,
+    };
   }
   const pad = (yHi - yLo) * 0.05; // room above and below the curves
   const [lo, hi] = [yLo - pad, yHi + pad];
   const ticks = linearTicks(lo, hi, 5);
   const sy = (y: number): number => MARGIN.top + (1 - (y - lo) / (hi - lo)) * plotH;
-  return { sx, sy, xTicks: linearTicks(xLo, xHi, Math.max(2, Math.floor(plotW / 90))), yTicks: ticks, x0: xLo, x1: xHi };
+  return {
+    sx,
+    sy,
+    xTicks: linearTicks(xLo, xHi, Math.max(2, Math.floor(plotW / 90))),
+    yTicks: ticks,
+    x0: xLo,
+    x1: xHi,
+  };
 }
 
 export function LineChart({ title, lines, xLabel, log: startLog = false, note }: LineChartProps) {
@@ -69,7 +94,10 @@ export function LineChart({ title, lines, xLabel, log: startLog = false, note }:
   const loggable = canLog(shown.length ? shown : lines);
   const [wantLog, setLog] = useState(startLog);
   const log = wantLog && loggable;
-  const { sx, sy, xTicks, yTicks, x0, x1 } = useMemo(() => scales(shown.length ? shown : lines, width, log), [shown, lines, width, log]);
+  const { sx, sy, xTicks, yTicks, x0, x1 } = useMemo(
+    () => scales(shown.length ? shown : lines, width, log),
+    [shown, lines, width, log],
+  );
   const [hover, setHover] = useState<number | null>(null);
   const plotW = width - MARGIN.left - MARGIN.right;
   const bottom = HEIGHT - MARGIN.bottom;
@@ -79,7 +107,12 @@ export function LineChart({ title, lines, xLabel, log: startLog = false, note }:
     const fraction = Math.min(1, Math.max(0, (event.clientX - box.left) / box.width));
     setHover(x0 + fraction * (x1 - x0));
   };
-  const marks = hover === null ? [] : shown.map((line) => ({ line, point: line.points[nearest(line.points, hover)] })).filter((m) => m.point && m.point.y !== null);
+  const marks =
+    hover === null
+      ? []
+      : shown
+          .map((line) => ({ line, point: line.points[nearest(line.points, hover)] }))
+          .filter((m) => m.point && m.point.y !== null);
   const step = marks[0]?.point?.x;
   const tipLeft = step === undefined ? 0 : sx(step);
 
@@ -88,7 +121,12 @@ export function LineChart({ title, lines, xLabel, log: startLog = false, note }:
       <figcaption className="gb-chart-head">
         <span className="gb-chart-title">{title}</span>
         {loggable ? (
-          <button className="gb-chart-log" aria-pressed={log} title="Show the y axis on a log scale" onClick={() => setLog(!wantLog)}>
+          <button
+            className="gb-chart-log"
+            aria-pressed={log}
+            title="Show the y axis on a log scale"
+            onClick={() => setLog(!wantLog)}
+          >
             log scale
           </button>
         ) : null}
@@ -126,15 +164,28 @@ export function LineChart({ title, lines, xLabel, log: startLog = false, note }:
             const only = line.points.filter((p) => p.y !== null);
             return (
               <g key={line.id} data-line={line.id} data-points={only.length}>
-                <path d={d} fill="none" stroke={line.color} strokeWidth={1.8} strokeDasharray={line.dashed ? '6 4' : undefined} strokeLinejoin="round" />
-                {only.length === 1 && only[0] ? <circle cx={sx(only[0].x)} cy={sy(only[0].y as number)} r={3} fill={line.color} /> : null}
+                <path
+                  d={d}
+                  fill="none"
+                  stroke={line.color}
+                  strokeWidth={1.8}
+                  strokeDasharray={line.dashed ? '6 4' : undefined}
+                  strokeLinejoin="round"
+                />
+                {only.length === 1 && only[0] ? (
+                  <circle cx={sx(only[0].x)} cy={sy(only[0].y as number)} r={3} fill={line.color} />
+                ) : null}
               </g>
             );
           })}
           {step !== undefined ? (
             <g className="gb-chart-hover">
               <line x1={sx(step)} x2={sx(step)} y1={MARGIN.top} y2={bottom} />
-              {marks.map(({ line, point }) => (point ? <circle key={line.id} cx={sx(point.x)} cy={sy(point.y as number)} r={3.5} fill={line.color} /> : null))}
+              {marks.map(({ line, point }) =>
+                point ? (
+                  <circle key={line.id} cx={sx(point.x)} cy={sy(point.y as number)} r={3.5} fill={line.color} />
+                ) : null,
+              )}
             </g>
           ) : null}
           <rect
@@ -149,7 +200,11 @@ export function LineChart({ title, lines, xLabel, log: startLog = false, note }:
           />
         </svg>
         {step !== undefined ? (
-          <div className={`gb-chart-tip${tipLeft > width / 2 ? ' gb-chart-tip-left' : ''}`} style={{ left: tipLeft }} role="status">
+          <div
+            className={`gb-chart-tip${tipLeft > width / 2 ? ' gb-chart-tip-left' : ''}`}
+            style={{ left: tipLeft }}
+            role="status"
+          >
             <div className="gb-chart-tip-step">
               {xLabel} {step.toLocaleString('en-US')}
             </div>
@@ -170,9 +225,16 @@ export function LineChart({ title, lines, xLabel, log: startLog = false, note }:
             data-line={line.id}
             aria-pressed={!hidden.has(line.id)}
             title={hidden.has(line.id) ? 'Show this curve' : 'Hide this curve'}
-            onClick={() => setHidden((h) => (h.has(line.id) ? new Set([...h].filter((x) => x !== line.id)) : new Set([...h, line.id])))}
+            onClick={() =>
+              setHidden((h) =>
+                h.has(line.id) ? new Set([...h].filter((x) => x !== line.id)) : new Set([...h, line.id]),
+              )
+            }
           >
-            <span className={`gb-chart-swatch${line.dashed ? ' gb-chart-dashed' : ''}`} style={{ background: line.dashed ? undefined : line.color, borderColor: line.color }} />
+            <span
+              className={`gb-chart-swatch${line.dashed ? ' gb-chart-dashed' : ''}`}
+              style={{ background: line.dashed ? undefined : line.color, borderColor: line.color }}
+            />
             {line.label}
           </button>
         ))}

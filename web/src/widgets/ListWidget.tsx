@@ -13,7 +13,10 @@ export function ListWidget({ type, value, fallback, onChange, label }: WidgetPro
   const inner = itemType(type);
   const set = (next: Json[]): void => onChange(next);
   return (
-    <div className={`gb-list nodrag${value === undefined ? ' gb-defaulted' : ''}`} title={value === undefined ? 'the default; edit to change it' : undefined}>
+    <div
+      className={`gb-list nodrag${value === undefined ? ' gb-defaulted' : ''}`}
+      title={value === undefined ? 'the default; edit to change it' : undefined}
+    >
       {items.map((item, i) => (
         <div className="gb-list-row" key={i}>
           <Widget
@@ -23,7 +26,12 @@ export function ListWidget({ type, value, fallback, onChange, label }: WidgetPro
             fallback={null}
             onChange={(v) => set(items.map((old, j) => (j === i ? (v ?? blankOf(inner)) : old)))}
           />
-          <button className="gb-icon" title="remove" aria-label={`remove ${label}[${i}]`} onClick={() => set(items.filter((_, j) => j !== i))}>
+          <button
+            className="gb-icon"
+            title="remove"
+            aria-label={`remove ${label}[${i}]`}
+            onClick={() => set(items.filter((_, j) => j !== i))}
+          >
             ×
           </button>
         </div>

@@ -4,7 +4,14 @@
 import { defaultKeymap, history, historyKeymap, indentLess, indentMore } from '@codemirror/commands';
 import { pythonLanguage } from '@codemirror/lang-python';
 import { HighlightStyle, bracketMatching, indentOnInput, indentUnit, syntaxHighlighting } from '@codemirror/language';
-import { Annotation, EditorSelection, EditorState, type Extension, type StateCommand, Transaction } from '@codemirror/state';
+import {
+  Annotation,
+  EditorSelection,
+  EditorState,
+  type Extension,
+  type StateCommand,
+  Transaction,
+} from '@codemirror/state';
 import { EditorView, drawSelection, keymap, placeholder } from '@codemirror/view';
 import { tags as t } from '@lezer/highlight';
 
@@ -17,7 +24,10 @@ const highlight = HighlightStyle.define([
   { tag: [t.string, t.special(t.string)], ...colour('string') },
   { tag: [t.number, t.bool, t.null], ...colour('number') },
   { tag: t.comment, ...colour('comment'), fontStyle: 'italic' },
-  { tag: [t.function(t.variableName), t.function(t.propertyName), t.definition(t.function(t.variableName))], ...colour('function') },
+  {
+    tag: [t.function(t.variableName), t.function(t.propertyName), t.definition(t.function(t.variableName))],
+    ...colour('function'),
+  },
   { tag: [t.className, t.definition(t.className), t.standard(t.variableName)], ...colour('builtin') },
   { tag: [t.self, t.special(t.variableName)], ...colour('self') },
   { tag: [t.operator, t.punctuation, t.bracket], ...colour('punctuation') },
@@ -25,13 +35,21 @@ const highlight = HighlightStyle.define([
 
 /** The editor's frame, like the other inputs (.gb-input); at most 12 lines, then it scrolls. */
 const frame = EditorView.theme({
-  '&': { border: '1px solid var(--gb-border)', borderRadius: '6px', background: 'var(--gb-input)', color: 'var(--gb-text)', fontSize: '11.5px' },
+  '&': {
+    border: '1px solid var(--gb-border)',
+    borderRadius: '6px',
+    background: 'var(--gb-input)',
+    color: 'var(--gb-text)',
+    fontSize: '11.5px',
+  },
   '&.cm-focused': { outline: 'none', borderColor: 'var(--gb-accent)', boxShadow: '0 0 0 2px var(--gb-accent-soft)' },
   '.cm-scroller': { fontFamily: 'var(--gb-mono)', lineHeight: '1.4', maxHeight: '200px', overflow: 'auto' },
   '.cm-content': { padding: '3px 0', caretColor: 'var(--gb-text)' },
   '.cm-line': { padding: '0 6px' },
   '.cm-cursor, .cm-dropCursor': { borderLeftColor: 'var(--gb-text)' },
-  '&.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground, .cm-selectionBackground': { background: 'var(--gb-code-selection)' },
+  '&.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground, .cm-selectionBackground': {
+    background: 'var(--gb-code-selection)',
+  },
   '&.cm-focused .cm-matchingBracket': { background: 'var(--gb-code-bracket)', color: 'inherit' },
   '&.cm-focused .cm-nonmatchingBracket': { color: 'var(--gb-danger)' },
   '.cm-placeholder': { color: 'var(--gb-muted)', opacity: '0.8' },
@@ -49,7 +67,11 @@ const tab: StateCommand = ({ state, dispatch }) => {
 };
 
 /** Ctrl+Enter runs the workflow (useShortcuts), so the editor leaves it alone. */
-const keys = [{ key: 'Tab', run: tab, shift: indentLess }, ...defaultKeymap.filter((k) => k.key !== 'Mod-Enter'), ...historyKeymap];
+const keys = [
+  { key: 'Tab', run: tab, shift: indentLess },
+  ...defaultKeymap.filter((k) => k.key !== 'Mod-Enter'),
+  ...historyKeymap,
+];
 
 function extensions(hint: string, label: string, emit: (text: string) => void): Extension[] {
   return [
@@ -66,7 +88,8 @@ function extensions(hint: string, label: string, emit: (text: string) => void): 
     placeholder(hint),
     EditorView.contentAttributes.of({ 'aria-label': label, spellcheck: 'false' }),
     EditorView.updateListener.of((update) => {
-      if (update.docChanged && !update.transactions.some((tr) => tr.annotation(fromOutside))) emit(update.state.doc.toString());
+      if (update.docChanged && !update.transactions.some((tr) => tr.annotation(fromOutside)))
+        emit(update.state.doc.toString());
     }),
   ];
 }
@@ -77,8 +100,17 @@ export interface CodeEditor {
   destroy(): void;
 }
 
-export function createCodeEditor(parent: HTMLElement, text: string, hint: string, label: string, onText: (text: string) => void): CodeEditor {
-  const view = new EditorView({ parent, state: EditorState.create({ doc: text, extensions: extensions(hint, label, onText) }) });
+export function createCodeEditor(
+  parent: HTMLElement,
+  text: string,
+  hint: string,
+  label: string,
+  onText: (text: string) => void,
+): CodeEditor {
+  const view = new EditorView({
+    parent,
+    state: EditorState.create({ doc: text, extensions: extensions(hint, label, onText) }),
+  });
   return {
     setText(next) {
       if (view.state.doc.toString() === next) return;

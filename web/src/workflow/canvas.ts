@@ -183,6 +183,9 @@ export function canvasGroups(state: CanvasState): Group[] {
     label: g.data.label,
     position: { x: coordinate(g.position.x), y: coordinate(g.position.y) },
     size: groupSize(g),
-    nodes: state.nodes.filter((n) => n.parentId === g.id).map((n) => n.id).sort(naturalCompare),
+    nodes: state.nodes
+      .filter((n) => n.parentId === g.id)
+      .map((n) => n.id)
+      .sort(naturalCompare),
   }));
 }

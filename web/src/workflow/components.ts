@@ -49,7 +49,8 @@ function ports(raw: Json | undefined, key: string): Record<string, Port> {
   const found: Record<string, Port> = {};
   if (!isObject(raw)) return found;
   for (const [name, entry] of Object.entries(raw)) {
-    if (isObject(entry) && typeof entry.node === 'string' && typeof entry[key] === 'string') found[name] = { node: entry.node, port: entry[key] as string };
+    if (isObject(entry) && typeof entry.node === 'string' && typeof entry[key] === 'string')
+      found[name] = { node: entry.node, port: entry[key] as string };
   }
   return found;
 }
@@ -57,7 +58,10 @@ function ports(raw: Json | undefined, key: string): Record<string, Port> {
 /** An inline component's inside; null for a library reference. Throws WorkflowFormatError when it is not one. */
 export function bodyOf(component: Record<string, Json>): ComponentBody | null {
   if (libraryOf(component)) return null;
-  const inner = parseCanonical({ format: 'graphbook.workflow', version: 1, nodes: component.nodes ?? [], edges: component.edges ?? [] }, 'component');
+  const inner = parseCanonical(
+    { format: 'graphbook.workflow', version: 1, nodes: component.nodes ?? [], edges: component.edges ?? [] },
+    'component',
+  );
   return {
     doc: typeof component.doc === 'string' ? component.doc : '',
     inputs: ports(component.inputs, 'input'),
@@ -78,7 +82,13 @@ export function bodyJson(body: ComponentBody): Record<string, Json> {
   const nodes = [...body.nodes].sort((a, b) => naturalCompare(a.id, b.id)).map(nodeJson);
   const unique = new Map(body.edges.map((e) => [edgeKey(e), e]));
   const edges = [...unique.values()]
-    .sort((a, b) => naturalCompare(a.source, b.source) || (a.output < b.output ? -1 : a.output > b.output ? 1 : 0) || naturalCompare(a.target, b.target) || (a.input < b.input ? -1 : a.input > b.input ? 1 : 0))
+    .sort(
+      (a, b) =>
+        naturalCompare(a.source, b.source) ||
+        (a.output < b.output ? -1 : a.output > b.output ? 1 : 0) ||
+        naturalCompare(a.target, b.target) ||
+        (a.input < b.input ? -1 : a.input > b.input ? 1 : 0),
+    )
     .map((e) => edgeJson(e) as Record<string, Json>);
   return {
     ...(body.doc ? { doc: body.doc } : {}),
@@ -131,10 +141,20 @@ function computeSpec(component: Record<string, Json>, catalog: Catalog, depth: n
     .map((name) => {
       const where = inner.params[name] as Port;
       const node = inner.nodes.find((n) => n.id === where.node);
-      const innerSpec = node ? (node.component ? computeSpec(node.component, catalog, depth + 1) : catalog.nodes[node.type]) : undefined;
+      const innerSpec = node
+        ? node.component
+          ? computeSpec(node.component, catalog, depth + 1)
+          : catalog.nodes[node.type]
+        : undefined;
       const param = innerSpec?.params.find((p) => p.name === where.port);
       const value = node?.params[where.port];
-      return { name, type: param?.type ?? 'string', default: value ?? param?.default ?? null, description: param?.description ?? `${where.node}.${where.port}`, required: false };
+      return {
+        name,
+        type: param?.type ?? 'string',
+        default: value ?? param?.default ?? null,
+        description: param?.description ?? `${where.node}.${where.port}`,
+        required: false,
+      };
     });
   const inputs = Object.keys(inner.inputs).sort();
   return {
@@ -144,7 +164,9 @@ function computeSpec(component: Record<string, Json>, catalog: Catalog, depth: n
     params,
     inputs,
     outputs: Object.keys(inner.outputs).sort(),
-    doc: inner.doc || `A component of ${inner.nodes.length} node${inner.nodes.length === 1 ? '' : 's'}: ${inner.nodes.map((n) => n.id).join(', ')}.`,
+    doc:
+      inner.doc ||
+      `A component of ${inner.nodes.length} node${inner.nodes.length === 1 ? '' : 's'}: ${inner.nodes.map((n) => n.id).join(', ')}.`,
     code_hash: '',
     component: '',
     gives: 'any',
@@ -154,7 +176,10 @@ function computeSpec(component: Record<string, Json>, catalog: Catalog, depth: n
 }
 
 /** The node spec of a canvas node: a component's own, else its type's in the catalog. */
-export function specOf(data: { type: string; component?: Record<string, Json> }, catalog: Catalog): NodeSpec | undefined {
+export function specOf(
+  data: { type: string; component?: Record<string, Json> },
+  catalog: Catalog,
+): NodeSpec | undefined {
   return data.component ? componentSpec(data.component, catalog) : catalog.nodes[data.type];
 }
 
@@ -176,7 +201,10 @@ export function collapse(workflow: Workflow, ids: ReadonlySet<string>, id: strin
   const left = Math.min(...inside.map((n) => n.position.x));
   const top = Math.min(...inside.map((n) => n.position.y));
   const body: ComponentBody = { doc: '', inputs: {}, outputs: {}, params: {}, nodes: [], edges: [] };
-  body.nodes = inside.map((n) => ({ ...n, position: { x: coordinate(n.position.x - left), y: coordinate(n.position.y - top) } }));
+  body.nodes = inside.map((n) => ({
+    ...n,
+    position: { x: coordinate(n.position.x - left), y: coordinate(n.position.y - top) },
+  }));
   const outer: WorkflowEdge[] = [];
   const inputName = new Map<string, string>();
   const outputName = new Map<string, string>();
@@ -206,7 +234,8 @@ export function collapse(workflow: Workflow, ids: ReadonlySet<string>, id: strin
   }
   const values: Record<string, Json> = {};
   const counts = new Map<string, number>();
-  for (const node of inside) for (const param of Object.keys(node.params)) counts.set(param, (counts.get(param) ?? 0) + 1);
+  for (const node of inside)
+    for (const param of Object.keys(node.params)) counts.set(param, (counts.get(param) ?? 0) + 1);
   for (const node of inside) {
     for (const [param, value] of Object.entries(node.params)) {
       const name = (counts.get(param) ?? 0) > 1 ? `${node.id}_${param}` : param;
@@ -222,9 +251,19 @@ export function collapse(workflow: Workflow, ids: ReadonlySet<string>, id: strin
       return exposed ? [[name, { ...given, node: id, param: exposed }]] : [];
     }),
   );
-  const node: WorkflowNode = { id, type: COMPONENT, label: '', params: values, position: { x: left, y: top }, component: bodyJson(body) };
+  const node: WorkflowNode = {
+    id,
+    type: COMPONENT,
+    label: '',
+    params: values,
+    position: { x: left, y: top },
+    component: bodyJson(body),
+  };
   const groups = (workflow.groups ?? []).map((g) => ({ ...g, nodes: g.nodes.filter((n) => !ids.has(n)) }));
-  return withInputs({ ...workflow, nodes: [...workflow.nodes.filter((n) => !ids.has(n.id)), node], edges: outer, groups }, inputs);
+  return withInputs(
+    { ...workflow, nodes: [...workflow.nodes.filter((n) => !ids.has(n.id)), node], edges: outer, groups },
+    inputs,
+  );
 }
 
 function withInputs(workflow: Workflow, inputs: Record<string, WorkflowInput>): Workflow {
@@ -266,7 +305,8 @@ export function unpack(workflow: Workflow, id: string, body: ComponentBody): { w
     if (into) edge = { ...edge, target: rename.get(into.node) ?? into.node, input: into.port };
     return edge;
   });
-  for (const e of body.edges) edges.push({ ...e, source: rename.get(e.source) ?? e.source, target: rename.get(e.target) ?? e.target });
+  for (const e of body.edges)
+    edges.push({ ...e, source: rename.get(e.source) ?? e.source, target: rename.get(e.target) ?? e.target });
   const inputs = Object.fromEntries(
     Object.entries(workflow.inputs ?? {}).flatMap(([name, given]): [string, WorkflowInput][] => {
       if (given.node !== id) return [[name, given]];
@@ -275,6 +315,9 @@ export function unpack(workflow: Workflow, id: string, body: ComponentBody): { w
     }),
   );
   const groups = (workflow.groups ?? []).map((g) => ({ ...g, nodes: g.nodes.filter((n) => n !== id) }));
-  const next = withInputs({ ...workflow, nodes: [...workflow.nodes.filter((n) => n.id !== id), ...nodes], edges, groups }, inputs);
+  const next = withInputs(
+    { ...workflow, nodes: [...workflow.nodes.filter((n) => n.id !== id), ...nodes], edges, groups },
+    inputs,
+  );
   return { workflow: next, ids: nodes.map((n) => n.id) };
 }

@@ -25,13 +25,15 @@ export function connectionProblem(wire: Wire, nodes: FlowNode[], edges: FlowEdge
     if (input === DATA_INPUT) return 'a resource feeds a parameter, not the data input';
     const param = to.params.find((p) => p.name === input);
     if (!param) return `${to.name} has no parameter '${input}'`;
-    if (!accepts(catalog.fits, param.type, from.gives)) return `${wrongTypeMessage(param, wire.source, from)}: ${wrongTypeFix(param)}`;
+    if (!accepts(catalog.fits, param.type, from.gives))
+      return `${wrongTypeMessage(param, wire.source, from)}: ${wrongTypeFix(param)}`;
   } else {
     if (input !== DATA_INPUT) return 'step outputs go into a data input; only resources feed parameters';
     if (!to.inputs.includes(DATA_INPUT)) return `${to.name} takes no input`;
   }
   const duplicate = edges.some(
-    (e) => e.source === wire.source && e.target === wire.target && e.sourceHandle === output && e.targetHandle === input,
+    (e) =>
+      e.source === wire.source && e.target === wire.target && e.sourceHandle === output && e.targetHandle === input,
   );
   if (duplicate) return 'these two are wired already';
   if (reaches(wire.target, wire.source, edges)) return 'this wire would make a cycle';
@@ -71,16 +73,26 @@ export interface LooseEnd {
  * an output into the new node's `in`, a resource into its first parameter that can take it; an
  * input from the new node's first output, a parameter from a resource that gives what it takes.
  */
-export function completeWire(end: LooseEnd, spec: NodeSpec, id: string, nodes: FlowNode[], catalog: Catalog): Connection | null {
+export function completeWire(
+  end: LooseEnd,
+  spec: NodeSpec,
+  id: string,
+  nodes: FlowNode[],
+  catalog: Catalog,
+): Connection | null {
   const other = nodes.find((n) => n.id === end.node);
   const from = other && isGraphNode(other) ? specOf(other.data, catalog) : undefined;
   if (!from) return null;
   if (end.side === 'source') {
     if (from.kind === 'resource') {
-      const param = spec.params.find((p) => p.type !== 'resource' && accepts(catalog.fits, p.type, from.gives)) ?? spec.params.find((p) => p.type === 'resource');
+      const param =
+        spec.params.find((p) => p.type !== 'resource' && accepts(catalog.fits, p.type, from.gives)) ??
+        spec.params.find((p) => p.type === 'resource');
       return param ? { source: end.node, sourceHandle: end.handle, target: id, targetHandle: param.name } : null;
     }
-    return spec.inputs.includes(DATA_INPUT) ? { source: end.node, sourceHandle: end.handle, target: id, targetHandle: DATA_INPUT } : null;
+    return spec.inputs.includes(DATA_INPUT)
+      ? { source: end.node, sourceHandle: end.handle, target: id, targetHandle: DATA_INPUT }
+      : null;
   }
   if (end.handle === DATA_INPUT) {
     const output = spec.kind !== 'resource' ? spec.outputs[0] : undefined;

@@ -133,7 +133,8 @@ export function parseCanonical(data: unknown, name: string): Workflow {
   const groups = parseGroups(listOf(data, 'groups', name), seen, name);
   const comments = listOf(data, 'comments', name).map((raw, i) => parseComment(raw, `${name}: comments[${i}]`));
   for (const comment of comments) {
-    if (seen.has(comment.id)) throw new WorkflowFormatError(`${name}: comment id '${comment.id}' is taken; ids must be unique in a file`);
+    if (seen.has(comment.id))
+      throw new WorkflowFormatError(`${name}: comment id '${comment.id}' is taken; ids must be unique in a file`);
     seen.add(comment.id);
   }
   const inputs = parseInputs(data.inputs ?? {}, name);
@@ -147,17 +148,22 @@ export function parseCanonical(data: unknown, name: string): Workflow {
 }
 
 function parseInputs(raw: unknown, name: string): Record<string, WorkflowInput> {
-  if (!isObject(raw)) throw new WorkflowFormatError(`${name}: 'inputs' must be an object {"NAME": {"node": ID, "param": NAME}}, not ${kindOf(raw)}`);
+  if (!isObject(raw))
+    throw new WorkflowFormatError(
+      `${name}: 'inputs' must be an object {"NAME": {"node": ID, "param": NAME}}, not ${kindOf(raw)}`,
+    );
   const inputs: Record<string, WorkflowInput> = {};
   for (const [key, entry] of Object.entries(raw)) {
     const where = `${name}: inputs['${key}']`;
-    if (!INPUT_NAME.test(key)) throw new WorkflowFormatError(`${name}: input name '${key}' is not a word: use letters, digits, '_' and '-'`);
+    if (!INPUT_NAME.test(key))
+      throw new WorkflowFormatError(`${name}: input name '${key}' is not a word: use letters, digits, '_' and '-'`);
     if (!isObject(entry)) throw new WorkflowFormatError(`${where} must be an object, not ${kindOf(entry)}`);
     const { node, param, description } = entry;
     if (typeof node !== 'string' || !node || typeof param !== 'string' || !param) {
       throw new WorkflowFormatError(`${where} needs a node id and a parameter name: {"node": ID, "param": NAME}`);
     }
-    if (description !== undefined && description !== null && typeof description !== 'string') throw new WorkflowFormatError(`${where}: 'description' must be a string`);
+    if (description !== undefined && description !== null && typeof description !== 'string')
+      throw new WorkflowFormatError(`${where}: 'description' must be a string`);
     inputs[key] = { node, param, ...(description ? { description } : {}) };
   }
   return inputs;
@@ -168,7 +174,8 @@ function parseComment(raw: unknown, where: string): WorkflowComment {
   const { id, text = '', width = 240 } = raw;
   if (typeof id !== 'string' || id === '') throw new WorkflowFormatError(`${where} needs a non-empty string 'id'`);
   if (typeof text !== 'string') throw new WorkflowFormatError(`${where} (id '${id}'): 'text' must be a string`);
-  if (typeof width !== 'number' || !(width > 0)) throw new WorkflowFormatError(`${where} (id '${id}'): 'width' must be a positive number`);
+  if (typeof width !== 'number' || !(width > 0))
+    throw new WorkflowFormatError(`${where} (id '${id}'): 'width' must be a positive number`);
   return { id, text, position: parsePosition(raw.position), width };
 }
 
@@ -178,8 +185,10 @@ function parseGroups(raws: unknown[], nodeIds: ReadonlySet<string>, name: string
   const ownerOf = new Map<string, string>();
   raws.forEach((raw, i) => {
     const group = parseGroup(raw, `${name}: groups[${i}]`);
-    if (groups.some((g) => g.id === group.id)) throw new WorkflowFormatError(`${name}: two groups have id '${group.id}'; ids must be unique`);
-    if (nodeIds.has(group.id)) throw new WorkflowFormatError(`${name}: group '${group.id}' has the id of a node; give the group another id`);
+    if (groups.some((g) => g.id === group.id))
+      throw new WorkflowFormatError(`${name}: two groups have id '${group.id}'; ids must be unique`);
+    if (nodeIds.has(group.id))
+      throw new WorkflowFormatError(`${name}: group '${group.id}' has the id of a node; give the group another id`);
     const members = [...new Set(group.nodes)].filter((id) => nodeIds.has(id));
     for (const id of members) {
       const owner = ownerOf.get(id);
@@ -212,7 +221,12 @@ function parseGroup(raw: unknown, where: string): WorkflowGroup {
 }
 
 /** `raw[key]` as two finite numbers named `names`; undefined when the key is absent. */
-function pair(raw: Record<string, unknown>, key: string, names: [string, string], where: string): [number, number] | undefined {
+function pair(
+  raw: Record<string, unknown>,
+  key: string,
+  names: [string, string],
+  where: string,
+): [number, number] | undefined {
   const value = raw[key];
   if (value === undefined || value === null) return undefined;
   const numbers = isObject(value) ? names.map((n) => value[n]) : [];
@@ -245,18 +259,30 @@ function parseNode(raw: unknown, where: string): WorkflowNode {
   if (width !== undefined && width !== null && !(typeof width === 'number' && width > 0)) {
     throw new WorkflowFormatError(`${where} (id '${id}'): 'width' must be a positive number`);
   }
-  if (typeof collapsed !== 'boolean') throw new WorkflowFormatError(`${where} (id '${id}'): 'collapsed' must be true or false`);
+  if (typeof collapsed !== 'boolean')
+    throw new WorkflowFormatError(`${where} (id '${id}'): 'collapsed' must be true or false`);
   const mode = raw.mode ?? 'active';
   if (mode !== 'active' && mode !== 'bypass' && mode !== 'mute') {
-    throw new WorkflowFormatError(`${where} (id '${id}'): 'mode' must be "bypass" or "mute" (or left out to run the node), not ${JSON.stringify(mode)}`);
+    throw new WorkflowFormatError(
+      `${where} (id '${id}'): 'mode' must be "bypass" or "mute" (or left out to run the node), not ${JSON.stringify(mode)}`,
+    );
   }
   const color = raw.color ?? '';
   if (color && !(NODE_COLORS as readonly unknown[]).includes(color)) {
-    throw new WorkflowFormatError(`${where} (id '${id}'): 'color' must be one of ${NODE_COLORS.join(', ')} (or left out), not ${JSON.stringify(color)}`);
+    throw new WorkflowFormatError(
+      `${where} (id '${id}'): 'color' must be one of ${NODE_COLORS.join(', ')} (or left out), not ${JSON.stringify(color)}`,
+    );
   }
-  const node: WorkflowNode = { id, type, label, params: params as Record<string, Json>, position: parsePosition(raw.position) };
+  const node: WorkflowNode = {
+    id,
+    type,
+    label,
+    params: params as Record<string, Json>,
+    position: parsePosition(raw.position),
+  };
   const component = raw.component;
-  if (component !== undefined && !isObject(component)) throw new WorkflowFormatError(`${where} (id '${id}'): 'component' must be an object`);
+  if (component !== undefined && !isObject(component))
+    throw new WorkflowFormatError(`${where} (id '${id}'): 'component' must be an object`);
   return {
     ...node,
     ...(component ? { component: component as Record<string, Json> } : {}),
@@ -371,7 +397,9 @@ export function edgeKey(edge: WorkflowEdge): string {
 export function pyDumps(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(pyDumps).join(', ')}]`;
   if (isObject(value)) {
-    return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${pyDumps(v)}`).join(', ')}}`;
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${pyDumps(v)}`)
+      .join(', ')}}`;
   }
   return jsonScalar(value);
 }
@@ -460,7 +488,12 @@ export function nodeJson(node: WorkflowNode): Record<string, Json> {
 }
 
 export function edgeJson(edge: WorkflowEdge): Record<string, unknown> {
-  const json: Record<string, unknown> = { source: edge.source, output: edge.output, target: edge.target, input: edge.input };
+  const json: Record<string, unknown> = {
+    source: edge.source,
+    output: edge.output,
+    target: edge.target,
+    input: edge.input,
+  };
   if (edge.points?.length) json.points = edge.points.map((p) => ({ x: coordinate(p.x), y: coordinate(p.y) }));
   return json;
 }
@@ -470,7 +503,9 @@ export function dumps(workflow: Workflow): string {
   const ordered = canonicalOrder(workflow);
   const entries = [`  "format": ${JSON.stringify(FORMAT)}`, `  "version": ${VERSION}`];
   if (ordered.doc) entries.push(`  "doc": ${JSON.stringify(ordered.doc)}`);
-  const inputs = Object.entries(ordered.inputs ?? {}).map(([k, v]) => `    ${JSON.stringify(k)}: ${pyDumps(inputJson(v))}`);
+  const inputs = Object.entries(ordered.inputs ?? {}).map(
+    ([k, v]) => `    ${JSON.stringify(k)}: ${pyDumps(inputJson(v))}`,
+  );
   if (inputs.length) entries.push(`  "inputs": {\n${inputs.join(',\n')}\n  }`);
   const nodes = ordered.nodes.map(nodeText).join(',\n');
   entries.push(ordered.nodes.length ? `  "nodes": [\n${nodes}\n  ]` : '  "nodes": []');

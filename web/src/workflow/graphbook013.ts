@@ -37,7 +37,10 @@ export function fromGraphbook013(data: Raw, name: string): Workflow {
   for (const raw of byId.values()) {
     if (RUNNABLE.includes(String(raw.type))) out.push(toNode(raw, byId, name));
   }
-  const flat = flatten(edges.map((raw) => toEdge(raw, name)), byId);
+  const flat = flatten(
+    edges.map((raw) => toEdge(raw, name)),
+    byId,
+  );
   const groups = toGroups(byId, new Set(out.map((n) => n.id)));
   const workflow: Workflow = { doc: typeof data.doc === 'string' ? data.doc : '', nodes: out, edges: flat };
   return groups.length ? { ...workflow, groups } : workflow;

@@ -13,7 +13,8 @@ export function offModes(workflow: Workflow): Map<string, NodeMode> {
 export function liveEdges(edges: WorkflowEdge[], off: ReadonlyMap<string, NodeMode>): WorkflowEdge[] {
   if (!off.size) return edges;
   const inputs = new Map<string, WorkflowEdge[]>();
-  for (const edge of edges) if (edge.input === DATA_INPUT) inputs.set(edge.target, [...(inputs.get(edge.target) ?? []), edge]);
+  for (const edge of edges)
+    if (edge.input === DATA_INPUT) inputs.set(edge.target, [...(inputs.get(edge.target) ?? []), edge]);
   const kept = new Map<string, WorkflowEdge>();
   const keep = (edge: WorkflowEdge): void => void (kept.has(edgeKey(edge)) || kept.set(edgeKey(edge), edge));
   for (const edge of edges) {
@@ -26,10 +27,17 @@ export function liveEdges(edges: WorkflowEdge[], off: ReadonlyMap<string, NodeMo
   return [...kept.values()];
 }
 
-function feeding(id: string, off: ReadonlyMap<string, NodeMode>, inputs: Map<string, WorkflowEdge[]>, seen: Set<string>): [string, string][] {
+function feeding(
+  id: string,
+  off: ReadonlyMap<string, NodeMode>,
+  inputs: Map<string, WorkflowEdge[]>,
+  seen: Set<string>,
+): [string, string][] {
   if (off.get(id) === 'mute' || seen.has(id)) return [];
   seen.add(id);
-  return (inputs.get(id) ?? []).flatMap((e) => (off.has(e.source) ? feeding(e.source, off, inputs, seen) : [[e.source, e.output] as [string, string]]));
+  return (inputs.get(id) ?? []).flatMap((e) =>
+    off.has(e.source) ? feeding(e.source, off, inputs, seen) : [[e.source, e.output] as [string, string]],
+  );
 }
 
 /** The workflow that runs: bypassed and muted nodes out, wires through the bypassed ones. */

@@ -21,8 +21,10 @@ export function validate(document: Workflow, catalog: Catalog): Problem[] {
   for (const node of workflow.nodes) {
     const spec = node.component ? componentSpec(node.component, catalog) : catalog.nodes[node.type];
     if (spec) specs.set(node.id, spec);
-    else if (node.component) continue; // a library component the catalog lacks: the server names the problem
-    else problems.push({ node: node.id, message: `unknown node type '${node.type}'`, fix: suggest(node.type, catalog) });
+    else if (node.component)
+      continue; // a library component the catalog lacks: the server names the problem
+    else
+      problems.push({ node: node.id, message: `unknown node type '${node.type}'`, fix: suggest(node.type, catalog) });
   }
   const wired = new Map<string, Set<string>>();
   for (const edge of workflow.edges) {
@@ -31,7 +33,11 @@ export function validate(document: Workflow, catalog: Catalog): Problem[] {
     else if (edge.input !== DATA_INPUT) {
       const set = wired.get(edge.target) ?? new Set<string>();
       if (set.has(edge.input)) {
-        problems.push({ node: edge.target, message: `parameter '${edge.input}' is wired twice`, fix: 'remove one of the two resource edges' });
+        problems.push({
+          node: edge.target,
+          message: `parameter '${edge.input}' is wired twice`,
+          fix: 'remove one of the two resource edges',
+        });
       }
       set.add(edge.input);
       wired.set(edge.target, set);
@@ -45,14 +51,20 @@ export function validate(document: Workflow, catalog: Catalog): Problem[] {
   }
   const cycle = findCycle(workflow);
   if (cycle) {
-    problems.push({ node: cycle[0] ?? '', message: `is part of a cycle: ${cycle.join(' -> ')}`, fix: 'remove one of these edges so that data flows one way' });
+    problems.push({
+      node: cycle[0] ?? '',
+      message: `is part of a cycle: ${cycle.join(' -> ')}`,
+      fix: 'remove one of these edges so that data flows one way',
+    });
   }
   return problems;
 }
 
 function suggest(type: string, catalog: Catalog): string {
   const lower = type.toLowerCase();
-  const close = Object.keys(catalog.nodes).find((n) => n.toLowerCase() === lower || distance(n.toLowerCase(), lower) <= 2);
+  const close = Object.keys(catalog.nodes).find(
+    (n) => n.toLowerCase() === lower || distance(n.toLowerCase(), lower) <= 2,
+  );
   return close ? `did you mean '${close}'?` : 'load the file that defines it with --nodes DIR';
 }
 
@@ -75,29 +87,53 @@ function edgeProblem(edge: WorkflowEdge, ids: Set<string>, specs: Map<string, No
   for (const end of [edge.source, edge.target]) {
     if (!ids.has(end)) {
       const other = end === edge.source ? edge.target : edge.source;
-      return { node: other, message: `an edge connects it to node '${end}', which does not exist`, fix: 'delete the edge or add the node' };
+      return {
+        node: other,
+        message: `an edge connects it to node '${end}', which does not exist`,
+        fix: 'delete the edge or add the node',
+      };
     }
   }
   const source = specs.get(edge.source);
   const target = specs.get(edge.target);
   if (!source || !target) return null;
   if (!source.outputs.includes(edge.output)) {
-    return { node: edge.source, message: `has no output '${edge.output}' (edge to '${edge.target}')`, fix: `its outputs are: ${source.outputs.join(', ') || 'none'}` };
+    return {
+      node: edge.source,
+      message: `has no output '${edge.output}' (edge to '${edge.target}')`,
+      fix: `its outputs are: ${source.outputs.join(', ') || 'none'}`,
+    };
   }
   if (edge.input === DATA_INPUT) {
     if (source.kind === 'resource') {
-      return { node: edge.target, message: `resource '${edge.source}' is wired to its data input 'in'`, fix: "wire resources to a parameter, and step outputs to 'in'" };
+      return {
+        node: edge.target,
+        message: `resource '${edge.source}' is wired to its data input 'in'`,
+        fix: "wire resources to a parameter, and step outputs to 'in'",
+      };
     }
     if (!target.inputs.length) {
-      return { node: edge.target, message: `takes no input, but '${edge.source}' is wired into it`, fix: 'a source or resource has no data input; delete the edge' };
+      return {
+        node: edge.target,
+        message: `takes no input, but '${edge.source}' is wired into it`,
+        fix: 'a source or resource has no data input; delete the edge',
+      };
     }
     return null;
   }
   if (!target.params.some((p) => p.name === edge.input)) {
-    return { node: edge.target, message: `has no input or parameter '${edge.input}' (edge from '${edge.source}')`, fix: `its parameters are: ${target.params.map((p) => p.name).join(', ') || 'none'}` };
+    return {
+      node: edge.target,
+      message: `has no input or parameter '${edge.input}' (edge from '${edge.source}')`,
+      fix: `its parameters are: ${target.params.map((p) => p.name).join(', ') || 'none'}`,
+    };
   }
   if (source.kind !== 'resource') {
-    return { node: edge.target, message: `parameter '${edge.input}' is wired from the step output ${edge.source}.${edge.output}`, fix: "only resource nodes can feed parameters; wire the step into 'in' instead" };
+    return {
+      node: edge.target,
+      message: `parameter '${edge.input}' is wired from the step output ${edge.source}.${edge.output}`,
+      fix: "only resource nodes can feed parameters; wire the step into 'in' instead",
+    };
   }
   return null;
 }
@@ -128,7 +164,11 @@ function paramProblems(id: string, params: Record<string, Json>, spec: NodeSpec,
   for (const name of Object.keys(params)) {
     if (!spec.params.some((p) => p.name === name)) {
       const known = spec.params.map((p) => p.name).join(', ') || 'none';
-      problems.push({ node: id, message: `${spec.name} has no parameter '${name}'`, fix: `its parameters are: ${known}` });
+      problems.push({
+        node: id,
+        message: `${spec.name} has no parameter '${name}'`,
+        fix: `its parameters are: ${known}`,
+      });
     }
   }
   for (const param of spec.params) {
@@ -156,13 +196,22 @@ function missing(id: string, param: ParamSpec): Problem {
 export function expectedText(type: string): string {
   if (type.startsWith('list[')) return `a list of ${type.slice(5, -1)} values`;
   const words: Record<string, string> = {
-    string: 'a string', number: 'a number', int: 'a whole number', float: 'a number', boolean: 'true or false',
-    function: 'Python source of a function (a `def` or a `lambda`)', dict: 'a dict', list: 'a list', resource: 'a resource node wired to it',
+    string: 'a string',
+    number: 'a number',
+    int: 'a whole number',
+    float: 'a number',
+    boolean: 'true or false',
+    function: 'Python source of a function (a `def` or a `lambda`)',
+    dict: 'a dict',
+    list: 'a list',
+    resource: 'a resource node wired to it',
   };
   return words[type] ?? `a ${type} value`;
 }
 
-const isNumeric = (v: Json): boolean => (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)));
+const isNumeric = (v: Json): boolean =>
+  (typeof v === 'number' && Number.isFinite(v)) ||
+  (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)));
 
 /** A message when `value` does not have the parameter's type, as Python's `coerce` decides. */
 export function typeProblem(param: ParamSpec, value: Json): string | null {
@@ -199,7 +248,9 @@ export function pyRepr(value: Json): string {
     return quote + (quote === "'" ? body.replace(/'/g, "\\'") : body) + quote;
   }
   if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
-  return `{${Object.entries(value).map(([k, v]) => `${pyRepr(k)}: ${pyRepr(v)}`).join(', ')}}`;
+  return `{${Object.entries(value)
+    .map(([k, v]) => `${pyRepr(k)}: ${pyRepr(v)}`)
+    .join(', ')}}`;
 }
 
 function typeName(value: Json): string {
