@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { bodyOf, collapse, specOf, unpack } from '../workflow/components';
+import { bodyOf, collapse, hiddenParams, specOf, unpack } from '../workflow/components';
 import { currentKey, currentWorkflow, useEditor } from '../store/editor';
 import { dumps, parseCanonical } from '../workflow/format';
 import { catalog } from './fixtures';
@@ -94,6 +94,15 @@ describe('a component in the editor', () => {
     const hidden = currentWorkflow(editor()).workflow.nodes.find((n) => n.id === 'component');
     expect(hidden?.params).toEqual({});
     expect(hidden?.component && specOf(hidden, catalog)?.params).toEqual([]);
+    editor().undo();
+    expect(dumps(currentWorkflow(editor()).workflow)).toBe(text);
+
+    const shown = currentWorkflow(editor()).workflow.nodes.find((n) => n.id === 'component');
+    expect(shown?.component && hiddenParams(shown.component, catalog)).toEqual([{ node: 'second', param: 'loud' }]);
+    editor().exposeParam('component', 'second', 'loud'); // `loud` is taken: second_loud
+    const exposed = currentWorkflow(editor()).workflow.nodes.find((n) => n.id === 'component');
+    expect(exposed && specOf(exposed, catalog)?.params.map((p) => p.name)).toEqual(['loud', 'second_loud']);
+    expect(exposed?.component && hiddenParams(exposed.component, catalog)).toEqual([]);
     editor().undo();
     expect(dumps(currentWorkflow(editor()).workflow)).toBe(text);
 

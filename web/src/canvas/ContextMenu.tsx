@@ -10,7 +10,7 @@ import { useGallery } from '../store/gallery';
 import { isOffline, useRun } from '../store/run';
 import { isActive } from '../store/runState';
 import { type ContextMenu as Menu, useUi } from '../store/ui';
-import { libraryOf, specOf } from '../workflow/components';
+import { hiddenParams, libraryOf, specOf } from '../workflow/components';
 import { NODE_COLORS } from '../workflow/format';
 import { addReroutePoint } from './rerouteActions';
 import { isGraphNode } from '../workflow/flow';
@@ -93,6 +93,12 @@ function useItems(menu: Menu | null): Item[] {
       ? (spec?.params ?? []).map((p) => ({
           label: `Hide parameter ${p.name}`,
           act: () => editor.hideParam(id, p.name),
+        }))
+      : []),
+    ...(component && !libraryOf(component)
+      ? hiddenParams(component, useCatalog.getState().catalog).map((p) => ({
+          label: `Expose parameter ${p.node}.${p.param}`,
+          act: () => editor.exposeParam(id, p.node, p.param),
         }))
       : []),
     { label: 'Duplicate', act: () => editor.duplicate([id]) },

@@ -28,6 +28,7 @@ import {
   type ComponentBody,
   LIBRARY_PREFIX,
   collapse,
+  exposeParam,
   hideParam,
   specOf,
   unpack,
@@ -109,6 +110,8 @@ export interface EditorState {
   setComponent(id: string, component: Record<string, Json>): void;
   /** Stops showing the inline component's parameter `name` on its node (the value set there goes): one undo step. */
   hideParam(id: string, name: string): void;
+  /** Expose the inner `node`'s parameter `param` on the inline component `id` (one undo step). */
+  exposeParam(id: string, node: string, param: string): void;
   /** Shows the nodes inside component node `id` (`body`: what it holds) in place of this level. */
   openComponent(id: string, body: ComponentBody): void;
   /** Back out to level `depth` (0: the workflow), the edits inside kept: one undo step there. */
@@ -460,6 +463,16 @@ export const useEditor = create<EditorState>()((set, get) => {
         if (!n.data.component) return n;
         const { [name]: _gone, ...params } = n.data.params;
         return { ...n, data: { ...n.data, params, component: hideParam(n.data.component, name) } };
+      });
+      commitNow();
+    },
+    exposeParam(id, node, param) {
+      updateGraphNode(id, (n) => {
+        const exposed = n.data.component && exposeParam(n.data.component, node, param);
+        if (!exposed) return n;
+        const params = { ...n.data.params };
+        if (exposed.value !== undefined) params[exposed.name] = exposed.value;
+        return { ...n, data: { ...n.data, params, component: exposed.component } };
       });
       commitNow();
     },

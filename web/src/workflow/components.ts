@@ -108,6 +108,34 @@ export function hideParam(component: Record<string, Json>, name: string): Record
   return bodyJson({ ...body, params });
 }
 
+/** The inner parameters an inline component could expose and does not yet: each inner node's
+ * parameters (as the catalog knows its kind) that no exposed parameter sets. */
+export function hiddenParams(component: Record<string, Json>, catalog: Catalog): { node: string; param: string }[] {
+  const body = bodyOf(component);
+  if (!body) return [];
+  const exposed = new Set(Object.values(body.params).map((p) => `${p.node}\0${p.port}`));
+  return body.nodes.flatMap((node) =>
+    (catalog.nodes[node.type]?.params ?? [])
+      .filter((p) => !exposed.has(`${node.id}\0${p.name}`))
+      .map((p) => ({ node: node.id, param: p.name })),
+  );
+}
+
+/** The inline component with `node`'s parameter `param` exposed (named `param`, or
+ * `node_param` when that name is taken), and the outer value to set: the inner node's own. */
+export function exposeParam(
+  component: Record<string, Json>,
+  node: string,
+  param: string,
+): { component: Record<string, Json>; name: string; value: Json | undefined } | null {
+  const body = bodyOf(component);
+  const inner = body?.nodes.find((n) => n.id === node);
+  if (!body || !inner) return null;
+  const name = param in body.params ? `${node}_${param}`.replace(/[^A-Za-z0-9_]/g, '_') : param;
+  const params = { ...body.params, [name]: { node, port: param } };
+  return { component: bodyJson({ ...body, params }), name, value: inner.params[param] };
+}
+
 /** A library component file's content. */
 export function libraryFile(component: Record<string, Json>): Record<string, Json> {
   return { format: COMPONENT_FORMAT, version: 1, ...component };
