@@ -38,6 +38,7 @@ from graphbook.workflow import (
     WorkflowInput,
     atomic_write,
     fresh_id,
+    json_of,
     parse_body,
 )
 
@@ -59,13 +60,7 @@ def dumps(body: ComponentBody) -> str:
 
 def loads(text: str, name: str) -> ComponentBody:
     """A library component file's inside; WorkflowFormatError naming what is wrong."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise WorkflowFormatError(
-            f"{name} is not valid JSON: {exc.msg} at line {exc.lineno}"
-        ) from None
-    return from_json(data, name)
+    return from_json(json_of(text, name), name)
 
 
 def from_json(data: Any, name: str) -> ComponentBody:

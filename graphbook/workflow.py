@@ -319,13 +319,7 @@ class Workflow:
 
     @classmethod
     def loads(cls, text: str, name: str = "<workflow>", path: Path | None = None) -> Workflow:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise WorkflowFormatError(
-                f"{name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
-            ) from None
-        return cls.from_json(data, name, path)
+        return cls.from_json(json_of(text, name), name, path)
 
     @classmethod
     def from_json(cls, data: Any, name: str = "<workflow>", path: Path | None = None) -> Workflow:
@@ -389,6 +383,16 @@ def parse_body(data: Mapping[str, Any], where: str) -> ComponentBody:
     from graphbook.workflow_codec import parse_body as parse
 
     return parse(data, where)
+
+
+def json_of(text: str, name: str) -> Any:
+    """The JSON in the file `name` holds; WorkflowFormatError saying where it is not JSON."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise WorkflowFormatError(
+            f"{name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
 
 
 def _bad_input_name(name: Any) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from aiohttp import web
@@ -195,10 +195,7 @@ async def clear(request: web.Request) -> web.Response:
 
 @routes.get("/api/outputs")
 async def output(request: web.Request) -> web.Response:
-    query = request.query
-    missing = [k for k in ("workflow", "node") if k not in query]
-    if missing:
-        raise bad_message(f"missing query parameter(s): {', '.join(missing)}")
+    query = _required(request.query, "workflow", "node")
     index = _int(query.get("index", "0"), "index")
     item = await request.app[SESSION].output(
         query["workflow"], query["node"], query.get("output", "out"), index
@@ -208,10 +205,7 @@ async def output(request: web.Request) -> web.Response:
 
 @routes.get("/api/outputs/gallery")
 async def gallery(request: web.Request) -> web.Response:
-    query = request.query
-    missing = [k for k in ("workflow", "node") if k not in query]
-    if missing:
-        raise bad_message(f"missing query parameter(s): {', '.join(missing)}")
+    query = _required(request.query, "workflow", "node")
     order = query.get("order", "asc")
     if order not in ("asc", "desc"):
         raise bad_message(f"order must be asc or desc, got {order!r:.40}")
@@ -239,3 +233,11 @@ def _optional_str(value: Any, name: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise bad_message(f"{name} must be a string or null")
     return value
+
+
+def _required(query: Mapping[str, str], *keys: str) -> Mapping[str, str]:
+    """`query`, once it has every one of `keys`; else a 400 naming those it lacks."""
+    missing = [k for k in keys if k not in query]
+    if missing:
+        raise bad_message(f"missing query parameter(s): {', '.join(missing)}")
+    return query
