@@ -81,7 +81,7 @@ class RunRecording:
             self._open(self._started)
         elif isinstance(event, NodeError) and self._error is None:
             self._error = f"node {event.node_id!r}: {event.error}"
-        self._write(rows)
+        self._write(rows, event)
         if isinstance(event, RunFinished):
             self._finish(event)
 
@@ -102,8 +102,10 @@ class RunRecording:
         fan.open(LoggedRun(started.run_id, self.workflow, KIND), [], {})
         self.loggers = fan
 
-    def _write(self, rows: list[Row]) -> None:
-        if self.store is None:
+    def _write(self, rows: list[Row], event: Event) -> None:
+        """Write `rows` with those held; a node's figures as it ends are held for the next
+        reported metrics or the run's end (one transaction, not one per node)."""
+        if self.store is None or not isinstance(event, NodeMetrics | RunFinished):
             self._held += rows
             return
         rows, self._held = self._held + rows, []
