@@ -91,9 +91,11 @@ describe('right-click menus', () => {
       'Run up to here',
       'Bypass',
       'Mute',
+      'Make component',
       'Duplicate',
       'Fold to its title',
       'Docs, outputs and logs',
+      'Results gallery',
       'Clear its cached outputs',
       'Delete',
     ]);
