@@ -322,9 +322,15 @@ describe('the classify-a-folder pipeline, built by dragging', () => {
       .evaluateAll((imgs) => imgs.map((i) => i.getAttribute('src') ?? ''));
     expect(sources.some((s) => s.includes('thumbs'))).toBe(true);
     await p.getByLabel('show the inspector').click();
-    await node(p, thumbs).locator('.gb-node-header').click();
-    await p.getByRole('tab', { name: 'Output' }).click();
     const outputs = p.locator('.gb-inspector');
+    const inspecting = async (): Promise<boolean> =>
+      new RegExp(`\\bid\\s+${thumbs}\\b`).test(await outputs.innerText());
+    await until(
+      async () => (await inspecting()) || (await node(p, thumbs).locator('.gb-node-header').click(), inspecting()),
+      (shown) => shown,
+      'the inspector on the Thumbnails node',
+    );
+    await p.getByRole('tab', { name: 'Output' }).click();
     await outputs.getByText('prediction').first().waitFor();
     expect(await outputs.innerText()).toMatch(/prediction:\s*"(circle|square|triangle)"/);
     expect(await outputs.locator('img').count(), 'the image and its thumbnail').toBeGreaterThanOrEqual(2);
