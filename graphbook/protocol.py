@@ -226,15 +226,6 @@ class Error:
 
 
 @dataclass(frozen=True)
-class Ack:
-    """The reply to a client message that carried a `ref`."""
-
-    ref: str | None
-    result: Any = None
-    type: Literal["ack"] = "ack"
-
-
-@dataclass(frozen=True)
 class Pong:
     ref: str | None = None
     type: Literal["pong"] = "pong"
@@ -347,7 +338,6 @@ ServerMessage = Union[  # noqa: UP007 -- a runtime Union that `decode` can take 
     WorkflowChanged,
     WorkflowsListed,
     Error,
-    Ack,
     Pong,
     Jobs,
 ]
@@ -355,8 +345,30 @@ ServerMessage = Union[  # noqa: UP007 -- a runtime Union that `decode` can take 
 
 # -- client -> server --------------------------------------------------------------------------
 @dataclass(frozen=True)
+class Ping:
+    ref: str | None = None
+    type: Literal["ping"] = "ping"
+
+
+ClientMessage = Ping
+"""The websocket takes `ping` only: runs are started and controlled over HTTP."""
+MOVED_TO_HTTP: dict[str, str] = {
+    "run": "POST /api/runs",
+    "pause": "POST /api/runs/current/pause",
+    "resume": "POST /api/runs/current/resume",
+    "step": "POST /api/runs/current/step",
+    "stop": "POST /api/runs/current/stop",
+    "answer": "POST /api/prompts/{prompt_id}",
+    "clear": "POST /api/cache/clear",
+}
+"""Commands the websocket once took, and the HTTP route that does each."""
+
+
+# -- HTTP payloads -----------------------------------------------------------------------------
+@dataclass(frozen=True)
 class Run:
-    """Start a run of `workflow` (a path under the workflows folder).
+    """The body of POST /api/runs (and of a job, POST /api/jobs): run `workflow` (a path
+    under the workflows folder). `ref` and `type` are accepted and ignored.
 
     `graph` is the editor's unsaved workflow document, run instead of the file's content
     (its cache is still the file's). `node` is required for `until` and optional for `step`.
@@ -379,61 +391,6 @@ class Run:
     type: Literal["run"] = "run"
 
 
-@dataclass(frozen=True)
-class Pause:
-    ref: str | None = None
-    type: Literal["pause"] = "pause"
-
-
-@dataclass(frozen=True)
-class Resume:
-    ref: str | None = None
-    type: Literal["resume"] = "resume"
-
-
-@dataclass(frozen=True)
-class Step:
-    """Let the paused run go on until `node` (any node if null) finishes one unit of work."""
-
-    node: str | None = None
-    ref: str | None = None
-    type: Literal["step"] = "step"
-
-
-@dataclass(frozen=True)
-class Stop:
-    ref: str | None = None
-    type: Literal["stop"] = "stop"
-
-
-@dataclass(frozen=True)
-class Answer:
-    prompt_id: str
-    answer: Any
-    ref: str | None = None
-    type: Literal["answer"] = "answer"
-
-
-@dataclass(frozen=True)
-class Clear:
-    """Forget the cached outputs of `node` and everything downstream (all nodes if null)."""
-
-    workflow: str
-    node: str | None = None
-    ref: str | None = None
-    type: Literal["clear"] = "clear"
-
-
-@dataclass(frozen=True)
-class Ping:
-    ref: str | None = None
-    type: Literal["ping"] = "ping"
-
-
-ClientMessage = Union[Run, Pause, Resume, Step, Stop, Answer, Clear, Ping]  # noqa: UP007
-
-
-# -- HTTP payloads -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ParamInfo:
     name: str
@@ -749,7 +706,7 @@ def _message_types(union: Any) -> dict[str, type[Any]]:
 
 
 SERVER_TYPES: dict[str, type[Any]] = _message_types(ServerMessage)
-CLIENT_TYPES: dict[str, type[Any]] = _message_types(ClientMessage)
+CLIENT_TYPES: dict[str, type[Any]] = {"ping": Ping}
 
 
 def to_json(value: Any, leaf: Callable[[Any], Any] | None = None) -> Any:
@@ -778,7 +735,7 @@ def encode(message: Any) -> str:
 
 def decode_client(text: str | bytes) -> ClientMessage:
     """A client message from JSON text; raises ProtocolError saying what is wrong."""
-    return typing.cast(ClientMessage, decode(text, CLIENT_TYPES))
+    return typing.cast(ClientMessage, decode(text, CLIENT_TYPES, MOVED_TO_HTTP))
 
 
 def decode_server(text: str | bytes) -> ServerMessage:
@@ -786,7 +743,11 @@ def decode_server(text: str | bytes) -> ServerMessage:
     return typing.cast(ServerMessage, decode(text, SERVER_TYPES))
 
 
-def decode(text: str | bytes, types_by_name: dict[str, type[Any]]) -> Any:
+def decode(
+    text: str | bytes, types_by_name: dict[str, type[Any]], moved: Mapping[str, str] = {}
+) -> Any:
+    """A message of one of `types_by_name`; one of `moved` is refused naming the route that
+    does what it asked."""
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
@@ -797,6 +758,12 @@ def decode(text: str | bytes, types_by_name: dict[str, type[Any]]) -> Any:
     cls = types_by_name.get(name) if isinstance(name, str) else None
     if cls is None:
         known = ", ".join(sorted(types_by_name))
+        if isinstance(name, str) and name in moved:
+            raise ProtocolError(
+                "unknown_type",
+                f"the websocket no longer takes {name!r}: use {moved[name]} (HTTP); "
+                f"the websocket takes: {known}",
+            )
         raise ProtocolError("unknown_type", f"unknown message type {name!r}; known: {known}")
     return from_json(cls, data, str(name))
 

@@ -12,6 +12,7 @@ cache of a finished run's workflow forgets what the run showed of the cleared no
 
 from __future__ import annotations
 
+import copy
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -185,10 +186,15 @@ class RunView:
         run.status, run.seconds, run.errors = message.status, message.seconds, message.errors
         run.pause_reason = run.paused_node = None
         run.paused, run.paused_at = message.paused, None
-        ended: p.NodeState = "done" if message.status == "completed" else "stopped"
         for node in run.nodes.values():
-            if node.state == "running":  # the run ended before the node could finish
-                node.state, node.rate = ended, 0.0
+            _end_node(node, message)
+
+    def nodes_after(self, end: p.RunFinished) -> list[p.NodeSnapshot] | None:
+        """What each node of the run did once `end` is folded in, without folding it (the
+        run's record is written before clients are told); None if the view is of another run."""
+        if self.run is None or not self._is_current(end.run_id):
+            return None
+        return [_end_node(copy.copy(node), end).snapshot() for node in self.run.nodes.values()]
 
     def _cleared(self, message: p.CacheCleared) -> None:
         run = self.run
@@ -220,6 +226,13 @@ class RunView:
             run.paused,
             run.paused_at,
         )
+
+
+def _end_node(node: NodeProgress, end: p.RunFinished) -> NodeProgress:
+    """A node still running when its run ends is `done` if the run completed, else `stopped`."""
+    if node.state == "running":  # the run ended before the node could finish
+        node.state, node.rate = ("done" if end.status == "completed" else "stopped"), 0.0
+    return node
 
 
 def average_rate(counts: dict[str, int], seconds: float) -> float:

@@ -16,7 +16,6 @@ from typing import Any
 from graphbook import events as e
 from graphbook import protocol as p
 from graphbook.runmetrics import Row, RunMetricRows
-from graphbook.runview import RunView
 from graphbook.store import RunKind, RunRecord, Store, StoreUnavailable, is_busy
 
 logger = logging.getLogger(__name__)
@@ -136,27 +135,23 @@ class Recorder:
 
 
 class HistorySink:
-    """Records a run's start, its first error and its end, what each node did (the messages
-    clients got, folded as the server folds them) and the run's metric rows (runmetrics.py);
-    called in the executor's thread, written by the `Recorder` in its own. The store failing
-    does not fail the run."""
+    """Records a run's start, its first error and its end, what each node did (as the hub's
+    view folded the messages clients got, handed to `finished`) and the run's metric rows
+    (runmetrics.py); called in the run host's reader thread, written by the `Recorder` in its
+    own. The store failing does not fail the run."""
 
     def __init__(self, recorder: Recorder, config: RunConfig) -> None:
         self.recorder = recorder
         self.config = config
         self.error: str | None = None
-        self.view = RunView()
         self.metric_rows = RunMetricRows()
         self.held: list[Row] = []
         """Metric rows not written yet: a node's figures as it ends (a run of 4,000 nodes would
         write 4,000 transactions) wait for the next reported metrics or the run's end."""
         self.run_id = ""
 
-    def __call__(self, event: e.Event | None, messages: Sequence[p.ServerMessage] = ()) -> None:
-        """Record `event`; `messages` are what clients got for it (previews, logs limited).
-        None: an event the record does not need, only its messages are folded."""
-        for message in messages:
-            self.view.apply(message)
+    def __call__(self, event: e.Event | None) -> None:
+        """Record `event` (its end goes to `finished`); None: nothing to record."""
         self.held += self.metric_rows(event) if event is not None else []
         if self.held and isinstance(event, e.NodeMetrics | e.RunFinished):
             self._report(self.held)  # each node's figures wait for these: one write, not one each
@@ -167,22 +162,23 @@ class HistorySink:
             self.recorder.submit(lambda s: s.start_run(KIND, name, config, run_id=run_id))
         elif isinstance(event, e.NodeError) and self.error is None:
             self.error = f"node {event.node_id!r}: {event.error}"
-        elif isinstance(event, e.RunFinished):
-            self._save_nodes(event.run_id)
-            status, counts, error, paused = event.status, event.counts, self.error, event.paused
-            run_id = event.run_id
-            self.recorder.submit(lambda s: s.finish_run(run_id, status, counts, error, paused))
+
+    def finished(self, event: e.RunFinished, nodes: Sequence[p.NodeSnapshot] | None) -> None:
+        """Record the run's end, with what each node did (`nodes`; None: not known)."""
+        self(event)
+        if nodes is not None:
+            self._save_nodes(event.run_id, nodes)
+        status, counts, error, paused = event.status, event.counts, self.error, event.paused
+        run_id = event.run_id
+        self.recorder.submit(lambda s: s.finish_run(run_id, status, counts, error, paused))
 
     def _report(self, rows: list[Row]) -> None:
         run_id = self.run_id
         self.recorder.submit(lambda s: s.report_metric_rows(run_id, rows))
 
-    def _save_nodes(self, run_id: str) -> None:
-        snapshot = self.view.snapshot()
-        if snapshot is None or snapshot.run_id != run_id:
-            return
+    def _save_nodes(self, run_id: str, snapshots: Sequence[p.NodeSnapshot]) -> None:
         # Outputs are left out: their previews point at images kept in memory only.
-        nodes = [p.to_json(node) | {"outputs": {}} for node in snapshot.nodes]
+        nodes = [p.to_json(node) | {"outputs": {}} for node in snapshots]
         self.recorder.submit(lambda s: s.save_run_nodes(run_id, nodes))
 
 

@@ -18,6 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -60,6 +61,8 @@ docs/scale.md)."""
 RECORD_GRACE = 1.0
 """Seconds a run's end waits for its record to be written before clients are told: a store
 that another process holds locked delays the record (written later), not the run."""
+FOLD_WAIT = 5.0
+"""Seconds a run's end waits for the loop to read what its nodes did, to record it."""
 
 # NOTE [ Stop ]
 #
@@ -202,12 +205,37 @@ class Session:
         shown: Sequence[p.ServerMessage] = (
             messages if messages is not None else [event] if isinstance(event, RunFinished) else []
         )
-        active.history(event, shown)
         if isinstance(event, RunFinished):  # clients that see the end find it recorded
+            before, end = shown[:-1], shown[-1:] or [event]  # held-back logs, then the end
+            if before:
+                self._call_soon(self.hub.publish_all, before)
+            active.history.finished(event, self._nodes_at_end(event))
             self.recorder.wait(RECORD_GRACE)
-            self._release(active, shown)
-        elif shown:
+            self._release(active, end)
+            return
+        active.history(event)
+        if shown:
             self._call_soon(self.hub.publish_all, shown)
+
+    def _nodes_at_end(self, end: RunFinished) -> list[p.NodeSnapshot] | None:
+        """What each node of the run did, from the hub's view (the server's one fold of the
+        run), read on the loop once every message before `end` is folded there. None if the
+        loop did not answer within FOLD_WAIT (the server is stopping)."""
+        answer: Future[list[p.NodeSnapshot] | None] = Future()
+
+        def read() -> None:
+            try:
+                answer.set_result(self.hub.view.nodes_after(end))
+            except Exception as exc:
+                answer.set_exception(exc)
+                raise
+
+        self._call_soon(read)
+        try:
+            return answer.result(FOLD_WAIT)
+        except Exception:
+            logger.warning("run %s: its nodes are not recorded (no answer)", end.run_id)
+            return None
 
     def _host_exited(self, host: RunHost, code: int | None) -> None:
         """A host ended (ended by a Stop, or crashed): its run ends, a fresh host starts."""

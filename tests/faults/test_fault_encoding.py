@@ -198,10 +198,7 @@ def test_graphbook_run_writes_utf8(server: Served, json_flag: bool) -> None:
 
 
 def test_a_client_path_with_a_lone_surrogate_is_refused(server: Served) -> None:
-    async def run() -> dict[str, Any]:
-        async with aiohttp.ClientSession() as http, http.ws_connect(server.url + "ws") as ws:
-            await ws.send_str('{"type": "run", "workflow": "\\ud800.json", "ref": "r"}')
-            return await until(ws, "error")
-
-    error = asyncio.run(run())
-    assert error["code"] == "bad_path" and "lone surrogate" in error["message"], error
+    status, reply = server.call("POST", "/api/runs", {"workflow": "\ud800.json"})
+    error = reply["error"]
+    assert status == 400 and error["code"] == "bad_path", reply
+    assert "lone surrogate" in error["message"], error

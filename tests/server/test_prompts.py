@@ -32,11 +32,10 @@ def test_a_prompt_round_trip_between_two_clients(serving: Serve) -> None:
         late = await server.connect()
         assert [q.prompt_id for q in late.of(p.Snapshot)[0].prompts] == [asked.prompt_id]
 
-        await bob.send(p.Answer(asked.prompt_id, "horse", ref="1"))
-        refused = await bob.until(p.Error)
-        assert refused.ref == "1" and "choices" in refused.message
-        await bob.send(p.Answer(asked.prompt_id, "dog", ref="2"))
-        await bob.until(p.Ack, lambda m: m.ref == "2")
+        route = f"/api/prompts/{asked.prompt_id}"
+        status, refused = await server.post(route, {"answer": "horse"})
+        assert status == 400 and "choices" in refused["error"]["message"]
+        assert (await server.post(route, {"answer": "dog"}))[0] == 200
         answered = await alice.until(p.PromptAnswered)
         assert (answered.prompt_id, answered.answer) == (asked.prompt_id, "dog")
 
@@ -59,8 +58,7 @@ def test_stopping_a_run_that_waits_for_an_answer(serving: Serve) -> None:
         socket = await server.connect()
         await server.run("label.json")
         await socket.until(p.Prompt)
-        await socket.send(p.Stop(ref="s"))
-        await socket.until(p.Ack, lambda m: m.ref == "s")
+        assert (await server.post("/api/runs/current/stop"))[0] == 200
         assert (await socket.until(p.RunFinished)).status == "stopped"
         _status, snapshot = await server.get("/api/runs/current")
         assert snapshot["prompts"] == []

@@ -54,9 +54,10 @@ def test_client_messages_round_trip(name: str) -> None:
         ("{", "bad_json", "JSON"),
         ("[]", "bad_message", "object"),
         ('{"type": "fly"}', "unknown_type", "unknown message type 'fly'"),
-        ('{"type": "answer", "answer": 1}', "bad_message", "missing field 'prompt_id'"),
-        ('{"type": "run", "workflow": "w.json", "mode": 3}', "bad_message", "run.mode"),
-        ('{"type": "step", "node": false}', "bad_message", "step.node"),
+        ('{"type": "ping", "ref": false}', "bad_message", "ping.ref"),
+        ('{"type": "run", "workflow": "w.json"}', "unknown_type", "use POST /api/runs (HTTP)"),
+        ('{"type": "stop"}', "unknown_type", "use POST /api/runs/current/stop"),
+        ('{"type": "answer", "answer": 1}', "unknown_type", "POST /api/prompts/{prompt_id}"),
     ],
 )
 def test_bad_messages_say_what_is_wrong(text: str, code: str, words: str) -> None:

@@ -40,12 +40,6 @@ def test_overrides_over_http_and_websocket_run_as_the_saved_values(serving: Serv
         await server.idle()
         assert await _first_b(server, "chain.json") == expected  # run again: the overrides too
 
-        await socket.send(p.Run("chain.json", overrides={"a": {"add": 1}}, ref="r1"))
-        ack = await socket.until(p.Ack, lambda m: m.ref == "r1")
-        await socket.until(p.RunFinished, lambda m: m.run_id == ack.result["run_id"])
-        await server.idle()
-        assert await _first_b(server, "chain.json") == {"x": 11}
-
     serving(scenario)
 
 

@@ -44,34 +44,26 @@ def test_the_server_answers_while_a_run_is_read_and_checked(
         loop = threading.current_thread().name
         server.save("chain.json", chain(n=3))
         socket = await server.connect()
-        for start in ("http", "ws"):
-            release.clear()
-            if start == "http":
-                starting = asyncio.create_task(server.post("/api/runs", {"workflow": "chain.json"}))
-            else:
-                await socket.send(p.Run("chain.json", ref="go"))
-            began = time.monotonic()
-            while not built_on:
-                await asyncio.sleep(0.01)
-            status, _ = await server.get("/api/info")
-            assert status == 200 and time.monotonic() - began < HELD / 2
-            status, refused = await server.post("/api/runs", {"workflow": "chain.json"})
-            assert status == 409 and refused["error"]["code"] == "run_active"
-            other = await server.connect()  # a new client gets its hello and snapshot
-            await other.send(p.Ping("here"))
-            assert (await other.until(p.Pong)).ref == "here"
-            release.set()
-            if start == "http":
-                status, accepted = await starting
-                assert status == 202
-                run_id = accepted["run_id"]
-            else:
-                ack = await socket.until(p.Ack, lambda m: m.ref == "go")
-                run_id = ack.result["run_id"]
-            finished = await socket.until(p.RunFinished, functools.partial(ended, run_id=run_id))
-            assert finished.status == "completed"
-            await server.idle()
-            assert built_on.pop() != loop
+        release.clear()
+        starting = asyncio.create_task(server.post("/api/runs", {"workflow": "chain.json"}))
+        began = time.monotonic()
+        while not built_on:
+            await asyncio.sleep(0.01)
+        status, _ = await server.get("/api/info")
+        assert status == 200 and time.monotonic() - began < HELD / 2
+        status, refused = await server.post("/api/runs", {"workflow": "chain.json"})
+        assert status == 409 and refused["error"]["code"] == "run_active"
+        other = await server.connect()  # a new client gets its hello and snapshot
+        await other.send(p.Ping("here"))
+        assert (await other.until(p.Pong)).ref == "here"
+        release.set()
+        status, accepted = await starting
+        assert status == 202
+        run_id = accepted["run_id"]
+        finished = await socket.until(p.RunFinished, functools.partial(ended, run_id=run_id))
+        assert finished.status == "completed"
+        await server.idle()
+        assert built_on.pop() != loop
 
     serving(scenario)
 

@@ -110,20 +110,19 @@ def test_run_until_a_node_and_step_by_step(serving: Serve) -> None:
         finished = await server.run_to_end(socket, "chain.json", mode="until", node="a")
         assert set(finished.counts) == {"src", "a"}
         socket.seen.clear()
-        await socket.send(p.Clear("chain.json", ref="c"))
-        await socket.until(p.Ack, lambda m: m.ref == "c")
+        status, _ = await server.post("/api/cache/clear", {"workflow": "chain.json"})
+        assert status == 200
         run_id = await server.run("chain.json", mode="step", node="b")
         paused = await socket.until(p.RunPaused)
         assert (paused.reason, paused.node_id) == ("step", "b")
         _status, snapshot = await server.get("/api/runs/current")
         nodes = {n["node_id"]: n for n in snapshot["run"]["nodes"]}
         assert snapshot["run"]["status"] == "paused" and nodes["b"]["received"] == 1
-        await socket.send(p.Step("b", ref="s"))
-        await socket.until(p.Ack, lambda m: m.ref == "s")
+        assert (await server.post("/api/runs/current/step", {"node": "b"}))[0] == 200
         await socket.until(
             p.RunPaused, lambda m: m.run_id == run_id and len(socket.of(p.RunPaused)) == 2
         )
-        await socket.send(p.Resume())
+        assert (await server.post("/api/runs/current/resume"))[0] == 200
         finished = await socket.until(p.RunFinished)
         assert finished.status == "completed" and finished.counts["b"] == {"out": 3}
 

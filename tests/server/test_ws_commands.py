@@ -1,58 +1,54 @@
-"""Websocket commands answer as their HTTP routes do: a refused run names every problem."""
+"""The websocket sends events and answers `ping`; runs are started and controlled over HTTP. A
+client that sends a command the websocket no longer takes is told which route does it."""
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 from server_harness import Serve, Server, chain
 
 from graphbook import protocol as p
 
+MOVED: dict[str, tuple[dict[str, Any], str]] = {
+    "run": ({"workflow": "chain.json"}, "POST /api/runs"),
+    "pause": ({}, "POST /api/runs/current/pause"),
+    "resume": ({}, "POST /api/runs/current/resume"),
+    "step": ({"node": "a"}, "POST /api/runs/current/step"),
+    "stop": ({}, "POST /api/runs/current/stop"),
+    "answer": ({"prompt_id": "q", "answer": 1}, "POST /api/prompts/{prompt_id}"),
+    "clear": ({"workflow": "chain.json"}, "POST /api/cache/clear"),
+}
 
-def test_a_run_of_an_invalid_workflow_over_the_websocket_lists_its_problems(
+
+def test_a_run_command_over_the_websocket_is_refused_naming_the_http_route(
     serving: Serve,
 ) -> None:
     async def scenario(server: Server) -> None:
-        document = chain()
-        nodes = {n["id"]: n for n in document["nodes"]}
-        nodes["a"]["type"] = "Ad"
-        nodes["b"]["params"]["add"] = "ten"
-        server.save("bad.json", document)
-        _status, http = await server.post("/api/runs", {"workflow": "bad.json"})
+        server.save("chain.json", chain())
         socket = await server.connect()
-        await socket.send(p.Run("bad.json", ref="1"))
-        error = await socket.until(p.Error, lambda m: m.ref == "1")
-        assert error.code == "invalid_workflow"
-        assert [p.to_json(pr) for pr in error.problems] == http["error"]["problems"]
-        by_node = {pr.node_id: pr for pr in error.problems}
-        assert set(by_node) == {"a", "b"}
-        assert "unknown node type 'Ad'" in by_node["a"].message
-        assert "Add" in by_node["a"].fix
-        assert "add" in by_node["b"].message and by_node["b"].fix
+        for name, (fields, route) in MOVED.items():
+            await socket.ws.send_str(json.dumps({"type": name, "ref": name, **fields}))
+            error = await socket.until(p.Error)
+            assert error.code == "unknown_type" and route in error.message, error.message
+        await socket.send(p.Ping("still"))
+        assert (await socket.until(p.Pong)).ref == "still"
+        assert socket.of(p.RunStarted) == [], "a refused command started a run"
+        _status, current = await server.get("/api/runs/current")
+        assert current["run"] is None
 
     serving(scenario)
 
 
-def test_other_refusals_carry_no_problems(serving: Serve) -> None:
-    async def scenario(server: Server) -> None:
-        socket = await server.connect()
-        await socket.send(p.Run("nope.json", ref="2"))
-        error = await socket.until(p.Error, lambda m: m.ref == "2")
-        assert error.code == "not_found" and error.problems == []
-
-    serving(scenario)
-
-
-def test_a_run_started_over_the_websocket_is_acknowledged_as_http_does(serving: Serve) -> None:
+def test_the_http_route_runs_what_the_websocket_no_longer_does(serving: Serve) -> None:
     async def scenario(server: Server) -> None:
         server.save("chain.json", chain())
         socket = await server.connect()
-        status, http = await server.post("/api/runs", {"workflow": "chain.json"})
+        status, http = await server.post(
+            "/api/runs", {"workflow": "chain.json", "mode": "until", "node": "a"}
+        )
         assert status == 202 and set(http) == {"run_id"}
-        await socket.until(p.RunFinished, lambda m: m.run_id == http["run_id"])
-        await server.idle()
-        await socket.send(p.Run("chain.json", mode="until", node="a", ref="3"))
-        ack = await socket.until(p.Ack, lambda m: m.ref == "3")
-        assert set(ack.result) == {"run_id"}
-        started = await socket.until(p.RunStarted, lambda m: m.run_id == ack.result["run_id"])
+        started = await socket.until(p.RunStarted, lambda m: m.run_id == http["run_id"])
         assert (started.workflow, started.mode, started.node) == ("chain.json", "until", "a")
         assert [n.node_id for n in started.nodes] == ["src", "a"]
 

@@ -6,6 +6,7 @@ must show what the fixture expects (what the live page shows)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,31 @@ def test_the_fold_shows_what_each_fixture_expects(path: Path) -> None:
         view.apply(p.decode_server(json.dumps(step["message"])))
         wrong = differences(step["expect"], seen(view))
         assert not wrong, f"step {number} ({step['message']['type']}): " + "; ".join(wrong)
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.json")), ids=lambda path: path.stem)
+def test_the_nodes_a_run_ends_with_are_read_before_its_end_is_folded(path: Path) -> None:
+    """The run's record is written from `nodes_after(end)` before clients get the end: it must
+    say what the fold says once the end is folded in, and leave the view as it was."""
+    view, ends = RunView(), 0
+    for step in json.loads(path.read_text())["steps"]:
+        message = p.decode_server(json.dumps(step["message"]))
+        if isinstance(message, p.RunFinished) and view.run is not None:
+            before = view.snapshot()
+            after = view.nodes_after(message)
+            if view.run.started.run_id != message.run_id:
+                assert after is None
+            else:
+                ends += 1
+                now = view.snapshot()
+                assert now is not None and before is not None
+                assert replace(now, seconds=0) == replace(before, seconds=0)
+                view.apply(message)
+                ended = view.snapshot()
+                assert ended is not None and after == ended.nodes
+                continue
+        view.apply(message)
+    assert ends or "another_run" in path.stem or "cached" in path.stem
 
 
 def test_the_fixtures_cover_every_run_message() -> None:

@@ -282,12 +282,6 @@ export interface Error {
   type: 'error';
 }
 
-export interface Ack {
-  ref: string | null;
-  result: unknown;
-  type: 'ack';
-}
-
 export interface Pong {
   ref: string | null;
   type: 'pong';
@@ -338,6 +332,16 @@ export interface Jobs {
   type: 'jobs';
 }
 
+export interface Ping {
+  ref: string | null;
+  type: 'ping';
+}
+
+export interface Ping {
+  ref: string | null;
+  type: 'ping';
+}
+
 export interface Run {
   workflow: string;
   mode: RunMode;
@@ -348,46 +352,6 @@ export interface Run {
   inputs: Record<string, unknown> | null;
   ref: string | null;
   type: 'run';
-}
-
-export interface Pause {
-  ref: string | null;
-  type: 'pause';
-}
-
-export interface Resume {
-  ref: string | null;
-  type: 'resume';
-}
-
-export interface Step {
-  node: string | null;
-  ref: string | null;
-  type: 'step';
-}
-
-export interface Stop {
-  ref: string | null;
-  type: 'stop';
-}
-
-export interface Answer {
-  prompt_id: string;
-  answer: unknown;
-  ref: string | null;
-  type: 'answer';
-}
-
-export interface Clear {
-  workflow: string;
-  node: string | null;
-  ref: string | null;
-  type: 'clear';
-}
-
-export interface Ping {
-  ref: string | null;
-  type: 'ping';
 }
 
 export interface ParamInfo {
@@ -616,18 +580,10 @@ export type ServerMessage =
   | WorkflowChanged
   | WorkflowsListed
   | Error
-  | Ack
   | Pong
   | Jobs;
 
 export type ClientMessage =
-  | Run
-  | Pause
-  | Resume
-  | Step
-  | Stop
-  | Answer
-  | Clear
   | Ping;
 
 export const SERVER_MESSAGE_TYPES = [
@@ -653,19 +609,11 @@ export const SERVER_MESSAGE_TYPES = [
   'workflow_changed',
   'workflows_listed',
   'error',
-  'ack',
   'pong',
   'jobs',
 ] as const;
 
 export const CLIENT_MESSAGE_TYPES = [
-  'run',
-  'pause',
-  'resume',
-  'step',
-  'stop',
-  'answer',
-  'clear',
   'ping',
 ] as const;
 // </generated>

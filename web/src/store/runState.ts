@@ -117,6 +117,11 @@ function withoutPrompt(prompts: Record<string, Prompt>, id: string): Record<stri
   return rest;
 }
 
+type Message<K extends ServerMessage['type']> = Extract<ServerMessage, { type: K }>;
+type NodeMessage = Message<
+  'node_plan' | 'node_started' | 'node_progress' | 'node_log' | 'node_output' | 'node_finished'
+>;
+
 /** The state after one server message; messages about another run are ignored. */
 export function applyMessage(state: RunState, message: ServerMessage): RunState {
   switch (message.type) {
@@ -127,108 +132,32 @@ export function applyMessage(state: RunState, message: ServerMessage): RunState 
         catalogVersion: message.catalog_version,
       };
     case 'run_started':
-      return {
-        ...state,
-        prompts: {},
-        run: {
-          run_id: message.run_id,
-          workflow: message.workflow,
-          mode: message.mode,
-          node: message.node,
-          status: 'running',
-          started: message.started,
-          seconds: 0,
-          pause_reason: null,
-          paused_node: null,
-          paused: 0,
-          paused_at: null,
-          errors: 0,
-          order: message.nodes.map((n) => n.node_id),
-          nodes: Object.fromEntries(message.nodes.map((n) => [n.node_id, emptyNode(n.node_id, n.title)])),
-        },
-      };
+      return { ...state, prompts: {}, run: startedRun(message) };
     case 'node_plan':
-      return updateNode(state, message.run_id, message.node_id, (n) => ({
-        ...n,
-        action: message.action,
-        cause: message.cause,
-        reason: message.reason,
-      }));
     case 'node_started':
-      return updateNode(state, message.run_id, message.node_id, (n) => ({ ...n, state: 'running' }));
     case 'node_progress':
-      return updateNode(state, message.run_id, message.node_id, (n) => ({
-        ...n,
-        state: n.state === 'waiting' ? 'running' : n.state,
-        received: message.received,
-        counts: message.counts,
-        rate: message.rate,
-      }));
-    case 'node_log': {
-      const entry: LogEntry = { level: message.level, message: message.message };
-      return updateNode(state, message.run_id, message.node_id, (n) => ({
-        ...n,
-        logs: appendBounded(n.logs, entry, MAX_LOGS),
-        logs_dropped: n.logs_dropped + (message.skipped ?? 0) + (n.logs.length >= MAX_LOGS ? 1 : 0),
-      }));
-    }
-    case 'node_output': {
-      const preview: OutputPreview = { index: message.index, preview: message.preview };
-      return updateNode(state, message.run_id, message.node_id, (n) => ({
-        ...n,
-        outputs: { ...n.outputs, [message.output]: preview },
-      }));
-    }
-    case 'node_error': {
-      const error: ErrorEntry = { error: message.error, item: message.item };
-      const next = updateNode(state, message.run_id, message.node_id, (n) => ({
-        ...n,
-        errors: appendBounded(n.errors, error, MAX_ERRORS),
-      }));
-      return updateRun(next, message.run_id, (r) => ({ ...r, errors: r.errors + 1 }));
-    }
+    case 'node_log':
+    case 'node_output':
     case 'node_finished':
-      return updateNode(state, message.run_id, message.node_id, (n) => ({
-        ...n,
-        state: message.status,
-        counts: message.counts,
-        seconds: message.seconds,
-        rate: averageRate(message.counts, message.seconds),
-      }));
+      return updateNode(state, message.run_id, message.node_id, (n) => nodeAfter(n, message));
+    case 'node_error':
+      return nodeFailed(state, message);
     case 'run_paused':
-      return updateRun(state, message.run_id, (r) => ({
-        ...r,
-        status: 'paused',
-        pause_reason: message.reason,
-        paused_node: message.node_id ?? null,
-        paused: message.paused ?? 0,
-        paused_at: message.at ?? null,
-      }));
+      return updateRun(state, message.run_id, (r) => pausedRun(r, message));
     case 'run_resumed':
-      return updateRun(state, message.run_id, (r) => ({
-        ...r,
-        status: 'running',
-        pause_reason: null,
-        paused_node: null,
-        paused: message.paused ?? r.paused,
-        paused_at: null,
-      }));
+      return updateRun(state, message.run_id, (r) => resumedRun(r, message));
     case 'run_finished':
-      return updateRun(
-        { ...state, prompts: withoutRunPrompts(state.prompts, message.run_id) },
-        message.run_id,
-        (r) => ({
-          ...r,
-          status: message.status,
-          seconds: message.seconds,
-          errors: message.errors,
-          pause_reason: null,
-          paused_node: null,
-          paused: message.paused ?? r.paused,
-          paused_at: null,
-          nodes: finishNodes(r.nodes, message.status),
-        }),
+      return updateRun({ ...state, prompts: withoutRunPrompts(state.prompts, message.run_id) }, message.run_id, (r) =>
+        finishedRun(r, message),
       );
+    default:
+      return applyOther(state, message);
+  }
+}
+
+/** The state after a message that is not about a run's progress: prompts, the catalog, a cleared cache. */
+function applyOther(state: RunState, message: ServerMessage): RunState {
+  switch (message.type) {
     case 'prompt':
       return { ...state, prompts: { ...state.prompts, [message.prompt_id]: { ...message } } };
     case 'prompt_answered':
@@ -240,6 +169,104 @@ export function applyMessage(state: RunState, message: ServerMessage): RunState 
     default:
       return state;
   }
+}
+
+function startedRun(message: Message<'run_started'>): RunView {
+  return {
+    run_id: message.run_id,
+    workflow: message.workflow,
+    mode: message.mode,
+    node: message.node,
+    status: 'running',
+    started: message.started,
+    seconds: 0,
+    pause_reason: null,
+    paused_node: null,
+    paused: 0,
+    paused_at: null,
+    errors: 0,
+    order: message.nodes.map((n) => n.node_id),
+    nodes: Object.fromEntries(message.nodes.map((n) => [n.node_id, emptyNode(n.node_id, n.title)])),
+  };
+}
+
+/** Node `n` after a message about it. */
+function nodeAfter(n: NodeRun, message: NodeMessage): NodeRun {
+  switch (message.type) {
+    case 'node_plan':
+      return { ...n, action: message.action, cause: message.cause, reason: message.reason };
+    case 'node_started':
+      return { ...n, state: 'running' };
+    case 'node_progress':
+      return {
+        ...n,
+        state: n.state === 'waiting' ? 'running' : n.state,
+        received: message.received,
+        counts: message.counts,
+        rate: message.rate,
+      };
+    case 'node_log': {
+      const entry: LogEntry = { level: message.level, message: message.message };
+      return {
+        ...n,
+        logs: appendBounded(n.logs, entry, MAX_LOGS),
+        logs_dropped: n.logs_dropped + (message.skipped ?? 0) + (n.logs.length >= MAX_LOGS ? 1 : 0),
+      };
+    }
+    case 'node_output': {
+      const preview: OutputPreview = { index: message.index, preview: message.preview };
+      return { ...n, outputs: { ...n.outputs, [message.output]: preview } };
+    }
+    case 'node_finished': {
+      const { counts, seconds } = message;
+      return { ...n, state: message.status, counts, seconds, rate: averageRate(counts, seconds) };
+    }
+  }
+}
+
+function nodeFailed(state: RunState, message: Message<'node_error'>): RunState {
+  const error: ErrorEntry = { error: message.error, item: message.item };
+  const next = updateNode(state, message.run_id, message.node_id, (n) => ({
+    ...n,
+    errors: appendBounded(n.errors, error, MAX_ERRORS),
+  }));
+  return updateRun(next, message.run_id, (r) => ({ ...r, errors: r.errors + 1 }));
+}
+
+function pausedRun(r: RunView, message: Message<'run_paused'>): RunView {
+  return {
+    ...r,
+    status: 'paused',
+    pause_reason: message.reason,
+    paused_node: message.node_id ?? null,
+    paused: message.paused ?? 0,
+    paused_at: message.at ?? null,
+  };
+}
+
+function resumedRun(r: RunView, message: Message<'run_resumed'>): RunView {
+  return {
+    ...r,
+    status: 'running',
+    pause_reason: null,
+    paused_node: null,
+    paused: message.paused ?? r.paused,
+    paused_at: null,
+  };
+}
+
+function finishedRun(r: RunView, message: Message<'run_finished'>): RunView {
+  return {
+    ...r,
+    status: message.status,
+    seconds: message.seconds,
+    errors: message.errors,
+    pause_reason: null,
+    paused_node: null,
+    paused: message.paused ?? r.paused,
+    paused_at: null,
+    nodes: finishNodes(r.nodes, message.status),
+  };
 }
 
 /** Nodes still marked running when the run ends did not get to finish. */

@@ -1,6 +1,6 @@
 // Presentation state: theme, panels, the inspected node, notices, problems from the server.
 
-import { create } from 'zustand';
+import { type StoreApi, create } from 'zustand';
 import type { LooseEnd } from '../workflow/connections';
 import type { ImagePreview } from '../preview';
 import type { Problem } from '../protocol';
@@ -102,72 +102,127 @@ function initialPanels(): Panels {
 
 let noticeId = 0;
 
+type SetUi = StoreApi<UiState>['setState'];
+type GetUi = StoreApi<UiState>['getState'];
+
+/** What the page starts with: the settings kept in this browser, nothing open over the canvas. */
+function initialUi(): Pick<
+  UiState,
+  | 'theme'
+  | 'side'
+  | 'inspector'
+  | 'inspected'
+  | 'autosave'
+  | 'continueOnError'
+  | 'panels'
+  | 'search'
+  | 'notices'
+  | 'menu'
+  | 'viewer'
+  | 'serverProblems'
+  | 'shortcuts'
+> {
+  return {
+    theme: initialTheme(),
+    side: 'nodes',
+    inspector: 'output',
+    inspected: null,
+    autosave: stored('graphbook.autosave') !== 'off',
+    continueOnError: stored('graphbook.continueOnError') === 'on',
+    panels: initialPanels(),
+    search: null,
+    notices: [],
+    menu: null,
+    viewer: null,
+    serverProblems: [],
+    shortcuts: false,
+  };
+}
+
+/** The settings kept in this browser: theme, autosave, continue on error, open panels. */
+function settingActions(
+  set: SetUi,
+  get: GetUi,
+): Pick<UiState, 'setTheme' | 'setAutosave' | 'setContinueOnError' | 'togglePanel'> {
+  return {
+    setTheme(theme) {
+      store('graphbook.theme', theme);
+      set({ theme });
+    },
+    setAutosave(autosave) {
+      store('graphbook.autosave', autosave ? 'on' : 'off');
+      set({ autosave });
+    },
+    setContinueOnError(continueOnError) {
+      store('graphbook.continueOnError', continueOnError ? 'on' : 'off');
+      set({ continueOnError });
+    },
+    togglePanel(panel, open) {
+      const panels = { ...get().panels, [panel]: open ?? !get().panels[panel] };
+      store('graphbook.panels', JSON.stringify(panels));
+      set({ panels });
+    },
+  };
+}
+
+/** Which tab each panel shows and which node the inspector follows. */
+function tabActions(
+  set: SetUi,
+  get: GetUi,
+): Pick<UiState, 'setSide' | 'inspect' | 'setInspector' | 'setServerProblems'> {
+  return {
+    setSide(side) {
+      set({ side });
+    },
+    inspect(node, tab) {
+      // Asking for a tab (an error link, a node's docs button) opens a folded inspector.
+      set({ inspected: node, ...(tab ? { inspector: tab } : {}) });
+      if (tab && node && !get().panels.inspector) get().togglePanel('inspector', true);
+    },
+    setInspector(inspector) {
+      set({ inspector });
+    },
+    setServerProblems(serverProblems) {
+      set({ serverProblems });
+    },
+  };
+}
+
+/** What opens over the canvas for a while: notices, menus, the node search, the image viewer, the keys. */
+function overlayActions(
+  set: SetUi,
+  get: GetUi,
+): Pick<UiState, 'showShortcuts' | 'openSearch' | 'notify' | 'openMenu' | 'view' | 'closeViewer' | 'dismiss'> {
+  return {
+    showShortcuts(open) {
+      set({ shortcuts: open ?? !get().shortcuts });
+    },
+    openSearch(search) {
+      set({ search });
+    },
+    notify(text, kind = 'info') {
+      const id = ++noticeId;
+      set({ notices: [...get().notices.slice(-3), { id, kind, text }] });
+      setTimeout(() => get().dismiss(id), kind === 'error' ? 8000 : 3500);
+    },
+    openMenu(menu) {
+      set({ menu });
+    },
+    view(images, index) {
+      if (images.length) set({ viewer: { images, index: Math.max(0, Math.min(index, images.length - 1)) } });
+    },
+    closeViewer() {
+      set({ viewer: null });
+    },
+    dismiss(id) {
+      set({ notices: get().notices.filter((n) => n.id !== id) });
+    },
+  };
+}
+
 export const useUi = create<UiState>()((set, get) => ({
-  theme: initialTheme(),
-  side: 'nodes',
-  inspector: 'output',
-  inspected: null,
-  autosave: stored('graphbook.autosave') !== 'off',
-  continueOnError: stored('graphbook.continueOnError') === 'on',
-  panels: initialPanels(),
-  search: null,
-  notices: [],
-  menu: null,
-  viewer: null,
-  serverProblems: [],
-  shortcuts: false,
-  showShortcuts(open) {
-    set({ shortcuts: open ?? !get().shortcuts });
-  },
-  setTheme(theme) {
-    store('graphbook.theme', theme);
-    set({ theme });
-  },
-  setSide(side) {
-    set({ side });
-  },
-  inspect(node, tab) {
-    // Asking for a tab (an error link, a node's docs button) opens a folded inspector.
-    set({ inspected: node, ...(tab ? { inspector: tab } : {}) });
-    if (tab && node && !get().panels.inspector) get().togglePanel('inspector', true);
-  },
-  setInspector(inspector) {
-    set({ inspector });
-  },
-  setAutosave(autosave) {
-    store('graphbook.autosave', autosave ? 'on' : 'off');
-    set({ autosave });
-  },
-  setContinueOnError(continueOnError) {
-    store('graphbook.continueOnError', continueOnError ? 'on' : 'off');
-    set({ continueOnError });
-  },
-  togglePanel(panel, open) {
-    const panels = { ...get().panels, [panel]: open ?? !get().panels[panel] };
-    store('graphbook.panels', JSON.stringify(panels));
-    set({ panels });
-  },
-  openSearch(search) {
-    set({ search });
-  },
-  notify(text, kind = 'info') {
-    const id = ++noticeId;
-    set({ notices: [...get().notices.slice(-3), { id, kind, text }] });
-    setTimeout(() => get().dismiss(id), kind === 'error' ? 8000 : 3500);
-  },
-  openMenu(menu) {
-    set({ menu });
-  },
-  view(images, index) {
-    if (images.length) set({ viewer: { images, index: Math.max(0, Math.min(index, images.length - 1)) } });
-  },
-  closeViewer() {
-    set({ viewer: null });
-  },
-  dismiss(id) {
-    set({ notices: get().notices.filter((n) => n.id !== id) });
-  },
-  setServerProblems(serverProblems) {
-    set({ serverProblems });
-  },
+  ...initialUi(),
+  ...settingActions(set, get),
+  ...tabActions(set, get),
+  ...overlayActions(set, get),
 }));

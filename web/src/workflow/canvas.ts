@@ -10,6 +10,7 @@ import {
   type Workflow,
   type WorkflowEdge,
   type WorkflowGroup,
+  type WorkflowNode,
   type WorkflowInput,
   coordinate,
   edgeKey,
@@ -68,29 +69,7 @@ export function workflowToCanvas(workflow: Workflow): CanvasState {
     zIndex: -1,
   }));
   const inputsOf = nodeInputs(workflow);
-  const graphNodes: GraphFlowNode[] = workflow.nodes.map((n) => {
-    const group = parentOf.get(n.id);
-    const position = group ? { x: n.position.x - group.position.x, y: n.position.y - group.position.y } : n.position;
-    const node: GraphFlowNode = {
-      id: n.id,
-      type: 'graph',
-      position: { ...position },
-      data: {
-        type: n.type,
-        label: n.label,
-        params: structuredClone(n.params),
-        ...(n.module ? { module: n.module } : {}),
-        ...(n.collapsed ? { collapsed: true } : {}),
-        ...(n.mode && n.mode !== 'active' ? { mode: n.mode } : {}),
-        ...(n.color ? { color: n.color } : {}),
-        ...(inputsOf.has(n.id) ? { inputs: inputsOf.get(n.id) } : {}),
-        ...(n.component ? { component: n.component } : {}),
-      },
-    };
-    if (n.width) node.width = n.width;
-    if (group) node.parentId = group.id;
-    return node;
-  });
+  const graphNodes = workflow.nodes.map((n) => graphFlowNode(n, parentOf.get(n.id), inputsOf.get(n.id)));
   const seen = new Set<string>();
   const edges = workflow.edges.filter((e) => !seen.has(edgeKey(e)) && seen.add(edgeKey(e))).map(toFlowEdge);
   const comments: CommentFlowNode[] = (workflow.comments ?? []).map((c) => ({
@@ -101,6 +80,34 @@ export function workflowToCanvas(workflow: Workflow): CanvasState {
     data: { text: c.text },
   }));
   return { nodes: [...groupNodes, ...graphNodes, ...comments], edges };
+}
+
+/** A workflow node on the canvas: placed inside its `group` if it has one, its workflow `inputs` kept on it. */
+function graphFlowNode(
+  n: WorkflowNode,
+  group: Group | undefined,
+  inputs: Record<string, NodeInput> | undefined,
+): GraphFlowNode {
+  const position = group ? { x: n.position.x - group.position.x, y: n.position.y - group.position.y } : n.position;
+  const node: GraphFlowNode = {
+    id: n.id,
+    type: 'graph',
+    position: { ...position },
+    data: {
+      type: n.type,
+      label: n.label,
+      params: structuredClone(n.params),
+      ...(n.module ? { module: n.module } : {}),
+      ...(n.collapsed ? { collapsed: true } : {}),
+      ...(n.mode && n.mode !== 'active' ? { mode: n.mode } : {}),
+      ...(n.color ? { color: n.color } : {}),
+      ...(inputs ? { inputs } : {}),
+      ...(n.component ? { component: n.component } : {}),
+    },
+  };
+  if (n.width) node.width = n.width;
+  if (group) node.parentId = group.id;
+  return node;
 }
 
 /** The workflow's inputs by node and parameter, as the canvas keeps them (an input naming a

@@ -233,10 +233,32 @@ export function collapse(workflow: Workflow, ids: ReadonlySet<string>, id: strin
     ...n,
     position: { x: coordinate(n.position.x - left), y: coordinate(n.position.y - top) },
   }));
+  const outer = rewire(workflow.edges, ids, id, body);
+  const values = exposeValues(inside, body);
+  const node: WorkflowNode = {
+    id,
+    type: COMPONENT,
+    label: '',
+    params: values,
+    position: { x: left, y: top },
+    component: bodyJson(body),
+  };
+  const groups = (workflow.groups ?? []).map((g) => ({ ...g, nodes: g.nodes.filter((n) => !ids.has(n)) }));
+  return withInputs(
+    { ...workflow, nodes: [...workflow.nodes.filter((n) => !ids.has(n.id)), node], edges: outer, groups },
+    movedInputs(workflow, ids, id, body),
+  );
+}
+
+/**
+ * The wires outside once the nodes `ids` are component `id`: those among them go into `body`,
+ * those crossing its edge name one of its inputs or outputs (added to `body`), the rest stay.
+ */
+function rewire(edges: WorkflowEdge[], ids: ReadonlySet<string>, id: string, body: ComponentBody): WorkflowEdge[] {
   const outer: WorkflowEdge[] = [];
   const inputName = new Map<string, string>();
   const outputName = new Map<string, string>();
-  for (const edge of workflow.edges) {
+  for (const edge of edges) {
     const from = ids.has(edge.source);
     const to = ids.has(edge.target);
     if (from && to) body.edges.push(edge);
@@ -260,6 +282,11 @@ export function collapse(workflow: Workflow, ids: ReadonlySet<string>, id: strin
       outer.push({ source: id, output: name, target: edge.target, input: edge.input });
     } else outer.push(edge);
   }
+  return outer;
+}
+
+/** The values set on the nodes `inside`, exposed as `body`'s parameters; the component node's values. */
+function exposeValues(inside: WorkflowNode[], body: ComponentBody): Record<string, Json> {
   const values: Record<string, Json> = {};
   const counts = new Map<string, number>();
   for (const node of inside)
@@ -271,26 +298,23 @@ export function collapse(workflow: Workflow, ids: ReadonlySet<string>, id: strin
       values[name] = value;
     }
   }
+  return values;
+}
+
+/** The workflow's inputs once the nodes `ids` are component `id`: those on its nodes follow them there. */
+function movedInputs(
+  workflow: Workflow,
+  ids: ReadonlySet<string>,
+  id: string,
+  body: ComponentBody,
+): Record<string, WorkflowInput> {
   const exposedAs = new Map(Object.entries(body.params).map(([name, p]) => [`${p.node}\u0000${p.port}`, name]));
-  const inputs = Object.fromEntries(
+  return Object.fromEntries(
     Object.entries(workflow.inputs ?? {}).flatMap(([name, given]): [string, WorkflowInput][] => {
       if (!ids.has(given.node)) return [[name, given]];
       const exposed = exposedAs.get(`${given.node}\u0000${given.param}`);
       return exposed ? [[name, { ...given, node: id, param: exposed }]] : [];
     }),
-  );
-  const node: WorkflowNode = {
-    id,
-    type: COMPONENT,
-    label: '',
-    params: values,
-    position: { x: left, y: top },
-    component: bodyJson(body),
-  };
-  const groups = (workflow.groups ?? []).map((g) => ({ ...g, nodes: g.nodes.filter((n) => !ids.has(n)) }));
-  return withInputs(
-    { ...workflow, nodes: [...workflow.nodes.filter((n) => !ids.has(n.id)), node], edges: outer, groups },
-    inputs,
   );
 }
 

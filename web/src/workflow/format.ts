@@ -255,24 +255,7 @@ function parseNode(raw: unknown, where: string): WorkflowNode {
   if (typeof label !== 'string') throw new WorkflowFormatError(`${where} (id '${id}'): 'label' must be a string`);
   const module = raw.module ?? '';
   if (typeof module !== 'string') throw new WorkflowFormatError(`${where} (id '${id}'): 'module' must be a string`);
-  const { width, collapsed = false } = raw;
-  if (width !== undefined && width !== null && !(typeof width === 'number' && width > 0)) {
-    throw new WorkflowFormatError(`${where} (id '${id}'): 'width' must be a positive number`);
-  }
-  if (typeof collapsed !== 'boolean')
-    throw new WorkflowFormatError(`${where} (id '${id}'): 'collapsed' must be true or false`);
-  const mode = raw.mode ?? 'active';
-  if (mode !== 'active' && mode !== 'bypass' && mode !== 'mute') {
-    throw new WorkflowFormatError(
-      `${where} (id '${id}'): 'mode' must be "bypass" or "mute" (or left out to run the node), not ${JSON.stringify(mode)}`,
-    );
-  }
-  const color = raw.color ?? '';
-  if (color && !(NODE_COLORS as readonly unknown[]).includes(color)) {
-    throw new WorkflowFormatError(
-      `${where} (id '${id}'): 'color' must be one of ${NODE_COLORS.join(', ')} (or left out), not ${JSON.stringify(color)}`,
-    );
-  }
+  const looks = parseLooks(raw, `${where} (id '${id}')`);
   const node: WorkflowNode = {
     id,
     type,
@@ -287,6 +270,33 @@ function parseNode(raw: unknown, where: string): WorkflowNode {
     ...node,
     ...(component ? { component: component as Record<string, Json> } : {}),
     ...(module ? { module } : {}),
+    ...looks,
+  };
+}
+
+/** How a node shows and whether it runs (width, folded, mode, colour): only what differs from the default. */
+function parseLooks(
+  raw: Record<string, unknown>,
+  at: string,
+): Pick<WorkflowNode, 'width' | 'collapsed' | 'mode' | 'color'> {
+  const { width, collapsed = false } = raw;
+  if (width !== undefined && width !== null && !(typeof width === 'number' && width > 0)) {
+    throw new WorkflowFormatError(`${at}: 'width' must be a positive number`);
+  }
+  if (typeof collapsed !== 'boolean') throw new WorkflowFormatError(`${at}: 'collapsed' must be true or false`);
+  const mode = raw.mode ?? 'active';
+  if (mode !== 'active' && mode !== 'bypass' && mode !== 'mute') {
+    throw new WorkflowFormatError(
+      `${at}: 'mode' must be "bypass" or "mute" (or left out to run the node), not ${JSON.stringify(mode)}`,
+    );
+  }
+  const color = raw.color ?? '';
+  if (color && !(NODE_COLORS as readonly unknown[]).includes(color)) {
+    throw new WorkflowFormatError(
+      `${at}: 'color' must be one of ${NODE_COLORS.join(', ')} (or left out), not ${JSON.stringify(color)}`,
+    );
+  }
+  return {
     ...(typeof width === 'number' ? { width } : {}),
     ...(collapsed ? { collapsed } : {}),
     ...(mode !== 'active' ? { mode } : {}),

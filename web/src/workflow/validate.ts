@@ -84,16 +84,8 @@ function distance(a: string, b: string): number {
 }
 
 function edgeProblem(edge: WorkflowEdge, ids: Set<string>, specs: Map<string, NodeSpec>): Problem | null {
-  for (const end of [edge.source, edge.target]) {
-    if (!ids.has(end)) {
-      const other = end === edge.source ? edge.target : edge.source;
-      return {
-        node: other,
-        message: `an edge connects it to node '${end}', which does not exist`,
-        fix: 'delete the edge or add the node',
-      };
-    }
-  }
+  const missing = missingEndProblem(edge, ids);
+  if (missing) return missing;
   const source = specs.get(edge.source);
   const target = specs.get(edge.target);
   if (!source || !target) return null;
@@ -104,23 +96,45 @@ function edgeProblem(edge: WorkflowEdge, ids: Set<string>, specs: Map<string, No
       fix: `its outputs are: ${source.outputs.join(', ') || 'none'}`,
     };
   }
-  if (edge.input === DATA_INPUT) {
-    if (source.kind === 'resource') {
+  return edge.input === DATA_INPUT ? dataInputProblem(edge, source, target) : paramInputProblem(edge, source, target);
+}
+
+/** An edge from or to a node that is not in the workflow, named on the node at its other end. */
+function missingEndProblem(edge: WorkflowEdge, ids: Set<string>): Problem | null {
+  for (const end of [edge.source, edge.target]) {
+    if (!ids.has(end)) {
+      const other = end === edge.source ? edge.target : edge.source;
       return {
-        node: edge.target,
-        message: `resource '${edge.source}' is wired to its data input 'in'`,
-        fix: "wire resources to a parameter, and step outputs to 'in'",
+        node: other,
+        message: `an edge connects it to node '${end}', which does not exist`,
+        fix: 'delete the edge or add the node',
       };
     }
-    if (!target.inputs.length) {
-      return {
-        node: edge.target,
-        message: `takes no input, but '${edge.source}' is wired into it`,
-        fix: 'a source or resource has no data input; delete the edge',
-      };
-    }
-    return null;
   }
+  return null;
+}
+
+/** An edge into a node's data input: only a step's output, and only into a node that takes data. */
+function dataInputProblem(edge: WorkflowEdge, source: NodeSpec, target: NodeSpec): Problem | null {
+  if (source.kind === 'resource') {
+    return {
+      node: edge.target,
+      message: `resource '${edge.source}' is wired to its data input 'in'`,
+      fix: "wire resources to a parameter, and step outputs to 'in'",
+    };
+  }
+  if (!target.inputs.length) {
+    return {
+      node: edge.target,
+      message: `takes no input, but '${edge.source}' is wired into it`,
+      fix: 'a source or resource has no data input; delete the edge',
+    };
+  }
+  return null;
+}
+
+/** An edge into a parameter: one the node has, fed by a resource. */
+function paramInputProblem(edge: WorkflowEdge, source: NodeSpec, target: NodeSpec): Problem | null {
   if (!target.params.some((p) => p.name === edge.input)) {
     return {
       node: edge.target,
