@@ -364,7 +364,7 @@ def target_problem(graph: Graph, node: str, *, retrigger: bool = False) -> str |
     """Why `node` cannot be the node a run runs up to (with `retrigger`, the node it runs
     again); None when it can. Every front end and the executor check a target with this."""
     off = node if node in graph.off else None
-    if node not in graph.nodes and not graph.members(node):  # a component all of it off
+    if off is None and not graph.members(node):  # a component all of it off
         off = next(iter(inner_nodes(node, graph.off)), None)
     if off is not None:
         word = OFF_WORDS[graph.off[off]]
