@@ -44,10 +44,21 @@ const count = (p: Page, id: string, output = 'out'): Promise<number> =>
 const saved = (file: string): { nodes: { id: string; type: string; component?: Record<string, unknown> }[] } =>
   JSON.parse(readFileSync(join(app.server.workflows, file), 'utf8')) as ReturnType<typeof saved>;
 
+/** Runs the open workflow and waits for this run's end on the server, then on the page (which
+ * may still show the previous workflow's finished run when the click lands). */
 async function runToEnd(page: Page): Promise<void> {
+  const posted = page.waitForResponse((r) => r.url().endsWith('/api/runs') && r.request().method() === 'POST');
   await page.getByRole('button', { name: 'run', exact: true }).click();
-  await until(() => runStatus(page), finished, 'the run to finish', 60_000);
-  expect(await runStatus(page)).toBe('completed');
+  const { run_id: id } = (await (await posted).json()) as { run_id: string };
+  const current = async (): Promise<string> => {
+    const body = (await (await fetch(new URL('/api/runs/current', page.url()))).json()) as {
+      run?: { run_id: string; status: string };
+    };
+    return body.run?.run_id === id ? body.run.status : 'another run';
+  };
+  await until(current, finished, 'the run to finish', 60_000);
+  await until(() => runStatus(page), finished, 'the page to show the end', 60_000);
+  expect(await current()).toBe('completed');
 }
 
 describe('components', () => {
