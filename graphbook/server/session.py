@@ -30,7 +30,7 @@ from graphbook.engine.executor import Backend, RayBackend
 from graphbook.engine.ray_keep import LEASE
 from graphbook.engine.ray_pool import local_ray_address
 from graphbook.errors import GraphbookError, Problem, WorkflowError
-from graphbook.events import Event, RunFinished
+from graphbook.events import Event, NodeTitle, RunFinished, RunStarted
 from graphbook.graph import Graph, build_graph, target_problem
 from graphbook.inputs import run_overrides
 from graphbook.overrides import with_overrides
@@ -98,6 +98,12 @@ class ActiveRun:
     """The session has been told the run is over (`Session._release`)."""
     answered: set[str] = field(default_factory=set)
     """Prompts answered (in the run host, where the answer is checked against nothing)."""
+    order: RunOrder | None = None
+    """What the host was sent to run (sent again if the host ended before it began)."""
+    heard: bool = False
+    """The host has sent a message of this run: it began there."""
+    resent: bool = False
+    """The order went to a second host once (it is not sent a third time)."""
 
 
 class Session:
@@ -188,6 +194,7 @@ class Session:
         active = self._current
         if active is None or active.host is not host or active.run_id != message[1]:
             return
+        active.heard = True
         if kind == "event":
             self._deliver(active, message[2], message[3])
         elif kind == "crash":
@@ -248,9 +255,14 @@ class Session:
                 self.host = self._new_host(self._lost) if host.loaded else None
                 if not host.loaded:
                     logger.error("the run host ended before it loaded (exit code %s)", code)
-        active = self._current
-        if active is None or active.host is not host:
-            return
+            active = self._current
+            if active is None or active.host is not host:
+                return
+            if self._resend(active, host):
+                return
+        if not active.heard:  # clients never saw it start: they see it start and fail
+            start = _start_message(active)
+            self._deliver(active, start, [start])
         if not active.released:
             grace = f"{STOP_GRACE:.0f} s"
             if host.killed or active.control.stopping:
@@ -265,6 +277,22 @@ class Session:
             active.history.error = active.history.error or reason
             self._deliver(active, _end_message(active, status), None)
         active.ended = True
+
+    def _resend(self, active: ActiveRun, ended: RunHost) -> bool:
+        """Send a run whose host ended before the run began there (a host killed from outside
+        between runs, found by the next run) to the host started in its place, once; True if
+        sent. Called holding the host lock."""
+        fresh = self.host
+        if active.heard or active.resent or active.order is None or fresh is None:
+            return False
+        if ended.killed or active.control.stopping or active.released:
+            return False
+        active.resent = True
+        active.host = fresh
+        logger.warning(
+            "run %s: its run process ended before the run began; sent to a new one", active.run_id
+        )
+        return fresh.run(active.order)
 
     # -- starting ----------------------------------------------------------------------------
     async def start(self, request: p.Run) -> str:
@@ -285,16 +313,18 @@ class Session:
         if request.mode == "step":
             control.step(config.node)
         run_id = uuid.uuid4().hex[:12]
+        history = HistorySink(self.recorder, config)
         with self._host_lock:
             if self.host is None:
                 self.host = self._new_host(self._lost)
-            host = self.host
-        history = HistorySink(self.recorder, config)
-        active = ActiveRun(run_id, config, control, graph, time.time(), host, history)
-        self._start_hosted(active, running, request.mode == "step")
+            active = ActiveRun(run_id, config, control, graph, time.time(), self.host, history)
+            self._start_hosted(active, running, request.mode == "step")
         return run_id
 
     def _start_hosted(self, active: ActiveRun, running: Workflow, stepping: bool) -> None:
+        """Send the run to its host (holding the host lock). A host that has ended and whose
+        reader has not yet started the next one is sent nothing: that reader, waiting on the
+        lock, sends the run to the new host (`_resend`)."""
         config, host = active.config, active.host
         until = config.node if config.mode in ("until", "step") else None
         trigger = config.node if config.mode == "trigger" else None
@@ -307,10 +337,9 @@ class Session:
             (config.node or "") if stepping else None,
             config.continue_on_error,
         )
+        active.order = order
         self.active = self._current = active
-        if not host.run(order):  # the host is gone; its reader starts the next one
-            self.active = None
-            raise ServerError(503, "conflict", "the run process is restarting; try again")
+        host.run(order)
 
     def _refuse_another(self) -> None:
         if self.active is not None:
@@ -488,6 +517,15 @@ def _kept(backend: RayBackend) -> RayBackend:
     address = backend.address if backend.address is not None else local_ray_address()
     lease = float(os.environ.get(LEASE_SETTING) or LEASE)
     return replace(backend, address=address, keep=f"graphbook-{uuid.uuid4().hex}", lease=lease)
+
+
+def _start_message(active: ActiveRun) -> RunStarted:
+    """The start of a run whose host ended before the run began there."""
+    titles = [NodeTitle(node_id, node.title) for node_id, node in active.graph.nodes.items()]
+    config = active.config
+    return RunStarted(
+        active.run_id, config.workflow, config.mode, config.node, titles, active.began
+    )
 
 
 def _end_message(active: ActiveRun, status: Literal["failed", "stopped"]) -> RunFinished:

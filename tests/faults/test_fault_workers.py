@@ -12,6 +12,7 @@ from pathlib import Path
 
 from fault_procs import (
     alive,
+    children,
     env,
     listening,
     marks,
@@ -35,6 +36,21 @@ def test_a_worker_ended_by_sigterm_does_not_end_the_server(tmp_path: Path) -> No
         wait_until(lambda: not any(alive(pid) for pid in workers), "the workers to end")
         assert server.ended(server.start(quick)) == "completed"
         assert server.process.poll() is None, "the server exited: " + "".join(server.err)
+    finally:
+        server.stop()
+
+
+def test_a_run_asked_for_as_the_run_process_dies_runs_on_the_next_one(tmp_path: Path) -> None:
+    folder = project(tmp_path)
+    quick = workflow(folder, "slow.json", "Slow", n=2)
+    server = serve(folder, "--workers", "1")
+    try:
+        for _ in range(3):
+            assert server.ended(server.start(quick)) == "completed"
+            host = children(server.process.pid)[0]
+            os.kill(host, signal.SIGKILL)  # the server has not yet seen it end
+            run = server.start(quick)
+            assert server.ended(run) == "completed", "".join(server.err)
     finally:
         server.stop()
 
