@@ -51,7 +51,12 @@ class LoadJSONL(GeneratorSourceStep):
     """Reads a JSON-lines file, one dict per line, from line `start_from` on."""
 
     Parameters: ClassVar[dict[str, Any]] = {
-        "jsonl_path": {"type": "string", "required": True, "description": "path of the file"},
+        "jsonl_path": {
+            "type": "string",
+            "required": True,
+            "path": True,
+            "description": "path of the file",
+        },
         "start_from": {"type": "int", "default": 0, "description": "first line to read"},
     }
     Category: ClassVar[str] = "IO"
@@ -69,7 +74,12 @@ class DumpJSONL(Step):
     """Appends every dict it receives to a JSON-lines file and passes it on."""
 
     Parameters: ClassVar[dict[str, Any]] = {
-        "jsonl_path": {"type": "string", "required": True, "description": "path of the file"},
+        "jsonl_path": {
+            "type": "string",
+            "required": True,
+            "path": True,
+            "description": "path of the file",
+        },
         "overwrite": {
             "type": "boolean",
             "default": True,

@@ -138,11 +138,13 @@ def param(
     required: bool = False,
     description: str = "",
     cast_as: Callable[[Any], Any] | None = None,
+    path: bool = False,
 ) -> Callable[[F], F]:
-    """Declare a parameter; its value is `ctx.<name>` when the step runs."""
+    """Declare a parameter; its value is `ctx.<name>` when the step runs. `path=True`: the
+    value is a file or folder, which a run on a Ray cluster makes absolute on the driver."""
 
     def update(draft: Draft) -> None:
-        spec = ParamSpec(name, normalize_type(type), default, description, required)
+        spec = ParamSpec(name, normalize_type(type), default, description, required, path)
         # Decorators apply bottom-up; putting each new one first keeps the order they read in.
         draft.params = {name: spec, **{k: v for k, v in draft.params.items() if k != name}}
         if cast_as is not None:

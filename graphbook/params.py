@@ -48,6 +48,9 @@ class ParamSpec:
     default: Any = None
     description: str = ""
     required: bool = False
+    path: bool = False
+    """The value names a file or folder (or a list of them): on a Ray cluster a relative one
+    is made absolute against the driver's folder before the run leaves it (graphbook/paths.py)."""
 
     @property
     def is_resource(self) -> bool:
@@ -79,6 +82,7 @@ def make_param(name: str, spec: Mapping[str, Any] | str) -> ParamSpec:
         default=spec.get("default"),
         description=str(spec.get("description", "")),
         required=bool(spec.get("required", False)),
+        path=bool(spec.get("path", False)),
     )
 
 

@@ -19,6 +19,7 @@ from graphbook.cli.run import cmd_run, workers_count
 from graphbook.cli.runs import cmd_export, cmd_metrics, cmd_runs
 from graphbook.cli.serve import IGNORED_013, cmd_mcp, cmd_openapi, cmd_serve
 from graphbook.cli.train import add_train_parser
+from graphbook.engine.ray_nodes import DUMPS
 from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
 from graphbook.store import MOVE_FLAG
 
@@ -180,7 +181,7 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def add_ray_ship(parser: argparse.ArgumentParser) -> None:
-    """`--ray-ship DIR`, for `run`, `serve` and `mcp`."""
+    """`--ray-ship DIR` and `--ray-dumps WHERE`, for `run`, `serve` and `mcp`."""
     parser.add_argument(
         "--ray-ship",
         action="append",
@@ -189,6 +190,14 @@ def add_ray_ship(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="with --ray, a folder of Python modules to send to every Ray node, besides the "
         "nodes folders (repeatable)",
+    )
+    parser.add_argument(
+        "--ray-dumps",
+        choices=DUMPS,
+        default=None,
+        help="with --ray, where dump functions run: 'driver' (the default: on this machine's "
+        "Ray node, so the files they write land here) or 'anywhere' (every node: for outputs "
+        "on shared storage or remote URIs)",
     )
 
 

@@ -18,6 +18,7 @@ from graphbook.cli.folders import load_registry, node_folders
 from graphbook.cli.running import run_here
 from graphbook.cli.terminal import JsonSink, TerminalSink
 from graphbook.engine.executor import Backend, RayBackend, make_pool
+from graphbook.engine.ray_nodes import DRIVER
 from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
 from graphbook.engine.ray_ship import shippable
 from graphbook.errors import GraphbookError
@@ -98,13 +99,15 @@ def workers_of(given: int | None, backend: Backend) -> int:
 def backend_of(args: argparse.Namespace, nodes: Iterable[Path] = ()) -> Backend:
     """Local, or Ray with the nodes folders and `--ray-ship` folders shipped to its actors."""
     if args.ray is None:
-        if args.retries or args.ray_ship:
-            flag = "--retries" if args.retries else "--ray-ship"
+        given = {"--retries": args.retries, "--ray-ship": args.ray_ship}
+        given["--ray-dumps"] = args.ray_dumps
+        flag = next((flag for flag, value in given.items() if value), None)
+        if flag is not None:
             raise GraphbookError(f"{flag} applies to Ray actors: add --ray")
         return "local"
     address = None if args.ray == LOCAL_RAY else args.ray
     ship = shippable([*nodes, *args.ray_ship])
-    return RayBackend(address, retries=args.retries, ship=ship)
+    return RayBackend(address, retries=args.retries, ship=ship, dumps=args.ray_dumps or DRIVER)
 
 
 def make_sink(

@@ -8,6 +8,7 @@ produce and a full inbox holds back whatever feeds it. Load and dump work goes t
 from __future__ import annotations
 
 import logging
+import os
 import time
 import uuid
 from collections.abc import Iterable, Mapping
@@ -57,6 +58,7 @@ from graphbook.inputs import run_overrides
 from graphbook.logs import metric_context, node_context
 from graphbook.overrides import Overrides, with_overrides
 from graphbook.params import coerce
+from graphbook.paths import absolute_paths
 from graphbook.registry import Registry
 from graphbook.steps import Data
 from graphbook.workflow import Workflow
@@ -353,7 +355,9 @@ class _GraphRun:
         return self._value(node, self._instantiate(node))
 
     def _params(self, node: GraphNode) -> dict[str, Any]:
-        """The node's parameters with the values of the resources wired to it."""
+        """The node's parameters with the values of the resources wired to it; when the pool
+        ships work to other machines (a Ray cluster), those declared as paths made absolute
+        against this process's folder (graphbook/paths.py)."""
         params = dict(node.params)
         for name, source in node.resources.items():
             spec = node.spec.param(name)
@@ -361,6 +365,8 @@ class _GraphRun:
             params[name] = (
                 coerce(spec, value) if spec is not None and not spec.is_resource else value
             )
+        if getattr(self.state.pool, "ships", False):
+            params = absolute_paths({p.name: p for p in node.spec.params}, params, os.getcwd())
         return params
 
     def _instantiate(self, node: GraphNode) -> Any:

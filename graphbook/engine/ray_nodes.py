@@ -7,6 +7,9 @@ cancelled before it ran, and its task was blamed. So each actor is pinned to a n
 over the nodes that can run it, and a node is struck off when an actor of the pool is lost with
 it (its raylet no longer answers) or cannot start on it (graphbook is not installed there).
 Work lost that way is not the items' fault: it runs again on another node.
+
+Dump actors go to the driver's node by default (`DRIVER`), so the files a `dump_fn` writes
+land on the driver's disk; `anywhere` deals them over the nodes as load actors are.
 """
 
 from __future__ import annotations
@@ -19,6 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 logger = logging.getLogger(__name__)
+
+DRIVER = "driver"
+"""Dump actors on the driver's node: what dump functions write lands on the driver's disk."""
+ANYWHERE = "anywhere"
+"""Dump actors on any node, in turn: outputs go to shared storage or remote URIs."""
+DUMPS = (DRIVER, ANYWHERE)
+"""Where dump actors may run (`RayBackend.dumps`, `--ray-dumps`)."""
 
 PROBE_TIMEOUT = 2.0
 """Seconds a raylet has to accept a connection before its node counts as lost."""
@@ -69,6 +79,11 @@ class Nodes:
             return None
         return live[next(self._turn) % len(live)]
 
+    def at(self, node_id: str) -> Node | None:
+        """The node `node_id` (the driver's, for dump actors) if it is live and not struck
+        off; None otherwise: no actor of the pool is placed anywhere else instead."""
+        return next((node for node in self.refresh() if node.id == node_id), None)
+
     def strategy(self, node: Node) -> Any:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -112,4 +127,26 @@ def first_line(text: str) -> str:
     return (useful or lines or [""])[-1][:300]
 
 
-__all__ = ["Node", "Nodes"]
+def dumps_problem(where: str) -> str | None:
+    """Why `where` is not a place for dump actors, saying what is; None when it is one."""
+    if where in DUMPS:
+        return None
+    return f"dump actors run on {' or '.join(map(repr, DUMPS))}, not {where!r}"
+
+
+def dumps_notice(where: str, driver: Node | None) -> str:
+    """The line the run's log shows once: where dump functions run, so where files land."""
+    if where == ANYWHERE:
+        return (
+            "dump functions run on any node of the Ray cluster (--ray-dumps anywhere): the "
+            "files they write land on the node that ran them, so write to shared storage or "
+            "remote URIs"
+        )
+    on = driver.describe() if driver is not None else "the driver's Ray node"
+    return (
+        f"dump functions run on the driver's node ({on}): the files they write land on its "
+        "disk (--ray-dumps anywhere lets them run on every node)"
+    )
+
+
+__all__ = ["ANYWHERE", "DRIVER", "DUMPS", "Node", "Nodes", "dumps_notice", "dumps_problem"]

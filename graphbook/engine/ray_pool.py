@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphbook.engine.pool import Failed, Kind, OrderedLane, Outcome, call
 from graphbook.engine.ray_keep import LEASE, Lease, attach, named, watch
-from graphbook.engine.ray_nodes import Node, Nodes
+from graphbook.engine.ray_nodes import DRIVER, Node, Nodes, dumps_notice, dumps_problem
 from graphbook.engine.ray_ship import runtime_env, shippable
 from graphbook.registry import NODES_PACKAGE
 
@@ -379,6 +379,9 @@ class RayBackend:
     (by another process) attaches to them warm (graphbook/engine/ray_keep.py)."""
     lease: float = LEASE
     """With `keep`: seconds the kept actors outlive the last driver that renewed their lease."""
+    dumps: str = DRIVER
+    """Where dump actors run: `driver` (its node: what dump functions write lands on the
+    driver's disk) or `anywhere` (every node, for outputs on shared storage or remote URIs)."""
 
     def pool(self, workers: int = 0) -> RayPool:
         return RayPool(
@@ -389,6 +392,7 @@ class RayBackend:
             ship=self.ship,
             keep=self.keep,
             lease=self.lease,
+            dumps=self.dumps,
         )
 
 
@@ -425,7 +429,11 @@ class _Handle:
 class RayPool:
     """`workers` Ray actors for load functions and as many for dump functions, started with
     the pool and kept until `close()`. With `retries`, a task that killed its actor runs again
-    (on another actor) up to that many times before it is reported failed."""
+    (on another actor) up to that many times before it is reported failed. Dump actors run on
+    the driver's node unless `dumps` is `anywhere` (graphbook/engine/ray_nodes.py)."""
+
+    ships = True
+    """Its work runs on other machines: the executor makes path parameters absolute first."""
 
     def __init__(
         self,
@@ -438,9 +446,16 @@ class RayPool:
         ship: Sequence[str | os.PathLike[str]] = (),
         keep: str | None = None,
         lease: float = LEASE,
+        dumps: str = DRIVER,
     ) -> None:
         if workers < 0 or retries < 0:
             raise ValueError(f"workers and retries must be 0 or more, got {workers}, {retries}")
+        problem = dumps_problem(dumps)
+        if problem is not None:
+            raise GraphbookError(problem)
+        self.dumps = dumps
+        self._told_dumps = False
+        """Whether this run's log was told where dump functions run."""
         self._ray = require_ray()
         from graphbook.engine import ray_transfer
 
@@ -488,6 +503,8 @@ class RayPool:
         self._check_open()
         lane = RayLane(self, next(self._lane_ids), kind, capacity)
         self._lanes[lane.id] = lane
+        if kind == "dump":
+            self._tell_dumps()
         _share_node_modules(self._ray)
         try:
             self._fns[lane.id] = self._ray.put(self._ray.cloudpickle.dumps(fn))
@@ -542,6 +559,15 @@ class RayPool:
     def notices(self) -> list[str]:
         notices, self._notices = self._notices, []
         return notices
+
+    def _tell_dumps(self) -> None:
+        """Once a run: on a cluster of several nodes, where its dump functions run."""
+        if self._told_dumps or len(self._nodes.refresh()) < 2:
+            return
+        self._told_dumps = True
+        notice = dumps_notice(self.dumps, self._nodes.get(self._driver_node))
+        logger.info(notice)
+        self._notices.append(notice)
 
     def stats(self) -> PoolStats:
         """Tasks waiting on the driver and running (or queued) on actors, per kind."""
@@ -615,6 +641,7 @@ class RayPool:
             return
         if not self._lanes:  # the run is over: the next one is told of its own spilling
             self._spill.rearm()
+            self._told_dumps = False
         for ticket, task in list(self._tasks.items()):
             if task.lane == lane_id and task.actor is None:
                 del self._tasks[ticket]
@@ -815,7 +842,7 @@ class RayPool:
     def _start(self, kind: Kind) -> _Handle:
         seed = (self._seed + next(self._numbers)) % 2**32
         preload = [name for name in PRELOAD if name in sys.modules]
-        node = self._nodes.next()
+        node = self._place(kind)
         options: dict[str, Any] = named(kind, self.keep) if self.keep is not None else {}
         if node is not None:  # pinned: Ray's SPREAD may put every actor on one node
             options["scheduling_strategy"] = self._nodes.strategy(node)
@@ -824,6 +851,13 @@ class RayPool:
         actor = remote.remote(*args, self.keep or "", self.lease)
         logger.debug("started a Ray %s actor on %s", kind, node and node.describe())
         return _Handle(actor, node)
+
+    def _place(self, kind: Kind) -> Node | None:
+        """The node for a new actor: the driver's for dumps (unless they may run anywhere),
+        else the next in turn."""
+        if kind == "dump" and self.dumps == DRIVER:
+            return self._nodes.at(self._driver_node)
+        return self._nodes.next()
 
     def _check_open(self) -> None:
         if self.closed:

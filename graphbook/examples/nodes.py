@@ -23,7 +23,9 @@ MARKER = ".graphbook-shapes.json"
 
 @step("Shapes/ShapeImages")
 @source()
-@param("folder", "string", default="data/shapes", description="where the images are made")
+@param(
+    "folder", "string", default="data/shapes", description="where the images are made", path=True
+)
 @param("count", "int", default=240, description="how many images")
 @param("per_dict", "int", default=4, description="images per dict")
 @param("seed", "int", default=7, description="seed of the image generator")

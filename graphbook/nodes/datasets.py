@@ -188,6 +188,7 @@ class TorchvisionDataset(GeneratorSourceStep):
         "root": {
             "type": "string",
             "default": "",
+            "path": True,
             "description": "folder that holds the dataset's files",
         },
         "train": {

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from graphbook.nodes.common import IMAGE_EXTENSIONS, Data, NodeInputError, image_record, local_path
 from graphbook.steps import GeneratorSourceStep
 
-FOLDER = {"type": "string", "required": True, "description": "the folder to read"}
+FOLDER = {"type": "string", "required": True, "path": True, "description": "the folder to read"}
 LIMIT = {"type": "int", "default": 0, "description": "at most this many files (0: all)"}
 SHUFFLE = {
     "type": "boolean",

@@ -493,6 +493,7 @@ class Thumbnails(ImageItems, BatchStep):
         "folder": {
             "type": "string",
             "default": "",
+            "path": True,
             "description": "where thumbnails are written; empty: .graphbook/thumbnails",
         },
         "format": {"type": "string", "default": "jpg", "description": "jpg or webp"},
@@ -558,7 +559,12 @@ class WriteImageFolder(ImageItems, BatchStep):
     "value": "photos/a.jpg"}, "prediction": "cat"}` gets `"written": "sorted/cat/a.jpg"`."""
 
     Parameters: ClassVar[dict[str, Any]] = {
-        "folder": {"type": "string", "required": True, "description": "where images are written"},
+        "folder": {
+            "type": "string",
+            "required": True,
+            "path": True,
+            "description": "where images are written",
+        },
         "by": {
             "type": "string",
             "default": "",

@@ -100,7 +100,12 @@ class TorchScriptModel(Resource):
     (or `torch.jit.trace`). Its class names, if any, come from ClassifyImages' `labels`."""
 
     Parameters: ClassVar[dict[str, Any]] = {
-        "path": {"type": "string", "required": True, "description": "file from torch.jit.save"},
+        "path": {
+            "type": "string",
+            "required": True,
+            "path": True,
+            "description": "file from torch.jit.save",
+        },
         "device": DEVICE,
     }
     Category: ClassVar[str] = "Models"
@@ -128,7 +133,7 @@ class ONNXModel(Resource):
     like a torch module: a batch (tensor or array) in, the first output as a tensor out."""
 
     Parameters: ClassVar[dict[str, Any]] = {
-        "path": {"type": "string", "required": True, "description": "an .onnx file"},
+        "path": {"type": "string", "required": True, "path": True, "description": "an .onnx file"},
         "providers": {
             "type": "string",
             "default": "CPUExecutionProvider",

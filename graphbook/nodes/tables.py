@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-PATH = {"type": "string", "required": True, "description": "the table file"}
+PATH = {"type": "string", "required": True, "path": True, "description": "the table file"}
 READ_COLUMNS = {
     "type": "list[string]",
     "default": [],
@@ -340,7 +340,12 @@ class WriteCSV(TableWriting, Step):
     unless `overwrite` is set."""
 
     Parameters: ClassVar[dict[str, Any]] = {
-        "path": {"type": "string", "required": True, "description": "the CSV file to write"},
+        "path": {
+            "type": "string",
+            "required": True,
+            "path": True,
+            "description": "the CSV file to write",
+        },
         "columns": WRITE_COLUMNS,
         "overwrite": OVERWRITE,
         "delimiter": DELIMITER,
@@ -386,7 +391,12 @@ class WriteJSONL(TableWriting, Step):
     there (if any) stays as it was. An existing file is refused unless `overwrite` is set."""
 
     Parameters: ClassVar[dict[str, Any]] = {
-        "path": {"type": "string", "required": True, "description": "the JSONL file to write"},
+        "path": {
+            "type": "string",
+            "required": True,
+            "path": True,
+            "description": "the JSONL file to write",
+        },
         "columns": {
             "type": "list[string]",
             "default": [],
@@ -425,7 +435,12 @@ class WriteParquet(TableWriting, Step):
     there (if any) stays as it was. An existing file is refused unless `overwrite` is set."""
 
     Parameters: ClassVar[dict[str, Any]] = {
-        "path": {"type": "string", "required": True, "description": "the Parquet file to write"},
+        "path": {
+            "type": "string",
+            "required": True,
+            "path": True,
+            "description": "the Parquet file to write",
+        },
         "columns": WRITE_COLUMNS,
         "overwrite": OVERWRITE,
         "rows_per_group": {

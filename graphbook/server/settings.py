@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphbook.engine.executor import Backend, RayBackend
+from graphbook.engine.ray_nodes import DRIVER
 from graphbook.errors import GraphbookError
 from graphbook.store import data_home
 
@@ -33,6 +34,8 @@ class ServerSettings:
     ray_retries: int = 0
     ray_ship: tuple[Path, ...] = ()
     """More folders of Python modules sent to every Ray node (the nodes folder always is)."""
+    ray_dumps: str = DRIVER
+    """Where dump functions run on Ray: `driver` (the server's node) or `anywhere`."""
     token: str | None = None
     allowed_origins: tuple[str, ...] = ()
     cache_budget: int = 1 << 30
@@ -67,7 +70,7 @@ class ServerSettings:
             return "local"
         address = None if self.ray == "local" else self.ray
         ship = tuple(str(p.resolve()) for p in (self.nodes, *self.ray_ship) if p.is_dir())
-        return RayBackend(address, retries=self.ray_retries, ship=ship)
+        return RayBackend(address, retries=self.ray_retries, ship=ship, dumps=self.ray_dumps)
 
     @property
     def library(self) -> Path:
