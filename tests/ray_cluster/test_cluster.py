@@ -65,6 +65,27 @@ def where_step(ctx: Any, outputs: list, items: list, data: list) -> None:
     with open(ctx.out, "a") as lines:
         for output in outputs:
             lines.write(json.dumps(output) + "\\n")
+
+
+def write_one(folder: str, record: dict, fail: bool) -> None:
+    import ray
+
+    sees = os.path.isdir(record["folder"])
+    if fail and not sees:
+        raise ValueError(f"item {record['i']} cannot be written here")
+    node = ray.get_runtime_context().get_node_id()
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"{record['i']}.json"), "w") as out:
+        json.dump({**record, "dump_node": node, "dump_sees": sees}, out)
+
+
+@step("Cluster/WriteEach")
+@param("out", "string", default="out")
+@param("fail_dumps_on_node2", "boolean", default=False)
+@batch(2, "x", load_fn=where, dump_fn=write_one)
+def write_each(ctx: Any, outputs: list, items: list, data: list) -> list:
+    fail = ctx.fail_dumps_on_node2
+    return [(ctx.out, {**o, "folder": x["folder"]}, fail) for o, x in zip(outputs, items)]
 '''
 
 HELPER = """def tag(i: int) -> str:
@@ -72,8 +93,11 @@ HELPER = """def tag(i: int) -> str:
 """
 
 
-def project(folder: Path, n: int, pause: float = 0.0, fail: bool = False) -> Path:
-    """A project folder with the nodes (and their helper) and a workflow Count -> Where."""
+def project(
+    folder: Path, n: int, pause: float = 0.0, fail: bool = False, **write_each: Any
+) -> Path:
+    """A project folder with the nodes (and their helper) and a workflow Count -> Where (with
+    `write_each`: Count -> WriteEach, whose dump function writes a file per item)."""
     from graphbook.workflow import Workflow
 
     (folder / "custom_nodes").mkdir(parents=True)
@@ -81,7 +105,8 @@ def project(folder: Path, n: int, pause: float = 0.0, fail: bool = False) -> Pat
     (folder / "custom_nodes" / "cluster_helper.py").write_text(HELPER)
     wf = Workflow()
     src = wf.add("Count", id="src", n=n, folder=str(folder), pause=pause, fail_on_node2=fail)
-    wf.connect(src, wf.add("Where", id="where"))
+    sink = wf.add("WriteEach", id="write", **write_each) if write_each else wf.add("Where")
+    wf.connect(src, sink)
     (folder / "wf.json").write_text(json.dumps(wf.to_json()))
     return folder / "wf.json"
 
@@ -169,6 +194,58 @@ def test_the_image_example_runs_from_a_clean_folder_on_shared_storage(
     assert result.returncode == 0, result.stderr[-3000:]
     predictions = (clean / "out" / "shapes_predictions.jsonl").read_text().splitlines()
     assert len(predictions) == 24 and len(list((clean / "data" / "shapes").glob("*.jpg"))) == 96
+
+
+def run_with_log(cluster: Cluster, workflow: Path, *more: str) -> tuple[int, str]:
+    """Run it showing the run's log (not --quiet): the return code, stdout and stderr."""
+    command = [sys.executable, "-m", "graphbook", "run", str(workflow), "--ray", cluster.address]
+    result = subprocess.run(
+        [*command, *more],
+        cwd=workflow.parent,
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=RUN,
+    )
+    return result.returncode, result.stdout + result.stderr
+
+
+def written(folder: Path) -> list[dict[str, Any]]:
+    return [json.loads(path.read_text()) for path in sorted(folder.glob("*.json"))]
+
+
+def test_files_a_dump_function_writes_land_on_the_driver_by_default(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Node 2 loads items but cannot see the project folder: every file the dump function
+    writes (to the relative folder out/) is in the driver's folder all the same."""
+    workflow = project(tmp_path, n=24, pause=0.05, out="out")
+    rc, log = run_with_log(cluster, workflow)
+    assert rc == 0, log[-3000:]
+    files = written(tmp_path / "out")
+    assert sorted(f["i"] for f in files) == list(range(24)), "every file on the driver's disk"
+    assert {f["sees"] for f in files} == {True, False}, "node 2 did some of the loads"
+    assert {f["dump_sees"] for f in files} == {True}
+    assert len({f["dump_node"] for f in files}) == 1, "every dump ran on the driver's node"
+    assert log.count("dump functions run on the driver's node (Ray node ") == 1, log[-3000:]
+    assert f" on {os.uname().nodename}): the files they write land on its disk" in log
+
+
+def test_with_ray_dumps_anywhere_dumps_run_on_every_node_and_errors_say_where(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Outputs on storage both nodes share: dumps run on node 2 too, and a dump that fails
+    there names the node and its host."""
+    shared = cluster.shared / f"{tmp_path.name}-out"
+    workflow = project(tmp_path, n=40, pause=0.05, out=str(shared), fail_dumps_on_node2=True)
+    more = ("--ray-dumps", "anywhere", "--continue-on-error")
+    rc, log = run_with_log(cluster, workflow, *more)
+    assert rc == 1, log[-3000:]
+    assert "dump functions run on any node of the Ray cluster (--ray-dumps anywhere)" in log
+    assert "cannot be written here (on Ray node " in log, "a dump failed on node 2"
+    assert f" on {os.uname().nodename})" in log
+    files = written(shared)
+    assert files and {f["dump_sees"] for f in files} == {True}, "the head's dumps are through"
 
 
 def test_a_node_lost_mid_run_fails_no_item(cluster: Cluster, tmp_path: Path) -> None:
