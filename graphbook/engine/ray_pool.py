@@ -63,9 +63,9 @@ FILE_ERRORS = frozenset(
     {"FileNotFoundError", "NotADirectoryError", "IsADirectoryError", "PermissionError", "OSError"}
 )
 FOLDER_HINT = (
-    " (relative paths mean the driver's folder {folder}, which this Ray node does not have: "
-    "mount it at the same path on every node, or give absolute paths on shared storage or "
-    "remote URIs)"
+    " (this Ray node does not have the driver's folder {folder}, which relative paths and the "
+    "nodes' path parameters mean: mount it at the same path on every node, or give paths on "
+    "shared storage or remote URIs)"
 )
 SPILL_CHECK = 10.0
 """Seconds between looks at how much Ray's object store has spilled to disk."""
@@ -432,9 +432,6 @@ class RayPool:
     (on another actor) up to that many times before it is reported failed. Dump actors run on
     the driver's node unless `dumps` is `anywhere` (graphbook/engine/ray_nodes.py)."""
 
-    ships = True
-    """Its work runs on other machines: the executor makes path parameters absolute first."""
-
     def __init__(
         self,
         address: str | None = None,
@@ -559,6 +556,13 @@ class RayPool:
     def notices(self) -> list[str]:
         notices, self._notices = self._notices, []
         return notices
+
+    @property
+    def ships(self) -> bool:
+        """Whether its work may run on other machines (the cluster has nodes besides the
+        driver's): the executor then makes path parameters absolute first. On one node the
+        actors work in the driver's folder, and a run's values are as in a local run."""
+        return any(node.id != self._driver_node for node in self._nodes.refresh())
 
     def _tell_dumps(self) -> None:
         """Once a run: on a cluster of several nodes, where its dump functions run."""

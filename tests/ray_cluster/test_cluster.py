@@ -42,9 +42,11 @@ from graphbook.decorators import batch
 @param("folder", "string", default="")
 @param("pause", "float", default=0.0)
 @param("fail_on_node2", "boolean", default=False)
+@param("data", "string", default="data", path=True)
 def count(ctx: Any) -> Any:
     for i in range(ctx.n):
-        yield {"x": {"i": i, "folder": ctx.folder, "pause": ctx.pause, "fail": ctx.fail_on_node2}}
+        x = {"i": i, "folder": ctx.folder, "pause": ctx.pause, "fail": ctx.fail_on_node2}
+        yield {"x": {**x, "data": ctx.data}}
 
 
 def where(item: dict) -> dict:
@@ -55,7 +57,8 @@ def where(item: dict) -> dict:
     if item["fail"] and not sees:
         raise ValueError(f"item {item['i']} cannot run here")
     node = ray.get_runtime_context().get_node_id()
-    return {"i": item["i"], "tag": cluster_helper.tag(item["i"]), "node": node, "sees": sees}
+    tag = cluster_helper.tag(item["i"])
+    return {"i": item["i"], "tag": tag, "node": node, "sees": sees, "data": item["data"]}
 
 
 @step("Cluster/Where")
@@ -218,7 +221,8 @@ def test_files_a_dump_function_writes_land_on_the_driver_by_default(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     """Node 2 loads items but cannot see the project folder: every file the dump function
-    writes (to the relative folder out/) is in the driver's folder all the same."""
+    writes (to the relative folder out/) is in the driver's folder all the same, and a
+    parameter declared as a path (`data`) reached every actor absolute."""
     workflow = project(tmp_path, n=24, pause=0.05, out="out")
     rc, log = run_with_log(cluster, workflow)
     assert rc == 0, log[-3000:]
@@ -227,6 +231,8 @@ def test_files_a_dump_function_writes_land_on_the_driver_by_default(
     assert {f["sees"] for f in files} == {True, False}, "node 2 did some of the loads"
     assert {f["dump_sees"] for f in files} == {True}
     assert len({f["dump_node"] for f in files}) == 1, "every dump ran on the driver's node"
+    data = str(tmp_path / "data")
+    assert {f["data"] for f in files} == {data}, "a path parameter reaches node 2 absolute"
     assert log.count("dump functions run on the driver's node (Ray node ") == 1, log[-3000:]
     assert f" on {os.uname().nodename}): the files they write land on its disk" in log
 

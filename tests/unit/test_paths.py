@@ -87,3 +87,23 @@ def test_ray_dumps_needs_ray(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     Workflow().save(workflow)
     assert main(["run", str(workflow), "--ray-dumps", "anywhere"]) == 2
     assert "--ray-dumps applies to Ray actors: add --ray" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_serve_and_mcp_carry_where_dumps_run_to_their_runs(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from graphbook.cli.parser import build_parser
+    from graphbook.cli.serve import server_settings
+    from graphbook.engine.ray_pool import RayBackend
+
+    monkeypatch.chdir(tmp_path)
+    parser = build_parser()
+    given = server_settings(
+        parser.parse_args([command, "--ray", "auto", "--ray-dumps", "anywhere"])
+    )
+    default = server_settings(parser.parse_args([command, "--ray", "auto"]))
+    assert isinstance(given.backend, RayBackend) and given.backend.dumps == "anywhere"
+    assert isinstance(default.backend, RayBackend) and default.backend.dumps == "driver"
+    with pytest.raises(SystemExit):
+        parser.parse_args([command, "--ray", "auto", "--ray-dumps", "elsewhere"])
