@@ -81,7 +81,7 @@ class Nodes:
 
     def at(self, node_id: str) -> Node | None:
         """The node `node_id` (the driver's, for dump actors) if it is live and not struck
-        off; None otherwise: no actor of the pool is placed anywhere else instead."""
+        off, else None."""
         return next((node for node in self.refresh() if node.id == node_id), None)
 
     def strategy(self, node: Node) -> Any:

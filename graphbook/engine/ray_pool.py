@@ -859,9 +859,16 @@ class RayPool:
     def _place(self, kind: Kind) -> Node | None:
         """The node for a new actor: the driver's for dumps (unless they may run anywhere),
         else the next in turn."""
-        if kind == "dump" and self.dumps == DRIVER:
-            return self._nodes.at(self._driver_node)
-        return self._nodes.next()
+        if kind != "dump" or self.dumps != DRIVER:
+            return self._nodes.next()
+        node = self._nodes.at(self._driver_node)
+        if node is None:  # struck off: an actor could not start there (it says why)
+            logger.warning(
+                "a Ray dump actor cannot run on the driver's node (%s): Ray places it, so "
+                "the files it writes may land on another node",
+                self._nodes.struck.get(self._driver_node, "not found"),
+            )
+        return node
 
     def _check_open(self) -> None:
         if self.closed:
