@@ -2,6 +2,10 @@
 backend (2 worker processes) and against the same pipeline written by hand with Ray Data.
 
     python -m bench.ray [--quick] [--model mobilenet_v3_small] [--images N] [--reps 3]
+    python -m bench.ray --cli [--images 64] [--reps 3] [--address HOST:PORT]
+
+`--cli` measures something else: a small `graphbook run` end to end, locally and on a cluster
+whose actors are warm (bench/ray_cli.py).
 
 Needs `pip install 'graphbook[bench]'` (Ray and Ray Data's pyarrow). Each contender runs in its
 own process, repetitions interleaved; each reports the run's own time (Ray's start-up, 2-4 s
@@ -264,6 +268,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.contender is not None:
         run_contender(args)
         return
+    if args.cli:
+        from bench import ray_cli
+
+        ray_cli.main(args.model, args.images, args.reps, args.address)
+        return
     OUT.mkdir(parents=True, exist_ok=True)
     images = args.images or (QUICK_IMAGES if args.quick else IMAGES)
     count = args.reps or (1 if args.quick else 3)
@@ -293,6 +302,12 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--model", default="mobilenet_v3_small")
     parser.add_argument("--reps", type=int, help="repetitions (default 3, quick 1)")
     parser.add_argument("--images", type=int, help=f"images per run (default {IMAGES})")
+    parser.add_argument(
+        "--cli", action="store_true", help="a small graphbook run, warm cluster against local"
+    )
+    parser.add_argument(
+        "--address", help="with --cli, a Ray cluster's address (default: start one here)"
+    )
     parser.add_argument("--contender", choices=CONTENDERS, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)

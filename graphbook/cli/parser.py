@@ -15,10 +15,11 @@ from graphbook.cli.folders import NODES_FOLDER
 from graphbook.cli.metrics import EXPORTS, logger_spec
 from graphbook.cli.new import cmd_new
 from graphbook.cli.nodes import cmd_nodes
-from graphbook.cli.run import cmd_run, workers_count
+from graphbook.cli.run import cmd_run, seconds, workers_count
 from graphbook.cli.runs import cmd_export, cmd_metrics, cmd_runs
 from graphbook.cli.serve import IGNORED_013, cmd_mcp, cmd_openapi, cmd_serve
 from graphbook.cli.train import add_train_parser
+from graphbook.engine.ray_keep import KEEP, LEASE_SETTING
 from graphbook.engine.ray_nodes import DUMPS
 from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
 from graphbook.store import MOVE_FLAG
@@ -129,6 +130,15 @@ def add_run_parser(
         help="with --ray, run a task again (up to N times) when its actor dies",
     )
     add_ray_ship(run)
+    run.add_argument(
+        "--ray-keep",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="with --ray ADDRESS, keep the load and dump actors this long after the run, so "
+        "that the next run of the same node code attaches to them warm (default "
+        f"${LEASE_SETTING}, else {KEEP:.0f}; 0: end them with the run)",
+    )
     run.add_argument(
         "--continue-on-error",
         action="store_true",

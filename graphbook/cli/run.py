@@ -18,6 +18,7 @@ from graphbook.cli.folders import load_registry, node_folders
 from graphbook.cli.running import run_here
 from graphbook.cli.terminal import JsonSink, TerminalSink
 from graphbook.engine.executor import Backend, RayBackend, make_pool
+from graphbook.engine.ray_keep import KEEP, setting
 from graphbook.engine.ray_nodes import DRIVER
 from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
 from graphbook.engine.ray_ship import shippable
@@ -55,8 +56,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     backend = backend_of(args, folders)
     pool = make_pool(workers_of(args.workers, backend), backend)
     if isinstance(backend, RayBackend) and backend.address is not None:
-        describe = getattr(pool, "describe", lambda: "")
-        err.print(Text(f"note: on the Ray cluster at {backend.address}: {describe()}"))
+        print_cluster(backend, pool, err)
     sink = make_sink(args, err, getattr(pool, "stats", None))
     _, code = run_here(
         workflow,
@@ -71,6 +71,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         loggers=args.logger,
     )
     return code
+
+
+def print_cluster(backend: RayBackend, pool: Any, err: Console) -> None:
+    """What the run joined, whether it found warm actors there, and how long it keeps its own."""
+    describe = getattr(pool, "describe", lambda: "")()
+    kept = backend.keep_after
+    if kept:
+        describe += f"; actors kept {kept:g} s after the run (--ray-keep 0: not kept)"
+    err.print(Text(f"note: on the Ray cluster at {backend.address}: {describe}"))
+    attached = getattr(pool, "attached", 0)
+    if attached:
+        actors = "actor" if attached == 1 else "actors"
+        err.print(Text(f"note: attached to {attached} warm {actors} on {backend.address}"))
 
 
 def print_notes(workflow: Workflow, err: Console) -> None:
@@ -96,18 +109,52 @@ def workers_of(given: int | None, backend: Backend) -> int:
     return workers_count("auto") if backend == "local" else 0
 
 
+def seconds(text: str) -> float:
+    """A number of seconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more seconds, got {text}")
+    return value
+
+
 def backend_of(args: argparse.Namespace, nodes: Iterable[Path] = ()) -> Backend:
-    """Local, or Ray with the nodes folders and `--ray-ship` folders shipped to its actors."""
+    """Local, or Ray with the nodes folders and `--ray-ship` folders shipped to its actors; on
+    a cluster, its actors kept warm for the next run (`--ray-keep`)."""
+    keep = getattr(args, "ray_keep", None)
     if args.ray is None:
         given = {"--retries": args.retries, "--ray-ship": args.ray_ship}
         given["--ray-dumps"] = args.ray_dumps
+        given["--ray-keep"] = keep is not None
         flag = next((flag for flag, value in given.items() if value), None)
         if flag is not None:
             raise GraphbookError(f"{flag} applies to Ray actors: add --ray")
         return "local"
     address = None if args.ray == LOCAL_RAY else args.ray
     ship = shippable([*nodes, *args.ray_ship])
-    return RayBackend(address, retries=args.retries, ship=ship, dumps=args.ray_dumps or DRIVER)
+    dumps = args.ray_dumps or DRIVER
+    if address is None:
+        if keep:
+            raise GraphbookError(
+                "--ray-keep keeps actors on a Ray cluster (--ray ADDRESS or --ray auto); "
+                "the local Ray that plain --ray starts ends with the run"
+            )
+        return RayBackend(address, retries=args.retries, ship=ship, dumps=dumps)
+    keep_after = kept_for(keep)
+    return RayBackend(address, retries=args.retries, ship=ship, keep_after=keep_after, dumps=dumps)
+
+
+def kept_for(given: float | None) -> float:
+    """Seconds a cluster run keeps its actors: `--ray-keep`, else $GRAPHBOOK_RAY_LEASE, else
+    ray_keep.KEEP."""
+    if given is not None:
+        return given
+    try:
+        return setting(KEEP)
+    except ValueError as exc:
+        raise GraphbookError(f"{exc} (or give --ray-keep SECONDS)") from None
 
 
 def make_sink(

@@ -1,123 +1,299 @@
-"""Ray actors kept across drivers: a pool made with a namespace (`graphbook serve --ray`, one per
-server) names its actors there and makes them detached, so they outlive the process that made
-them (a run host ended by a Stop), and the next pool with that namespace attaches to them warm
-instead of starting new ones (importing torch again took most of 27-30 s after a Stop).
+"""Ray actors kept across drivers: a pool made with a namespace names its actors there and
+makes them detached, so they outlive the process that made them, and the next pool with that
+namespace attaches to them warm instead of starting new ones (importing torch again took 20 s).
 
-- **Attach.** The new pool lists the namespace's actors of each kind and asks each for its
-  process id, waiting at most `PROBE` seconds: one that does not answer is still busy with the
-  ended driver's task (which may never end) and is killed; the rest are kept, up to the pool's
-  size. The pool starts what is missing.
+Two kinds of driver keep them:
+
+- **`graphbook serve --ray`**, one namespace per server: a run host ended by a Stop leaves its
+  actors to the next host (27-30 s after a Stop, against 6-9 s kept). A server that closes
+  kills them.
+- **`graphbook run --ray ADDRESS`** (`code_namespace`): the namespace names what the actors can
+  run, a digest of the code shipped to them (Ray's content hash of the nodes folders), the
+  Python, Ray and graphbook versions and the user, so a run attaches only to actors that run
+  the same code (changed node code gets fresh actors, never stale ones). It leaves its idle
+  actors after the run, for `keep` seconds.
+
+- **Claims.** A driver claims each actor it uses (a key in Ray's key-value store naming the
+  driver's Ray job) and releases it when it leaves it. Another driver attaches only to
+  actors nobody claims or whose claimer's job has ended, so two runs at once never share (or
+  kill) each other's actors.
+- **Attach.** The new pool lists the namespace's free actors of each kind and asks each to
+  reset for it, waiting at most `PROBE` seconds: one that does not answer is still busy with
+  an ended driver's task (which may never end) and is killed; the rest are kept, up to the
+  pool's size, and the extra ones are killed. The pool starts what is missing.
 - **Lease.** Detached actors would live as long as the cluster. So the driver renews a lease
-  (a counter in Ray's key-value store, every `LEASE / 4` seconds, from a thread), and each
-  actor watches it from a thread of its own: an actor whose lease has not moved for `LEASE`
-  seconds ends itself. A server killed with `kill -9` ends its run host (its pipe closes), and
-  a minute later its actors; a server that closes kills them at once (`RayPool.close`).
+  (a value in Ray's key-value store, every `LEASE / 4` seconds while it runs, from a thread),
+  and each actor watches it from a thread of its own: an actor whose lease has not moved for
+  the seconds the value says ends itself. A driver killed with `kill -9` stops renewing it,
+  and a minute later its actors end; a CLI run that ends writes the lease one last time with
+  the seconds to keep its actors for.
 """
 
 from __future__ import annotations
 
 import contextlib
+import getpass
+import hashlib
+import json
 import logging
 import os
+import re
+import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 logger = logging.getLogger(__name__)
 
 LEASE = 60.0
-"""Seconds a kept actor lives without its lease renewed: longer than a run host takes to start
-again after a Stop, short enough that a killed server's actors do not linger."""
+"""Seconds a kept actor lives without its lease renewed while a driver holds it: longer than a
+run host takes to start again after a Stop, short enough that a killed driver's actors do not
+linger."""
+KEEP = 300.0
+"""Seconds `graphbook run --ray ADDRESS` keeps its actors after the run, by default."""
+LEASE_SETTING = "GRAPHBOOK_RAY_LEASE"
+"""The environment variable that sets `LEASE` (serve) and `KEEP` (run), in seconds."""
 PROBE = 2.0
 """Seconds an attached actor has to answer; one that does not is busy with an ended run."""
+NAMESPACE = "graphbook-run"
+"""The start of the namespaces `graphbook run --ray ADDRESS` keeps its actors in."""
 
 
 def lease_key(namespace: str) -> bytes:
     return f"graphbook:lease:{namespace}".encode()
 
 
+def claim_key(namespace: str, name: str) -> bytes:
+    return f"graphbook:claim:{namespace}:{name}".encode()
+
+
+def setting(default: float) -> float:
+    """`GRAPHBOOK_RAY_LEASE` in seconds, else `default`; an error names a value that is not."""
+    text = os.environ.get(LEASE_SETTING, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise ValueError(f"{LEASE_SETTING}={text!r}: expected seconds, 0 or more")
+    return value
+
+
+def code_namespace(code: Sequence[str]) -> str:
+    """The namespace of actors that run `code` (the URIs of what Ray ships to them, each named
+    by its content's hash) for this user, this Python, Ray and graphbook."""
+    import ray
+
+    from graphbook.about import version  # not at import: graphbook's __init__ imports this
+
+    what = {
+        "code": sorted(code),
+        "python": sys.version,
+        "ray": ray.__version__,
+        "graphbook": version(),
+    }
+    digest = hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
+    return f"{NAMESPACE}-{_user()}-{digest}"
+
+
+def _user() -> str:
+    try:
+        user = getpass.getuser()
+    except Exception:  # no name for this user id (a container)
+        user = f"uid{os.getuid()}" if hasattr(os, "getuid") else "user"
+    return re.sub(r"[^A-Za-z0-9_.]", "_", user) or "user"
+
+
 def named(kind: str, namespace: str) -> dict[str, Any]:
-    """Ray options for a new kept actor of `kind`."""
+    """Ray options for a new kept actor of `kind`, claimed by this driver before it exists (a
+    driver attaching meanwhile leaves it alone)."""
     name = f"{kind}-{uuid.uuid4().hex[:12]}"
+    _put(claim_key(namespace, name), _job())
     return {"name": name, "namespace": namespace, "lifetime": "detached"}
 
 
-def attach(ray: Any, namespace: str, kind: str, most: int) -> list[Any]:
-    """The namespace's live, idle actors of `kind` (at most `most`); the busy and the extra
-    ones are killed."""
+@dataclass
+class Attached:
+    """An actor attached to: its handle, its name, and the node it runs on (its reset's answer)."""
+
+    handle: Any
+    name: str
+    node_id: str
+
+
+def attach(
+    ray: Any, namespace: str, kind: str, most: int, setup: Callable[[], tuple[Any, ...]]
+) -> list[Attached]:
+    """Claim the namespace's free, live, idle actors of `kind` (at most `most`), each reset for
+    this driver with the arguments `setup()` gives; the busy and the extra ones among those
+    claimed are killed."""
     prefix = f"{kind}-"
-    handles = []
+    found: dict[str, Any] = {}
+    ended = _ended_jobs(ray)
     for entry in ray.util.list_named_actors(all_namespaces=True):
-        if entry["namespace"] == namespace and entry["name"].startswith(prefix):
-            with contextlib.suppress(ValueError):  # it died meanwhile
-                handles.append(ray.get_actor(entry["name"], namespace=namespace))
-    if not handles:
+        name = entry["name"]
+        if entry["namespace"] != namespace or not name.startswith(prefix):
+            continue
+        if not _claim(namespace, name, ended):
+            continue  # another running driver's
+        try:
+            found[name] = ray.get_actor(name, namespace=namespace)
+        except ValueError:  # it died meanwhile
+            release(namespace, [name])
+    if not found:
         return []
-    asked = {handle.reset.remote(): handle for handle in handles}
+    asked = {handle.reset.remote(*setup()): name for name, handle in found.items()}
     ready, _ = ray.wait(list(asked), num_returns=len(asked), timeout=PROBE)
-    kept = []
+    kept: list[Attached] = []
     for ref in ready:
         with contextlib.suppress(Exception):  # an actor that died answers with an error
-            ray.get(ref)
-            kept.append(asked[ref])
-    for handle in [h for h in handles if h not in kept[:most]]:
+            node_id = ray.get(ref)
+            name = asked[ref]
+            if len(kept) < most:
+                kept.append(Attached(found[name], name, str(node_id)))
+    chosen = {attached.name for attached in kept}
+    dropped = [name for name in found if name not in chosen]
+    for name in dropped:
         with contextlib.suppress(Exception):
-            ray.kill(handle, no_restart=True)
-    dropped = len(handles) - len(kept[:most])
+            ray.kill(found[name], no_restart=True)
+    release(namespace, dropped)
     if dropped:
-        logger.info("ended %d kept Ray %s actors (busy with an ended run, or extra)", dropped, kind)
-    return kept[:most]
+        logger.info(
+            "ended %d kept Ray %s actors (busy with an ended run, or extra)", len(dropped), kind
+        )
+    return kept
+
+
+def release(namespace: str, names: Sequence[str]) -> None:
+    """Let other drivers attach to these actors (or forget the claims of ended ones)."""
+    from ray.experimental import internal_kv
+
+    for name in names:
+        with contextlib.suppress(Exception):
+            internal_kv._internal_kv_del(claim_key(namespace, name))
+
+
+def _claim(namespace: str, name: str, ended: set[str]) -> bool:
+    """Claim an actor for this driver: free, or claimed by a driver whose job has ended."""
+    from ray.experimental import internal_kv
+
+    key = claim_key(namespace, name)
+    try:
+        if not internal_kv._internal_kv_put(key, _job(), overwrite=False):
+            return True  # nobody held it
+        holder = internal_kv._internal_kv_get(key)
+        holder_job = holder.decode() if holder else ""
+        if holder_job == _job():
+            return True
+        if holder_job not in ended:
+            return False  # a running driver's
+        internal_kv._internal_kv_put(key, _job())  # its driver ended without letting it go
+        return True
+    except Exception:  # the GCS away: leave it
+        return False
+
+
+def _job() -> str:
+    import ray
+
+    return str(ray.get_runtime_context().get_job_id())
+
+
+def _ended_jobs(ray: Any) -> set[str]:
+    """The ids of the cluster's jobs that have ended (their drivers gone)."""
+    try:
+        from ray._private import state
+
+        jobs = state.state.job_table()  # type: ignore[no-untyped-call]
+        return {str(job["JobID"]) for job in jobs if job.get("IsDead")}
+    except Exception:
+        return set()
+
+
+def _put(key: bytes, value: str) -> None:
+    from ray.experimental import internal_kv
+
+    with contextlib.suppress(Exception):  # Ray shut down, or the GCS is briefly away
+        internal_kv._internal_kv_put(key, value.encode())
 
 
 class Lease:
-    """The driver's side: renews the namespace's lease until `end()` (which drops it)."""
+    """The driver's side: renews the namespace's lease of `lease` seconds until `end()`."""
 
     def __init__(self, namespace: str, lease: float = LEASE) -> None:
         self.key = lease_key(namespace)
+        self.lease = lease
         self.period = lease / 4
         self._ended = threading.Event()
-        self._renew()
+        self._renew(lease)
         self._thread = threading.Thread(target=self._run, name="graphbook-ray-lease", daemon=True)
         self._thread.start()
 
-    def _renew(self) -> None:
-        from ray.experimental import internal_kv
-
-        with contextlib.suppress(Exception):  # Ray shut down, or the GCS is briefly away
-            internal_kv._internal_kv_put(self.key, str(time.monotonic_ns()).encode())
+    def _renew(self, lease: float) -> None:
+        _put(self.key, f"{time.monotonic_ns()} {lease}")
 
     def _run(self) -> None:
         while not self._ended.wait(self.period):
-            self._renew()
+            self._renew(self.lease)
 
-    def end(self) -> None:
+    def end(self, keep: float | None = None) -> None:
+        """Stop renewing; with `keep`, the actors live that many seconds more, from now."""
         self._ended.set()
+        self._thread.join(timeout=self.period + 1)
+        if keep is not None:
+            self._renew(keep)
 
 
 def watch(namespace: str, lease: float) -> None:
-    """The actor's side: a thread that ends this process once the lease stops moving."""
+    """The actor's side: a thread that ends this process once the lease stops moving for the
+    seconds its value says (`lease` when it says none)."""
     thread = threading.Thread(
         target=_watch, args=(lease_key(namespace), lease), name="graphbook-lease", daemon=True
     )
     thread.start()
 
 
-def _watch(key: bytes, lease: float) -> None:
+def _watch(key: bytes, default: float) -> None:
     from ray.experimental import internal_kv
 
     last: bytes | None = None
+    lease = default
     since = time.monotonic()
     while True:
-        time.sleep(min(lease / 4, 5.0))
+        time.sleep(min(max(lease / 4, 0.1), 5.0))
         try:
             value = internal_kv._internal_kv_get(key)
         except Exception:  # the GCS briefly away: not a sign that the driver is gone
             continue
         if value != last:
             last, since = value, time.monotonic()
+            lease = _seconds(value, default)
         elif time.monotonic() - since > lease:
             os._exit(0)
 
 
-__all__ = ["LEASE", "Lease", "attach", "named", "watch"]
+def _seconds(value: bytes | None, default: float) -> float:
+    """The lease's seconds, as the driver last wrote them."""
+    with contextlib.suppress(AttributeError, IndexError, ValueError):
+        return float(value.split()[1])  # type: ignore[union-attr]
+    return default
+
+
+__all__ = [
+    "KEEP",
+    "LEASE",
+    "LEASE_SETTING",
+    "Attached",
+    "Lease",
+    "attach",
+    "code_namespace",
+    "named",
+    "release",
+    "setting",
+    "watch",
+]

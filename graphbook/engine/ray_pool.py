@@ -33,7 +33,15 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from graphbook.engine.pool import Failed, Kind, OrderedLane, Outcome, call
-from graphbook.engine.ray_keep import LEASE, Lease, attach, named, watch
+from graphbook.engine.ray_keep import (
+    LEASE,
+    Lease,
+    attach,
+    code_namespace,
+    named,
+    release,
+    watch,
+)
 from graphbook.engine.ray_nodes import DRIVER, Node, Nodes, dumps_notice, dumps_problem
 from graphbook.engine.ray_ship import runtime_env, shippable
 from graphbook.registry import NODES_PACKAGE
@@ -261,36 +269,52 @@ class _Actor:
         keep: str = "",
         lease: float = LEASE,
     ) -> None:
-        import importlib
-        import random
-
         from graphbook.engine.ray_ship import importable
 
         if keep:  # kept across drivers: it ends itself when no driver renews the lease
             watch(keep, lease)
         importable(shipped)  # folders shipped with the pool import as on the driver
-        self.where = _where(driver_node)
-        self.elsewhere = "" if os.path.isdir(cwd) else cwd
-        """The driver's folder when this node does not have it (relative paths then miss)."""
-        if not self.elsewhere:  # the driver's folder, where the node's relative paths point
-            os.chdir(cwd)
-        for module in preload:  # while the driver builds its resources, not on the first task
-            with contextlib.suppress(ImportError):
-                importlib.import_module(module)
-        random.seed(seed)
-        torch = sys.modules.get("torch")
-        if torch is not None:
-            torch.manual_seed(seed)
-            torch.set_num_threads(1)
         self.fns: dict[int, Callable[..., Any] | ErrorInfo] = {}
+        self.where = self.elsewhere = ""
+        self.reset(seed, cwd, driver_node)
+        self.preload(preload)
 
     def pid(self) -> int:
         return os.getpid()
 
-    def reset(self) -> int:
-        """Forget every lane (a new driver attaches: its lanes are numbered anew); the pid."""
+    def reset(self, seed: int = 0, cwd: str = "", driver_node: str = "") -> str:
+        """Serve a new driver (one that made it, or one that attaches): no lanes (its lanes are
+        numbered anew), its folder, its seed, errors placed relative to its node. Returns the
+        id of this actor's node."""
+        import random
+
+        import ray
+
         self.fns.clear()
-        return os.getpid()
+        self.seed = seed
+        self.where = _where(driver_node)
+        self.elsewhere = "" if not cwd or os.path.isdir(cwd) else cwd
+        """The driver's folder when this node does not have it (relative paths then miss)."""
+        if cwd and not self.elsewhere:  # the driver's folder, where relative paths point
+            os.chdir(cwd)
+        random.seed(seed)
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            torch.manual_seed(seed)
+        return str(ray.get_runtime_context().get_node_id())
+
+    def preload(self, modules: Sequence[str]) -> None:
+        """Import what the driver has imported (torch: seconds), before the first task needs it."""
+        import importlib
+
+        had_torch = "torch" in sys.modules
+        for module in modules:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(module)
+        torch = sys.modules.get("torch")
+        if torch is not None and not had_torch:
+            torch.manual_seed(self.seed)
+            torch.set_num_threads(1)
 
     def learn(self, lane: int, pickled: bytes) -> None:
         """Load a lane's function; one that cannot be loaded fails each of its tasks."""
@@ -382,6 +406,11 @@ class RayBackend:
     dumps: str = DRIVER
     """Where dump actors run: `driver` (its node: what dump functions write lands on the
     driver's disk) or `anywhere` (every node, for outputs on shared storage or remote URIs)."""
+    keep_after: float | None = None
+    """Keep the actors for the next driver that runs the same code (`graphbook run --ray
+    ADDRESS`): in the namespace of that code (`keep` is then ignored), left idle by `close()`
+    for this many seconds (0: killed, as without it). None: the namespace is `keep`, and
+    `close()` kills them (a server that shuts down)."""
 
     def pool(self, workers: int = 0) -> RayPool:
         return RayPool(
@@ -393,6 +422,7 @@ class RayBackend:
             keep=self.keep,
             lease=self.lease,
             dumps=self.dumps,
+            keep_after=self.keep_after,
         )
 
 
@@ -416,6 +446,8 @@ class _Handle:
     actor: Any
     node: Node | None = None
     """The node it was placed on (None: where Ray chose)."""
+    name: str = ""
+    """Its name in the pool's namespace, when it is kept (ray_keep.py)."""
     calls: deque[tuple[Any, tuple[int, ...]]] = field(default_factory=deque)
     """(object ref, tickets) of each call not yet collected, in the order they were made."""
     load: int = 0
@@ -444,6 +476,7 @@ class RayPool:
         keep: str | None = None,
         lease: float = LEASE,
         dumps: str = DRIVER,
+        keep_after: float | None = None,
     ) -> None:
         if workers < 0 or retries < 0:
             raise ValueError(f"workers and retries must be 0 or more, got {workers}, {retries}")
@@ -471,8 +504,14 @@ class RayPool:
         if self.runtime_env is not None:
             options["runtime_env"] = self.runtime_env
         self._remote = self._ray.remote(**options)(_Actor)
+        if keep_after is not None:  # actors that run this code, whoever made them
+            keep = code_namespace((self.runtime_env or {}).get("py_modules", []))
         self.keep = keep
+        """The namespace the actors are kept in (None: not kept)."""
         self.lease = lease
+        self.keep_after = keep_after
+        self.attached = 0
+        """Actors this pool found warm, kept by a driver before it, and uses."""
         self._lease = Lease(keep, lease) if keep else None
         self._actors: dict[Kind, list[_Handle]] = {kind: [] for kind in KINDS}
         self._backlog: dict[Kind, deque[int]] = {kind: deque() for kind in KINDS}
@@ -523,18 +562,35 @@ class RayPool:
         if self.closed:
             return
         self.closed = True
+        leave = bool(self.keep_after)
         for handles in self._actors.values():
             for handle in handles:
-                self._ray.kill(handle.actor, no_restart=True)
+                if not (leave and self._idle(handle)):
+                    self._end(handle)
+        if self._lease is not None:
+            self._lease.end(self.keep_after if leave else None)
+        if leave and self.keep is not None:  # other drivers may attach to them now
+            names = [h.name for hs in self._actors.values() for h in hs if not h.dead]
+            release(self.keep, names)
         self._actors = {kind: [] for kind in KINDS}
         self._tasks.clear()
         self._refs.clear()
-        if self._lease is not None:
-            self._lease.end()
         _OPEN_POOLS[0] -= 1
         if _POOLS_STARTED_RAY[0] and not _OPEN_POOLS[0]:  # the last pool on a Ray a pool began
             _POOLS_STARTED_RAY[0] = False
             self._ray.shutdown()
+
+    def _idle(self, handle: _Handle) -> bool:
+        """Whether an actor has no call in flight (one that has could be busy for good)."""
+        return not handle.dead and not handle.calls
+
+    def _end(self, handle: _Handle) -> None:
+        """Kill an actor (and forget its claim, when it was kept)."""
+        handle.dead = True
+        with contextlib.suppress(Exception):  # it died already
+            self._ray.kill(handle.actor, no_restart=True)
+        if handle.name and self.keep is not None:
+            release(self.keep, [handle.name])
 
     def __enter__(self) -> RayPool:
         return self
@@ -598,8 +654,7 @@ class RayPool:
                     self._refs.pop(ref, None)
                     for ticket in tickets:
                         self._tasks.pop(ticket, None)
-                handle.dead = True
-                self._ray.kill(handle.actor, no_restart=True)
+                self._end(handle)
                 handles[index] = self._start(kind)
                 replaced += 1
             for ticket in self._backlog[kind]:
@@ -733,7 +788,7 @@ class RayPool:
         killed the actor: it fails (or runs again, `retries` times). If several were left,
         Ray cannot say which one ran (replies of finished calls may be lost with the actor):
         each runs again alone on an actor, so a task that kills its actor is found for sure."""
-        handle.dead = True
+        self._end(handle)
         kind = next(k for k, hs in self._actors.items() if handle in hs)
         innocent = handle.node is not None and self._nodes.lost(handle.node, exc)
         logger.warning("a Ray %s actor died; starting another", kind)
@@ -839,22 +894,51 @@ class RayPool:
         handles = self._actors[kind]
         if not handles:
             if self.keep is not None:  # the idle actors a driver before this one kept
-                handles.extend(_Handle(a) for a in attach(self._ray, self.keep, kind, self.workers))
+                handles.extend(self._attach(kind))
             handles.extend(self._start(kind) for _ in range(self.workers - len(handles)))
         return handles
 
+    def _attach(self, kind: Kind) -> list[_Handle]:
+        """The warm actors of `kind` kept in the pool's namespace, set up for this driver."""
+        assert self.keep is not None
+        cwd = os.getcwd()
+        found = attach(
+            self._ray,
+            self.keep,
+            kind,
+            self.workers,
+            lambda: (self._next_seed(), cwd, self._driver_node),
+        )
+        if kind == "dump" and self.dumps == DRIVER:  # what they write lands on the driver's disk
+            release(self.keep, [w.name for w in found if w.node_id != self._driver_node])
+            found = [w for w in found if w.node_id == self._driver_node]
+        self._nodes.refresh()
+        preload = self._preload()
+        handles = []
+        for warm in found:
+            if preload:  # what this driver imported and theirs may not have
+                warm.handle.preload.remote(preload)
+            handles.append(_Handle(warm.handle, self._nodes.get(warm.node_id), warm.name))
+        self.attached += len(handles)
+        return handles
+
     def _start(self, kind: Kind) -> _Handle:
-        seed = (self._seed + next(self._numbers)) % 2**32
-        preload = [name for name in PRELOAD if name in sys.modules]
         node = self._place(kind)
         options: dict[str, Any] = named(kind, self.keep) if self.keep is not None else {}
         if node is not None:  # pinned: Ray's SPREAD may put every actor on one node
             options["scheduling_strategy"] = self._nodes.strategy(node)
         remote = self._remote.options(**options) if options else self._remote
-        args = (seed, os.getcwd(), preload, self._driver_node, self.shipped)
+        args = (self._next_seed(), os.getcwd(), self._preload(), self._driver_node, self.shipped)
         actor = remote.remote(*args, self.keep or "", self.lease)
         logger.debug("started a Ray %s actor on %s", kind, node and node.describe())
-        return _Handle(actor, node)
+        return _Handle(actor, node, options.get("name", ""))
+
+    def _next_seed(self) -> int:
+        return (self._seed + next(self._numbers)) % 2**32
+
+    @staticmethod
+    def _preload() -> list[str]:
+        return [name for name in PRELOAD if name in sys.modules]
 
     def _place(self, kind: Kind) -> Node | None:
         """The node for a new actor: the driver's for dumps (unless they may run anywhere),

@@ -27,7 +27,7 @@ from graphbook import protocol as p
 from graphbook.components import flatten
 from graphbook.engine.control import RunControl
 from graphbook.engine.executor import Backend, RayBackend
-from graphbook.engine.ray_keep import LEASE
+from graphbook.engine.ray_keep import LEASE, LEASE_SETTING
 from graphbook.engine.ray_pool import local_ray_address
 from graphbook.errors import GraphbookError, Problem, WorkflowError
 from graphbook.events import Event, NodeTitle, RunFinished, RunStarted
@@ -55,9 +55,6 @@ STOP_GRACE = 2.0
 
 HOST_LOAD = 60.0
 """Seconds the server waits at its start for its run host to load (imports, node files)."""
-LEASE_SETTING = "GRAPHBOOK_RAY_LEASE"
-"""On `serve --ray`: seconds the pool's actors outlive the server's last run host (default 60;
-docs/scale.md)."""
 RECORD_GRACE = 1.0
 """Seconds a run's end waits for its record to be written before clients are told: a store
 that another process holds locked delays the record (written later), not the run."""

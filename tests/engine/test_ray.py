@@ -273,6 +273,20 @@ def test_ray_ship_needs_ray_and_a_folder(
     )
 
 
+def test_ray_keep_is_for_a_cluster_s_actors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow = tmp_path / "wf.json"
+    Workflow().save(workflow)
+    assert main(["run", str(workflow), "--ray-keep", "60"]) == 2
+    assert "--ray-keep applies to Ray actors: add --ray" in capsys.readouterr().err
+    assert main(["run", str(workflow), "--ray", "--ray-keep", "60"]) == 2
+    said = " ".join(capsys.readouterr().err.split())  # as wrapped to the terminal's width
+    assert "--ray-keep keeps actors on a Ray cluster (--ray ADDRESS or --ray auto)" in said
+    assert main(["run", str(workflow), "--ray", "auto", "--ray-keep", "-1"]) == 2
+    assert "expected 0 or more seconds, got -1" in capsys.readouterr().err
+
+
 def test_ray_without_workers_has_one_actor_per_kind_per_cpu_of_the_cluster(
     ray_address: str,
 ) -> None:
