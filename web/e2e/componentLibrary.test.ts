@@ -219,7 +219,7 @@ describe('library components in the editor', () => {
     );
     await node(app.page, 'component').click({ button: 'right' });
     await app.page.getByRole('menuitem', { name: 'Save to library…' }).click();
-    const dialog = app.page.getByRole('dialog', { name: 'Save component to the library' });
+    const dialog = app.page.getByRole('dialog', { name: 'Save “component” to the library' });
     const name = dialog.getByLabel('File name');
     const why = dialog.locator('#gb-library-save-why');
     const saveButton = dialog.getByRole('button', { name: 'Save', exact: true });

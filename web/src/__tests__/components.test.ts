@@ -16,6 +16,7 @@ import {
   unpack,
 } from '../workflow/components';
 import { isGraphNode } from '../workflow/flow';
+import { pendingLibraryEdits } from '../store/inside';
 import { currentKey, currentWorkflow, useEditor } from '../store/editor';
 import { dumps, parseCanonical } from '../workflow/format';
 import { catalog } from './fixtures';
@@ -142,8 +143,10 @@ describe('a component in the editor', () => {
     expect(library().libraryEdit).toBeUndefined(); // opened and left unchanged: still the reference
 
     editor().openComponent('library', body);
+    expect(pendingLibraryEdits(editor())).toEqual([]);
     editor().setParam('second', 'loud', false);
     editor().commit();
+    expect(pendingLibraryEdits(editor())).toEqual(['shouts']); // a save now holds a copy
     editor().leaveComponent(0);
     expect(libraryOf(library().component)).toBeNull(); // kept inline, with the edit
     expect(library().libraryEdit).toEqual({ library: 'shouts', version: '0123456789ab' });

@@ -28,7 +28,7 @@ export function ComponentPath() {
       ))}
       <span className="gb-component-path-hint">
         {library
-          ? `from the library (components/${library}.json): edits are kept when you go back out, where you choose to update the file or keep a copy in this workflow`
+          ? `components/${library}.json: back out after editing to update the file or keep a copy here`
           : 'inside a component: its nodes show their own run; edits are kept when you go back out'}
       </span>
     </nav>

@@ -4,6 +4,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { libraryNames, saveToLibrary } from '../actions/components';
 import { useCatalog } from '../store/catalog';
+import { useEditor } from '../store/editor';
 import { useLibrarySave } from '../store/librarySave';
 import { componentNameProblem } from '../workflow/components';
 
@@ -13,6 +14,10 @@ export function LibrarySaveDialog() {
 }
 
 function NameForm({ node }: { node: string }) {
+  const title = useEditor((s) => {
+    const found = s.nodes.find((n) => n.id === node);
+    return (found?.type === 'graph' && found.data.label) || node;
+  });
   const { name, refused, type, close } = useLibrarySave();
   useCatalog((s) => s.catalog); // the names taken follow the library
   const [saving, setSaving] = useState(false);
@@ -44,7 +49,7 @@ function NameForm({ node }: { node: string }) {
           void save(false);
         }}
       >
-        <h2 id="gb-library-save-title">Save {node} to the library</h2>
+        <h2 id="gb-library-save-title">Save “{title}” to the library</h2>
         <p>
           It appears in the palette under Components, and this node then uses the library file: edits to the file reach
           every workflow that uses it.

@@ -63,6 +63,24 @@ export function fold(frame: Frame, nodes: FlowNode[], edges: FlowEdge[]): { node
   return { nodes: folded, edges: frame.edges };
 }
 
+/** The library files of the components open in place that were edited: a save holds their
+ * edits as copies until the user goes back out and chooses to update the file or keep the copy. */
+export function pendingLibraryEdits(state: {
+  nodes: FlowNode[];
+  edges: FlowEdge[];
+  inside?: readonly Frame[];
+}): string[] {
+  const names: string[] = [];
+  let level = { nodes: state.nodes, edges: state.edges };
+  for (const frame of [...(state.inside ?? [])].reverse()) {
+    level = fold(frame, level.nodes, level.edges);
+    const node = level.nodes.find((n) => n.id === frame.id);
+    const library = libraryOf(frame.component);
+    if (library && node?.type === 'graph' && !libraryOf(node.data.component)) names.push(library.library);
+  }
+  return names;
+}
+
 /** The library file the open level shows, when it is a library component (or an edited copy of one). */
 export function editedLibrary(frame: Frame | undefined): string | null {
   if (!frame) return null;
