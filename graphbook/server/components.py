@@ -89,9 +89,7 @@ class ComponentFiles:
             message = f"{relative}: not a component ({type(exc).__name__}: {exc})"
             raise ServerError(400, "invalid_workflow", message) from None
         if if_match is not None:
-            current = digest(path.read_bytes()) if path.is_file() else ""
-            if current != if_match.strip('"'):
-                raise conflict(f"{relative!r} changed since it was read; reload it first")
+            _check_unchanged(path, relative, if_match.strip('"'))
         self.library.save(self.name(relative), component)
         return self.document(relative, path.read_bytes())
 
@@ -140,6 +138,23 @@ class ComponentFiles:
             "name": exposed.name,
         }
         return param_info(fields, default)
+
+
+def _check_unchanged(path: Path, relative: str, tag: str) -> None:
+    """Refuse (412) unless the file is still the one `tag` names: its hash or its version (a
+    component's version is its hash's first 12 digits); "" names no file yet."""
+    raw = path.read_bytes() if path.is_file() else None
+    if raw is None and tag == "":
+        return
+    if raw is not None and tag in (digest(raw), version_of(raw)):
+        return
+    now = "it was deleted" if raw is None else f"it is now version {version_of(raw)}"
+    if tag == "":
+        now = "it exists already"
+    raise conflict(
+        f"components/{relative} changed since it was read ({now}); reload it, keep your edits "
+        "as a copy in the workflow, or save over it"
+    )
 
 
 def _json(raw: bytes, name: str) -> Any:

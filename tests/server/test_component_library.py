@@ -83,3 +83,25 @@ def test_component_paths_stay_inside_the_library(serving: Serve) -> None:
         assert status == 404
 
     serving(scenario)
+
+
+def test_an_update_names_the_version_it_replaces(serving: Serve) -> None:
+    async def scenario(server: Server) -> None:
+        url = "/api/components/adder.json"
+        status, first = await server.put(url, adder(), headers={"If-Match": '""'})
+        assert status == 200, first
+        status, reply = await server.put(url, adder(), headers={"If-Match": '""'})
+        assert status == 409 and "exists already" in reply["error"]["message"]
+
+        status, second = await server.put(
+            url, adder(expose_out=False), headers={"If-Match": first["version"]}
+        )
+        assert status == 200 and second["version"] != first["version"]
+        status, reply = await server.put(url, adder(), headers={"If-Match": first["version"]})
+        assert status == 409
+        message = reply["error"]["message"]
+        assert f"it is now version {second['version']}" in message and "as a copy" in message
+        status, document = await server.get(url)
+        assert document["version"] == second["version"], "the refused update wrote nothing"
+
+    serving(scenario)

@@ -120,7 +120,8 @@ describe('components', () => {
     expect(await app.page.locator('.gb-file-title').getAttribute('data-dirty')).toBe('false');
 
     await made.click({ button: 'right' });
-    await app.page.getByRole('menuitem', { name: 'Save to library' }).click();
+    await app.page.getByRole('menuitem', { name: 'Save to library…' }).click();
+    await app.page.getByRole('dialog').getByRole('button', { name: 'Save', exact: true }).click();
     const file = join(app.server.folder, 'components', 'component.json');
     await until(
       () => existsSync(file),

@@ -12,6 +12,7 @@ import { useServerEvents } from './hooks/useServerEvents';
 import { useTheme } from './hooks/useTheme';
 import { ConsolePanel } from './panels/ConsolePanel';
 import { Dialog } from './panels/Dialog';
+import { LibrarySaveDialog } from './panels/LibrarySaveDialog';
 import { Gallery } from './panels/Gallery';
 import { ShortcutsOverlay } from './panels/ShortcutsOverlay';
 import { ImageViewer } from './panels/ImageViewer';
@@ -77,6 +78,7 @@ export function App() {
         <Notices />
         <TemplatesDialog />
         <Dialog />
+        <LibrarySaveDialog />
         <ShortcutsOverlay />
         <Gallery />
         <ImageViewer />

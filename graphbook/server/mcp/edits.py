@@ -9,11 +9,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graphbook.components import Library
 from graphbook.errors import GraphbookError, Problem
 from graphbook.graph import edge_problem, param_problem
 from graphbook.registry import Registry
+from graphbook.server.mcp import library as components
 from graphbook.spec import DATA_INPUT
-from graphbook.workflow import Edge, Node, Workflow, fresh_id
+from graphbook.workflow import COMPONENT, Edge, Node, Workflow, fresh_id
 
 NEW_NODE_GAP = 300.0
 """How far right of the rightmost node a node added without a position is placed."""
@@ -23,9 +25,25 @@ class Op(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class LibraryRef(Op):
+    library: str = Field(description="the library component's name (components/NAME.json)")
+    version: str | None = Field(
+        None, description="the version list_nodes gave (its code_hash); refused if not current"
+    )
+
+
 class AddNode(Op):
     op: Literal["add_node"]
-    type: str = Field(description="a node type from the catalog (list_nodes), e.g. 'LoadJSONL'")
+    type: str = Field(
+        "Component",
+        description="a node type from the catalog (list_nodes), e.g. 'LoadJSONL', or a library "
+        "component as list_nodes names it, e.g. 'components/clean_rows'",
+    )
+    component: LibraryRef | None = Field(
+        None,
+        description='a library component by reference, {"library": NAME, "version": ...} '
+        "(the same as type 'components/NAME')",
+    )
     id: str | None = Field(None, description="the new node's id; by default a fresh one")
     title: str | None = Field(None, description="the title shown on the canvas")
     params: dict[str, Any] = Field(
@@ -83,10 +101,12 @@ class EditError(GraphbookError):
 
 def apply_all(workflow: Workflow, ops: list[Operation], registry: Registry) -> Workflow:
     """A copy of `workflow` with every operation applied in order; raises EditError naming
-    the first operation that cannot be applied (index and what) and why."""
+    the first operation that cannot be applied (index and what) and why. Library components
+    are read from the workflow's components folder (`workflow.library`)."""
     edited = _copy(workflow)
+    edit = _Edit(registry, Library(workflow.library))
     for index, op in enumerate(ops):
-        problem = _apply(edited, op, registry)
+        problem = edit.apply(edited, op)
         if problem is not None:
             what = f"operation {index} ({describe(op)})"
             raise EditError(f"{what} refused, nothing applied: {problem}")
@@ -96,7 +116,8 @@ def apply_all(workflow: Workflow, ops: list[Operation], registry: Registry) -> W
 def describe(op: Operation) -> str:
     match op:
         case AddNode():
-            return f"add_node {op.type}" + (f" as {op.id!r}" if op.id else "")
+            kind = f"components/{op.component.library}" if op.component else op.type
+            return f"add_node {kind}" + (f" as {op.id!r}" if op.id else "")
         case Connect() | Disconnect():
             return f"{op.op} {op.source}.{op.output} -> {op.target}.{op.input}"
         case SetParam():
@@ -113,37 +134,97 @@ def _copy(workflow: Workflow) -> Workflow:
     return edited
 
 
-def _apply(workflow: Workflow, op: Operation, registry: Registry) -> Problem | str | None:
-    match op:
-        case AddNode():
-            return _add(workflow, op, registry)
-        case RemoveNode():
-            return _remove(workflow, op.node)
-        case Connect():
-            return _connect(workflow, op, registry)
-        case Disconnect():
-            return _disconnect(workflow, op)
-        case SetParam():
-            return _set(workflow, op, registry)
-        case Move():
-            return _move(workflow, op)
+class _Edit:
+    """Operations applied with what they are checked against: the node types and the library."""
 
+    def __init__(self, registry: Registry, library: Library) -> None:
+        self.registry = registry
+        self.library = library
 
-def _add(workflow: Workflow, op: AddNode, registry: Registry) -> Problem | str | None:
-    if op.type not in registry:
-        return f"unknown node type {op.type!r}; {registry.suggest(op.type)}"
-    taken = {*workflow.nodes, *workflow.groups, *workflow.comments}
-    if op.id is not None and (not op.id.strip() or op.id in taken):
-        return f"id {op.id!r} is taken or blank; choose another, or leave it out"
-    spec = registry.get(op.type)
-    node_id = op.id or fresh_id(spec.name.lower(), taken)
-    node = Node(node_id, spec.name, {}, op.position or _free_spot(workflow), op.title or "")
-    for name, value in op.params.items():
-        problem = param_problem(node, spec, name, value)
+    def apply(self, workflow: Workflow, op: Operation) -> Problem | str | None:
+        match op:
+            case AddNode():
+                return self.add(workflow, op)
+            case RemoveNode():
+                return _remove(workflow, op.node)
+            case Connect():
+                return self.connect(workflow, op)
+            case Disconnect():
+                return _disconnect(workflow, op)
+            case SetParam():
+                return self.set(workflow, op)
+            case Move():
+                return _move(workflow, op)
+
+    def add(self, workflow: Workflow, op: AddNode) -> Problem | str | None:
+        taken = {*workflow.nodes, *workflow.groups, *workflow.comments}
+        if op.id is not None and (not op.id.strip() or op.id in taken):
+            return f"id {op.id!r} is taken or blank; choose another, or leave it out"
+        name = op.component.library if op.component else components.library_name(op.type)
+        if name is not None:
+            version = op.component.version if op.component else None
+            ref = components.reference(self.library, name, version)
+            if isinstance(ref, str):
+                return ref
+            node_id = op.id or fresh_id(name.rsplit("/", 1)[-1].lower(), taken)
+            node = Node(node_id, COMPONENT, {}, op.position or _free_spot(workflow), op.title or "")
+            node = replace(node, component=ref)
+        elif op.type not in self.registry:
+            return f"unknown node type {op.type!r}; {self.registry.suggest(op.type)}"
+        else:
+            spec = self.registry.get(op.type)
+            node_id = op.id or fresh_id(spec.name.lower(), taken)
+            node = Node(node_id, spec.name, {}, op.position or _free_spot(workflow), op.title or "")
+        for param, value in op.params.items():
+            problem = self.param_problem(node, param, value)
+            if problem is not None:
+                return problem
+        workflow.nodes[node_id] = replace(node, params=dict(op.params))
+        return None
+
+    def param_problem(self, node: Node, name: str, value: Any) -> Problem | str | None:
+        found = components.inside(node, self.library)
+        if isinstance(found, str):
+            return found
+        if found is not None:
+            return components.param_check(node, found, self.registry, name, value)
+        if node.type not in self.registry:
+            known = self.registry.suggest(node.type)
+            return f"node {node.id!r} is of unknown type {node.type!r}; {known}"
+        return param_problem(node, self.registry.get(node.type), name, value)
+
+    def connect(self, workflow: Workflow, op: Connect) -> Problem | str | None:
+        for end in (op.source, op.target):
+            if end not in workflow.nodes:
+                return _missing(workflow, end)
+        edge = Edge(op.source, op.output, op.target, op.input)
+        if edge in workflow.edges:
+            return f"{op.source}.{op.output} is wired to {op.target}.{op.input} already"
+        if op.source == op.target:
+            return f"a wire from node {op.source!r} to itself would make a cycle"
+        for end, kind, port in ((op.source, "output", op.output), (op.target, "input", op.input)):
+            found = components.inside(workflow.nodes[end], self.library)
+            if isinstance(found, components.Inside):
+                found = components.port_check(found, kind, port)
+            if found is not None:
+                return f"node {end!r}: {found}"
+        problem = edge_problem(edge, workflow, self.registry)
+        if problem is None:
+            workflow.edges.append(edge)
+        return problem
+
+    def set(self, workflow: Workflow, op: SetParam) -> Problem | str | None:
+        node = workflow.nodes.get(op.node)
+        if node is None:
+            return _missing(workflow, op.node)
+        problem = self.param_problem(node, op.param, op.value)
         if problem is not None:
             return problem
-    workflow.nodes[node_id] = replace(node, params=dict(op.params))
-    return None
+        params = {k: v for k, v in node.params.items() if k != op.param}
+        if op.value is not None:
+            params[op.param] = op.value
+        workflow.nodes[op.node] = replace(node, params=params)
+        return None
 
 
 def _free_spot(workflow: Workflow) -> tuple[float, float]:
@@ -166,42 +247,11 @@ def _remove(workflow: Workflow, node_id: str) -> str | None:
     return None
 
 
-def _connect(workflow: Workflow, op: Connect, registry: Registry) -> Problem | str | None:
-    for end in (op.source, op.target):
-        if end not in workflow.nodes:
-            return _missing(workflow, end)
-    edge = Edge(op.source, op.output, op.target, op.input)
-    if edge in workflow.edges:
-        return f"{op.source}.{op.output} is wired to {op.target}.{op.input} already"
-    if op.source == op.target:
-        return f"a wire from node {op.source!r} to itself would make a cycle"
-    problem = edge_problem(edge, workflow, registry)
-    if problem is None:
-        workflow.edges.append(edge)
-    return problem
-
-
 def _disconnect(workflow: Workflow, op: Disconnect) -> str | None:
     edge = Edge(op.source, op.output, op.target, op.input)
     if edge not in workflow.edges:
         return f"there is no wire {op.source}.{op.output} -> {op.target}.{op.input}"
     workflow.edges = [e for e in workflow.edges if e != edge]
-    return None
-
-
-def _set(workflow: Workflow, op: SetParam, registry: Registry) -> Problem | str | None:
-    node = workflow.nodes.get(op.node)
-    if node is None:
-        return _missing(workflow, op.node)
-    if node.type not in registry:
-        return f"node {op.node!r} is of unknown type {node.type!r}; {registry.suggest(node.type)}"
-    problem = param_problem(node, registry.get(node.type), op.param, op.value)
-    if problem is not None:
-        return problem
-    params = {k: v for k, v in node.params.items() if k != op.param}
-    if op.value is not None:
-        params[op.param] = op.value
-    workflow.nodes[op.node] = replace(node, params=params)
     return None
 
 

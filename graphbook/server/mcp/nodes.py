@@ -33,8 +33,11 @@ class NodeTools:
     ) -> dict[str, Any]:
         """The node types that workflows can use: name, pack, category, kind, inputs,
         outputs, parameters (type, default, required) and the first line of their docs;
-        describe_node gives one type's full docs. Node files that failed to import are
-        listed with their errors."""
+        describe_node gives one type's full docs. Library components (components/NAME.json)
+        are listed as `components/NAME` in category Components, with their `component` name,
+        `version`, ports and exposed parameters; add one with add_node type
+        'components/NAME' (or component {"library": NAME, "version": VERSION}). Node files
+        that failed to import are listed with their errors."""
         catalog = self.app[CATALOG].catalog()
         words = (search or "").lower()
         found = [
@@ -48,12 +51,16 @@ class NodeTools:
         self, name: Annotated[str, Field(description="a node type, as list_nodes names it")]
     ) -> dict[str, Any]:
         """One node type in full: its parameters with their descriptions, its ports and its
-        documentation."""
+        documentation (a library component, `components/NAME`, with its version)."""
         registry = self.app[CATALOG].registry
-        if name not in registry:
+        if name in registry:
+            info: dict[str, Any] = p.to_json(node_info(registry.get(name)))
+            return info
+        component = next((i for i in self.app[CATALOG].extra() if i.name == name), None)
+        if component is None:
             raise not_found(f"unknown node type {name!r}; {registry.suggest(name)}")
-        info: dict[str, Any] = p.to_json(node_info(registry.get(name)))
-        return info
+        described: dict[str, Any] = p.to_json(component)
+        return {**described, "version": component.code_hash}
 
     async def write_node_file(
         self,
@@ -99,6 +106,7 @@ def summary(info: p.NodeInfo) -> dict[str, Any]:
         "outputs": info.outputs,
         "params": [_param(param) for param in info.params],
         "doc": info.doc.strip().split("\n", 1)[0],
+        **({"component": info.component, "version": info.code_hash} if info.component else {}),
     }
 
 

@@ -78,6 +78,7 @@ class WorkflowTools:
                 current = files.load(path)
             elif create:
                 current = Workflow()
+                current.library = files.library
             else:
                 raise not_found(f"no workflow file {path!r}; pass create=true to start one")
             return apply_all(current, operations, registry).to_json()

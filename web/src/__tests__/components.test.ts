@@ -5,7 +5,18 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { bodyOf, collapse, hiddenParams, specOf, unpack } from '../workflow/components';
+import {
+  bodyOf,
+  collapse,
+  componentFileName,
+  componentNameProblem,
+  hiddenParams,
+  libraryOf,
+  specOf,
+  unpack,
+} from '../workflow/components';
+import { isGraphNode } from '../workflow/flow';
+import { pendingLibraryEdits } from '../store/inside';
 import { currentKey, currentWorkflow, useEditor } from '../store/editor';
 import { dumps, parseCanonical } from '../workflow/format';
 import { catalog } from './fixtures';
@@ -112,5 +123,59 @@ describe('a component in the editor', () => {
     editor().undo();
     expect(ids()).toEqual(['component', 'greetings', 'library']);
     expect(made).toBe('component_2');
+  });
+
+  it('marks a library component edited in place until the user updates the file or keeps the copy', () => {
+    editor().open({ path: 'c.json', format: 'canonical', hash: 'h' }, withComponent());
+    const { workflow } = currentWorkflow(editor());
+    const inline = workflow.nodes.find((n) => n.id === 'component')?.component;
+    const body = inline && bodyOf(inline); // what the library file `shouts` holds, say
+    if (!body) throw new Error('no inline component in the fixture');
+    const library = () => {
+      const node = editor().nodes.find((n) => n.id === 'library');
+      if (!node || !isGraphNode(node)) throw new Error('no library node');
+      return node.data;
+    };
+
+    editor().openComponent('library', body);
+    editor().leaveComponent(0);
+    expect(library().component).toEqual({ library: 'shouts', version: '0123456789ab' });
+    expect(library().libraryEdit).toBeUndefined(); // opened and left unchanged: still the reference
+
+    editor().openComponent('library', body);
+    expect(pendingLibraryEdits(editor())).toEqual([]);
+    editor().setParam('second', 'loud', false);
+    editor().commit();
+    expect(pendingLibraryEdits(editor())).toEqual(['shouts']); // a save now holds a copy
+    editor().leaveComponent(0);
+    expect(libraryOf(library().component)).toBeNull(); // kept inline, with the edit
+    expect(library().libraryEdit).toEqual({ library: 'shouts', version: '0123456789ab' });
+    const copy = library().component;
+    expect(copy && bodyOf(copy)?.nodes.find((n) => n.id === 'second')?.params).toEqual({ loud: false });
+
+    editor().setComponent('library', { library: 'shouts', version: 'fedcba987654' }); // updated
+    expect(library().libraryEdit).toBeUndefined();
+    expect(libraryOf(library().component)).toEqual({ library: 'shouts', version: 'fedcba987654' });
+    editor().undo();
+    expect(library().libraryEdit).toEqual({ library: 'shouts', version: '0123456789ab' });
+
+    editor().setLibraryEdit('library', null); // kept as a copy
+    expect(library().libraryEdit).toBeUndefined();
+    expect(library().component).toEqual(copy);
+  });
+});
+
+describe('library component names', () => {
+  it('come from the title and are explained when they cannot be used', () => {
+    expect(componentFileName('Clean rows!')).toBe('clean_rows');
+    expect(componentFileName('  ')).toBe('component');
+    expect(componentFileName('.hidden')).toBe('hidden');
+    expect(componentNameProblem('clean_rows')).toBeNull();
+    expect(componentNameProblem('team/clean-rows.v2')).toBeNull();
+    expect(componentNameProblem('')).toBe('give the component a name');
+    expect(componentNameProblem('x.json')).toContain('leave out ".json"');
+    expect(componentNameProblem('my rows')).toContain("use letters, digits, '_', '-'");
+    expect(componentNameProblem('../x')).toContain('use letters, digits');
+    expect(componentNameProblem('a/../b')).toContain('use letters, digits');
   });
 });

@@ -5,6 +5,7 @@ import { fetchLastRun } from '../api/runs';
 import { deleteWorkflowFile, readWorkflowFile, renameWorkflowFile, writeWorkflowFile } from '../api/workflows';
 import type { WorkflowChanged, WorkflowDocument } from '../protocol';
 import { useDialog } from '../store/dialog';
+import { pendingLibraryEdits } from '../store/inside';
 import { workflowKey } from '../store/document';
 import { currentKey, currentWorkflow, useEditor } from '../store/editor';
 import { useFiles } from '../store/files';
@@ -160,6 +161,7 @@ async function writeOpenDocument(auto: boolean): Promise<boolean> {
     }
     forgetLegacyGroups(file.path);
     useEditor.getState().markSaved(key, written.hash);
+    if (!auto) notePendingLibraryEdits(editor);
     // Changed while it was being written: its problems are of a document no longer shown.
     if (currentKey(useEditor.getState()) === key) useUi.getState().setServerProblems(written.problems);
     return true;
@@ -169,6 +171,17 @@ async function writeOpenDocument(auto: boolean): Promise<boolean> {
   } finally {
     saving.delete(key);
   }
+}
+
+/** Saved while inside an edited library component: its edits went into the workflow as a copy. */
+function notePendingLibraryEdits(editor: Parameters<typeof pendingLibraryEdits>[0]): void {
+  const files = pendingLibraryEdits(editor).map((name) => `components/${name}.json`);
+  if (!files.length) return;
+  useUi
+    .getState()
+    .notify(
+      `Saved; your edits to ${files.join(', ')} are a copy in this workflow for now: go back out (the path above the canvas) to update the library file or keep the copy`,
+    );
 }
 
 /** The file changed elsewhere since this page opened it (another tab's save): what now? */

@@ -1,10 +1,12 @@
 // Above the canvas while a component is open in place: the way back out, one step per level.
 
 import { useEditor } from '../store/editor';
+import { editedLibrary } from '../store/inside';
 
 export function ComponentPath() {
   const inside = useEditor((s) => s.inside);
   const file = useEditor((s) => s.file?.path ?? 'workflow');
+  const library = editedLibrary(inside.at(-1));
   if (!inside.length) return null;
   const leave = (depth: number): void => useEditor.getState().leaveComponent(depth);
   return (
@@ -25,7 +27,9 @@ export function ComponentPath() {
         </span>
       ))}
       <span className="gb-component-path-hint">
-        inside a component: its nodes show their own run; edits are kept when you go back out
+        {library
+          ? `components/${library}.json: back out after editing to update the file or keep a copy here`
+          : 'inside a component: its nodes show their own run; edits are kept when you go back out'}
       </span>
     </nav>
   );

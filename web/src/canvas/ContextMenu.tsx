@@ -2,7 +2,7 @@
 
 import { useEffect } from 'react';
 import { useReactFlow } from '@xyflow/react';
-import { makeComponent, saveToLibrary, unpackComponent } from '../actions/components';
+import { askLibraryName, keepCopy, makeComponent, unpackComponent, updateLibrary } from '../actions/components';
 import { clear, run } from '../actions/run';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
@@ -13,7 +13,7 @@ import { type ContextMenu as Menu, useUi } from '../store/ui';
 import { hiddenParams, libraryOf, specOf } from '../workflow/components';
 import { NODE_COLORS } from '../workflow/format';
 import { addReroutePoint } from './rerouteActions';
-import { isGraphNode } from '../workflow/flow';
+import { type LibraryEdit, isGraphNode } from '../workflow/flow';
 
 interface Item {
   label: string;
@@ -21,6 +21,18 @@ interface Item {
   disabled?: boolean;
   danger?: boolean;
   act(): void;
+}
+
+/** An edited library component's choices: update the library file, or keep the copy here. */
+function libraryEditItems(id: string, edit: LibraryEdit | undefined): Item[] {
+  if (!edit) return [];
+  const file = `components/${edit.library}.json`;
+  return [
+    edit.refused
+      ? { label: `Overwrite ${file}`, danger: true, act: () => void updateLibrary(id, true) }
+      : { label: `Update ${file}`, act: () => void updateLibrary(id) },
+    { label: 'Keep as a copy in this workflow', act: () => keepCopy(id) },
+  ];
 }
 
 function useItems(menu: Menu | null): Item[] {
@@ -87,7 +99,8 @@ function useItems(menu: Menu | null): Item[] {
       keys: 'Ctrl+Shift+E',
       act: () => (editor.select(members), makeComponent()),
     },
-    ...(component && !libraryOf(component) ? [{ label: 'Save to library', act: () => void saveToLibrary(id) }] : []),
+    ...libraryEditItems(id, node && isGraphNode(node) ? node.data.libraryEdit : undefined),
+    ...(component && !libraryOf(component) ? [{ label: 'Save to library…', act: () => askLibraryName(id) }] : []),
     ...(component ? [{ label: 'Unpack', act: () => void unpackComponent(id) }] : []),
     ...(component && !libraryOf(component)
       ? (spec?.params ?? []).map((p) => ({

@@ -14,6 +14,7 @@ import { isActive } from '../store/runState';
 import { useUi } from '../store/ui';
 import { specOf } from '../workflow/components';
 import { Icon } from '../panels/Icon';
+import { LibraryEditBar } from './LibraryEditBar';
 import { NodeMedia } from './NodeMedia';
 import { NodeProblems } from './NodeProblems';
 import { NodeStatus } from './NodeStatus';
@@ -171,6 +172,7 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
           <Icon name="help" size={13} />
         </button>
       </header>
+      {data.libraryEdit ? <LibraryEditBar id={id} edit={data.libraryEdit} /> : null}
       {collapsed ? null : <NodeProblems problems={problems} />}
       <Ports
         inputs={inputs}

@@ -2,7 +2,7 @@
 
 import type { Connection, EdgeChange, NodeChange, XYPosition } from '@xyflow/react';
 import type { StoreApi } from 'zustand';
-import type { FlowEdge, FlowNode, NodeInput } from '../workflow/flow';
+import type { FlowEdge, FlowNode, LibraryEdit, NodeInput } from '../workflow/flow';
 import type { Catalog } from '../catalog';
 import type { Json, NodeColor, NodeMode, Point, Workflow } from '../workflow/format';
 import type { ComponentBody } from '../workflow/components';
@@ -76,14 +76,18 @@ export interface EditorState {
   /** The component node `id` replaced by the nodes inside it (`body`, read from the library for
    * a library one), selected: one undo step. */
   unpackComponent(id: string, body: ComponentBody): void;
-  /** A component node's inside replaced (saved to the library: a reference to it). */
+  /** A component node's inside replaced (saved to the library: a reference to it); any
+   * pending library edit on it is settled. */
   setComponent(id: string, component: Record<string, Json>): void;
+  /** The library file an edited inline component differs from (null: kept as a copy). */
+  setLibraryEdit(id: string, edit: LibraryEdit | null): void;
   /** Stops showing the inline component's parameter `name` on its node (the value set there goes): one undo step. */
   hideParam(id: string, name: string): void;
   /** Expose the inner `node`'s parameter `param` on the inline component `id` (one undo step). */
   exposeParam(id: string, node: string, param: string): void;
-  /** Shows the nodes inside component node `id` (`body`: what it holds) in place of this level. */
-  openComponent(id: string, body: ComponentBody): void;
+  /** Shows the nodes inside component node `id` (`body`: what it holds; a library one's
+   * `version`: that of the file read) in place of this level. */
+  openComponent(id: string, body: ComponentBody, version?: string): void;
   /** Back out to level `depth` (0: the workflow), the edits inside kept: one undo step there. */
   leaveComponent(depth: number): void;
   commit(): void;

@@ -4,7 +4,7 @@
 
 import type { FlowEdge, FlowNode } from '../workflow/flow';
 import { canvasToWorkflow } from '../workflow/canvas';
-import { type ComponentBody, bodyJson, bodyOf } from '../workflow/components';
+import { type ComponentBody, bodyJson, bodyOf, libraryOf } from '../workflow/components';
 import type { Json } from '../workflow/format';
 import type { History } from './history';
 import type { Snapshot } from './document';
@@ -20,6 +20,8 @@ export interface Frame {
   component: Record<string, Json>;
   /** What was shown inside (a library one: the library file's inside). */
   body: ComponentBody;
+  /** A library one: the version of the file that was read, which edits are based on. */
+  version?: string;
 }
 
 /** How the run names the nodes of the open level: `outer/inner/` (empty at the top). */
@@ -43,15 +45,48 @@ function withInside(body: ComponentBody, nodes: FlowNode[], edges: FlowEdge[]): 
 }
 
 /** The level around `frame` with the open level (`nodes`, `edges`) folded into its component
- * node: a library component left unchanged stays a reference; an edited one is kept inline. */
+ * node: a library component left unchanged stays a reference; an edited one is kept inline,
+ * marked with the library file it differs from (`libraryEdit`) until the user chooses to update
+ * the file or keep the copy. */
 export function fold(frame: Frame, nodes: FlowNode[], edges: FlowEdge[]): { nodes: FlowNode[]; edges: FlowEdge[] } {
   const before = JSON.stringify(bodyJson(frame.body));
   const after = bodyJson(withInside(frame.body, nodes, edges));
-  const component = JSON.stringify(after) === before ? frame.component : after;
-  const folded = frame.nodes.map((n) =>
-    n.id === frame.id && n.type === 'graph' ? { ...n, data: { ...n.data, component } } : n,
-  );
+  const edited = JSON.stringify(after) !== before;
+  const library = edited ? libraryOf(frame.component) : null;
+  const component = edited ? after : frame.component;
+  const folded = frame.nodes.map((n) => {
+    if (n.id !== frame.id || n.type !== 'graph') return n;
+    const data = { ...n.data, component };
+    const libraryEdit = library && { library: library.library, version: frame.version || library.version };
+    return { ...n, data: libraryEdit ? { ...data, libraryEdit } : data };
+  });
   return { nodes: folded, edges: frame.edges };
+}
+
+/** The library files of the components open in place that were edited: a save holds their
+ * edits as copies until the user goes back out and chooses to update the file or keep the copy. */
+export function pendingLibraryEdits(state: {
+  nodes: FlowNode[];
+  edges: FlowEdge[];
+  inside?: readonly Frame[];
+}): string[] {
+  const names: string[] = [];
+  let level = { nodes: state.nodes, edges: state.edges };
+  for (const frame of [...(state.inside ?? [])].reverse()) {
+    level = fold(frame, level.nodes, level.edges);
+    const node = level.nodes.find((n) => n.id === frame.id);
+    const library = libraryOf(frame.component);
+    if (library && node?.type === 'graph' && !libraryOf(node.data.component)) names.push(library.library);
+  }
+  return names;
+}
+
+/** The library file the open level shows, when it is a library component (or an edited copy of one). */
+export function editedLibrary(frame: Frame | undefined): string | null {
+  if (!frame) return null;
+  const node = frame.nodes.find((n) => n.id === frame.id);
+  const copy = node?.type === 'graph' ? node.data.libraryEdit?.library : undefined;
+  return libraryOf(frame.component)?.library ?? copy ?? null;
 }
 
 /** The whole document: the open level folded through every frame around it. */

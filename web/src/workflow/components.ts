@@ -136,6 +136,29 @@ export function exposeParam(
   return { component: bodyJson({ ...body, params }), name, value: inner.params[param] };
 }
 
+const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*(\/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$/;
+
+/** Why `name` cannot name a library component (`components/NAME.json`), as the server's
+ * graphbook/components.py checks it; null when it can. */
+export function componentNameProblem(name: string): string | null {
+  if (!name.trim()) return 'give the component a name';
+  if (name.endsWith('.json')) return 'leave out ".json": it is added to the name';
+  if (!NAME.test(name) || name.split('/').includes('..'))
+    return "use letters, digits, '_', '-' and '.' (not first), and '/' between folders, e.g. clean_rows";
+  return null;
+}
+
+/** A title as a component file name: what a name cannot hold becomes '_' (`Clean rows` -> `clean_rows`). */
+export function componentFileName(title: string): string {
+  const name = title
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9_.-]+/g, '_')
+    .replace(/^[.-]+/, '')
+    .replace(/_+$/, '');
+  return name || 'component';
+}
+
 /** A library component file's content. */
 export function libraryFile(component: Record<string, Json>): Record<string, Json> {
   return { format: COMPONENT_FORMAT, version: 1, ...component };

@@ -22,7 +22,13 @@ export type GraphNodeData = {
   inputs?: Record<string, NodeInput>;
   /** A component node's inside, as the file keeps it (web/src/workflow/components.ts). */
   component?: Record<string, Json>;
+  /** A library component edited in place, kept inline until the user chooses (never saved). */
+  libraryEdit?: LibraryEdit;
 };
+
+/** Where an edited inline component came from: the library file and the version it was opened
+ * at, and why an update was refused (the file changed since), if it was. */
+export type LibraryEdit = { library: string; version: string; refused?: string };
 
 /** A parameter marked as a workflow input: the input's name and what it is for. */
 export type NodeInput = { name: string; description?: string };

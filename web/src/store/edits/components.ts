@@ -11,7 +11,7 @@ import { updateGraphNode } from './nodes';
 
 type ComponentActions = Pick<
   EditorState,
-  'makeComponent' | 'unpackComponent' | 'setComponent' | 'hideParam' | 'exposeParam'
+  'makeComponent' | 'unpackComponent' | 'setComponent' | 'setLibraryEdit' | 'hideParam' | 'exposeParam'
 >;
 
 export function componentActions(set: SetEditor, get: GetEditor, commits: Commits): ComponentActions {
@@ -37,7 +37,17 @@ export function componentActions(set: SetEditor, get: GetEditor, commits: Commit
       showWorkflow(workflow, ids);
     },
     setComponent(id, component) {
-      updateGraphNode(set, get, id, (n) => ({ ...n, data: { ...n.data, component } }));
+      updateGraphNode(set, get, id, (n) => {
+        const { libraryEdit: _settled, ...data } = n.data;
+        return { ...n, data: { ...data, component } };
+      });
+      commits.now();
+    },
+    setLibraryEdit(id, edit) {
+      updateGraphNode(set, get, id, (n) => {
+        const { libraryEdit: _was, ...data } = n.data;
+        return { ...n, data: edit ? { ...data, libraryEdit: edit } : data };
+      });
       commits.now();
     },
     hideParam(id, name) {

@@ -14,12 +14,12 @@ export function levelActions(
   commits: Commits,
 ): Pick<EditorState, 'openComponent' | 'leaveComponent'> {
   return {
-    openComponent(id, body) {
+    openComponent(id, body, version) {
       const node = get().nodes.find((n) => n.id === id);
       if (!node || !isGraphNode(node) || !node.data.component) return;
       commits.now();
       const { nodes, edges, history, inside } = get();
-      const frame: Frame = { id, nodes, edges, history, component: node.data.component, body };
+      const frame: Frame = { id, nodes, edges, history, component: node.data.component, body, version };
       const shown = workflowToCanvas({ doc: '', nodes: body.nodes, edges: body.edges });
       const first = snapshot(shown.nodes, shown.edges, '');
       set({
