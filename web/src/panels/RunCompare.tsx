@@ -5,9 +5,9 @@ import type { ReactNode } from 'react';
 import type { NodeSnapshot, RunDetails, RunMetrics, RunRecordInfo } from '../protocol';
 import {
   differingParams,
-  formatCount,
   formatDuration,
   nodeCounts,
+  outputsText,
   paramText,
   pluralCount,
   runLabels,
@@ -46,14 +46,6 @@ function nodeCells(runs: RunDetails[]): [node: string, cells: (Cell | null)[]][]
   return names.map((name) => [name, perRun.map((m) => m.get(name) ?? null)]);
 }
 
-const countsText = (counts: Record<string, number>): string => {
-  const entries = Object.entries(counts);
-  if (!entries.length) return '—';
-  return entries.length === 1 && entries[0]?.[0] === 'out'
-    ? formatCount(entries[0][1])
-    : entries.map(([k, n]) => `${k} ${formatCount(n)}`).join(' · ');
-};
-
 type Columns = { gridTemplateColumns: string };
 
 /** One row of a comparison grid: its name, then one cell per run. */
@@ -73,7 +65,7 @@ function NodeCell({ cell }: { cell: Cell | null }) {
     <span className="gb-compare-cell" role="cell">
       {cell ? (
         <>
-          <span className="gb-compare-counts">{countsText(cell.counts)}</span>
+          <span className="gb-compare-counts">{outputsText(cell.counts)}</span>
           <span className="gb-compare-seconds">
             {cell.reused ? 'reused' : cell.seconds === null ? '' : formatDuration(cell.seconds)}
           </span>
