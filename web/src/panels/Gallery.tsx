@@ -11,6 +11,7 @@ import type { GalleryRow } from '../protocol';
 import { useEditor } from '../store/editor';
 import { type GalleryTarget, useGallery } from '../store/gallery';
 import { useUi } from '../store/ui';
+import { Backdrop } from '../widgets/Backdrop';
 import '../styles/gallery.css';
 
 const CELL_W = 172;
@@ -150,10 +151,7 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
     setHovered(null); // the tile under it has moved
   };
   return (
-    <div
-      className="gb-dialog-backdrop gb-gallery-backdrop"
-      onMouseDown={(e) => e.target === e.currentTarget && close()}
-    >
+    <Backdrop className="gb-gallery-backdrop" onClose={close}>
       <section className="gb-gallery" role="dialog" aria-label="results gallery">
         <GalleryHead label={label} output={target.output} summary={summary} filtered={!!tools.filter} close={close} />
         <GalleryTools tools={tools} summary={summary} />
@@ -178,7 +176,7 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
         </div>
       </section>
       {hovered ? <HoverCard hovered={hovered} /> : null}
-    </div>
+    </Backdrop>
   );
 }
 

@@ -4,6 +4,7 @@
 import { useEffect } from 'react';
 import { useUi } from '../store/ui';
 import { imageFields, imageSrc } from '../preview';
+import { Backdrop } from '../widgets/Backdrop';
 import { JsonTree } from './JsonTree';
 
 type Viewer = NonNullable<ReturnType<typeof useUi.getState>['viewer']>;
@@ -85,10 +86,7 @@ export function ImageViewer() {
   const image = viewer?.images[viewer.index];
   if (!viewer || !image) return null;
   return (
-    <div
-      className="gb-dialog-backdrop gb-viewer-backdrop"
-      onMouseDown={(e) => e.target === e.currentTarget && useUi.getState().closeViewer()}
-    >
+    <Backdrop className="gb-viewer-backdrop" onClose={useUi.getState().closeViewer}>
       <div className="gb-viewer" role="dialog" aria-label="image viewer">
         <figure className="gb-viewer-image">
           <img src={imageSrc(image)} alt={image.label ?? 'image'} />
@@ -98,6 +96,6 @@ export function ImageViewer() {
           <ViewerFields image={image} />
         </aside>
       </div>
-    </div>
+    </Backdrop>
   );
 }
