@@ -15,6 +15,7 @@ import {
   valueText,
   valuesOf,
 } from '../charts';
+import { useToggleSet } from '../hooks/useToggleSet';
 
 const HEIGHT = 220;
 const MARGIN = { left: 52, right: 14, top: 10, bottom: 34 };
@@ -92,13 +93,6 @@ function marksAt(shown: Line[], hover: number | null): Mark[] {
   return shown
     .map((line) => ({ line, point: line.points[nearest(line.points, hover)] }))
     .filter((m) => m.point && m.point.y !== null);
-}
-
-function useHiddenLines(): [ReadonlySet<string>, (id: string) => void] {
-  const [hidden, setHidden] = useState<ReadonlySet<string>>(new Set());
-  const toggle = (id: string): void =>
-    setHidden((h) => (h.has(id) ? new Set([...h].filter((x) => x !== id)) : new Set([...h, id])));
-  return [hidden, toggle];
 }
 
 function ChartHead({
@@ -298,7 +292,7 @@ function Plot({ title, xLabel, width, scale, shown }: PlotProps) {
 
 export function LineChart({ title, lines, xLabel, log: startLog = false, note }: LineChartProps) {
   const [ref, width] = useWidth();
-  const [hidden, toggle] = useHiddenLines();
+  const [hidden, toggle] = useToggleSet<string>();
   const shown = useMemo(() => lines.filter((l) => !hidden.has(l.id)), [lines, hidden]);
   const loggable = canLog(shown.length ? shown : lines);
   const [wantLog, setLog] = useState(startLog);
