@@ -89,6 +89,14 @@ export const formatCount = (n: number): string => Math.round(n).toLocaleString('
 export const pluralCount = (n: number, word: string, many = `${word}s`): string =>
   `${formatCount(n)} ${n === 1 ? word : many}`;
 
+/** A node's items out per output: "1,234" for a lone `out`, else "out 3 · rejected 1"; "—" for none. */
+export function outputsText(counts: Record<string, number>): string {
+  const entries = Object.entries(counts);
+  if (!entries.length) return '—';
+  if (entries.length === 1 && entries[0]?.[0] === 'out') return formatCount(entries[0][1]);
+  return entries.map(([name, n]) => `${name} ${formatCount(n)}`).join(' · ');
+}
+
 /** What kind of run, in words. */
 export const KIND_LABELS: Record<string, string> = {
   workflow: 'workflow',

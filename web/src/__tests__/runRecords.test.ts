@@ -11,6 +11,7 @@ import {
   fraction,
   itemsOf,
   nodeCounts,
+  outputsText,
   pluralCount,
   previousRun,
   relativeTime,
@@ -78,6 +79,12 @@ describe('run records', () => {
     ]);
     expect(itemsOf(run)).toBe(10);
     expect(itemsOf(record())).toBe(0);
+  });
+
+  it("write a node's items out: a lone out as its count, several by name", () => {
+    expect(outputsText({})).toBe('—');
+    expect(outputsText({ out: 12345 })).toBe('12,345');
+    expect(outputsText({ out: 3, rejected: 1 })).toBe('out 3 · rejected 1');
   });
 
   it('write sizes and fractions', () => {

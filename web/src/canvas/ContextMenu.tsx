@@ -23,6 +23,63 @@ interface Item {
   act(): void;
 }
 
+type Flow = ReturnType<typeof useReactFlow>;
+type Editor = ReturnType<typeof useEditor.getState>;
+type Spec = ReturnType<typeof specOf>;
+type Component = NonNullable<Extract<Editor['nodes'][number], { type: 'graph' }>['data']['component']>;
+
+function paneItems(menu: Menu, flow: Flow, editor: Editor): Item[] {
+  const ui = useUi.getState();
+  return [
+    { label: 'Add a node…', keys: 'Double-click', act: () => ui.openSearch({ x: menu.x, y: menu.y }) },
+    { label: 'Add a comment', act: () => editor.addComment(flow.screenToFlowPosition({ x: menu.x, y: menu.y })) },
+    { label: 'Select all', keys: 'Ctrl+A', act: () => editor.select(editor.nodes.map((n) => n.id)) },
+    { label: 'Fit the view', keys: 'F', act: () => void flow.fitView({ padding: 0.2, duration: 200 }) },
+  ];
+}
+
+function edgeItems(menu: Menu, id: string, flow: Flow, editor: Editor): Item[] {
+  const bent = !!editor.edges.find((e) => e.id === id)?.data?.points?.length;
+  return [
+    {
+      label: 'Add a reroute point here',
+      keys: 'Double-click',
+      act: () => addReroutePoint(flow, id, flow.screenToFlowPosition({ x: menu.x, y: menu.y })),
+    },
+    ...(bent ? [{ label: 'Remove its reroute points', act: () => editor.setPoints(id, []) }] : []),
+    {
+      label: 'Delete the wire',
+      keys: 'Delete',
+      danger: true,
+      act: () => editor.onEdgesChange([{ type: 'remove', id }]),
+    },
+  ];
+}
+
+function groupItems(id: string, editor: Editor): Item[] {
+  return [
+    { label: 'Ungroup', keys: 'Ctrl+Shift+G', act: () => (editor.select([id]), editor.ungroupSelection()) },
+    { label: 'Delete the group', danger: true, act: () => (editor.select([id]), editor.deleteSelection()) },
+  ];
+}
+
+interface RunLock {
+  offline: boolean;
+  running: boolean;
+}
+
+function runItems(id: string, spec: Spec, off: boolean, lock: RunLock): Item[] {
+  return [
+    ...(spec?.kind !== 'resource' && !off
+      ? [{ label: 'Run up to here', disabled: lock.offline, act: () => void run('until', id) }]
+      : []),
+    ...(spec?.kind === 'source' && !off
+      ? [{ label: 'Run this source again', disabled: lock.offline || lock.running, act: () => void run('trigger', id) }]
+      : []),
+  ];
+}
+
+/** Make a component of the node (with the others picked), and, on a component node, its own actions. */
 /** An edited library component's choices: update the library file, or keep the copy here. */
 function libraryEditItems(id: string, edit: LibraryEdit | undefined): Item[] {
   if (!edit) return [];
@@ -35,71 +92,15 @@ function libraryEditItems(id: string, edit: LibraryEdit | undefined): Item[] {
   ];
 }
 
-function useItems(menu: Menu | null): Item[] {
-  const flow = useReactFlow();
-  const { fitView, screenToFlowPosition } = flow;
-  const offline = useRun(isOffline);
-  const running = useRun((s) => isActive(s.run));
-  if (!menu) return [];
-  const editor = useEditor.getState();
-  const ui = useUi.getState();
-  if (menu.on === 'pane') {
-    return [
-      { label: 'Add a node…', keys: 'Double-click', act: () => ui.openSearch({ x: menu.x, y: menu.y }) },
-      { label: 'Add a comment', act: () => editor.addComment(screenToFlowPosition({ x: menu.x, y: menu.y })) },
-      { label: 'Select all', keys: 'Ctrl+A', act: () => editor.select(editor.nodes.map((n) => n.id)) },
-      { label: 'Fit the view', keys: 'F', act: () => void fitView({ padding: 0.2, duration: 200 }) },
-    ];
-  }
-  const id = menu.id ?? '';
-  if (menu.on === 'edge') {
-    const bent = !!editor.edges.find((e) => e.id === id)?.data?.points?.length;
-    return [
-      {
-        label: 'Add a reroute point here',
-        keys: 'Double-click',
-        act: () => addReroutePoint(flow, id, screenToFlowPosition({ x: menu.x, y: menu.y })),
-      },
-      ...(bent ? [{ label: 'Remove its reroute points', act: () => editor.setPoints(id, []) }] : []),
-      {
-        label: 'Delete the wire',
-        keys: 'Delete',
-        danger: true,
-        act: () => editor.onEdgesChange([{ type: 'remove', id }]),
-      },
-    ];
-  }
-  if (menu.on === 'group') {
-    return [
-      { label: 'Ungroup', keys: 'Ctrl+Shift+G', act: () => (editor.select([id]), editor.ungroupSelection()) },
-      { label: 'Delete the group', danger: true, act: () => (editor.select([id]), editor.deleteSelection()) },
-    ];
-  }
-  if (menu.on === 'comment')
-    return [{ label: 'Delete the comment', keys: 'Delete', danger: true, act: () => editor.deleteNode(id) }];
-  const node = editor.nodes.find((n) => n.id === id);
-  const spec = node && isGraphNode(node) ? specOf(node.data, useCatalog.getState().catalog) : undefined;
-  const component = node && isGraphNode(node) ? node.data.component : undefined;
+function componentItems(id: string, spec: Spec, component: Component | undefined, editor: Editor): Item[] {
   const picked = editor.nodes.filter((n) => n.selected && isGraphNode(n)).map((n) => n.id);
   const members = picked.includes(id) ? picked : [id];
-  const mode = node && isGraphNode(node) ? node.data.mode : undefined;
-  const collapsed = node && isGraphNode(node) ? !!node.data.collapsed : false;
-  const toggle = (to: 'bypass' | 'mute'): void => editor.setMode([id], mode === to ? 'active' : to);
   return [
-    ...(spec?.kind !== 'resource' && !mode
-      ? [{ label: 'Run up to here', disabled: offline, act: () => void run('until', id) }]
-      : []),
-    ...(spec?.kind === 'source' && !mode
-      ? [{ label: 'Run this source again', disabled: offline || running, act: () => void run('trigger', id) }]
-      : []),
-    { label: mode === 'bypass' ? 'Stop bypassing' : 'Bypass', keys: 'Ctrl+B', act: () => toggle('bypass') },
-    { label: mode === 'mute' ? 'Unmute' : 'Mute', keys: 'Ctrl+M', act: () => toggle('mute') },
     {
       label: members.length > 1 ? `Make component of ${members.length} nodes` : 'Make component',
       keys: 'Ctrl+Shift+E',
       act: () => (editor.select(members), makeComponent()),
     },
-    ...libraryEditItems(id, node && isGraphNode(node) ? node.data.libraryEdit : undefined),
     ...(component && !libraryOf(component) ? [{ label: 'Save to library…', act: () => askLibraryName(id) }] : []),
     ...(component ? [{ label: 'Unpack', act: () => void unpackComponent(id) }] : []),
     ...(component && !libraryOf(component)
@@ -114,15 +115,46 @@ function useItems(menu: Menu | null): Item[] {
           act: () => editor.exposeParam(id, p.node, p.param),
         }))
       : []),
+  ];
+}
+
+function nodeItems(id: string, editor: Editor, lock: RunLock): Item[] {
+  const node = editor.nodes.find((n) => n.id === id);
+  const data = node && isGraphNode(node) ? node.data : undefined;
+  const spec = data ? specOf(data, useCatalog.getState().catalog) : undefined;
+  const mode = data?.mode;
+  const collapsed = !!data?.collapsed;
+  const toggle = (to: 'bypass' | 'mute'): void => editor.setMode([id], mode === to ? 'active' : to);
+  return [
+    ...runItems(id, spec, !!mode, lock),
+    { label: mode === 'bypass' ? 'Stop bypassing' : 'Bypass', keys: 'Ctrl+B', act: () => toggle('bypass') },
+    { label: mode === 'mute' ? 'Unmute' : 'Mute', keys: 'Ctrl+M', act: () => toggle('mute') },
+    ...componentItems(id, spec, data?.component, editor),
+    ...libraryEditItems(id, data?.libraryEdit),
     { label: 'Duplicate', act: () => editor.duplicate([id]) },
     { label: collapsed ? 'Unfold' : 'Fold to its title', act: () => editor.setCollapsed(id, !collapsed) },
-    { label: 'Docs, outputs and logs', act: () => ui.inspect(id, 'docs') },
+    { label: 'Docs, outputs and logs', act: () => useUi.getState().inspect(id, 'docs') },
     ...(spec?.kind !== 'resource'
       ? [{ label: 'Results gallery', act: () => useGallery.getState().openGallery(id, spec?.outputs[0] ?? 'out') }]
       : []),
     { label: 'Clear its cached outputs', act: () => void clear(id) },
     { label: 'Delete', keys: 'Delete', danger: true, act: () => editor.deleteNode(id) },
   ];
+}
+
+function useItems(menu: Menu | null): Item[] {
+  const flow = useReactFlow();
+  const offline = useRun(isOffline);
+  const running = useRun((s) => isActive(s.run));
+  if (!menu) return [];
+  const editor = useEditor.getState();
+  const id = menu.id ?? '';
+  if (menu.on === 'pane') return paneItems(menu, flow, editor);
+  if (menu.on === 'edge') return edgeItems(menu, id, flow, editor);
+  if (menu.on === 'group') return groupItems(id, editor);
+  if (menu.on === 'comment')
+    return [{ label: 'Delete the comment', keys: 'Delete', danger: true, act: () => editor.deleteNode(id) }];
+  return nodeItems(id, editor, { offline, running });
 }
 
 /** A node's colours, one click each, and one to take its colour away. */

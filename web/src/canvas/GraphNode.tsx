@@ -92,15 +92,166 @@ function TriggerButton({ id }: { id: string }) {
   );
 }
 
+type Mode = GraphFlowNode['data']['mode'];
+type NodeRunOf = ReturnType<typeof useNodeRun>;
+
+interface Flags {
+  collapsed: boolean;
+  selected: boolean;
+  problems: boolean;
+  failed: boolean;
+  asking: boolean;
+  stale: boolean;
+}
+
+function nodeClasses(data: GraphFlowNode['data'], kind: string, nodeRun: NodeRunOf, flags: Flags): string {
+  return [
+    'gb-node',
+    flags.collapsed ? 'gb-collapsed' : '',
+    data.mode ? `gb-mode-${data.mode}` : '',
+    data.color ? `gb-color-${data.color}` : '',
+    `gb-kind-${kind}`,
+    `gb-state-${nodeRun?.state ?? 'idle'}`,
+    flags.selected ? 'gb-selected' : '',
+    flags.problems ? 'gb-has-problems' : '',
+    flags.failed ? 'gb-failed' : '',
+    flags.asking ? 'gb-asking' : '',
+    flags.stale ? 'gb-stale' : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+function FoldButton({ id, collapsed }: { id: string; collapsed: boolean }) {
+  const setCollapsed = useEditor((s) => s.setCollapsed);
+  return (
+    <button
+      className="gb-icon gb-fold nodrag"
+      title={collapsed ? 'unfold' : 'fold to its title and ports'}
+      aria-label={`${collapsed ? 'unfold' : 'fold'} ${id}`}
+      aria-expanded={!collapsed}
+      onClick={() => setCollapsed(id, !collapsed)}
+    >
+      {collapsed ? '▸' : '▾'}
+    </button>
+  );
+}
+
+function RunToButton({ id }: { id: string }) {
+  const offline = useRun(isOffline);
+  return (
+    <button
+      className="gb-icon nodrag"
+      disabled={offline}
+      title={offline ? OFFLINE : 'run up to this node'}
+      aria-label={`run up to ${id}`}
+      onClick={() => void run('until', id)}
+    >
+      <Icon name="runTo" size={12} />
+    </button>
+  );
+}
+
+interface HeaderProps {
+  id: string;
+  data: GraphFlowNode['data'];
+  spec: NodeSpec | undefined;
+  collapsed: boolean;
+}
+
+function NodeHeader({ id, data, spec, collapsed }: HeaderProps) {
+  const loaded = useCatalog((s) => s.loaded);
+  const inspect = useUi((s) => s.inspect);
+  const mode = data.mode;
+  return (
+    <header className="gb-node-header">
+      <FoldButton id={id} collapsed={collapsed} />
+      <span className="gb-dot" />
+      <span className="gb-title" title={`${data.type}${spec ? `, a ${spec.kind}` : ''} (id ${id})`}>
+        {data.label || data.type}
+      </span>
+      <span className="gb-kind">{spec ? spec.kind : loaded ? 'unknown type' : ''}</span>
+      {mode ? (
+        <span className={`gb-mode-badge gb-mode-badge-${mode}`} title={MODE_TITLES[mode]}>
+          {mode === 'bypass' ? 'bypassed' : 'muted'}
+        </span>
+      ) : null}
+      {spec && spec.kind !== 'resource' && !mode ? <RunToButton id={id} /> : null}
+      <button
+        className="gb-icon nodrag"
+        title="docs, outputs and logs"
+        aria-label={`about ${id}`}
+        onClick={() => inspect(id, 'docs')}
+      >
+        <Icon name="help" size={13} />
+      </button>
+    </header>
+  );
+}
+
+/** A folded node keeps its wired parameter handles and a count of its problems. */
+function FoldedHandles({ into, problems }: { into: Map<string, string>; problems: { message: string }[] }) {
+  return (
+    <div className="gb-folded-handles">
+      {[...into.keys()]
+        .filter((h) => h !== 'in')
+        .map((h) => (
+          <Handle key={h} type="target" id={h} position={Position.Left} className="gb-handle gb-handle-param" />
+        ))}
+      {problems.length ? (
+        <span className="gb-folded-problems" title={problems.map((p) => p.message).join('\n')}>
+          ⚠ {problems.length} problem{problems.length === 1 ? '' : 's'}
+        </span>
+      ) : null}
+    </div>
+  );
+}
+
+interface ParamsProps {
+  id: string;
+  data: GraphFlowNode['data'];
+  spec: NodeSpec | undefined;
+  extra: string[];
+  into: Map<string, string>;
+}
+
+function Params({ id, data, spec, extra, into }: ParamsProps) {
+  if (!spec?.params.length && !extra.length) return null;
+  return (
+    <div className="gb-params">
+      {spec?.params.map((p) => (
+        <ParamRow
+          key={p.name}
+          nodeId={id}
+          param={p}
+          value={data.params[p.name]}
+          wiredFrom={into.get(p.name)}
+          input={data.inputs?.[p.name]}
+        />
+      ))}
+      {extra.map((name) => (
+        <UnknownParamRow key={name} nodeId={id} name={name} value={data.params[name]} undeclared={!!spec} />
+      ))}
+    </div>
+  );
+}
+
+function ModeStatus({ mode }: { mode: NonNullable<Mode> }) {
+  return (
+    <div className="gb-status gb-status-off" title={MODE_TITLES[mode]}>
+      <span className="gb-status-word">
+        {mode === 'bypass' ? 'bypassed: its input passes through' : 'muted: nothing flows on'}
+      </span>
+    </div>
+  );
+}
+
 function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
   const spec = useCatalog((s) => specOf(data, s.catalog));
-  const loaded = useCatalog((s) => s.loaded);
   const problems = useNodeProblems(id);
   const nodeRun = useNodeRun(id);
   const prompt = useNodePrompt(id);
-  const inspect = useUi((s) => s.inspect);
-  const offline = useRun(isOffline);
-  const stale = offline && !!nodeRun;
+  const stale = useRun(isOffline) && !!nodeRun;
   const { into, handlesIn, handlesOut } = useWires(id);
   const names = Object.keys(data.params);
   const { inputs, outputs, unknown } = portsOf(spec, handlesIn, handlesOut, names);
@@ -108,23 +259,10 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
   const kind = spec?.kind ?? 'unknown';
   const failed = (nodeRun?.errors.length ?? 0) > 0 || nodeRun?.state === 'failed';
   const collapsed = !!data.collapsed;
-  const setCollapsed = useEditor((s) => s.setCollapsed);
   const mode = data.mode;
-  const classes = [
-    'gb-node',
-    collapsed ? 'gb-collapsed' : '',
-    mode ? `gb-mode-${mode}` : '',
-    data.color ? `gb-color-${data.color}` : '',
-    `gb-kind-${kind}`,
-    `gb-state-${nodeRun?.state ?? 'idle'}`,
-    selected ? 'gb-selected' : '',
-    problems.length ? 'gb-has-problems' : '',
-    failed ? 'gb-failed' : '',
-    prompt ? 'gb-asking' : '',
-    stale ? 'gb-stale' : '',
-  ];
+  const flags = { collapsed, selected: !!selected, problems: !!problems.length, failed, asking: !!prompt, stale };
   return (
-    <div className={classes.filter(Boolean).join(' ')} data-node={id} data-type={data.type}>
+    <div className={nodeClasses(data, kind, nodeRun, flags)} data-node={id} data-type={data.type}>
       <NodeResizeControl
         className="gb-resize nodrag"
         position="right"
@@ -132,46 +270,7 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
         minWidth={200}
         maxWidth={900}
       />
-      <header className="gb-node-header">
-        <button
-          className="gb-icon gb-fold nodrag"
-          title={collapsed ? 'unfold' : 'fold to its title and ports'}
-          aria-label={`${collapsed ? 'unfold' : 'fold'} ${id}`}
-          aria-expanded={!collapsed}
-          onClick={() => setCollapsed(id, !collapsed)}
-        >
-          {collapsed ? '▸' : '▾'}
-        </button>
-        <span className="gb-dot" />
-        <span className="gb-title" title={`${data.type}${spec ? `, a ${spec.kind}` : ''} (id ${id})`}>
-          {data.label || data.type}
-        </span>
-        <span className="gb-kind">{spec ? spec.kind : loaded ? 'unknown type' : ''}</span>
-        {mode ? (
-          <span className={`gb-mode-badge gb-mode-badge-${mode}`} title={MODE_TITLES[mode]}>
-            {mode === 'bypass' ? 'bypassed' : 'muted'}
-          </span>
-        ) : null}
-        {spec && spec.kind !== 'resource' && !mode ? (
-          <button
-            className="gb-icon nodrag"
-            disabled={offline}
-            title={offline ? OFFLINE : 'run up to this node'}
-            aria-label={`run up to ${id}`}
-            onClick={() => void run('until', id)}
-          >
-            <Icon name="runTo" size={12} />
-          </button>
-        ) : null}
-        <button
-          className="gb-icon nodrag"
-          title="docs, outputs and logs"
-          aria-label={`about ${id}`}
-          onClick={() => inspect(id, 'docs')}
-        >
-          <Icon name="help" size={13} />
-        </button>
-      </header>
+      <NodeHeader id={id} data={data} spec={spec} collapsed={collapsed} />
       {data.libraryEdit ? <LibraryEditBar id={id} edit={data.libraryEdit} /> : null}
       {collapsed ? null : <NodeProblems problems={problems} />}
       <Ports
@@ -183,43 +282,14 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
         action={spec?.kind === 'source' && !mode ? <TriggerButton id={id} /> : undefined}
       />
       {collapsed ? (
-        <div className="gb-folded-handles">
-          {[...into.keys()]
-            .filter((h) => h !== 'in')
-            .map((h) => (
-              <Handle key={h} type="target" id={h} position={Position.Left} className="gb-handle gb-handle-param" />
-            ))}
-          {problems.length ? (
-            <span className="gb-folded-problems" title={problems.map((p) => p.message).join('\n')}>
-              ⚠ {problems.length} problem{problems.length === 1 ? '' : 's'}
-            </span>
-          ) : null}
-        </div>
-      ) : spec?.params.length || extra.length ? (
-        <div className="gb-params">
-          {spec?.params.map((p) => (
-            <ParamRow
-              key={p.name}
-              nodeId={id}
-              param={p}
-              value={data.params[p.name]}
-              wiredFrom={into.get(p.name)}
-              input={data.inputs?.[p.name]}
-            />
-          ))}
-          {extra.map((name) => (
-            <UnknownParamRow key={name} nodeId={id} name={name} value={data.params[name]} undeclared={!!spec} />
-          ))}
-        </div>
-      ) : null}
+        <FoldedHandles into={into} problems={problems} />
+      ) : (
+        <Params id={id} data={data} spec={spec} extra={extra} into={into} />
+      )}
       {prompt ? <PromptForm prompt={prompt} /> : null}
       {collapsed ? null : <NodeMedia id={id} run={nodeRun} />}
       {mode ? (
-        <div className="gb-status gb-status-off" title={MODE_TITLES[mode]}>
-          <span className="gb-status-word">
-            {mode === 'bypass' ? 'bypassed: its input passes through' : 'muted: nothing flows on'}
-          </span>
-        </div>
+        <ModeStatus mode={mode} />
       ) : (
         <NodeStatus id={id} run={nodeRun} resource={kind === 'resource'} stale={stale} />
       )}

@@ -18,18 +18,51 @@ interface Props {
   input?: NodeInput | undefined;
 }
 
-export function ParamRow({ nodeId, param, value, wiredFrom, input }: Props) {
-  const setParam = useEditor((s) => s.setParam);
-  const resource = param.type === 'resource';
-  const wide = !wiredFrom && (param.type === 'function' || param.type === 'dict' || param.type.startsWith('list['));
-  const isSet = value !== undefined;
-  const tip = [
+function tipOf(param: ParamSpec): string {
+  return [
     param.description,
     `${param.type}${param.required ? ', required' : ''}`,
     param.default !== null ? `default: ${JSON.stringify(param.default)}` : '',
   ]
     .filter(Boolean)
     .join('\n');
+}
+
+function ParamValue({ nodeId, param, value, wiredFrom }: Props) {
+  const setParam = useEditor((s) => s.setParam);
+  if (wiredFrom) return <span className="gb-wired">← {wiredFrom}</span>;
+  if (param.type === 'resource') return <span className="gb-hint">wire a resource</span>;
+  return (
+    <Widget
+      type={param.type}
+      label={param.name}
+      value={value}
+      fallback={param.default as Json}
+      onChange={(v) => setParam(nodeId, param.name, v)}
+    />
+  );
+}
+
+function ResetButton({ nodeId, param }: { nodeId: string; param: ParamSpec }) {
+  const setParam = useEditor((s) => s.setParam);
+  return (
+    <button
+      className="gb-icon gb-reset nodrag"
+      title={`reset to the default (${JSON.stringify(param.default)})`}
+      aria-label={`reset ${param.name}`}
+      onClick={() => setParam(nodeId, param.name, undefined)}
+    >
+      ↺
+    </button>
+  );
+}
+
+export function ParamRow(props: Props) {
+  const { nodeId, param, value, wiredFrom, input } = props;
+  const resource = param.type === 'resource';
+  const wide = !wiredFrom && (param.type === 'function' || param.type === 'dict' || param.type.startsWith('list['));
+  const isSet = value !== undefined;
+  const tip = tipOf(param);
   return (
     <div
       className={`gb-param${resource ? ' gb-param-resource' : ''}${wide ? ' gb-param-wide' : ''}`}
@@ -49,29 +82,10 @@ export function ParamRow({ nodeId, param, value, wiredFrom, input }: Props) {
         ) : null}
       </div>
       <div className="gb-param-value">
-        {wiredFrom ? (
-          <span className="gb-wired">← {wiredFrom}</span>
-        ) : resource ? (
-          <span className="gb-hint">wire a resource</span>
-        ) : (
-          <Widget
-            type={param.type}
-            label={param.name}
-            value={value}
-            fallback={param.default as Json}
-            onChange={(v) => setParam(nodeId, param.name, v)}
-          />
-        )}
+        <ParamValue {...props} />
       </div>
       {isSet && !wiredFrom && !resource ? (
-        <button
-          className="gb-icon gb-reset nodrag"
-          title={`reset to the default (${JSON.stringify(param.default)})`}
-          aria-label={`reset ${param.name}`}
-          onClick={() => setParam(nodeId, param.name, undefined)}
-        >
-          ↺
-        </button>
+        <ResetButton nodeId={nodeId} param={param} />
       ) : (
         <span className="gb-reset-space" />
       )}

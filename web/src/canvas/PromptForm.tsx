@@ -39,11 +39,63 @@ function Several({ choices, initial, send }: { choices: string[]; initial: Json;
   );
 }
 
-export function PromptForm({ prompt }: { prompt: Prompt }) {
-  const question = prompt.prompt;
+function YesNo({ send }: { send(v: boolean): void }) {
+  return (
+    <div className="gb-prompt-actions">
+      <button className="gb-button" onClick={() => send(true)}>
+        Yes
+      </button>
+      <button className="gb-button" onClick={() => send(false)}>
+        No
+      </button>
+    </div>
+  );
+}
+
+function OneOf({ choices, send }: { choices: string[]; send(v: string): void }) {
+  return (
+    <div className="gb-prompt-actions gb-wrap">
+      {choices.map((c) => (
+        <button key={c} className="gb-button" onClick={() => send(c)}>
+          {c}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+function Typed({ type, fallback, send }: { type: string; fallback: Json; send(v: unknown): void }) {
+  const [value, setValue] = useState<Json | undefined>(fallback ?? undefined);
+  return (
+    <div className="gb-prompt-actions">
+      <Widget
+        type={type === 'text' ? 'string' : type}
+        label="answer"
+        value={value}
+        fallback={fallback}
+        onChange={setValue}
+      />
+      <button className="gb-button gb-primary" onClick={() => send(value ?? fallback)}>
+        Send
+      </button>
+    </div>
+  );
+}
+
+/** The answer's controls, by the kind of question. */
+function Answer({ question, send }: { question: Prompt['prompt']; send(v: unknown): void }) {
   const type = String(field(question, 'type') ?? 'string');
   const fallback = (field(question, 'def') ?? null) as Json;
-  const [value, setValue] = useState<Json | undefined>(fallback ?? undefined);
+  if (type === 'bool' || type === 'boolean') return <YesNo send={send} />;
+  const options = optionsOf(question);
+  if (type === 'selection' && options.multiple)
+    return <Several choices={options.choices} initial={fallback} send={send} />;
+  if (type === 'selection') return <OneOf choices={options.choices} send={send} />;
+  return <Typed type={type} fallback={fallback} send={send} />;
+}
+
+export function PromptForm({ prompt }: { prompt: Prompt }) {
+  const question = prompt.prompt;
   const send = (v: unknown): void => void answer(prompt.prompt_id, v);
   const images = field(question, 'show_images') ? imagesIn(prompt.data, 4) : [];
   return (
@@ -56,39 +108,7 @@ export function PromptForm({ prompt }: { prompt: Prompt }) {
           ))}
         </div>
       ) : null}
-      {type === 'bool' || type === 'boolean' ? (
-        <div className="gb-prompt-actions">
-          <button className="gb-button" onClick={() => send(true)}>
-            Yes
-          </button>
-          <button className="gb-button" onClick={() => send(false)}>
-            No
-          </button>
-        </div>
-      ) : type === 'selection' && optionsOf(question).multiple ? (
-        <Several choices={optionsOf(question).choices} initial={fallback} send={send} />
-      ) : type === 'selection' ? (
-        <div className="gb-prompt-actions gb-wrap">
-          {optionsOf(question).choices.map((c) => (
-            <button key={c} className="gb-button" onClick={() => send(c)}>
-              {c}
-            </button>
-          ))}
-        </div>
-      ) : (
-        <div className="gb-prompt-actions">
-          <Widget
-            type={type === 'text' ? 'string' : type}
-            label="answer"
-            value={value}
-            fallback={fallback}
-            onChange={setValue}
-          />
-          <button className="gb-button gb-primary" onClick={() => send(value ?? fallback)}>
-            Send
-          </button>
-        </div>
-      )}
+      <Answer question={question} send={send} />
     </div>
   );
 }

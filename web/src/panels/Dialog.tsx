@@ -2,6 +2,7 @@
 
 import { useEffect, useRef } from 'react';
 import { useDialog } from '../store/dialog';
+import { Backdrop } from '../widgets/Backdrop';
 
 export function Dialog() {
   const question = useDialog((s) => s.question);
@@ -11,7 +12,7 @@ export function Dialog() {
   if (!question) return null;
   const cancel = question.choices.at(-1)?.value ?? '';
   return (
-    <div className="gb-dialog-backdrop" onMouseDown={(e) => e.target === e.currentTarget && reply(cancel)}>
+    <Backdrop onClose={() => reply(cancel)}>
       <div
         className="gb-dialog"
         role="dialog"
@@ -37,6 +38,6 @@ export function Dialog() {
           ))}
         </div>
       </div>
-    </div>
+    </Backdrop>
   );
 }

@@ -30,6 +30,76 @@ function NameField({ initial, onDone }: { initial: string; onDone(name: string |
   );
 }
 
+type File = ReturnType<typeof useFiles.getState>['files'][number];
+
+function FileActions({ create }: { create: () => void }) {
+  return (
+    <div className="gb-files-actions">
+      <button className="gb-button" onClick={create}>
+        <Icon name="plus" /> New workflow
+      </button>
+      <button
+        className="gb-button"
+        onClick={() => useTemplates.getState().show(true)}
+        title="A new workflow from a template: a small pipeline that runs as made"
+      >
+        Templates…
+      </button>
+    </div>
+  );
+}
+
+/** A file's name (opens it, marked when unsaved), rename and delete. */
+function FileButtons({ path, unsaved, rename }: { path: string; unsaved: boolean; rename: () => void }) {
+  return (
+    <>
+      <button className="gb-file-name" onClick={() => void switchFile(path)} title={path}>
+        {path}
+        {unsaved ? (
+          <span className="gb-unsaved" title="unsaved changes">
+            ●
+          </span>
+        ) : null}
+      </button>
+      <button className="gb-icon" title="rename" aria-label={`rename ${path}`} onClick={rename}>
+        <Icon name="pencil" />
+      </button>
+      <button
+        className="gb-icon"
+        title="delete"
+        aria-label={`delete ${path}`}
+        onClick={() => confirm(`Delete ${path}?`) && void deleteFile(path)}
+      >
+        <Icon name="trash" />
+      </button>
+    </>
+  );
+}
+
+interface RowProps {
+  file: File;
+  open: string | undefined;
+  dirty: boolean;
+  renaming: string | null;
+  setRenaming: (path: string | null) => void;
+}
+
+function FileRow({ file, open, dirty, renaming, setRenaming }: RowProps) {
+  const onRenamed = (name: string | null): void => {
+    setRenaming(null);
+    if (name) void renameFile(file.path, name);
+  };
+  return (
+    <li className={`gb-file${file.path === open ? ' gb-active' : ''}`} data-file={file.path}>
+      {renaming === file.path ? (
+        <NameField initial={file.path} onDone={onRenamed} />
+      ) : (
+        <FileButtons path={file.path} unsaved={file.path === open && dirty} rename={() => setRenaming(file.path)} />
+      )}
+    </li>
+  );
+}
+
 export function FilesPanel() {
   const files = useFiles((s) => s.files);
   const error = useFiles((s) => s.error);
@@ -37,70 +107,18 @@ export function FilesPanel() {
   const dirty = useDirty();
   const [creating, setCreating] = useState(false);
   const [renaming, setRenaming] = useState<string | null>(null);
+  const onCreated = (name: string | null): void => {
+    setCreating(false);
+    if (name) void createFile(name);
+  };
   return (
     <div className="gb-files">
-      <div className="gb-files-actions">
-        <button className="gb-button" onClick={() => setCreating(true)}>
-          <Icon name="plus" /> New workflow
-        </button>
-        <button
-          className="gb-button"
-          onClick={() => useTemplates.getState().show(true)}
-          title="A new workflow from a template: a small pipeline that runs as made"
-        >
-          Templates…
-        </button>
-      </div>
-      {creating ? (
-        <NameField
-          initial="untitled.json"
-          onDone={(name) => {
-            setCreating(false);
-            if (name) void createFile(name);
-          }}
-        />
-      ) : null}
+      <FileActions create={() => setCreating(true)} />
+      {creating ? <NameField initial="untitled.json" onDone={onCreated} /> : null}
       {error ? <div className="gb-banner gb-banner-error">{error}</div> : null}
       <ul className="gb-scroll gb-file-list">
         {files.map((f) => (
-          <li key={f.path} className={`gb-file${f.path === open ? ' gb-active' : ''}`} data-file={f.path}>
-            {renaming === f.path ? (
-              <NameField
-                initial={f.path}
-                onDone={(name) => {
-                  setRenaming(null);
-                  if (name) void renameFile(f.path, name);
-                }}
-              />
-            ) : (
-              <>
-                <button className="gb-file-name" onClick={() => void switchFile(f.path)} title={f.path}>
-                  {f.path}
-                  {f.path === open && dirty ? (
-                    <span className="gb-unsaved" title="unsaved changes">
-                      ●
-                    </span>
-                  ) : null}
-                </button>
-                <button
-                  className="gb-icon"
-                  title="rename"
-                  aria-label={`rename ${f.path}`}
-                  onClick={() => setRenaming(f.path)}
-                >
-                  <Icon name="pencil" />
-                </button>
-                <button
-                  className="gb-icon"
-                  title="delete"
-                  aria-label={`delete ${f.path}`}
-                  onClick={() => confirm(`Delete ${f.path}?`) && void deleteFile(f.path)}
-                >
-                  <Icon name="trash" />
-                </button>
-              </>
-            )}
-          </li>
+          <FileRow key={f.path} file={f} open={open} dirty={dirty} renaming={renaming} setRenaming={setRenaming} />
         ))}
         {!files.length && !error ? <li className="gb-empty">No workflows yet.</li> : null}
       </ul>

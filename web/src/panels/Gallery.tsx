@@ -11,6 +11,7 @@ import type { GalleryRow } from '../protocol';
 import { useEditor } from '../store/editor';
 import { type GalleryTarget, useGallery } from '../store/gallery';
 import { useUi } from '../store/ui';
+import { Backdrop } from '../widgets/Backdrop';
 import '../styles/gallery.css';
 
 const CELL_W = 172;
@@ -43,14 +44,19 @@ export function Gallery() {
   return <GalleryDialog key={`${target.node}:${target.output}`} target={target} />;
 }
 
-function GalleryDialog({ target }: { target: GalleryTarget }) {
-  const workflow = useEditor((s) => s.file?.path ?? '');
-  const label = useEditor((s) => {
-    const node = s.nodes.find((n) => n.id === target.node);
-    return node?.type === 'graph' ? node.data.label || node.data.type : target.node;
-  });
-  const handed = useNodeRun(target.node)?.counts[target.output] ?? 0;
-  const close = useGallery((s) => s.closeGallery);
+interface View {
+  top: number;
+  width: number;
+  height: number;
+}
+
+interface Shown {
+  position: number;
+  row: GalleryRow | undefined;
+}
+
+/** What the tools ask for: the filter (applied a moment after typing stops, or on Enter) and the sort. */
+function useQueryTools(workflow: string, target: GalleryTarget) {
   const [typed, setTyped] = useState('');
   const [filter, setFilter] = useState('');
   const [sort, setSort] = useState('');
@@ -59,15 +65,19 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
     () => ({ workflow, node: target.node, output: target.output, filter, sort, order }),
     [workflow, target, filter, sort, order],
   );
-  const { pages, summary, error, tick } = usePages(query, handed);
-  const [view, setView] = useState({ top: 0, width: 900, height: 600 });
-  const viewport = useRef<HTMLDivElement>(null);
-  const [hovered, setHovered] = useState<Hovered | null>(null);
-
   useEffect(() => {
     const timer = setTimeout(() => setFilter(typed.trim()), 350);
     return () => clearTimeout(timer);
   }, [typed]);
+  return { query, typed, setTyped, filter, setFilter, sort, setSort, order, setOrder };
+}
+
+type Tools = ReturnType<typeof useQueryTools>;
+
+/** The grid's scroll position and size, back to the top when the query changes. */
+function useViewport(query: GalleryQuery) {
+  const [view, setView] = useState<View>({ top: 0, width: 900, height: 600 });
+  const viewport = useRef<HTMLDivElement>(null);
   useEffect(() => {
     viewport.current?.scrollTo({ top: 0 });
     setView((v) => ({ ...v, top: 0 }));
@@ -82,6 +92,10 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
     observer.observe(element);
     return () => observer.disconnect();
   }, []);
+  return { view, setView, viewport };
+}
+
+function useEscapeCloses(close: () => void): void {
   useEffect(() => {
     const onKey = (e: KeyboardEvent): void => {
       if (e.key === 'Escape' && !useUi.getState().viewer) close();
@@ -89,97 +103,60 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
   }, [close]);
+}
 
+function useNodeLabel(node: string): string {
+  return useEditor((s) => {
+    const found = s.nodes.find((n) => n.id === node);
+    return found?.type === 'graph' ? found.data.label || found.data.type : node;
+  });
+}
+
+function shownTiles(pages: Pages, first: number, last: number): Shown[] {
+  const shown: Shown[] = [];
+  for (let position = first; position < last; position++)
+    shown.push({ position, row: pages.rows.get(Math.floor(position / PAGE) * PAGE)?.[position % PAGE] });
+  return shown;
+}
+
+/** Opens the image viewer on the tiles drawn that have an image, at the one clicked. */
+function openViewer(shown: Shown[], position: number): void {
+  const loaded = shown.filter((s) => s.row?.thumb || s.row?.url);
+  const images = loaded.map((s) => asImage(s.row as GalleryRow));
+  useUi.getState().view(
+    images,
+    Math.max(
+      0,
+      loaded.findIndex((s) => s.position === position),
+    ),
+  );
+}
+
+function GalleryDialog({ target }: { target: GalleryTarget }) {
+  const workflow = useEditor((s) => s.file?.path ?? '');
+  const label = useNodeLabel(target.node);
+  const handed = useNodeRun(target.node)?.counts[target.output] ?? 0;
+  const close = useGallery((s) => s.closeGallery);
+  const tools = useQueryTools(workflow, target);
+  const { pages, summary, error, tick } = usePages(tools.query, handed);
+  const { view, setView, viewport } = useViewport(tools.query);
+  const [hovered, setHovered] = useState<Hovered | null>(null);
+  useEscapeCloses(close);
   const matched = summary?.matched ?? 0;
   const window_ = visibleWindow(view, matched);
   useEffect(() => pages.need(window_.first, window_.last), [pages, window_.first, window_.last, tick]);
-  const rowAt = (position: number): GalleryRow | undefined =>
-    pages.rows.get(Math.floor(position / PAGE) * PAGE)?.[position % PAGE];
-  const shown: { position: number; row: GalleryRow | undefined }[] = [];
-  for (let position = window_.first; position < window_.last; position++)
-    shown.push({ position, row: rowAt(position) });
-  const outside = shown.find((s) => s.row?.reason)?.row?.reason;
-
-  const openViewer = (position: number): void => {
-    const loaded = shown.filter((s) => s.row?.thumb || s.row?.url);
-    const images = loaded.map((s) => asImage(s.row as GalleryRow));
-    useUi.getState().view(
-      images,
-      Math.max(
-        0,
-        loaded.findIndex((s) => s.position === position),
-      ),
-    );
+  const shown = shownTiles(pages, window_.first, window_.last);
+  const onScroll = (top: number): void => {
+    setView((v) => ({ ...v, top }));
+    setHovered(null); // the tile under it has moved
   };
-  const sortable = summary?.numeric ?? [];
-
   return (
-    <div
-      className="gb-dialog-backdrop gb-gallery-backdrop"
-      onMouseDown={(e) => e.target === e.currentTarget && close()}
-    >
+    <Backdrop className="gb-gallery-backdrop" onClose={close}>
       <section className="gb-gallery" role="dialog" aria-label="results gallery">
-        <header className="gb-gallery-head">
-          <h2>
-            {label} <span className="gb-muted">· {target.output}</span>
-          </h2>
-          <span className="gb-gallery-count" data-matched={matched} data-total={summary?.total ?? 0}>
-            {summary ? (filter ? `${matched} of ${summary.total} match` : `${summary.total} handed on`) : 'loading…'}
-          </span>
-          <button className="gb-icon" aria-label="close the gallery" onClick={close}>
-            ×
-          </button>
-        </header>
-        <div className="gb-gallery-tools">
-          <input
-            className="gb-input gb-gallery-filter"
-            aria-label="filter outputs"
-            placeholder='filter: prediction == "cat" and confidence < 0.5'
-            title={`FIELD OP VALUE, joined by "and"; OP one of == != < <= > >= contains${summary?.fields.length ? `; fields: ${summary.fields.join(', ')}` : ''}`}
-            value={typed}
-            spellCheck={false}
-            onChange={(e) => setTyped(e.target.value)}
-            onKeyDown={(e) => e.key === 'Enter' && setFilter(typed.trim())}
-          />
-          <label className="gb-gallery-sort">
-            sort by
-            <select className="gb-input" aria-label="sort by" value={sort} onChange={(e) => setSort(e.target.value)}>
-              <option value="">order handed on</option>
-              {sortable.map((f) => (
-                <option key={f} value={f}>
-                  {f}
-                </option>
-              ))}
-            </select>
-          </label>
-          <button
-            className="gb-button"
-            aria-label="sort order"
-            title="ascending or descending"
-            onClick={() => setOrder(order === 'asc' ? 'desc' : 'asc')}
-          >
-            {order === 'asc' ? '↑ ascending' : '↓ descending'}
-          </button>
-        </div>
-        {error ? (
-          <div className="gb-banner gb-banner-error" role="alert">
-            {error}
-          </div>
-        ) : null}
-        {outside ? (
-          <p className="gb-gallery-note" role="note">
-            Some full images are not shown: {outside}
-          </p>
-        ) : null}
-        <div
-          className="gb-gallery-grid"
-          ref={viewport}
-          onScroll={(e) => {
-            const top = e.currentTarget.scrollTop;
-            setView((v) => ({ ...v, top }));
-            setHovered(null); // the tile under it has moved
-          }}
-        >
+        <GalleryHead label={label} output={target.output} summary={summary} filtered={!!tools.filter} close={close} />
+        <GalleryTools tools={tools} summary={summary} />
+        <GalleryNotes error={error} outside={shown.find((s) => s.row?.reason)?.row?.reason} />
+        <div className="gb-gallery-grid" ref={viewport} onScroll={(e) => onScroll(e.currentTarget.scrollTop)}>
           <div className="gb-gallery-sizer" style={{ height: Math.ceil(matched / window_.columns) * CELL_H }}>
             {shown.map(({ position, row }) => (
               <Tile
@@ -187,8 +164,8 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
                 position={position}
                 columns={window_.columns}
                 row={row}
-                caption={sort}
-                onOpen={() => openViewer(position)}
+                caption={tools.sort}
+                onOpen={() => openViewer(shown, position)}
                 onHover={(rect) => setHovered(row && rect ? { row, rect } : null)}
               />
             ))}
@@ -199,7 +176,86 @@ function GalleryDialog({ target }: { target: GalleryTarget }) {
         </div>
       </section>
       {hovered ? <HoverCard hovered={hovered} /> : null}
+    </Backdrop>
+  );
+}
+
+interface HeadProps {
+  label: string;
+  output: string;
+  summary: Summary | null;
+  filtered: boolean;
+  close: () => void;
+}
+
+function GalleryHead({ label, output, summary, filtered, close }: HeadProps) {
+  const matched = summary?.matched ?? 0;
+  return (
+    <header className="gb-gallery-head">
+      <h2>
+        {label} <span className="gb-muted">· {output}</span>
+      </h2>
+      <span className="gb-gallery-count" data-matched={matched} data-total={summary?.total ?? 0}>
+        {summary ? (filtered ? `${matched} of ${summary.total} match` : `${summary.total} handed on`) : 'loading…'}
+      </span>
+      <button className="gb-icon" aria-label="close the gallery" onClick={close}>
+        ×
+      </button>
+    </header>
+  );
+}
+
+function GalleryTools({ tools, summary }: { tools: Tools; summary: Summary | null }) {
+  const { typed, setTyped, setFilter, sort, setSort, order, setOrder } = tools;
+  return (
+    <div className="gb-gallery-tools">
+      <input
+        className="gb-input gb-gallery-filter"
+        aria-label="filter outputs"
+        placeholder='filter: prediction == "cat" and confidence < 0.5'
+        title={`FIELD OP VALUE, joined by "and"; OP one of == != < <= > >= contains${summary?.fields.length ? `; fields: ${summary.fields.join(', ')}` : ''}`}
+        value={typed}
+        spellCheck={false}
+        onChange={(e) => setTyped(e.target.value)}
+        onKeyDown={(e) => e.key === 'Enter' && setFilter(typed.trim())}
+      />
+      <label className="gb-gallery-sort">
+        sort by
+        <select className="gb-input" aria-label="sort by" value={sort} onChange={(e) => setSort(e.target.value)}>
+          <option value="">order handed on</option>
+          {(summary?.numeric ?? []).map((f) => (
+            <option key={f} value={f}>
+              {f}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button
+        className="gb-button"
+        aria-label="sort order"
+        title="ascending or descending"
+        onClick={() => setOrder(order === 'asc' ? 'desc' : 'asc')}
+      >
+        {order === 'asc' ? '↑ ascending' : '↓ descending'}
+      </button>
     </div>
+  );
+}
+
+function GalleryNotes({ error, outside }: { error: string | null; outside: string | null | undefined }) {
+  return (
+    <>
+      {error ? (
+        <div className="gb-banner gb-banner-error" role="alert">
+          {error}
+        </div>
+      ) : null}
+      {outside ? (
+        <p className="gb-gallery-note" role="note">
+          Some full images are not shown: {outside}
+        </p>
+      ) : null}
+    </>
   );
 }
 
@@ -275,7 +331,7 @@ function HoverCard({ hovered }: { hovered: Hovered }) {
 }
 
 /** The tiles (positions in the filtered, sorted order) to draw for the scroll position. */
-function visibleWindow(view: { top: number; width: number; height: number }, matched: number) {
+function visibleWindow(view: View, matched: number) {
   const columns = Math.max(1, Math.floor(view.width / CELL_W));
   const firstRow = Math.max(0, Math.floor(view.top / CELL_H) - OVERSCAN);
   const lastRow = Math.ceil((view.top + view.height) / CELL_H) + OVERSCAN;
@@ -300,6 +356,33 @@ interface Pages {
   need(first: number, last: number): void;
 }
 
+/** Starts over when the query changes: the pages fetched are forgotten. The first query is
+ * fetched as the grid first asks. */
+function useQueryReset(query: GalleryQuery, onChange: () => void) {
+  const current = useRef(query);
+  useEffect(() => {
+    if (current.current === query) return;
+    current.current = query;
+    onChange();
+  }, [query, onChange]);
+  return current;
+}
+
+/** Bumps the tick (every page stale) at most every LIVE_MS while the run hands on more. */
+function useLiveTick(handed: number, bump: () => void): void {
+  const lastHanded = useRef(handed);
+  useEffect(() => {
+    if (handed === lastHanded.current) return;
+    const timer = setTimeout(() => {
+      lastHanded.current = handed;
+      bump();
+    }, LIVE_MS);
+    return () => clearTimeout(timer);
+  }, [handed, bump]);
+}
+
+const NO_SUMMARY: Summary = { total: 0, matched: 0, fields: [], numeric: [] };
+
 /** The pages of the query fetched so far. A new query starts over; more outputs (the run going
  * on) mark every page stale, and only those in view are fetched again. */
 function usePages(query: GalleryQuery, handed: number) {
@@ -308,43 +391,35 @@ function usePages(query: GalleryQuery, handed: number) {
   const [error, setError] = useState<string | null>(null);
   const [tick, setTick] = useState(0);
   const fetched = useRef(new Map<number, number>());
-  const current = useRef(query);
-
-  useEffect(() => {
-    if (current.current === query) return; // the first query: fetched as the grid first asks
-    current.current = query;
+  const bump = useCallback(() => setTick((t) => t + 1), []);
+  const reset = useCallback(() => {
     fetched.current = new Map();
     setRows(new Map());
     setError(null);
-    setTick((t) => t + 1);
-  }, [query]);
-  const lastHanded = useRef(handed);
-  useEffect(() => {
-    if (handed === lastHanded.current) return;
-    const timer = setTimeout(() => {
-      lastHanded.current = handed;
-      setTick((t) => t + 1);
-    }, LIVE_MS);
-    return () => clearTimeout(timer);
-  }, [handed]);
-
-  const load = useCallback((start: number, at: number): void => {
-    fetched.current.set(start, at);
-    const asked = current.current;
-    fetchGalleryPage(asked, start, PAGE).then(
-      (page) => {
-        if (current.current !== asked) return;
-        setRows((old) => new Map(old).set(start, page.rows));
-        setSummary({ total: page.total, matched: page.matched, fields: page.fields, numeric: page.numeric });
-        setError(null);
-      },
-      (e: Error) => {
-        if (current.current !== asked) return;
-        setError(e.message);
-        setSummary((s) => (s ? { ...s, matched: 0 } : { total: 0, matched: 0, fields: [], numeric: [] }));
-      },
-    );
-  }, []);
+    bump();
+  }, [bump]);
+  const current = useQueryReset(query, reset);
+  useLiveTick(handed, bump);
+  const load = useCallback(
+    (start: number, at: number): void => {
+      fetched.current.set(start, at);
+      const asked = current.current;
+      fetchGalleryPage(asked, start, PAGE).then(
+        (page) => {
+          if (current.current !== asked) return;
+          setRows((old) => new Map(old).set(start, page.rows));
+          setSummary({ total: page.total, matched: page.matched, fields: page.fields, numeric: page.numeric });
+          setError(null);
+        },
+        (e: Error) => {
+          if (current.current !== asked) return;
+          setError(e.message);
+          setSummary((s) => (s ? { ...s, matched: 0 } : NO_SUMMARY));
+        },
+      );
+    },
+    [current],
+  );
   const pages = useMemo<Pages>(
     () => ({
       rows,

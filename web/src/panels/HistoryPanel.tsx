@@ -35,14 +35,92 @@ interface RowProps {
   nested?: boolean;
 }
 
+function trialName(run: RunRecordInfo, nested: boolean): string {
+  return nested && run.workflow.includes('#trial-')
+    ? `trial-${run.workflow.split('#trial-').at(-1) ?? ''}`
+    : run.workflow;
+}
+
+/** When the run started and how long it took (so far). */
+function RunTimes({ run, now }: { run: RunRecordInfo; now: number }) {
+  return (
+    <>
+      <time dateTime={new Date(run.started * 1000).toISOString()} title={exactTime(run.started)}>
+        {relativeTime(run.started, now)}
+      </time>
+      <span aria-hidden="true">·</span>
+      <span className="gb-history-duration" title="how long it took">
+        {run.ended === null ? '…' : formatDuration(durationOf(run, now))}
+      </span>
+    </>
+  );
+}
+
+/** The button that opens the run: its name and amount, status, kind and times. */
+function RunButton({ run, now, name, trials }: { run: RunRecordInfo; now: number; name: string; trials: number }) {
+  const shown = usePastRuns((s) => s.open.includes(run.run_id));
+  const show = usePastRuns((s) => s.show);
+  return (
+    <button
+      className="gb-history-row"
+      aria-current={shown ? 'true' : undefined}
+      onClick={() => show([run.run_id])}
+      title="Open this run"
+    >
+      <span className="gb-history-line">
+        <span className="gb-dot" />
+        <span className="gb-history-name gb-ellipsis" title={run.workflow}>
+          {name}
+        </span>
+        <span
+          className="gb-history-items"
+          title={run.kind === 'workflow' ? 'the most items any node handed on' : undefined}
+        >
+          {amountOf(run, trials)}
+        </span>
+      </span>
+      <span className="gb-history-meta">
+        <span className="gb-history-status">{statusLabel(run.status)}</span>
+        {run.kind !== 'workflow' ? <span className="gb-history-kind">{kindLabel(run.kind)}</span> : null}
+        <span aria-hidden="true">·</span>
+        <RunTimes run={run} now={now} />
+      </span>
+    </button>
+  );
+}
+
+function PickBox({ run, name }: { run: RunRecordInfo; name: string }) {
+  const picked = usePastRuns((s) => s.picked.includes(run.run_id));
+  const pick = usePastRuns((s) => s.pick);
+  return (
+    <input
+      type="checkbox"
+      className="gb-history-pick"
+      checked={picked}
+      onChange={(e) => pick(run.run_id, e.target.checked)}
+      aria-label={`pick ${name} to compare`}
+      title="Tick two or more runs to compare them"
+    />
+  );
+}
+
+function FoldButton({ unfolded, setUnfolded }: { unfolded: boolean; setUnfolded: (unfolded: boolean) => void }) {
+  return (
+    <button
+      className="gb-history-fold"
+      aria-expanded={unfolded}
+      aria-label={unfolded ? 'hide the trials' : 'show the trials'}
+      onClick={() => setUnfolded(!unfolded)}
+    >
+      {unfolded ? '▾' : '▸'}
+    </button>
+  );
+}
+
 function RunRow({ run, now, trials, nested = false }: RowProps) {
   const shown = usePastRuns((s) => s.open.includes(run.run_id));
-  const picked = usePastRuns((s) => s.picked.includes(run.run_id));
-  const show = usePastRuns((s) => s.show);
-  const pick = usePastRuns((s) => s.pick);
   const [unfolded, setUnfolded] = useState(false);
-  const name =
-    nested && run.workflow.includes('#trial-') ? `trial-${run.workflow.split('#trial-').at(-1) ?? ''}` : run.workflow;
+  const name = trialName(run, nested);
   return (
     <li
       className={`gb-history-run gb-history-${run.status}${shown ? ' gb-open' : ''}${nested ? ' gb-history-trial' : ''}`}
@@ -51,55 +129,9 @@ function RunRow({ run, now, trials, nested = false }: RowProps) {
       data-kind={run.kind}
     >
       <div className="gb-history-head">
-        <input
-          type="checkbox"
-          className="gb-history-pick"
-          checked={picked}
-          onChange={(e) => pick(run.run_id, e.target.checked)}
-          aria-label={`pick ${name} to compare`}
-          title="Tick two or more runs to compare them"
-        />
-        <button
-          className="gb-history-row"
-          aria-current={shown ? 'true' : undefined}
-          onClick={() => show([run.run_id])}
-          title="Open this run"
-        >
-          <span className="gb-history-line">
-            <span className="gb-dot" />
-            <span className="gb-history-name gb-ellipsis" title={run.workflow}>
-              {name}
-            </span>
-            <span
-              className="gb-history-items"
-              title={run.kind === 'workflow' ? 'the most items any node handed on' : undefined}
-            >
-              {amountOf(run, trials.length)}
-            </span>
-          </span>
-          <span className="gb-history-meta">
-            <span className="gb-history-status">{statusLabel(run.status)}</span>
-            {run.kind !== 'workflow' ? <span className="gb-history-kind">{kindLabel(run.kind)}</span> : null}
-            <span aria-hidden="true">·</span>
-            <time dateTime={new Date(run.started * 1000).toISOString()} title={exactTime(run.started)}>
-              {relativeTime(run.started, now)}
-            </time>
-            <span aria-hidden="true">·</span>
-            <span className="gb-history-duration" title="how long it took">
-              {run.ended === null ? '…' : formatDuration(durationOf(run, now))}
-            </span>
-          </span>
-        </button>
-        {trials.length ? (
-          <button
-            className="gb-history-fold"
-            aria-expanded={unfolded}
-            aria-label={unfolded ? 'hide the trials' : 'show the trials'}
-            onClick={() => setUnfolded(!unfolded)}
-          >
-            {unfolded ? '▾' : '▸'}
-          </button>
-        ) : null}
+        <PickBox run={run} name={name} />
+        <RunButton run={run} now={now} name={name} trials={trials.length} />
+        {trials.length ? <FoldButton unfolded={unfolded} setUnfolded={setUnfolded} /> : null}
       </div>
       {unfolded && trials.length ? (
         <ul className="gb-history-trials">

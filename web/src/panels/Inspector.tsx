@@ -9,6 +9,7 @@ import { useEditor } from '../store/editor';
 import { runOf, useRun } from '../store/run';
 import { type InspectorTab, useUi } from '../store/ui';
 import { specOf } from '../workflow/components';
+import { TabBar } from '../widgets/TabBar';
 import { DocsTab } from './DocsTab';
 import { ErrorsTab } from './ErrorsTab';
 import { LogsTab } from './LogsTab';
@@ -22,40 +23,31 @@ const TABS: [InspectorTab, string][] = [
   ['docs', 'Docs'],
 ];
 
-function NodeInspector({ id }: { id: string }) {
-  const node = useEditor((s) => s.nodes.find((n) => n.id === id));
+type NodeRunOf = ReturnType<typeof useNodeRun>;
+
+function InspectorHead({ id, label, type }: { id: string; label: string; type: string }) {
   const setLabel = useEditor((s) => s.setLabel);
-  const tab = useUi((s) => s.inspector);
-  const { setInspector, inspect } = useUi.getState();
-  const run = useNodeRun(id);
-  const path = useEditor((s) => s.file?.path);
-  const runId = useRun((s) => runOf(s, path)?.run_id ?? '');
-  const problems = useNodeProblems(id);
-  const type = node?.type === 'graph' ? node.data.type : '';
-  const spec = useCatalog((s) => (node?.type === 'graph' ? specOf(node.data, s.catalog) : s.catalog.nodes[type]));
-  if (!node || node.type !== 'graph') return <WorkflowOverview />;
-  const counts: Record<InspectorTab, number> = {
-    output: 0,
-    logs: run?.logs.length ?? 0,
-    errors: (run?.errors.length ?? 0) + problems.length,
-    docs: 0,
-  };
   return (
-    <div className="gb-inspector-body" data-inspecting={id}>
+    <>
       <header className="gb-inspector-head">
         <input
           className="gb-input gb-title-input"
           aria-label="node title"
-          value={node.data.label}
-          placeholder={node.data.type}
+          value={label}
+          placeholder={type}
           onChange={(e) => setLabel(id, e.target.value)}
         />
-        <button className="gb-icon" title="close" aria-label="close inspector" onClick={() => inspect(null)}>
+        <button
+          className="gb-icon"
+          title="close"
+          aria-label="close inspector"
+          onClick={() => useUi.getState().inspect(null)}
+        >
           ×
         </button>
       </header>
       <div className="gb-muted gb-inspector-sub">
-        {node.data.type} · id <code>{id}</code>
+        {type} · id <code>{id}</code>
         <button
           className="gb-link"
           onClick={() => void clear(id)}
@@ -64,22 +56,36 @@ function NodeInspector({ id }: { id: string }) {
           clear cache
         </button>
       </div>
-      <nav className="gb-tabs" role="tablist">
-        {TABS.map(([key, label]) => (
-          <button
-            key={key}
-            role="tab"
-            aria-selected={tab === key}
-            className={tab === key ? 'gb-active' : ''}
-            onClick={() => setInspector(key)}
-          >
-            {label}
-            {counts[key] ? (
-              <span className={`gb-badge${key === 'errors' ? ' gb-badge-error' : ''}`}>{counts[key]}</span>
-            ) : null}
-          </button>
-        ))}
-      </nav>
+    </>
+  );
+}
+
+function TabBadge({ tab, counts }: { tab: InspectorTab; counts: Record<InspectorTab, number> }) {
+  return counts[tab] ? (
+    <span className={`gb-badge${tab === 'errors' ? ' gb-badge-error' : ''}`}>{counts[tab]}</span>
+  ) : null;
+}
+
+function NodeInspector({ id }: { id: string }) {
+  const node = useEditor((s) => s.nodes.find((n) => n.id === id));
+  const tab = useUi((s) => s.inspector);
+  const run = useNodeRun(id);
+  const path = useEditor((s) => s.file?.path);
+  const runId = useRun((s) => runOf(s, path)?.run_id ?? '');
+  const problems = useNodeProblems(id);
+  const type = node?.type === 'graph' ? node.data.type : '';
+  const spec = useCatalog((s) => (node?.type === 'graph' ? specOf(node.data, s.catalog) : s.catalog.nodes[type]));
+  if (!node || node.type !== 'graph') return <WorkflowOverview />;
+  const counts = tabCounts(run, problems.length);
+  return (
+    <div className="gb-inspector-body" data-inspecting={id}>
+      <InspectorHead id={id} label={node.data.label} type={node.data.type} />
+      <TabBar
+        tabs={TABS}
+        current={tab}
+        onPick={useUi.getState().setInspector}
+        after={(key) => <TabBadge tab={key} counts={counts} />}
+      />
       <div className="gb-scroll gb-tab-body">
         {tab === 'output' ? <OutputsTab id={id} run={run} runId={runId} outputs={spec?.outputs ?? []} /> : null}
         {tab === 'logs' ? <LogsTab run={run} /> : null}
@@ -88,6 +94,10 @@ function NodeInspector({ id }: { id: string }) {
       </div>
     </div>
   );
+}
+
+function tabCounts(run: NodeRunOf, problems: number): Record<InspectorTab, number> {
+  return { output: 0, logs: run?.logs.length ?? 0, errors: (run?.errors.length ?? 0) + problems, docs: 0 };
 }
 
 export function Inspector() {

@@ -27,9 +27,12 @@ export function JsonTree(props: { value: unknown; name?: string; depth?: number 
   );
 }
 
-function Tree({ value, name, depth = 0 }: { value: unknown; name?: string; depth?: number }) {
+type Label = React.ReactNode;
+
+/** Opens the viewer on the tree's images, at this one. */
+function useShowLarge(): (image: ImagePreview) => void {
   const gallery = useContext(Gallery);
-  const showLarge = (image: ImagePreview): void =>
+  return (image) =>
     useUi.getState().view(
       gallery.length ? gallery : [image],
       Math.max(
@@ -37,42 +40,29 @@ function Tree({ value, name, depth = 0 }: { value: unknown; name?: string; depth
         gallery.findIndex((i) => imageSrc(i) === imageSrc(image)),
       ),
     );
+}
+
+/** The picture with every other field of its item beside it (label, prediction, path...). */
+function ImageItem({ value, label, depth }: { value: ImagePreview; label: Label; depth: number }) {
+  const showLarge = useShowLarge();
+  return (
+    <div className="gb-json-row gb-json-item">
+      {label}
+      <button className="gb-json-image-button" title="show it large" onClick={() => showLarge(value)}>
+        <img className="gb-json-image" src={imageSrc(value)} alt={value.label ?? 'image'} />
+      </button>
+      {value.outside ? <p className="gb-image-outside">{value.outside}</p> : null}
+      <div className="gb-json-fields">
+        {imageFields(value).map(([k, v]) => (
+          <Tree key={k} name={k} value={v} depth={depth + 1} />
+        ))}
+      </div>
+    </div>
+  );
+}
+
+function Branch({ value, label, depth }: { value: object; label: Label; depth: number }) {
   const [open, setOpen] = useState(depth < 2);
-  const label = name !== undefined ? <span className="gb-json-key">{name}: </span> : null;
-  if (isImage(value)) {
-    // The picture with every other field of its item beside it (label, prediction, path...).
-    const fields = imageFields(value);
-    return (
-      <div className="gb-json-row gb-json-item">
-        {label}
-        <button className="gb-json-image-button" title="show it large" onClick={() => showLarge(value)}>
-          <img className="gb-json-image" src={imageSrc(value)} alt={value.label ?? 'image'} />
-        </button>
-        {value.outside ? <p className="gb-image-outside">{value.outside}</p> : null}
-        <div className="gb-json-fields">
-          {fields.map(([k, v]) => (
-            <Tree key={k} name={k} value={v} depth={depth + 1} />
-          ))}
-        </div>
-      </div>
-    );
-  }
-  if (isTensor(value)) {
-    return (
-      <div className="gb-json-row">
-        {label}
-        <span className="gb-json-tensor">{tensorText(value)}</span>
-      </div>
-    );
-  }
-  if (typeof value !== 'object' || value === null) {
-    return (
-      <div className="gb-json-row">
-        {label}
-        <Leaf value={value} />
-      </div>
-    );
-  }
   const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
   const summary = Array.isArray(value) ? `[${value.length}]` : `{${entries.length}}`;
   return (
@@ -89,6 +79,19 @@ function Tree({ value, name, depth = 0 }: { value: unknown; name?: string; depth
           ))}
         </div>
       ) : null}
+    </div>
+  );
+}
+
+function Tree({ value, name, depth = 0 }: { value: unknown; name?: string; depth?: number }) {
+  const label = name !== undefined ? <span className="gb-json-key">{name}: </span> : null;
+  if (isImage(value)) return <ImageItem value={value} label={label} depth={depth} />;
+  if (typeof value === 'object' && value !== null && !isTensor(value))
+    return <Branch value={value} label={label} depth={depth} />;
+  return (
+    <div className="gb-json-row">
+      {label}
+      {isTensor(value) ? <span className="gb-json-tensor">{tensorText(value)}</span> : <Leaf value={value} />}
     </div>
   );
 }

@@ -7,25 +7,27 @@ import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
 import { useLibrarySave } from '../store/librarySave';
 import { componentNameProblem } from '../workflow/components';
+import { Backdrop } from '../widgets/Backdrop';
 
 export function LibrarySaveDialog() {
   const node = useLibrarySave((s) => s.node);
   return node ? <NameForm node={node} /> : null;
 }
 
-function NameForm({ node }: { node: string }) {
-  const title = useEditor((s) => {
-    const found = s.nodes.find((n) => n.id === node);
-    return (found?.type === 'graph' && found.data.label) || node;
-  });
+interface NameState {
+  name: string;
+  problem: string | null;
+  taken: boolean;
+  refused: string | null | undefined;
+}
+
+/** The dialog's state: the name typed, why it cannot be used, and saving it. */
+function useNameForm(node: string) {
   const { name, refused, type, close } = useLibrarySave();
   useCatalog((s) => s.catalog); // the names taken follow the library
   const [saving, setSaving] = useState(false);
-  const field = useRef<HTMLInputElement>(null);
-  useEffect(() => field.current?.select(), []);
   const problem = componentNameProblem(name);
   const taken = !problem && libraryNames().has(name);
-  const file = `components/${name}.json`;
   const save = async (overwrite: boolean): Promise<void> => {
     if (problem || (taken && !overwrite) || saving) return;
     setSaving(true);
@@ -33,8 +35,17 @@ function NameForm({ node }: { node: string }) {
     setSaving(false);
     if (done) close();
   };
+  return { state: { name, problem, taken, refused }, type, close, saving, save };
+}
+
+function NameForm({ node }: { node: string }) {
+  const title = useEditor((s) => {
+    const found = s.nodes.find((n) => n.id === node);
+    return (found?.type === 'graph' && found.data.label) || node;
+  });
+  const { state, type, close, saving, save } = useNameForm(node);
   return (
-    <div className="gb-dialog-backdrop" onMouseDown={(e) => e.target === e.currentTarget && close()}>
+    <Backdrop onClose={close}>
       <form
         className="gb-dialog"
         role="dialog"
@@ -54,35 +65,14 @@ function NameForm({ node }: { node: string }) {
           It appears in the palette under Components, and this node then uses the library file: edits to the file reach
           every workflow that uses it.
         </p>
-        <label htmlFor="gb-library-save-name">File name</label>
-        <div className="gb-library-name">
-          <span>components/</span>
-          <input
-            id="gb-library-save-name"
-            ref={field}
-            className={`gb-input${problem || taken ? ' gb-invalid' : ''}`}
-            value={name}
-            spellCheck={false}
-            aria-invalid={!!problem || taken}
-            aria-describedby="gb-library-save-why"
-            onChange={(e) => type(e.target.value)}
-          />
-          <span>.json</span>
-        </div>
-        <p id="gb-library-save-why" className={problem || taken || refused ? 'gb-dialog-problem' : 'gb-dialog-note'}>
-          {problem ??
-            (refused ||
-              (taken
-                ? `${file} is in the library already: choose another name, or overwrite it (workflows that use it get yours when next opened)`
-                : `saved as ${file}`))}
-        </p>
+        <NameField state={state} type={type} />
         <div className="gb-dialog-choices">
-          {taken ? (
+          {state.taken ? (
             <button type="button" className="gb-button gb-danger" disabled={saving} onClick={() => void save(true)}>
               Overwrite
             </button>
           ) : null}
-          <button type="submit" className="gb-button gb-primary" disabled={!!problem || taken || saving}>
+          <button type="submit" className="gb-button gb-primary" disabled={!!state.problem || state.taken || saving}>
             Save
           </button>
           <button type="button" className="gb-button" onClick={close}>
@@ -90,6 +80,40 @@ function NameForm({ node }: { node: string }) {
           </button>
         </div>
       </form>
-    </div>
+    </Backdrop>
+  );
+}
+
+/** The file name field, and why the name cannot be used (or where it is saved). */
+function NameField({ state, type }: { state: NameState; type(name: string): void }) {
+  const { name, problem, taken, refused } = state;
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => field.current?.select(), []);
+  const file = `components/${name}.json`;
+  return (
+    <>
+      <label htmlFor="gb-library-save-name">File name</label>
+      <div className="gb-library-name">
+        <span>components/</span>
+        <input
+          id="gb-library-save-name"
+          ref={field}
+          className={`gb-input${problem || taken ? ' gb-invalid' : ''}`}
+          value={name}
+          spellCheck={false}
+          aria-invalid={!!problem || taken}
+          aria-describedby="gb-library-save-why"
+          onChange={(e) => type(e.target.value)}
+        />
+        <span>.json</span>
+      </div>
+      <p id="gb-library-save-why" className={problem || taken || refused ? 'gb-dialog-problem' : 'gb-dialog-note'}>
+        {problem ??
+          (refused ||
+            (taken
+              ? `${file} is in the library already: choose another name, or overwrite it (workflows that use it get yours when next opened)`
+              : `saved as ${file}`))}
+      </p>
+    </>
   );
 }

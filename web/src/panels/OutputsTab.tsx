@@ -7,19 +7,15 @@ import { useGallery } from '../store/gallery';
 import type { NodeRun } from '../store/runState';
 import { JsonTree } from './JsonTree';
 
-function OutputBrowser({
-  node,
-  output,
-  latest,
-  total,
-}: {
-  node: string;
-  output: string;
-  latest: { index: number; preview: unknown } | undefined;
-  total: number;
-}) {
+interface Shown {
+  index: number;
+  item: unknown;
+}
+
+/** The item shown (the latest until another is asked for) and a way to fetch another by index. */
+function useBrowse(node: string, output: string, latest: { index: number; preview: unknown } | undefined) {
   const workflow = useEditor((s) => s.file?.path ?? '');
-  const [shown, setShown] = useState<{ index: number; item: unknown } | null>(null);
+  const [shown, setShown] = useState<Shown | null>(null);
   const [error, setError] = useState<string | null>(null);
   const current = shown ?? (latest ? { index: latest.index, item: latest.preview } : null);
   const go = async (index: number): Promise<void> => {
@@ -31,6 +27,35 @@ function OutputBrowser({
       setError((e as Error).message);
     }
   };
+  return { current, error, go };
+}
+
+function Pager({ index, total, go }: { index: number; total: number; go: (index: number) => Promise<void> }) {
+  return (
+    <span className="gb-pager">
+      <button className="gb-icon" disabled={index <= 0} onClick={() => void go(index - 1)} aria-label="previous">
+        ‹
+      </button>
+      <span>#{index}</span>
+      <button className="gb-icon" disabled={index >= total - 1} onClick={() => void go(index + 1)} aria-label="next">
+        ›
+      </button>
+    </span>
+  );
+}
+
+function OutputBrowser({
+  node,
+  output,
+  latest,
+  total,
+}: {
+  node: string;
+  output: string;
+  latest: { index: number; preview: unknown } | undefined;
+  total: number;
+}) {
+  const { current, error, go } = useBrowse(node, output, latest);
   return (
     <section className="gb-output" data-output={output}>
       <header>
@@ -45,27 +70,7 @@ function OutputBrowser({
             gallery
           </button>
         ) : null}
-        {current ? (
-          <span className="gb-pager">
-            <button
-              className="gb-icon"
-              disabled={current.index <= 0}
-              onClick={() => void go(current.index - 1)}
-              aria-label="previous"
-            >
-              ‹
-            </button>
-            <span>#{current.index}</span>
-            <button
-              className="gb-icon"
-              disabled={current.index >= total - 1}
-              onClick={() => void go(current.index + 1)}
-              aria-label="next"
-            >
-              ›
-            </button>
-          </span>
-        ) : null}
+        {current ? <Pager index={current.index} total={total} go={go} /> : null}
       </header>
       {error ? <div className="gb-banner gb-banner-error">{error}</div> : null}
       {current ? <JsonTree value={current.item} /> : <p className="gb-empty">Nothing handed on yet.</p>}

@@ -10,6 +10,7 @@ import { firstLine, paletteGroups } from '../search';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
 import { useUi } from '../store/ui';
+import { useToggleSet } from '../hooks/useToggleSet';
 
 function addAtCenter(name: string): void {
   const pane = document.querySelector('.react-flow__viewport');
@@ -47,48 +48,54 @@ function PaletteItem({ spec }: { spec: NodeSpec }) {
   );
 }
 
-export function Palette() {
-  const catalog = useCatalog((s) => s.catalog);
-  const error = useCatalog((s) => s.error);
-  const [query, setQuery] = useState('');
-  const [origin, setOrigin] = useState<OriginFilter>('all');
-  const [closed, setClosed] = useState<Set<string>>(new Set());
-  const notify = useUi((s) => s.notify);
-  const specs = useMemo(() => Object.values(catalog.nodes), [catalog]);
-  const choices = useMemo(() => originChoices(specs), [specs]);
-  // A filter whose origin left the catalog (its pack was removed) shows everything again.
-  const shownOrigin = choices.some((c) => c.value === origin) ? origin : 'all';
-  const groups = useMemo(() => paletteGroups(specs, query, shownOrigin), [specs, query, shownOrigin]);
-  const toggle = (c: string): void =>
-    setClosed((s) => (s.has(c) ? new Set([...s].filter((x) => x !== c)) : new Set([...s, c])));
+type Choice = ReturnType<typeof originChoices>[number];
+
+interface FiltersProps {
+  query: string;
+  setQuery: (query: string) => void;
+  choices: Choice[];
+  origin: OriginFilter;
+  setOrigin: (origin: OriginFilter) => void;
+}
+
+function PaletteFilters({ query, setQuery, choices, origin, setOrigin }: FiltersProps) {
   return (
-    <div className="gb-palette">
-      <div className="gb-palette-filters">
-        <input
-          className="gb-input gb-filter"
-          placeholder="Search nodes"
-          aria-label="filter nodes"
-          value={query}
-          onChange={(e) => setQuery(e.target.value)}
-        />
-        {choices.length ? (
-          <select
-            className="gb-input gb-origin-filter"
-            aria-label="node origin"
-            title="Show the nodes of one origin"
-            value={shownOrigin}
-            onChange={(e) => setOrigin(e.target.value as OriginFilter)}
-          >
-            {choices.map((c) => (
-              <option key={c.value} value={c.value}>
-                {c.label} ({c.count})
-              </option>
-            ))}
-          </select>
-        ) : null}
-      </div>
+    <div className="gb-palette-filters">
+      <input
+        className="gb-input gb-filter"
+        placeholder="Search nodes"
+        aria-label="filter nodes"
+        value={query}
+        onChange={(e) => setQuery(e.target.value)}
+      />
+      {choices.length ? (
+        <select
+          className="gb-input gb-origin-filter"
+          aria-label="node origin"
+          title="Show the nodes of one origin"
+          value={origin}
+          onChange={(e) => setOrigin(e.target.value as OriginFilter)}
+        >
+          {choices.map((c) => (
+            <option key={c.value} value={c.value}>
+              {c.label} ({c.count})
+            </option>
+          ))}
+        </select>
+      ) : null}
+    </div>
+  );
+}
+
+/** The catalog's error and the node files that failed to load (a click says why). */
+function LoadErrors() {
+  const failures = useCatalog((s) => s.catalog.failures);
+  const error = useCatalog((s) => s.error);
+  const notify = useUi((s) => s.notify);
+  return (
+    <>
       {error ? <div className="gb-banner gb-banner-error">{error}</div> : null}
-      {catalog.failures.map((f) => (
+      {failures.map((f) => (
         <button
           key={f.path}
           className="gb-banner gb-banner-error"
@@ -98,26 +105,62 @@ export function Palette() {
           <strong>{f.path.split('/').pop()}</strong> failed to load: {f.error}
         </button>
       ))}
+    </>
+  );
+}
+
+function Category({
+  category,
+  specs,
+  closed,
+  toggle,
+}: {
+  category: string;
+  specs: NodeSpec[];
+  closed: boolean;
+  toggle: () => void;
+}) {
+  return (
+    <section className="gb-category">
+      <button className="gb-category-title" onClick={toggle} aria-expanded={!closed}>
+        <span className="gb-caret">{closed ? '▸' : '▾'}</span>
+        {category}
+        <span className="gb-muted">{specs.length}</span>
+      </button>
+      {closed ? null : (
+        <ul>
+          {specs.map((spec) => (
+            <PaletteItem key={spec.name} spec={spec} />
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+export function Palette() {
+  const catalog = useCatalog((s) => s.catalog);
+  const [query, setQuery] = useState('');
+  const [origin, setOrigin] = useState<OriginFilter>('all');
+  const [closed, toggle] = useToggleSet<string>();
+  const specs = useMemo(() => Object.values(catalog.nodes), [catalog]);
+  const choices = useMemo(() => originChoices(specs), [specs]);
+  // A filter whose origin left the catalog (its pack was removed) shows everything again.
+  const shownOrigin = choices.some((c) => c.value === origin) ? origin : 'all';
+  const groups = useMemo(() => paletteGroups(specs, query, shownOrigin), [specs, query, shownOrigin]);
+  return (
+    <div className="gb-palette">
+      <PaletteFilters query={query} setQuery={setQuery} choices={choices} origin={shownOrigin} setOrigin={setOrigin} />
+      <LoadErrors />
       <div className="gb-scroll">
         {groups.map(([category, specs]) => (
-          <section key={category} className="gb-category">
-            <button
-              className="gb-category-title"
-              onClick={() => toggle(category)}
-              aria-expanded={!closed.has(category)}
-            >
-              <span className="gb-caret">{closed.has(category) ? '▸' : '▾'}</span>
-              {category}
-              <span className="gb-muted">{specs.length}</span>
-            </button>
-            {closed.has(category) ? null : (
-              <ul>
-                {specs.map((spec) => (
-                  <PaletteItem key={spec.name} spec={spec} />
-                ))}
-              </ul>
-            )}
-          </section>
+          <Category
+            key={category}
+            category={category}
+            specs={specs}
+            closed={closed.has(category)}
+            toggle={() => toggle(category)}
+          />
         ))}
         {query && !groups[0]?.[1].length ? (
           <p className="gb-empty">

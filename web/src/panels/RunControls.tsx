@@ -148,44 +148,57 @@ function RunMenu() {
   );
 }
 
-export function RunControls() {
+interface ButtonState {
+  offline: boolean;
+  hasFile: boolean;
+  active: boolean;
+  paused: boolean;
+  why: (title: string) => string;
+}
+
+function useButtonState(): ButtonState {
   const current = useRun((s) => s.run);
   const offline = useRun(isOffline);
   const hasFile = useEditor((s) => !!s.file);
-  const continueOnError = useUi((s) => s.continueOnError);
-  const active = isActive(current);
-  const paused = current?.status === 'paused';
   const why = (title: string): string => (offline ? OFFLINE : title);
+  return { offline, hasFile, active: isActive(current), paused: current?.status === 'paused', why };
+}
+
+/** Run, or Queue while a run is going. */
+function RunOrQueue({ state }: { state: ButtonState }) {
+  const continueOnError = useUi((s) => s.continueOnError);
+  const { offline, hasFile, active, why } = state;
+  if (active)
+    return (
+      <button
+        className="gb-button gb-primary"
+        disabled={offline || !hasFile}
+        onClick={() => void queue('all')}
+        title={why('A run is going: queue this workflow to run once it ends')}
+        aria-label="queue"
+      >
+        <Icon name="plus" /> <span className="gb-queue-label">Queue</span>
+      </button>
+    );
   return (
-    <div className="gb-run-controls">
-      <span className="gb-split-button">
-        {active ? (
-          <button
-            className="gb-button gb-primary"
-            disabled={offline || !hasFile}
-            onClick={() => void queue('all')}
-            title={why('A run is going: queue this workflow to run once it ends')}
-            aria-label="queue"
-          >
-            <Icon name="plus" /> <span className="gb-queue-label">Queue</span>
-          </button>
-        ) : (
-          <button
-            className="gb-button gb-primary"
-            disabled={offline || !hasFile}
-            onClick={() => void run('all')}
-            title={why(
-              continueOnError
-                ? 'Run the workflow, going on past node errors (Ctrl+Enter)'
-                : 'Run the workflow (Ctrl+Enter)',
-            )}
-            aria-label="run"
-          >
-            <Icon name="play" /> Run
-          </button>
-        )}
-        <RunMenu />
-      </span>
+    <button
+      className="gb-button gb-primary"
+      disabled={offline || !hasFile}
+      onClick={() => void run('all')}
+      title={why(
+        continueOnError ? 'Run the workflow, going on past node errors (Ctrl+Enter)' : 'Run the workflow (Ctrl+Enter)',
+      )}
+      aria-label="run"
+    >
+      <Icon name="play" /> Run
+    </button>
+  );
+}
+
+function SteerButtons({ state }: { state: ButtonState }) {
+  const { offline, hasFile, active, paused, why } = state;
+  return (
+    <>
       <button
         className="gb-button"
         disabled={offline || !hasFile || (active && !paused)}
@@ -214,6 +227,19 @@ export function RunControls() {
       >
         <Icon name="stop" /> <span className="gb-button-label">Stop</span>
       </button>
+    </>
+  );
+}
+
+export function RunControls() {
+  const state = useButtonState();
+  return (
+    <div className="gb-run-controls">
+      <span className="gb-split-button">
+        <RunOrQueue state={state} />
+        <RunMenu />
+      </span>
+      <SteerButtons state={state} />
       <span className="gb-run-state">
         <RunStatus />
         <Connection />

@@ -15,6 +15,7 @@ import {
   itemsOf,
   kindLabel,
   nodeCounts,
+  outputsText,
   paramText,
   pluralCount,
   previousRun,
@@ -69,13 +70,6 @@ export function RunFacts({ run, now }: { run: RunRecordInfo; now: number }) {
   );
 }
 
-function outputsText(counts: Record<string, number>): string {
-  const entries = Object.entries(counts);
-  if (!entries.length) return '—';
-  if (entries.length === 1 && entries[0]?.[0] === 'out') return formatCount(entries[0][1]);
-  return entries.map(([name, n]) => `${name} ${formatCount(n)}`).join(' · ');
-}
-
 function Logs({ node }: { node: NodeSnapshot }) {
   if (!node.logs.length) return <p className="gb-empty">No logs.</p>;
   const line = (entry: LogEntry): string =>
@@ -124,6 +118,34 @@ function NodeMore({ node }: { node: NodeSnapshot }) {
   );
 }
 
+function NodeRow({ node, isOpen, toggle }: { node: NodeSnapshot; isOpen: boolean; toggle: () => void }) {
+  const logs = node.logs.length + node.logs_dropped;
+  return (
+    <tr className="gb-runpage-node" onClick={toggle}>
+      <td>
+        <button
+          className="gb-runpage-toggle"
+          aria-expanded={isOpen}
+          title={isOpen ? 'Hide its logs and errors' : 'Show its logs and errors'}
+        >
+          <span className="gb-runpage-chevron">{isOpen ? '▾' : '▸'}</span>
+          <span className="gb-runpage-title">{node.title}</span>
+        </button>
+        {node.title !== node.node_id ? <span className="gb-runpage-id">{node.node_id}</span> : null}
+      </td>
+      <td className={`gb-state-${node.state}`}>{STATE_LABELS[node.state] ?? node.state}</td>
+      <td className="gb-num gb-runpage-counts">{outputsText(node.counts)}</td>
+      <td className="gb-num">
+        {node.state === 'waiting' || node.state === 'cached' ? '—' : formatDuration(node.seconds)}
+      </td>
+      <td className={`gb-num${node.errors.length ? ' gb-runpage-bad' : ''}`}>
+        {node.errors.length ? formatCount(node.errors.length) : '—'}
+      </td>
+      <td className="gb-num">{logs ? formatCount(logs) : '—'}</td>
+    </tr>
+  );
+}
+
 function NodeTable({ nodes }: { nodes: NodeSnapshot[] }) {
   const [open, setOpen] = useState<string | null>(() => nodes.find((n) => n.errors.length)?.node_id ?? null);
   return (
@@ -142,30 +164,7 @@ function NodeTable({ nodes }: { nodes: NodeSnapshot[] }) {
         const isOpen = open === node.node_id;
         return (
           <tbody key={node.node_id} data-node={node.node_id} className={isOpen ? 'gb-open' : undefined}>
-            <tr className="gb-runpage-node" onClick={() => setOpen(isOpen ? null : node.node_id)}>
-              <td>
-                <button
-                  className="gb-runpage-toggle"
-                  aria-expanded={isOpen}
-                  title={isOpen ? 'Hide its logs and errors' : 'Show its logs and errors'}
-                >
-                  <span className="gb-runpage-chevron">{isOpen ? '▾' : '▸'}</span>
-                  <span className="gb-runpage-title">{node.title}</span>
-                </button>
-                {node.title !== node.node_id ? <span className="gb-runpage-id">{node.node_id}</span> : null}
-              </td>
-              <td className={`gb-state-${node.state}`}>{STATE_LABELS[node.state] ?? node.state}</td>
-              <td className="gb-num gb-runpage-counts">{outputsText(node.counts)}</td>
-              <td className="gb-num">
-                {node.state === 'waiting' || node.state === 'cached' ? '—' : formatDuration(node.seconds)}
-              </td>
-              <td className={`gb-num${node.errors.length ? ' gb-runpage-bad' : ''}`}>
-                {node.errors.length ? formatCount(node.errors.length) : '—'}
-              </td>
-              <td className="gb-num">
-                {node.logs.length + node.logs_dropped ? formatCount(node.logs.length + node.logs_dropped) : '—'}
-              </td>
-            </tr>
+            <NodeRow node={node} isOpen={isOpen} toggle={() => setOpen(isOpen ? null : node.node_id)} />
             {isOpen ? (
               <tr className="gb-runpage-detail">
                 <td colSpan={6}>
@@ -204,6 +203,47 @@ function CountsOnly({ run }: { run: RunRecordInfo }) {
   );
 }
 
+/** The trial's last validation value of the search's metric, in four figures. */
+function lastValue(metrics: RunMetrics[], runId: string, metric: string | null): string {
+  const series = metrics
+    .find((m) => m.run_id === runId)
+    ?.series.find((s) => s.group === 'validation' && s.name === metric);
+  const value = series?.values.filter((v) => v !== null).at(-1);
+  return value === undefined || value === null ? '—' : String(Number(value.toPrecision(4)));
+}
+
+interface TrialRowProps {
+  trial: RunRecordInfo;
+  label: string | undefined;
+  names: string[];
+  best: string | null;
+  metric: string | null;
+  metrics: RunMetrics[];
+}
+
+function TrialRow({ trial, label, names, best, metric, metrics }: TrialRowProps) {
+  return (
+    <tr data-run={trial.run_id} className={trial.run_id === best ? 'gb-runpage-best' : undefined}>
+      <td>
+        {label}
+        {trial.run_id === best ? (
+          <span className="gb-runpage-star" title={`the best by ${metric ?? 'its metric'}`}>
+            {' '}
+            ★ best
+          </span>
+        ) : null}
+      </td>
+      <td>{statusLabel(trial.status)}</td>
+      {names.map((n) => (
+        <td key={n} className="gb-num">
+          {paramText(trial.params[n])}
+        </td>
+      ))}
+      {metric ? <td className="gb-num">{lastValue(metrics, trial.run_id, metric)}</td> : null}
+    </tr>
+  );
+}
+
 function Trials({
   search,
   trials,
@@ -217,13 +257,6 @@ function Trials({
   const best = typeof search.counts.best_run === 'string' ? search.counts.best_run : null;
   const metric = typeof search.counts.metric === 'string' ? search.counts.metric : null;
   const labels = runLabels(trials);
-  const last = (runId: string): string => {
-    const series = metrics
-      .find((m) => m.run_id === runId)
-      ?.series.find((s) => s.group === 'validation' && s.name === metric);
-    const value = series?.values.filter((v) => v !== null).at(-1);
-    return value === undefined || value === null ? '—' : String(Number(value.toPrecision(4)));
-  };
   if (!trials.length) return <p className="gb-empty">No trial has started yet.</p>;
   return (
     <table className="gb-runpage-nodes gb-runpage-trials">
@@ -241,28 +274,15 @@ function Trials({
       </thead>
       <tbody>
         {trials.map((trial) => (
-          <tr
+          <TrialRow
             key={trial.run_id}
-            data-run={trial.run_id}
-            className={trial.run_id === best ? 'gb-runpage-best' : undefined}
-          >
-            <td>
-              {labels[trial.run_id]}
-              {trial.run_id === best ? (
-                <span className="gb-runpage-star" title={`the best by ${metric ?? 'its metric'}`}>
-                  {' '}
-                  ★ best
-                </span>
-              ) : null}
-            </td>
-            <td>{statusLabel(trial.status)}</td>
-            {names.map((n) => (
-              <td key={n} className="gb-num">
-                {paramText(trial.params[n])}
-              </td>
-            ))}
-            {metric ? <td className="gb-num">{last(trial.run_id)}</td> : null}
-          </tr>
+            trial={trial}
+            label={labels[trial.run_id]}
+            names={names}
+            best={best}
+            metric={metric}
+            metrics={metrics}
+          />
         ))}
       </tbody>
     </table>
@@ -299,64 +319,83 @@ function GivenForRun({ config }: { config: Record<string, unknown> }) {
   );
 }
 
-export function RunPage({
+function RunActions({ details, history }: { details: RunDetails; history: RunRecordInfo[] }) {
+  const { run } = details;
+  const show = usePastRuns((s) => s.show);
+  const previous = run.kind === 'search' ? undefined : previousRun(run, history);
+  return (
+    <span className="gb-runpage-actions">
+      {previous ? (
+        <button
+          className="gb-button"
+          onClick={() => show([previous.run_id, run.run_id])}
+          title={`Side by side with the run of ${run.workflow} before this one`}
+        >
+          Compare with the previous run
+        </button>
+      ) : null}
+      {details.rerun ? (
+        <button
+          className="gb-button gb-primary"
+          onClick={() => void runAgain(details)}
+          title="Run this workflow again with the parameters, inputs and overrides this run had"
+        >
+          Run again
+        </button>
+      ) : null}
+    </span>
+  );
+}
+
+function Changes({ details }: { details: RunDetails }) {
+  if (!details.changes.length) return null;
+  return (
+    <div className="gb-banner gb-runpage-changes" role="note">
+      <strong>{details.run.workflow} changed since this run.</strong> Run again runs it as it was then, or the file as
+      it is now:
+      <ul>
+        {details.changes.map((change) => (
+          <li key={change}>{change}</li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function ParamsTable({ run }: { run: RunRecordInfo }) {
+  if (!Object.keys(run.params).length || run.kind === 'search') return null;
+  return (
+    <section>
+      <h3>{run.kind === 'workflow' ? 'Parameters' : 'Hyperparameters'}</h3>
+      <table className="gb-runpage-nodes gb-runpage-params">
+        <tbody>
+          {Object.entries(flatParams(run)).map(([name, value]) => (
+            <tr key={name} data-param={name}>
+              <td>{name}</td>
+              <td>{paramText(value)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+/** What the run did: a search's trials, the metric curves, a workflow's nodes. */
+function RunBody({
   details,
   metrics,
-  history,
-  now,
+  trials,
 }: {
   details: RunDetails;
   metrics: RunMetrics[];
-  history: RunRecordInfo[];
-  now: number;
+  trials: RunRecordInfo[];
 }) {
   const { run } = details;
-  const trials = trialsOf(run, history);
   const labels = run.kind === 'search' ? runLabels(trials) : undefined;
-  const hasParams = Object.keys(run.params).length > 0;
-  const show = usePastRuns((s) => s.show);
-  const previous = run.kind === 'search' ? undefined : previousRun(run, history);
   const curves = drawnCurves(metrics, new Set(run.kind === 'workflow' ? [run.run_id] : []));
   return (
-    <div className="gb-runpage" data-run={run.run_id} data-kind={run.kind}>
-      <header className="gb-runpage-head">
-        <h2 className="gb-runpage-name" title={run.workflow}>
-          {run.workflow}
-        </h2>
-        <RunFacts run={run} now={now} />
-        <span className="gb-runpage-actions">
-          {previous ? (
-            <button
-              className="gb-button"
-              onClick={() => show([previous.run_id, run.run_id])}
-              title={`Side by side with the run of ${run.workflow} before this one`}
-            >
-              Compare with the previous run
-            </button>
-          ) : null}
-          {details.rerun ? (
-            <button
-              className="gb-button gb-primary"
-              onClick={() => void runAgain(details)}
-              title="Run this workflow again with the parameters, inputs and overrides this run had"
-            >
-              Run again
-            </button>
-          ) : null}
-        </span>
-      </header>
-      {details.changes.length ? (
-        <div className="gb-banner gb-runpage-changes" role="note">
-          <strong>{run.workflow} changed since this run.</strong> Run again runs it as it was then, or the file as it is
-          now:
-          <ul>
-            {details.changes.map((change) => (
-              <li key={change}>{change}</li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
-      {run.error ? <pre className="gb-history-error gb-runpage-runerror">{run.error}</pre> : null}
+    <>
       {run.kind === 'search' ? (
         <section>
           <h3>Trials</h3>
@@ -375,22 +414,36 @@ export function RunPage({
           {details.nodes.length ? <NodeTable nodes={details.nodes} /> : <CountsOnly run={run} />}
         </section>
       ) : null}
+    </>
+  );
+}
+
+export function RunPage({
+  details,
+  metrics,
+  history,
+  now,
+}: {
+  details: RunDetails;
+  metrics: RunMetrics[];
+  history: RunRecordInfo[];
+  now: number;
+}) {
+  const { run } = details;
+  return (
+    <div className="gb-runpage" data-run={run.run_id} data-kind={run.kind}>
+      <header className="gb-runpage-head">
+        <h2 className="gb-runpage-name" title={run.workflow}>
+          {run.workflow}
+        </h2>
+        <RunFacts run={run} now={now} />
+        <RunActions details={details} history={history} />
+      </header>
+      <Changes details={details} />
+      {run.error ? <pre className="gb-history-error gb-runpage-runerror">{run.error}</pre> : null}
+      <RunBody details={details} metrics={metrics} trials={trialsOf(run, history)} />
       {run.kind === 'workflow' ? <GivenForRun config={details.config} /> : null}
-      {hasParams && run.kind !== 'search' ? (
-        <section>
-          <h3>{run.kind === 'workflow' ? 'Parameters' : 'Hyperparameters'}</h3>
-          <table className="gb-runpage-nodes gb-runpage-params">
-            <tbody>
-              {Object.entries(flatParams(run)).map(([name, value]) => (
-                <tr key={name} data-param={name}>
-                  <td>{name}</td>
-                  <td>{paramText(value)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </section>
-      ) : null}
+      <ParamsTable run={run} />
       {run.kind !== 'workflow' && Object.keys(details.config).length ? (
         <section>
           <h3>Settings</h3>

@@ -2,13 +2,14 @@
 
 import { SHORTCUTS } from '../hooks/useShortcuts';
 import { useUi } from '../store/ui';
+import { Backdrop } from '../widgets/Backdrop';
 
 export function ShortcutsOverlay() {
   const open = useUi((s) => s.shortcuts);
   const show = useUi((s) => s.showShortcuts);
   if (!open) return null;
   return (
-    <div className="gb-dialog-backdrop" onMouseDown={(e) => e.target === e.currentTarget && show(false)}>
+    <Backdrop onClose={() => show(false)}>
       <div className="gb-dialog gb-shortcuts" role="dialog" aria-label="keyboard shortcuts">
         <h2>Keys</h2>
         <table>
@@ -25,6 +26,6 @@ export function ShortcutsOverlay() {
         </table>
         <p className="gb-muted">Ctrl is Cmd on a Mac. Press ? or Esc to close.</p>
       </div>
-    </div>
+    </Backdrop>
   );
 }

@@ -3,6 +3,7 @@
 import { useJobs } from '../store/jobs';
 import { useUi } from '../store/ui';
 import type { SideTab } from '../store/ui';
+import { TabBar } from '../widgets/TabBar';
 import { FilesPanel } from './FilesPanel';
 import { HistoryPanel } from './HistoryPanel';
 import { Palette } from './Palette';
@@ -30,20 +31,7 @@ export function Sidebar() {
   const setSide = useUi((s) => s.setSide);
   return (
     <aside className="gb-sidebar">
-      <nav className="gb-tabs" role="tablist">
-        {TABS.map(([tab, name]) => (
-          <button
-            key={tab}
-            role="tab"
-            aria-selected={side === tab}
-            className={side === tab ? 'gb-active' : ''}
-            onClick={() => setSide(tab)}
-          >
-            {name}
-            {tab === 'queue' ? <Waiting /> : null}
-          </button>
-        ))}
-      </nav>
+      <TabBar tabs={TABS} current={side} onPick={setSide} after={(tab) => (tab === 'queue' ? <Waiting /> : null)} />
       {side === 'nodes' ? (
         <Palette />
       ) : side === 'files' ? (

@@ -11,6 +11,7 @@ import { useEditor } from '../store/editor';
 import { NO_FILE, useTemplates } from '../store/templates';
 import type { TemplateInfo } from '../protocol';
 import { graphPicture } from '../templatePicture';
+import { Backdrop } from '../widgets/Backdrop';
 import { Icon } from './Icon';
 
 const PICTURE = { width: 232, height: 96 };
@@ -121,20 +122,69 @@ function TemplateCard({
   );
 }
 
-export function TemplateGallery({ mode }: { mode: 'inline' | 'dialog' }) {
+type Mode = 'inline' | 'dialog';
+
+function TemplatesHead({ mode, close }: { mode: Mode; close: () => void }) {
+  return (
+    <header className="gb-templates-head">
+      <strong>Start from a template</strong>
+      <span className="gb-muted">
+        {mode === 'inline'
+          ? 'or drag nodes from the palette, or double-click the canvas to add one'
+          : 'a new workflow file, with the sample data it reads'}
+      </span>
+      <button
+        className="gb-icon"
+        onClick={close}
+        title={
+          mode === 'inline'
+            ? 'Hide the templates for this file (Workflows → Templates… shows them again)'
+            : 'Close (Esc)'
+        }
+        aria-label="close the templates"
+      >
+        <Icon name="close" />
+      </button>
+    </header>
+  );
+}
+
+function TemplateList({ picked, setPicked }: { picked: string | null; setPicked: (name: string | null) => void }) {
   const templates = useTemplates((s) => s.templates);
-  const loaded = useTemplates((s) => s.loaded);
-  const error = useTemplates((s) => s.error);
-  const file = useEditor((s) => s.file?.path ?? NO_FILE);
-  const [picked, setPicked] = useState<string | null>(null);
+  return (
+    <ul className="gb-template-list">
+      {templates.map((t) => (
+        <TemplateCard
+          key={t.name}
+          template={t}
+          picked={picked === t.name}
+          onPick={() => setPicked(t.name)}
+          onDone={() => setPicked(null)}
+        />
+      ))}
+    </ul>
+  );
+}
+
+/** Loads the templates once, and focuses the dialog so Esc reaches it. */
+function useOpened(mode: Mode) {
   const box = useRef<HTMLElement>(null);
   useEffect(() => {
     if (!useTemplates.getState().loaded) void useTemplates.getState().load();
     if (mode === 'dialog') box.current?.focus();
   }, [mode]);
+  return box;
+}
+
+export function TemplateGallery({ mode }: { mode: Mode }) {
+  const empty = useTemplates((s) => s.loaded && !s.templates.length);
+  const error = useTemplates((s) => s.error);
+  const file = useEditor((s) => s.file?.path ?? NO_FILE);
+  const [picked, setPicked] = useState<string | null>(null);
+  const box = useOpened(mode);
   const close = (): void =>
     mode === 'dialog' ? useTemplates.getState().show(false) : useTemplates.getState().dismiss(file);
-  if (mode === 'inline' && loaded && !templates.length) return null;
+  if (mode === 'inline' && empty) return null;
   const gallery = (
     <section
       ref={box}
@@ -146,46 +196,12 @@ export function TemplateGallery({ mode }: { mode: 'inline' | 'dialog' }) {
         if (e.key === 'Escape' && !picked) close();
       }}
     >
-      <header className="gb-templates-head">
-        <strong>Start from a template</strong>
-        <span className="gb-muted">
-          {mode === 'inline'
-            ? 'or drag nodes from the palette, or double-click the canvas to add one'
-            : 'a new workflow file, with the sample data it reads'}
-        </span>
-        <button
-          className="gb-icon"
-          onClick={close}
-          title={
-            mode === 'inline'
-              ? 'Hide the templates for this file (Workflows → Templates… shows them again)'
-              : 'Close (Esc)'
-          }
-          aria-label="close the templates"
-        >
-          <Icon name="close" />
-        </button>
-      </header>
+      <TemplatesHead mode={mode} close={close} />
       {error ? <div className="gb-banner gb-banner-error">The templates could not be read: {error}</div> : null}
-      <ul className="gb-template-list">
-        {templates.map((t) => (
-          <TemplateCard
-            key={t.name}
-            template={t}
-            picked={picked === t.name}
-            onPick={() => setPicked(t.name)}
-            onDone={() => setPicked(null)}
-          />
-        ))}
-      </ul>
+      <TemplateList picked={picked} setPicked={setPicked} />
     </section>
   );
-  if (mode === 'inline') return gallery;
-  return (
-    <div className="gb-dialog-backdrop" onMouseDown={(e) => e.target === e.currentTarget && close()}>
-      {gallery}
-    </div>
-  );
+  return mode === 'inline' ? gallery : <Backdrop onClose={close}>{gallery}</Backdrop>;
 }
 
 /** The gallery on the canvas: while it has no node (a new file, or none open), unless hidden for this file. */

@@ -3,9 +3,8 @@
 
 import type { FlowEdge, FlowNode } from '../workflow/flow';
 import { isGraphNode } from '../workflow/flow';
-import { absolutePosition } from '../workflow/canvas';
 import type { WorkflowEdge, WorkflowNode } from '../workflow/format';
-import { fromFlowEdge } from '../workflow/canvas';
+import { fromFlowEdge, nodeEssentials } from '../workflow/canvas';
 import { readWorkflowData } from '../workflow/load';
 import { freshId } from './ids';
 
@@ -29,12 +28,7 @@ export function makeClip(nodes: FlowNode[], edges: FlowEdge[]): Clip | null {
   return {
     kind: 'graphbook.clip',
     nodes: picked.map((n) => ({
-      id: n.id,
-      type: n.data.type,
-      label: n.data.label,
-      ...(n.data.module ? { module: n.data.module } : {}),
-      params: structuredClone(n.data.params),
-      position: absolutePosition(n, byId),
+      ...nodeEssentials(n, byId),
       ...(n.data.mode ? { mode: n.data.mode } : {}),
     })),
     edges: edges.filter((e) => ids.has(e.source) && ids.has(e.target)).map(fromFlowEdge),

@@ -151,15 +151,22 @@ function groupSize(node: GroupFlowNode): { width: number; height: number } {
   return { width: coordinate(width), height: coordinate(height) };
 }
 
-export function canvasToWorkflow(state: CanvasState, doc: string): Workflow {
-  const byId = new Map(state.nodes.map((n) => [n.id, n]));
-  const nodes = state.nodes.filter(isGraphNode).map((n) => ({
+/** What a file (or a clip) keeps of any node first: who it is, its parameters, where it stands. */
+export function nodeEssentials(n: GraphFlowNode, byId: Map<string, FlowNode>): WorkflowNode {
+  return {
     id: n.id,
     type: n.data.type,
     label: n.data.label,
     ...(n.data.module ? { module: n.data.module } : {}),
     params: structuredClone(n.data.params),
     position: absolutePosition(n, byId),
+  };
+}
+
+export function canvasToWorkflow(state: CanvasState, doc: string): Workflow {
+  const byId = new Map(state.nodes.map((n) => [n.id, n]));
+  const nodes = state.nodes.filter(isGraphNode).map((n) => ({
+    ...nodeEssentials(n, byId),
     ...(n.width ? { width: coordinate(n.width) } : {}),
     ...(n.data.collapsed ? { collapsed: true } : {}),
     ...(n.data.mode ? { mode: n.data.mode } : {}),

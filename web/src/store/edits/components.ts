@@ -15,6 +15,15 @@ type ComponentActions = Pick<
 >;
 
 export function componentActions(set: SetEditor, get: GetEditor, commits: Commits): ComponentActions {
+  return { ...structuralActions(set, get, commits), ...nodeActions(set, get, commits) };
+}
+
+/** Edits that redraw the canvas: a component made from the selection, or unpacked. */
+function structuralActions(
+  set: SetEditor,
+  get: GetEditor,
+  commits: Commits,
+): Pick<ComponentActions, 'makeComponent' | 'unpackComponent'> {
   /** The canvas redrawn from `workflow` (a structural edit), `selected` picked: one undo step. */
   const showWorkflow = (workflow: Workflow, selected: string[]): void => {
     const picked = new Set(selected);
@@ -36,6 +45,16 @@ export function componentActions(set: SetEditor, get: GetEditor, commits: Commit
       const { workflow, ids } = unpack(canvasToWorkflow({ nodes, edges }, doc), id, body);
       showWorkflow(workflow, ids);
     },
+  };
+}
+
+/** Edits to one component node: what it refers to, its library edit, the parameters it shows. */
+function nodeActions(
+  set: SetEditor,
+  get: GetEditor,
+  commits: Commits,
+): Omit<ComponentActions, 'makeComponent' | 'unpackComponent'> {
+  return {
     setComponent(id, component) {
       updateGraphNode(set, get, id, (n) => {
         const { libraryEdit: _settled, ...data } = n.data;
