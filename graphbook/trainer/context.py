@@ -16,9 +16,9 @@ from typing import Any, TypeVar, cast
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from graphbook.batch_process.devices import to_device
-from graphbook.batch_process.distributed import Collective
-from graphbook.batch_process.reducers import FunctionReducer, Reducer
+from graphbook.durable.devices import to_device
+from graphbook.durable.distributed import Collective
+from graphbook.durable.reducers import FunctionReducer, Reducer
 from graphbook.trainer.errors import TrainerError, accept_determined_only
 
 logger = logging.getLogger(__name__)

@@ -9,9 +9,9 @@ from typing import Any
 
 import torch
 
-from graphbook.batch_process.distributed import Collective
-from graphbook.batch_process.metrics import plain_metric
-from graphbook.batch_process.reducers import load_state, state_of
+from graphbook.durable.distributed import Collective
+from graphbook.durable.reducers import load_state, state_of
+from graphbook.plain import plain_metric
 from graphbook.trainer.context import WrappedReducer
 from graphbook.trainer.errors import TrainerError
 from graphbook.trainer.trial import Reducer
