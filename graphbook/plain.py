@@ -34,9 +34,17 @@ def _same(value: Any) -> Any:
 
 def plain(value: Any, convert: Convert = _same, nonfinite: Convert = _same) -> Any:
     """`value` walked to the end: mappings as dicts with string keys, lists and tuples as
-    lists, each other value `convert`ed first (then walked in turn), NaN and infinities given
-    to `nonfinite`; anything left is returned as it is."""
-    if value is None or isinstance(value, bool | int | str):
+    lists, NaN and infinities given to `nonfinite`; each value that is not a list or of a plain
+    type (a subclass is not) is `convert`ed first, and what comes back walked in turn; anything
+    left is returned as it is."""
+    kind = type(value)
+    if value is None or kind is bool or kind is int or kind is str:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else nonfinite(value)
+    if kind is list:
+        return [plain(v, convert, nonfinite) for v in value]
+    if isinstance(value, bool | int | str):
         return value
     converted = convert(value)
     if converted is not value:

@@ -715,14 +715,19 @@ def to_json(value: Any, leaf: Callable[[Any], Any] | None = None) -> Any:
     `leaf` turns what JSON cannot hold (a tensor, an image) into what it can (`run --json`
     gives the engine's preview); without it such a value is left for `json.dumps` to refuse.
     Messages' and events' use of the one walk (graphbook/plain.py)."""
-    return plain(value, partial(_message_part, leaf), str)
+    return plain(value, _fields_of if leaf is None else partial(_message_part, leaf), str)
 
 
-def _message_part(leaf: Callable[[Any], Any] | None, value: Any) -> Any:
+def _fields_of(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: getattr(value, f.name) for f in fields(value)}
-    if leaf is None or isinstance(value, float | Mapping | list | tuple):
-        return value
+    return value
+
+
+def _message_part(leaf: Callable[[Any], Any], value: Any) -> Any:
+    as_fields = _fields_of(value)
+    if as_fields is not value or isinstance(value, float | Mapping | list | tuple):
+        return as_fields
     return leaf(value)
 
 

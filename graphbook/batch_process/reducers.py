@@ -15,7 +15,14 @@ from functools import partial
 from typing import Any, TypeVar
 
 from graphbook.batch_process.errors import BatchError
-from graphbook.durable.reducers import FunctionReducer, Reducer, fresh_copy, load_state, state_of
+from graphbook.durable.reducers import (
+    FunctionReducer,
+    Reducer,
+    fresh_copy,
+    load_state,
+    named_metrics,
+    state_of,
+)
 
 logger = logging.getLogger(__name__)
 R = TypeVar("R")
@@ -114,20 +121,10 @@ class ReducerSet:
         for key, w in self.wrapped.items():
             values = self.start.archived.get(key, []) + [s[key] for s in slots if key in s]
             result = _call(w, partial(w.reducer.cross_slot_reduce, values))
-            groups.setdefault(w.group, {}).update(_named(w, result))
+            groups.setdefault(w.group, {}).update(
+                named_metrics(w.name, w.reducer, result, BatchError)
+            )
         return groups
-
-
-def _named(wrapped: Wrapped, result: Any) -> dict[str, Any]:
-    if wrapped.name is not None:
-        return {wrapped.name: result}
-    if not isinstance(result, dict):
-        raise BatchError(
-            f"reducer {type(wrapped.reducer).__name__} was wrapped without a name, so its "
-            f"cross_slot_reduce must return a dict of metrics, but it returned {result!r}; "
-            "return a dict or pass name= to wrap_reducer"
-        )
-    return result
 
 
 def _call(wrapped: Wrapped, fn: Callable[[], R]) -> R:

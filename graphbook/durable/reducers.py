@@ -79,6 +79,22 @@ class FunctionReducer(MetricReducer):
         return {"values": list(self.values)}
 
 
+def named_metrics(
+    name: str | None, reducer: Reducer, value: Any, refused: type[DurableError] = DurableError
+) -> dict[str, Any]:
+    """A reducer's result as metrics: `{name: value}` for one wrapped with a name; one wrapped
+    without a name must return a dict of them, else it is `refused` (the API's own error)."""
+    if name is not None:
+        return {name: value}
+    if not isinstance(value, dict):
+        raise refused(
+            f"reducer {type(reducer).__name__} was wrapped without a name, so its "
+            f"cross_slot_reduce must return a dict of metrics, but it returned {value!r}; "
+            "return a dict or pass name= to wrap_reducer"
+        )
+    return value
+
+
 def state_of(reducer: Reducer, key: str) -> Any:
     state_dict = getattr(reducer, "state_dict", None)
     try:
