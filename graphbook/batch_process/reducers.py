@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 
 from graphbook.batch_process.errors import BatchError
 from graphbook.durable.reducers import (
-    FunctionReducer,
     Reducer,
+    as_reducer,
     fresh_copy,
     load_state,
     named_metrics,
@@ -78,12 +78,7 @@ class ReducerSet:
         self.wrapped: dict[str, Wrapped] = {}
 
     def wrap(self, reducer: Any, name: str | None, group: str) -> Any:
-        if not isinstance(reducer, Reducer):
-            if not callable(reducer):
-                raise TypeError(
-                    f"wrap_reducer expects a MetricReducer or a function, got {reducer!r}"
-                )
-            reducer = FunctionReducer(reducer, self.position)
+        reducer = as_reducer(reducer, self.position)
         key = name if name is not None else f"unnamed-{len(self.wrapped)}"
         if key in self.wrapped:
             raise BatchError(f"a reducer named {key!r} is wrapped already; give each its own name")

@@ -79,6 +79,19 @@ class FunctionReducer(MetricReducer):
         return {"values": list(self.values)}
 
 
+def as_reducer(
+    value: Any, position: Callable[[], int], refused: type[Exception] = TypeError
+) -> Reducer:
+    """What `wrap_reducer` was given, as a reducer: a MetricReducer (or look-alike) as it is, a
+    function as a FunctionReducer (`position`: the global batch now); anything else is
+    `refused` (the API's own error)."""
+    if isinstance(value, Reducer):
+        return value
+    if not callable(value):
+        raise refused(f"wrap_reducer expects a MetricReducer or a function, got {value!r}")
+    return FunctionReducer(value, position)
+
+
 def named_metrics(
     name: str | None, reducer: Reducer, value: Any, refused: type[DurableError] = DurableError
 ) -> dict[str, Any]:
