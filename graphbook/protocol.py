@@ -11,11 +11,11 @@ protocol `VERSION`; new optional fields may be added.
 from __future__ import annotations
 
 import json
-import math
 import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from functools import partial
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from graphbook.errors import LoadFailure, Problem
@@ -43,6 +43,7 @@ from graphbook.events import (  # re-exported (pyproject): the run events are me
     RunStarted,
     RunStatus,
 )
+from graphbook.plain import plain
 from graphbook.text import encodable_json
 
 VERSION = 1
@@ -713,18 +714,21 @@ def to_json(value: Any, leaf: Callable[[Any], Any] | None = None) -> Any:
     """A dataclass (or anything holding them) as plain JSON data; non-finite floats as text.
     `leaf` turns what JSON cannot hold (a tensor, an image) into what it can (`run --json`
     gives the engine's preview); without it such a value is left for `json.dumps` to refuse.
-    The one JSON-safe conversion of messages and events."""
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
+    Messages' and events' use of the one walk (graphbook/plain.py)."""
+    return plain(value, _fields_of if leaf is None else partial(_message_part, leaf), str)
+
+
+def _fields_of(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name), leaf) for f in fields(value)}
-    if isinstance(value, Mapping):
-        return {str(k): to_json(v, leaf) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_json(v, leaf) for v in value]
-    return value if leaf is None else leaf(value)
+        return {f.name: getattr(value, f.name) for f in fields(value)}
+    return value
+
+
+def _message_part(leaf: Callable[[Any], Any], value: Any) -> Any:
+    as_fields = _fields_of(value)
+    if as_fields is not value or isinstance(value, float | Mapping | list | tuple):
+        return as_fields
+    return leaf(value)
 
 
 def encode(message: Any) -> str:

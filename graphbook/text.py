@@ -5,7 +5,8 @@ A Python string may hold lone surrogates, which UTF-8 cannot encode: a file name
 UTF-8 (`os.listdir` decodes its bad bytes as U+DC80..U+DCFF, "surrogateescape"), a client's
 JSON `"\\ud800"`, a row an older version wrote. Each one is written as the six characters of
 its Python escape, `\\udcxx` (so the byte 0xE9 of a file name shows as `\\udce9`), and
-everything else is left as it is (docs/protocol.md, "Text").
+everything else is left as it is (docs/protocol.md, "Text"). Strings only: making a value
+JSON-safe is graphbook/plain.py's.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ from graphbook.batch_process.context import TorchBatchProcessorContext
 from graphbook.batch_process.errors import EXIT_PREEMPTED, BatchError, BatchPreempted, ResumeError
 from graphbook.batch_process.processor import TorchBatchProcessor
 from graphbook.batch_process.profiler import BatchProfiler
-from graphbook.batch_process.reducers import MetricReducer
 from graphbook.batch_process.runner import torch_batch_process
+from graphbook.durable.reducers import MetricReducer
 
 __all__ = [
     "EXIT_PREEMPTED",

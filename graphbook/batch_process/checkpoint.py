@@ -1,6 +1,6 @@
-"""Checkpoints of a batch run: where they live, how one is committed atomically together with
-the files written through `upload_path()` and the metrics reported since the previous one, and
-how a new attempt cleans up after a crash.
+"""Checkpoints of a batch run: what one holds (the files written through `upload_path()`, the
+reducers' state, the metrics reported since the previous one), staging it, and finding the
+latest again.
 
 Layout, under the data directory ($GRAPHBOOK_HOME, else ./.graphbook):
 
@@ -13,26 +13,18 @@ Layout, under the data directory ($GRAPHBOOK_HOME, else ./.graphbook):
         checkpoints/<uuid>.tmp/       a checkpoint being written, or left by a crash
         tensorboard/                  get_tensorboard_path()
 
-NOTE [commit protocol]. Rank 0, once every rank has finished `on_checkpoint_start`:
- 1. moves the attempt's staging folder to `checkpoints/<uuid>.tmp/files` and writes
-    reducers.pkl beside it (then the ranks may go on: see `Committer`);
- 2. writes checkpoint.json and fsyncs the whole folder;
- 3. inserts the checkpoint row, the metrics reported since the last checkpoint and the run's
-    counts (and, at the end, its status) in one SQLite transaction: the commit point;
- 4. renames `<uuid>.tmp` to `<uuid>`.
-A crash before 3 leaves a `.tmp` folder with no row: the next attempt deletes it (roll back) and
-processes those batches again. A crash between 3 and 4 leaves a `.tmp` folder with a row: the
-next attempt renames it (roll forward). So every folder without `.tmp` is committed, and every
-committed checkpoint's files exist.
+A checkpoint is committed by the durable runtime's protocol (graphbook/durable/folders.py,
+NOTE [commit protocol]). Before it, once every rank has finished `on_checkpoint_start`, rank 0
+moves the attempt's staging folder to `checkpoints/<uuid>.tmp/files` and writes reducers.pkl
+beside it; then the ranks may go on (see `Committer`) while the commit runs. A crash before the
+commit point rolls back: those batches are processed again.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import pickle
-import shutil
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -41,11 +33,11 @@ from typing import Any
 from graphbook.batch_process.dataset import DatasetInfo
 from graphbook.batch_process.metrics import MetricRow
 from graphbook.batch_process.reducers import ReducerState
+from graphbook.durable.folders import RunFolders, commit
 from graphbook.store import CheckpointCommit, CheckpointRecord, Store
 
 logger = logging.getLogger(__name__)
 FORMAT = 1
-TMP = ".tmp"
 
 
 @dataclass(frozen=True)
@@ -72,35 +64,6 @@ class Progress:
 
 
 @dataclass(frozen=True)
-class RunFolders:
-    """The folders of one batch run."""
-
-    root: Path
-
-    @classmethod
-    def of(cls, home: Path, run_id: str) -> RunFolders:
-        return cls(home.resolve() / "batch" / run_id)
-
-    @property
-    def checkpoints(self) -> Path:
-        return self.root / "checkpoints"
-
-    @property
-    def tensorboard(self) -> Path:
-        return self.root / "tensorboard"
-
-    def staging(self, attempt: str) -> Path:
-        return self.root / "staging" / attempt
-
-    def pending(self, attempt: str, rank: int) -> Path:
-        """Where rank `rank`'s upload_path() files wait for the next checkpoint."""
-        return self.staging(attempt) / f"rank_{rank}"
-
-    def checkpoint(self, uuid: str) -> Path:
-        return self.checkpoints / uuid
-
-
-@dataclass(frozen=True)
 class Draft:
     """One checkpoint, ready to commit on rank 0."""
 
@@ -124,10 +87,10 @@ class Staged:
 
 
 def stage(folders: RunFolders, draft: Draft) -> Staged:
-    """Step 1, and the reducers' state pickled: what must happen before the ranks go on
-    (they write new staged files, and their reducers change)."""
+    """The staged files moved and the reducers' state pickled: what must happen before the
+    ranks go on (they write new staged files, and their reducers change)."""
     final = folders.checkpoint(draft.uuid)
-    tmp = final.with_name(final.name + TMP)
+    tmp = folders.unsealed(draft.uuid)
     tmp.mkdir(parents=True)
     staged = folders.staging(draft.attempt)
     if staged.exists():
@@ -138,12 +101,14 @@ def stage(folders: RunFolders, draft: Draft) -> Staged:
 
 
 def seal(store: Store, staged: Staged) -> Path:
-    """Steps 2 to 4 (see the commit protocol above); returns the checkpoint's folder."""
+    """checkpoint.json written, then the commit (NOTE [commit protocol]); returns the
+    checkpoint's folder."""
     draft, tmp, final = staged.draft, staged.tmp, staged.final
     files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
     _write_json(tmp / "checkpoint.json", {**draft.progress.to_json(), "files": files})
-    fsync_tree(tmp)
-    store.commit_checkpoint(
+    commit(
+        store,
+        tmp,
         CheckpointCommit(
             run_id=draft.run_id,
             uuid=draft.uuid,
@@ -153,10 +118,8 @@ def seal(store: Store, staged: Staged) -> Path:
             metrics=draft.metrics,
             status=draft.status,
             counts=draft.counts,
-        )
+        ),
     )
-    tmp.rename(final)
-    fsync_dir(final.parent)
     logger.info("checkpoint %s: %d batch(es) done", draft.uuid, draft.progress.batches_completed)
     return final
 
@@ -201,25 +164,6 @@ class Committer:
             self._pool.shutdown()
 
 
-def recover(store: Store, folders: RunFolders, run_id: str) -> None:
-    """Undo what a crashed attempt left half done: drop staged files and uncommitted checkpoint
-    folders, finish the rename of committed ones. Call before any rank writes again."""
-    shutil.rmtree(folders.root / "staging", ignore_errors=True)
-    if not folders.checkpoints.is_dir():
-        return
-    committed = {c.uuid for c in store.checkpoints(run_id)}
-    for path in folders.checkpoints.iterdir():
-        if not path.name.endswith(TMP):
-            continue
-        uuid = path.name.removesuffix(TMP)
-        if uuid in committed and not folders.checkpoint(uuid).exists():
-            logger.info("finishing the commit of checkpoint %s", uuid)
-            path.rename(folders.checkpoint(uuid))
-        else:
-            logger.info("removing uncommitted checkpoint folder %s", path)
-            shutil.rmtree(path)
-
-
 def latest(store: Store, run_id: str) -> CheckpointRecord | None:
     """The run's most recent checkpoint."""
     records = store.checkpoints(run_id)
@@ -240,22 +184,3 @@ def load_reducers(folder: Path) -> ReducerState | None:
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=1, sort_keys=True, default=str))
-
-
-def fsync_tree(root: Path) -> None:
-    for folder, _, names in os.walk(root):
-        for name in names:
-            fd = os.open(os.path.join(folder, name), os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        fsync_dir(Path(folder))
-
-
-def fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -12,14 +12,14 @@ from typing import Any, TypeVar
 import torch
 import torch.profiler
 
-from graphbook.batch_process.checkpoint import RunFolders
 from graphbook.batch_process.client import Checkpoint, ModelVersion
-from graphbook.batch_process.devices import to_device
-from graphbook.batch_process.distributed import Collective
 from graphbook.batch_process.errors import BatchError
 from graphbook.batch_process.metrics import MetricBuffer
 from graphbook.batch_process.profiler import BatchProfiler
 from graphbook.batch_process.reducers import RankReducerState, ReducerSet
+from graphbook.durable.devices import to_device
+from graphbook.durable.distributed import Collective
+from graphbook.durable.folders import RunFolders
 from graphbook.store import Store
 
 T = TypeVar("T")

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from torch.utils.data import IterableDataset
 
 from graphbook.batch_process.errors import BatchError
-from graphbook.batch_process.identity import data_identity
+from graphbook.durable.identity import data_identity
 
 DatasetKind = Literal["map", "iterable"]
 
@@ -25,7 +25,7 @@ class DatasetInfo:
     length: int | None
     fingerprint: str
     identity: dict[str, Any] | None = field(default=None, compare=False)
-    """What identifies the data (graphbook.batch_process.identity), to say what changed; None
+    """What identifies the data (graphbook.durable.identity), to say what changed; None
     in a record from before it was kept (its fingerprint hashed a few items)."""
 
     def to_json(self) -> dict[str, Any]:

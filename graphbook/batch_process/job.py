@@ -4,13 +4,12 @@ job across attempts (its resume identity)."""
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from graphbook.batch_process.errors import BatchError
 from graphbook.batch_process.processor import TorchBatchProcessor
+from graphbook.durable.names import main_script, qualified_name
 
 RUN_NAME_ENV = "GRAPHBOOK_BATCH_RUN_NAME"
 START_OVER_ENV = "GRAPHBOOK_BATCH_START_OVER"
@@ -118,15 +117,10 @@ def _positive(name: str, value: object) -> None:
         raise BatchError(f"{name} must be a positive whole number, got {value!r}")
 
 
-def qualified_name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
 def default_run_name(processor_cls: type) -> str:
     """`<module or script path>:<class>`, e.g. `/work/infer.py:InferenceProcessor`. The same
     command run again has the same name, so it resumes the same run."""
     module = processor_cls.__module__
     if module == "__main__":
-        script = getattr(sys.modules.get("__main__"), "__file__", None)
-        module = str(Path(script).resolve()) if script else module
+        module = main_script() or module
     return f"{module}:{processor_cls.__qualname__}"

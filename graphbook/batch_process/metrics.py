@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-import torch
+from graphbook.plain import plain_metric
 
 MetricRow = tuple[str, int, dict[str, Any]]
 """(group, steps_completed, metrics) as the store keeps it."""
@@ -29,17 +28,3 @@ class MetricBuffer:
     def take(self) -> list[MetricRow]:
         rows, self.rows = self.rows, []
         return rows
-
-
-def plain_metric(value: Any) -> Any:
-    """A JSON-safe form of a metric value: numbers from tensors and numpy, lists from arrays."""
-    if isinstance(value, torch.Tensor):
-        value = value.detach().cpu()
-        return plain_metric(value.item() if value.numel() == 1 else value.tolist())
-    if isinstance(value, np.ndarray | np.generic):
-        return plain_metric(value.tolist())
-    if isinstance(value, Mapping):
-        return {str(k): plain_metric(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain_metric(v) for v in value]
-    return value

@@ -6,29 +6,24 @@ the store: if it did not complete, this attempt resumes it from its latest check
 the batch size and the dataset (its identity) are the same; otherwise, or with
 `start_over=True` ($GRAPHBOOK_BATCH_START_OVER=1), a new run starts. The number of ranks may
 differ between attempts. While an attempt runs, rank 0 holds a lock on the name, so two
-commands cannot process the same run at once.
+commands cannot process the same run at once (graphbook/durable/lock.py).
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import logging
-import os
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
-from graphbook.batch_process.checkpoint import Progress, RunFolders, latest, load_reducers, recover
+from graphbook.batch_process.checkpoint import Progress, latest, load_reducers
 from graphbook.batch_process.dataset import DatasetInfo
-from graphbook.batch_process.errors import BatchError, ResumeError
-from graphbook.batch_process.identity import data_changes
+from graphbook.batch_process.errors import ResumeError
 from graphbook.batch_process.job import START_OVER_ENV, Job
 from graphbook.batch_process.reducers import ReducerState
 from graphbook.batch_process.sharding import batch_count
+from graphbook.durable.folders import RunFolders, recover
+from graphbook.durable.identity import data_changes
 from graphbook.store import RESUMABLE, RunRecord, Store
 
 logger = logging.getLogger(__name__)
@@ -53,7 +48,7 @@ class Plan:
 
     @property
     def folders(self) -> RunFolders:
-        return RunFolders.of(self.home, self.run_id)
+        return RunFolders.of(self.home, "batch", self.run_id)
 
 
 def plan_attempt(store: Store, job: Job, dataset: DatasetInfo, world_size: int) -> Plan:
@@ -77,7 +72,7 @@ def _resume(
 ) -> Plan:
     check_compatible(run, job, dataset)
     home = store.path.parent.resolve()
-    folders = RunFolders.of(home, run.id)
+    folders = RunFolders.of(home, "batch", run.id)
     recover(store, folders, run.id)
     record = latest(store, run.id)
     start, sequence, reducers = 0, 0, None
@@ -126,33 +121,3 @@ def _total(job: Job, dataset: DatasetInfo, world_size: int) -> int | None:
 
 def _attempt() -> str:
     return uuid.uuid4().hex[:12]
-
-
-@contextmanager
-def run_lock(home: Path, run_name: str) -> Iterator[None]:
-    """Hold the lock on `run_name` (released by the OS even if the process is killed)."""
-    folder = home / "batch" / "locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / (hashlib.sha256(run_name.encode()).hexdigest()[:24] + ".lock")
-    with path.open("a+") as handle:
-        _acquire(handle, run_name)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _acquire(handle: IO[str], run_name: str) -> None:
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip() or "another process"
-        raise BatchError(
-            f"batch run {run_name!r} is being processed by {holder}; wait for it to finish or "
-            "stop, or give this job another run_name"
-        ) from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"process {os.getpid()}")
-    handle.flush()

@@ -15,17 +15,19 @@ from typing import Any
 from graphbook.batch_process.checkpoint import Committer, Draft, Progress
 from graphbook.batch_process.context import RunInfo, TorchBatchProcessorContext
 from graphbook.batch_process.dataset import describe
-from graphbook.batch_process.devices import loader_kwargs_for
-from graphbook.batch_process.distributed import Collective, open_collective
 from graphbook.batch_process.errors import BatchError, BatchPreempted
 from graphbook.batch_process.job import Job, make_job
-from graphbook.batch_process.metrics import MetricRow, plain_metric
+from graphbook.batch_process.metrics import MetricRow
 from graphbook.batch_process.processor import TorchBatchProcessor, build_processor
 from graphbook.batch_process.progress import BatchProgress
-from graphbook.batch_process.resume import Plan, plan_attempt, run_lock
+from graphbook.batch_process.resume import Plan, plan_attempt
 from graphbook.batch_process.sharding import Batch, Shard, iterable_batches, map_batches
-from graphbook.batch_process.signals import StopSignals
+from graphbook.durable.devices import loader_kwargs_for
+from graphbook.durable.distributed import Collective, open_collective
+from graphbook.durable.lock import run_lock
+from graphbook.durable.signals import StopSignals
 from graphbook.loggers.base import LoggedRun, MetricLoggers
+from graphbook.plain import plain_metric
 from graphbook.store import Store
 
 logger = logging.getLogger(__name__)
@@ -101,7 +103,7 @@ def _agree_on_plan(job: Job, collective: Collective, stack: ExitStack) -> tuple[
         return planned, None
     try:
         store = Store()
-        stack.enter_context(run_lock(store.path.parent, job.run_name))
+        stack.enter_context(run_lock(store.path.parent, job.run_name, BatchError))
         plan = plan_attempt(store, job, describe(job.dataset), collective.size)
     except Exception as exc:
         collective.broadcast(_PlanFailed(f"{type(exc).__name__}: {exc}"))

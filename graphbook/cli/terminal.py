@@ -250,5 +250,6 @@ def event_json(event: Event) -> dict[str, Any]:
 
 def json_safe(value: Any) -> Any:
     """`value` with dataclasses as dicts, non-finite floats as text, and anything JSON cannot
-    hold (tensors, images, objects) replaced by its preview."""
+    hold (tensors, images, objects) replaced by its preview: protocol.to_json with the
+    engine's preview as its leaf."""
     return to_json(value, preview)

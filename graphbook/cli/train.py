@@ -123,7 +123,7 @@ def run_until_stopped(command: list[str], env: dict[str, str]) -> int:
     reaches it anyway; it ignores repeats) and this waits while it checkpoints and exits 75,
     instead of dying first and leaving it behind (or killing it mid-checkpoint, as
     `subprocess.run` does on Ctrl-C)."""
-    from graphbook.batch_process.signals import StopSignals
+    from graphbook.durable.signals import StopSignals
 
     with StopSignals() as stop:
         child = subprocess.Popen(command, env=env)

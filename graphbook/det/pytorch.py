@@ -6,8 +6,8 @@ from graphbook.batch_process import (
     TorchBatchProcessorContext,
     torch_batch_process,
 )
-from graphbook.batch_process.devices import to_device
-from graphbook.batch_process.reducers import MetricReducer
+from graphbook.durable.devices import to_device
+from graphbook.durable.reducers import MetricReducer
 from graphbook.trainer import (
     Batch,
     DataLoader,

@@ -1,4 +1,5 @@
-"""Previews of node outputs: JSON-safe, bounded in size, tensors and images summarised."""
+"""Previews of node outputs: JSON-safe, bounded in size, tensors and images summarised. A
+picture of a value, not the value: graphbook/plain.py is the walk that keeps it whole."""
 
 from __future__ import annotations
 

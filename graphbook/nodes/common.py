@@ -13,7 +13,6 @@ Conventions every pack keeps, so that nodes wire together without glue:
 
 from __future__ import annotations
 
-import math
 import os
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from graphbook.errors import GraphbookError
+from graphbook.plain import plain
 
 Data = dict[str, Any]
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
@@ -83,20 +83,23 @@ def local_path(text: str, what: str = "path") -> Path:
 
 def plain_value(value: Any) -> Any:
     """A value as a table cell or JSON can hold it: image records as their path, arrays and
-    tensors as lists, numpy scalars as numbers, non-finite floats as None."""
+    tensors as lists, numpy scalars as numbers, non-finite floats as None (graphbook/plain.py's
+    walk)."""
+    return plain(value, _cell, _null)
+
+
+def _cell(value: Any) -> Any:
     if is_image_record(value):
         return str(value["value"])
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(k): plain_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain_value(v) for v in value]
     if isinstance(value, Path):
         return str(value)
     if hasattr(value, "tolist"):  # numpy arrays and scalars, torch tensors
-        return plain_value(value.tolist())
+        return value.tolist()
     return value
+
+
+def _null(value: float) -> None:
+    return None
 
 
 def plain_row(data: Data, columns: list[str] | None = None) -> Data:

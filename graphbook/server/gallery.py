@@ -356,7 +356,8 @@ def _image_path(image: Any) -> str | None:
 
 def plain_fields(item: Any) -> dict[str, Any]:
     """The dict's fields a tile can show: numbers, text, booleans, null; nested image records'
-    own plain fields as `field.key`."""
+    own plain fields as `field.key`. A choice of fields, not a conversion: the rest are left
+    out, where graphbook/plain.py would convert them."""
     if not isinstance(item, Mapping):
         return {}
     shown: dict[str, Any] = {}

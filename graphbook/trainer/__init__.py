@@ -9,7 +9,7 @@ load it back and predict with it, and search over hyperparameters (docs/trainer.
 `graphbook.det` offers the same under Determined's names (`det.pytorch.init()`, ...).
 """
 
-from graphbook.batch_process.reducers import MetricReducer
+from graphbook.durable.reducers import MetricReducer
 from graphbook.trainer.api import TrainerContext, TrainingInfo, init
 from graphbook.trainer.callbacks import EarlyStopping
 from graphbook.trainer.context import LRScheduler, PyTorchTrialContext

@@ -11,7 +11,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from graphbook.batch_process.distributed import open_collective
+from graphbook.durable.distributed import open_collective
 from graphbook.loggers.base import checked
 from graphbook.store import Store, data_home
 from graphbook.trainer import rng

@@ -8,9 +8,9 @@ Layout, under the data directory ($GRAPHBOOK_HOME, else ./.graphbook):
                           process's RNG states, reducers and unreported metrics, the loop's place
         checkpoint.json   readable: run, name, step, epoch, hparams, seed, trial class, metrics
 
-A checkpoint is written to `<id>.tmp`, fsynced, recorded in the store (the commit point) and
-renamed, as in `graphbook.batch_process.checkpoint` (NOTE [commit protocol]); `recover` from
-there finishes or drops what a crash left half done.
+A checkpoint is written to `<id>.tmp` and committed by the durable runtime's protocol
+(graphbook/durable/folders.py, NOTE [commit protocol]), whose `recover` finishes or drops what a
+crash left half done.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import torch
 
-from graphbook.batch_process.checkpoint import RunFolders, fsync_dir, fsync_tree, recover
+from graphbook.durable.folders import RunFolders, commit
 from graphbook.store import CheckpointCommit, CheckpointRecord, Store
 from graphbook.trainer.errors import TrainerError
 
@@ -35,11 +35,9 @@ INFO = "checkpoint.json"
 Policy = Literal["best", "all", "none"]
 POLICIES = ("best", "all", "none")
 
-__all__ = ["recover"]
-
 
 def folders_of(home: Path, run_id: str) -> RunFolders:
-    return RunFolders(home.resolve() / "train" / run_id)
+    return RunFolders.of(home, "train", run_id)
 
 
 def checkpoint_id(run_id: str, batches: int) -> str:
@@ -71,7 +69,7 @@ def write(
     if any(c.uuid == uuid for c in store.checkpoints(snapshot.run_id)):
         store.delete_checkpoint(uuid)  # taken again at the same step: this one replaces it
         shutil.rmtree(final, ignore_errors=True)
-    tmp = final.with_name(final.name + ".tmp")
+    tmp = folders.unsealed(uuid)
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     torch.save(snapshot.state, tmp / STATE)
@@ -82,8 +80,9 @@ def write(
         "metric_rows": store.metric_counts([snapshot.run_id]).get(snapshot.run_id, 0),
     }
     (tmp / INFO).write_text(json.dumps(info, indent=1, sort_keys=True, default=str))
-    fsync_tree(tmp)
-    store.commit_checkpoint(
+    commit(
+        store,
+        tmp,
         CheckpointCommit(
             run_id=snapshot.run_id,
             uuid=uuid,
@@ -92,10 +91,8 @@ def write(
             metadata=info,
             status=status,
             counts=counts,
-        )
+        ),
     )
-    tmp.rename(final)
-    fsync_dir(final.parent)
     logger.info("checkpoint %s: %d batch(es)", uuid, snapshot.batches)
     return uuid, final
 

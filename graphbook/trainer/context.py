@@ -16,9 +16,9 @@ from typing import Any, TypeVar, cast
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from graphbook.batch_process.devices import to_device
-from graphbook.batch_process.distributed import Collective
-from graphbook.batch_process.reducers import FunctionReducer, Reducer
+from graphbook.durable.devices import to_device
+from graphbook.durable.distributed import Collective
+from graphbook.durable.reducers import Reducer, as_reducer
 from graphbook.trainer.errors import TrainerError, accept_determined_only
 
 logger = logging.getLogger(__name__)
@@ -398,12 +398,7 @@ class PyTorchTrialContext:
     ) -> Any:
         """Register a MetricReducer (or a function of all `update`d values): it is reset before
         each reporting period and each validation, and its result joins those metrics."""
-        if not isinstance(reducer, Reducer):
-            if not callable(reducer):
-                raise TrainerError(
-                    f"wrap_reducer expects a MetricReducer or a function, got {reducer!r}"
-                )
-            reducer = FunctionReducer(reducer, lambda: self._batch)
+        reducer = as_reducer(reducer, lambda: self._batch, TrainerError)
         key = name if name is not None else f"unnamed-{len(self.reducers)}"
         if any(w.key == key for w in self.reducers):
             raise TrainerError(f"a reducer named {key!r} is wrapped already; give each its own")

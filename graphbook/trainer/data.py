@@ -20,7 +20,7 @@ import torch
 from torch.utils.data import DataLoader as TorchLoader
 from torch.utils.data import RandomSampler, SequentialSampler
 
-from graphbook.batch_process.devices import loader_kwargs_for
+from graphbook.durable.devices import loader_kwargs_for
 from graphbook.trainer.errors import TrainerError
 
 TorchData = Union[dict[str, torch.Tensor], Sequence[torch.Tensor], torch.Tensor]  # noqa: UP007

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from graphbook.batch_process.errors import EXIT_PREEMPTED, BatchPreempted
-from graphbook.errors import GraphbookError
+from graphbook.durable.errors import EXIT_PREEMPTED, DurableError, Preempted
 
 __all__ = [
     "EXIT_PREEMPTED",
@@ -14,7 +13,7 @@ __all__ = [
 ]
 
 
-class TrainerError(GraphbookError):
+class TrainerError(DurableError):
     """Training cannot start or go on; the message says why and how to fix it."""
 
 
@@ -22,16 +21,12 @@ class TrainingResumeError(TrainerError):
     """The unfinished run this script would resume was started with other settings."""
 
 
-class TrainingPreempted(BatchPreempted):
+class TrainingPreempted(Preempted):
     """Raised by `train` once a run stopped by SIGTERM/SIGINT has checkpointed: a `SystemExit`
-    with status 75 (`EXIT_PREEMPTED`), like the batch API's. Running the same script again
-    resumes the run where it stopped."""
+    with status 75 (`EXIT_PREEMPTED`), a kind of the batch API's `BatchPreempted`. Running the
+    same script again resumes the run where it stopped."""
 
-    def __str__(self) -> str:
-        return (
-            f"training run {self.run_id} stopped by signal {self.signum} after "
-            f"{self.batches_completed} batch(es); run the same command again to resume"
-        )
+    what = "training run"
 
 
 def accept_determined_only(where: str, given: dict[str, object], known: tuple[str, ...]) -> None:

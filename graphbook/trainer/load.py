@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from graphbook.batch_process.distributed import SingleProcess
+from graphbook.durable.distributed import SingleProcess
 from graphbook.store import CheckpointRecord, Store, data_home
 from graphbook.trainer import checkpoints
 from graphbook.trainer.context import PyTorchTrialContext, Session, hparams_of, unwrap

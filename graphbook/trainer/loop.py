@@ -14,13 +14,13 @@ from typing import Any
 
 import torch
 
-from graphbook.batch_process.distributed import Collective
-from graphbook.batch_process.identity import data_identity
-from graphbook.batch_process.job import qualified_name
-from graphbook.batch_process.metrics import plain_metric
-from graphbook.batch_process.resume import run_lock
-from graphbook.batch_process.signals import StopSignals
+from graphbook.durable.distributed import Collective
+from graphbook.durable.identity import data_identity
+from graphbook.durable.lock import run_lock
+from graphbook.durable.names import qualified_name
+from graphbook.durable.signals import StopSignals
 from graphbook.loggers.base import LoggedRun, MetricLogger, MetricLoggers, checked
+from graphbook.plain import plain_metric
 from graphbook.store import Store
 from graphbook.trainer import checkpoints, rng
 from graphbook.trainer.checkpoints import Retention, Snapshot
@@ -341,7 +341,9 @@ class _Run:
             return start
         try:
             store = Store()
-            stack.enter_context(run_lock(store.path.parent, "train:" + self.session.run_name))
+            stack.enter_context(
+                run_lock(store.path.parent, "train:" + self.session.run_name, TrainerError)
+            )
             start = start_or_resume(
                 store, self.session.run_name, self.session.start_over, self._config()
             )

@@ -9,9 +9,9 @@ from typing import Any
 
 import torch
 
-from graphbook.batch_process.distributed import Collective
-from graphbook.batch_process.metrics import plain_metric
-from graphbook.batch_process.reducers import load_state, state_of
+from graphbook.durable.distributed import Collective
+from graphbook.durable.reducers import load_state, named_metrics, state_of
+from graphbook.plain import plain_metric
 from graphbook.trainer.context import WrappedReducer
 from graphbook.trainer.errors import TrainerError
 from graphbook.trainer.trial import Reducer
@@ -120,22 +120,11 @@ def reduce_wrapped(
     if collective.rank == 0:
         for w in chosen:
             value = w.reducer.cross_slot_reduce([s[w.key] for s in slots])
-            result.update(_named(w, value))
+            result.update(named_metrics(w.name, w.reducer, value, TrainerError))
     for w in chosen:
         w.reducer.reset()
     reduced: dict[str, Any] = plain_metric(collective.broadcast(result))
     return reduced
-
-
-def _named(wrapped: WrappedReducer, value: Any) -> dict[str, Any]:
-    if wrapped.name is not None:
-        return {wrapped.name: value}
-    if not isinstance(value, dict):
-        raise TrainerError(
-            f"reducer {type(wrapped.reducer).__name__} was wrapped without a name, so its "
-            f"cross_slot_reduce must return a dict of metrics; it returned {value!r}"
-        )
-    return value
 
 
 def reducer_states(reducers: list[WrappedReducer]) -> dict[str, Any]:

@@ -10,9 +10,9 @@ import torch
 
 from graphbook.batch_process import client
 from graphbook.batch_process.context import TorchBatchProcessorContext
-from graphbook.batch_process.job import qualified_name
 from graphbook.batch_process.processor import TorchBatchProcessor
 from graphbook.batch_process.runner import torch_batch_process
+from graphbook.durable.names import qualified_name
 from graphbook.store import Store
 from graphbook.trainer.context import PyTorchTrialContext
 from graphbook.trainer.data import DataLoader

@@ -13,15 +13,15 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from graphbook.batch_process.checkpoint import RunFolders
-from graphbook.batch_process.identity import data_changes
+from graphbook.durable.folders import RunFolders, recover
+from graphbook.durable.identity import data_changes
+from graphbook.durable.names import main_script
 from graphbook.store import RESUMABLE, CheckpointRecord, RunRecord, Store
-from graphbook.trainer.checkpoints import folders_of, latest, recover
+from graphbook.trainer.checkpoints import folders_of, latest
 from graphbook.trainer.errors import TrainerError, TrainingResumeError
 from graphbook.trainer.identity import model_changes
 
@@ -37,8 +37,7 @@ KIND: Literal["train"] = "train"
 
 def default_run_name() -> str:
     """The running script's path (the same command run again has the same name)."""
-    script = getattr(sys.modules.get("__main__"), "__file__", None)
-    return str(Path(script).resolve()) if script else "python"
+    return main_script() or "python"
 
 
 def run_name_of(given: str | None) -> str:

@@ -26,7 +26,7 @@ from typing import IO, Any
 
 import yaml
 
-from graphbook.batch_process.signals import StopSignals
+from graphbook.durable.signals import StopSignals
 from graphbook.store import RunRecord, Store
 from graphbook.trainer.errors import EXIT_PREEMPTED, TrainerError
 from graphbook.trainer.runs import (

@@ -18,7 +18,7 @@ from graphbook.batch_process import (
     torch_batch_process,
 )
 from graphbook.batch_process.context import TorchBatchProcessorContext
-from graphbook.batch_process.resume import run_lock
+from graphbook.durable.lock import run_lock
 from graphbook.store import Store
 
 from .jobs import FAULT_ENV, Numbers, NumberStream, Recorder
@@ -133,7 +133,10 @@ def test_a_completed_run_is_not_resumed(home: Path) -> None:
 
 
 def test_a_run_being_processed_elsewhere_is_refused(home: Path) -> None:
-    with run_lock(home, "numbers"), pytest.raises(BatchError, match="being processed by"):
+    with (
+        run_lock(home, "numbers", BatchError),
+        pytest.raises(BatchError, match="being processed by"),
+    ):
         process()
 
 

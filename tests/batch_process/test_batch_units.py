@@ -16,17 +16,17 @@ from graphbook.batch_process import (
     BatchError,
     BatchProfiler,
     MetricReducer,
-    distributed,
     runner,
     torch_batch_process,
 )
-from graphbook.batch_process.checkpoint import RunFolders
 from graphbook.batch_process.context import RunInfo, TorchBatchProcessorContext
 from graphbook.batch_process.dataset import describe
-from graphbook.batch_process.devices import loader_kwargs_for
-from graphbook.batch_process.distributed import SingleProcess
 from graphbook.batch_process.reducers import RankReducerState, ReducerSet, ReducerState
 from graphbook.batch_process.sharding import Shard, batch_count, map_batches, steps_left
+from graphbook.durable import distributed
+from graphbook.durable.devices import loader_kwargs_for
+from graphbook.durable.distributed import SingleProcess
+from graphbook.durable.folders import RunFolders
 
 from .jobs import Numbers, NumberStream, Recorder, SumReducer, ordered
 

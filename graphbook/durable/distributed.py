@@ -1,5 +1,5 @@
-"""Ranks and the few collectives a batch run needs: one plain process, or a torch.distributed
-group (as `torchrun` starts it: gloo on CPU, nccl on GPU)."""
+"""Ranks and the few collectives a run needs (batch or training): one plain process, or a
+torch.distributed group (as `torchrun` starts it: gloo on CPU, nccl on GPU)."""
 
 from __future__ import annotations
 

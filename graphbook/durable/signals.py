@@ -1,7 +1,8 @@
-"""SIGTERM and SIGINT during a batch run: the first one asks the run to stop after the current
-batch (it checkpoints, then exits with status 75); repeats are ignored, because launchers and
-terminals often deliver the same stop twice (torchrun forwards what the process group already
-got). SIGKILL stops at once, and is safe: the next attempt resumes from the last checkpoint."""
+"""SIGTERM and SIGINT during a run (batch or training): the first one asks the run to stop
+after the current batch (it checkpoints, then exits with status 75); repeats are ignored,
+because launchers and terminals often deliver the same stop twice (torchrun forwards what the
+process group already got). SIGKILL stops at once, and is safe: the next attempt resumes from
+the last checkpoint."""
 
 from __future__ import annotations
 
