@@ -5,6 +5,8 @@ of every kind, refused with a clear error that changes nothing."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager as ContextManager
 from pathlib import Path
 from typing import Any
 
@@ -165,8 +167,10 @@ async def stays_inside_the_roots(agent: Agent, root: Path) -> None:
     assert '"plus"' in getattr(result.contents[0], "text", "")
 
 
-async def answers_and_stops(agent: Agent) -> None:
-    """A job that asks: the wait ends at the prompt, the answer lets it go on; a long job stops."""
+async def answers_and_stops(agent: Agent, hold: Callable[[], ContextManager[None]]) -> None:
+    """A job that asks: the wait ends at the prompt, the answer lets it go on; a long job stops.
+    `hold` keeps the run process from reading the answer meanwhile (as a loaded machine may):
+    the status and the wait must not show the answered prompt again."""
     ops = [
         {"op": "add_node", "type": "Numbers", "id": "src", "params": {"n": 1}},
         {"op": "add_node", "type": "Label", "id": "label"},
@@ -180,7 +184,10 @@ async def answers_and_stops(agent: Agent) -> None:
     assert prompt["node_id"] == "label" and prompt["prompt"]["options"]["choices"] == ["cat", "dog"]
     text = await agent.refused("answer_prompt", prompt_id=prompt["prompt_id"], answer="horse")
     assert "horse" in text
-    await agent.call("answer_prompt", prompt_id=prompt["prompt_id"], answer="dog")
+    with hold():
+        await agent.call("answer_prompt", prompt_id=prompt["prompt_id"], answer="dog")
+        shown = await agent.call("wait_for_job", job_id=job, timeout=0.5)
+        assert (shown["status"], shown["prompts"]) == ("running", []), shown
     assert (await agent.call("wait_for_job", job_id=job, timeout=WAIT))["status"] == "completed"
     labelled = await agent.call("node_output", path="ask.json", node="label")
     assert labelled["item"] == {"x": 0, "label": "dog"}

@@ -3,11 +3,13 @@ websocket hears of the agent's edit; the token and Origin checks hold for /mcp t
 
 from __future__ import annotations
 
+import functools
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import httpx2
@@ -25,6 +27,7 @@ from mcp_agent import (
 from server_harness import Serve, Server
 
 from graphbook import protocol as p
+from graphbook.server.keys import SESSION
 
 TOKEN = "s3cret"
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,6 +44,19 @@ async def agent_at(url: str, headers: dict[str, str]) -> AsyncIterator[Agent]:
         yield Agent(session)
 
 
+@contextmanager
+def held(server: Server) -> Iterator[None]:
+    """The server's run process stopped (SIGSTOP) meanwhile: it reads nothing sent to it."""
+    host = server.app[SESSION].host
+    assert host is not None, "the server has no run process"
+    pid = host.pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
 def test_an_agent_over_http(serving: Serve, tmp_path: Path) -> None:
     async def scenario(server: Server) -> None:
         page = await server.connect()
@@ -52,7 +68,7 @@ def test_an_agent_over_http(serving: Serve, tmp_path: Path) -> None:
             await reads_a_failure(agent)
             await refuses_bad_input(agent, tmp_path / "workflows")
             await stays_inside_the_roots(agent, tmp_path)
-            await answers_and_stops(agent)
+            await answers_and_stops(agent, functools.partial(held, server))
             await reads_node_docs(agent)
 
     serving(scenario)
