@@ -84,9 +84,11 @@ def setting(default: float) -> float:
     return value
 
 
-def code_namespace(code: Sequence[str]) -> str:
+def code_namespace(code: Sequence[str], dumps: str) -> str:
     """The namespace of actors that run `code` (the URIs of what Ray ships to them, each named
-    by its content's hash) for this user, this Python, Ray and graphbook."""
+    by its content's hash) for this user, this Python, Ray and graphbook, their dump actors
+    placed as `dumps` says (pinned to a driver's node, or spread over the nodes: a run of the
+    other kind does not take them)."""
     import ray
 
     from graphbook.about import version  # not at import: graphbook's __init__ imports this
@@ -96,6 +98,7 @@ def code_namespace(code: Sequence[str]) -> str:
         "python": sys.version,
         "ray": ray.__version__,
         "graphbook": version(),
+        "dumps": dumps,
     }
     digest = hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
     return f"{NAMESPACE}-{_user()}-{digest}"

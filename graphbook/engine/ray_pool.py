@@ -504,8 +504,8 @@ class RayPool:
         if self.runtime_env is not None:
             options["runtime_env"] = self.runtime_env
         self._remote = self._ray.remote(**options)(_Actor)
-        if keep_after is not None:  # actors that run this code, whoever made them
-            keep = code_namespace((self.runtime_env or {}).get("py_modules", []))
+        if keep_after is not None:  # actors that run this code, placed alike, whoever made them
+            keep = code_namespace((self.runtime_env or {}).get("py_modules", []), dumps)
         self.keep = keep
         """The namespace the actors are kept in (None: not kept)."""
         self.lease = lease
