@@ -7,6 +7,7 @@ produce and a full inbox holds back whatever feeds it. Load and dump work goes t
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -365,9 +366,15 @@ class _GraphRun:
             params[name] = (
                 coerce(spec, value) if spec is not None and not spec.is_resource else value
             )
-        if getattr(self.state.pool, "ships", False):
+        if self._ships:
             params = absolute_paths({p.name: p for p in node.spec.params}, params, os.getcwd())
         return params
+
+    @functools.cached_property
+    def _ships(self) -> bool:
+        """Whether the pool ships work to other machines, asked once a run (a Ray pool asks
+        its cluster)."""
+        return self.state.pool.ships
 
     def _instantiate(self, node: GraphNode) -> Any:
         try:

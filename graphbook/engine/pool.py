@@ -160,6 +160,11 @@ class Pool(Protocol):
         """Warnings for the run's log that arose since the last call (Ray's object store
         spilling to disk); each is said once."""
 
+    @property
+    def ships(self) -> bool:
+        """Whether its work may run on other machines, where this process's folder may not
+        exist: the executor then makes path parameters absolute first."""
+
     def close(self) -> None: ...
 
 
@@ -215,6 +220,10 @@ class InlinePool:
 
     def notices(self) -> list[str]:
         return []
+
+    @property
+    def ships(self) -> bool:
+        return False
 
     def close(self) -> None:
         """Nothing to stop."""

@@ -177,6 +177,11 @@ class ProcessPool:
     def notices(self) -> list[str]:
         return []
 
+    @property
+    def ships(self) -> bool:
+        """Its workers are on this machine, in this folder."""
+        return False
+
     def close(self) -> None:
         """Stop the workers and free what they hold; see NOTE [ Shutdown protocol ]."""
         self._finalizer()
