@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -93,8 +93,6 @@ class ActiveRun:
     """The host has said the run is over (or the host has ended)."""
     released: bool = False
     """The session has been told the run is over (`Session._release`)."""
-    answered: set[str] = field(default_factory=set)
-    """Prompts answered (in the run host, where the answer is checked against nothing)."""
     order: RunOrder | None = None
     """What the host was sent to run (sent again if the host ended before it began)."""
     heard: bool = False
@@ -462,10 +460,10 @@ class Session:
         active = self.active
         if active is None:
             raise not_found(f"no open prompt {prompt_id!r} (the run ended)")
-        if prompt_id in active.answered:
-            raise not_found(f"prompt {prompt_id!r} was answered already")
-        active.answered.add(prompt_id)
         active.host.send(("answer", info.node_id, answer))
+        # answered now for every client and wait, not once the run process says so (it
+        # says so too: a second prompt_answered changes nothing)
+        self.hub.publish(p.PromptAnswered(active.run_id, prompt_id, info.node_id, answer))
 
     async def clear(self, workflow: str, node: str | None) -> p.CacheCleared:
         name = self.files.name(workflow)

@@ -83,12 +83,7 @@ class Jobs:
         for view in (hub.view, *hub.last.values()):
             snapshot = view.snapshot()
             if snapshot is not None and snapshot.run_id == run_id:
-                answered = self._answered(run_id)
-                asking = [
-                    q
-                    for q in view.prompts.values()
-                    if q.run_id == run_id and q.prompt_id not in answered
-                ]
+                asking = [q for q in view.prompts.values() if q.run_id == run_id]
                 return snapshot, [] if self._stopping(run_id) else asking
         return None
 
@@ -98,18 +93,7 @@ class Jobs:
             return False
         hub = self.app[HUB]  # prompts are never held back with progress: no flush needed
         views = (hub.view, *hub.last.values())
-        answered = self._answered(run_id)
-        return any(
-            q.run_id == run_id and q.prompt_id not in answered
-            for view in views
-            for q in view.prompts.values()
-        )
-
-    def _answered(self, run_id: str) -> set[str]:
-        """Prompts of the run answered already: the answer travels to the run process, and the
-        prompt stays in the live view until it says so; a wait must not end at it again."""
-        active = self.app[SESSION].active
-        return active.answered if active is not None and active.run_id == run_id else set()
+        return any(q.run_id == run_id for view in views for q in view.prompts.values())
 
     def _stopping(self, run_id: str) -> bool:
         """A stopped run's prompts were cancelled; they linger in the view until it ends."""
