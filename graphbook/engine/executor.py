@@ -175,7 +175,7 @@ class Executor:
         )
         mode = _mode(control, until, trigger)
         node = trigger if trigger is not None else until
-        started = RunStarted(state.run_id, workflow, mode, node, _titles(graph), time.time())
+        started = RunStarted(state.run_id, workflow, mode, node, titles(graph), time.time())
         session = _GraphRun(graph, state, control, cache, trigger)
         state.metrics = book = MetricBook(state.run_id, record)
         with metric_context(book.add):
@@ -576,7 +576,8 @@ def _mode(control: RunControl, until: str | None, trigger: str | None) -> RunMod
     return "trigger" if trigger is not None else "until" if until is not None else "all"
 
 
-def _titles(graph: Graph) -> list[NodeTitle]:
+def titles(graph: Graph) -> list[NodeTitle]:
+    """Every node of `graph` by id and title, as a run's start names them."""
     return [NodeTitle(node_id, node.title) for node_id, node in graph.nodes.items()]
 
 

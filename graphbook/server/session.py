@@ -26,11 +26,11 @@ from typing import Any, Literal
 from graphbook import protocol as p
 from graphbook.components import flatten
 from graphbook.engine.control import RunControl
-from graphbook.engine.executor import Backend, RayBackend
+from graphbook.engine.executor import Backend, RayBackend, titles
 from graphbook.engine.ray_keep import LEASE, LEASE_SETTING
 from graphbook.engine.ray_pool import local_ray_address
 from graphbook.errors import GraphbookError, Problem, WorkflowError
-from graphbook.events import Event, NodeTitle, RunFinished, RunStarted
+from graphbook.events import Event, RunFinished, RunStarted
 from graphbook.graph import Graph, build_graph, target_problem
 from graphbook.inputs import run_overrides
 from graphbook.overrides import with_overrides
@@ -516,11 +516,9 @@ def _kept(backend: RayBackend) -> RayBackend:
 
 def _start_message(active: ActiveRun) -> RunStarted:
     """The start of a run whose host ended before the run began there."""
-    titles = [NodeTitle(node_id, node.title) for node_id, node in active.graph.nodes.items()]
     config = active.config
-    return RunStarted(
-        active.run_id, config.workflow, config.mode, config.node, titles, active.began
-    )
+    nodes = titles(active.graph)
+    return RunStarted(active.run_id, config.workflow, config.mode, config.node, nodes, active.began)
 
 
 def _end_message(active: ActiveRun, status: Literal["failed", "stopped"]) -> RunFinished:
