@@ -76,6 +76,8 @@ STUCK_BOUND = 10.0
 """Seconds within which the server must answer while a probe is going on."""
 BAD = "\\ud800"
 """A lone surrogate as JSON writes it."""
+BAD_IN_URL = "%ED%A0%80"
+"""A lone surrogate as a URL carries it: percent-encoded bytes that are not UTF-8."""
 
 
 @dataclass
@@ -167,14 +169,25 @@ class Probe:
 
 ENCODING_MESSAGES = [
     '{"type": "ping", "ref": "%s"}',
-    '{"type": "run", "workflow": "%s.json"}',
-    '{"type": "run", "workflow": "quick.json", "node": "%s", "mode": "until"}',
-    '{"type": "run", "workflow": "quick.json", "ref": "%s"}',
-    '{"type": "step", "node": "%s"}',
-    '{"type": "answer", "prompt_id": "%s", "answer": "%s"}',
-    '{"type": "clear", "workflow": "quick.json", "node": "%s"}',
     '{"type": "%s"}',
+    '{"type": "ping", "ref": "after", "%s": 1}',
 ]
+"""What a websocket client sends (the websocket takes `ping`; every other type is refused)."""
+
+ENCODING_ROUTES = [
+    ("POST", "/api/runs", '{"workflow": "%s.json"}'),
+    ("POST", "/api/runs", '{"workflow": "quick.json", "node": "%s", "mode": "until"}'),
+    ("POST", "/api/runs", '{"workflow": "quick.json", "overrides": {"n0": {"%s": 1}}}'),
+    ("POST", "/api/runs", '{"workflow": "quick.json", "inputs": {"%s": "%s"}}'),
+    ("POST", "/api/jobs", '{"workflow": "quick.json", "overrides": {"n0": {"x": "%s"}}}'),
+    ("POST", "/api/runs/current/%s", "{}"),
+    ("POST", "/api/prompts/%s", '{"answer": "%s"}'),
+    ("POST", "/api/cache/clear", '{"workflow": "quick.json", "node": "%s"}'),
+    ("GET", "/api/runs/last?workflow=%s.json", None),
+    ("GET", "/api/workflows/%s.json", None),
+    ("PUT", "/api/settings", '{"%s": "%s"}'),
+]
+"""What an HTTP client sends, each with the bad string where a name or a value goes."""
 
 
 async def encoding(probe: Probe, tally: Tally, tries: int) -> None:
@@ -192,15 +205,19 @@ async def encoding(probe: Probe, tally: Tally, tries: int) -> None:
         tally.add(held and await probe.alive(), f"websocket message {template}")
     graph = chain(2, items=1)
     graph["nodes"][0]["label"] = "\ud800"
-    body = json.dumps(graph)  # the surrogate as a JSON escape
     headers = {"Content-Type": "application/json"}
-    for method, path, data in [
-        ("PUT", "/api/workflows/label.json", body),
+    routes = [
+        (m, path, body.replace("%s", BAD) if body else None) for m, path, body in ENCODING_ROUTES
+    ]
+    routes += [
+        ("PUT", "/api/workflows/label.json", json.dumps(graph)),  # the surrogate as a JSON escape
         ("POST", "/api/runs", json.dumps({"workflow": "quick.json", "graph": graph})),
-        ("GET", f"/api/runs/last?workflow={BAD}.json", None),
         ("GET", "/api/runs", None),
         ("GET", "/api/runs/current", None),
-    ]:
+        ("GET", "/api/jobs", None),
+    ]
+    for method, path, data in routes:
+        path = path.replace("%s", BAD_IN_URL)
         status, _ = await probe.call(method, path, data=data, headers=headers)
         await idle(probe)
         tally.add(status < 500 and await probe.alive(), f"{method} {path}: {status}")
@@ -254,15 +271,13 @@ async def store_lock(probe: Probe, tally: Tally, tries: int, folder: Path) -> No
 
 
 async def finish_run(probe: Probe, tally: Tally, tries: int) -> None:
+    """A new run asked for the moment a client sees the last one's run_finished is accepted."""
     async with probe.http.ws_connect(probe.url + "ws") as ws:
-        for i in range(tries):
-            await ws.send_str(json.dumps({"type": "run", "workflow": "quick.json", "ref": str(i)}))
-            while True:
-                reply = json.loads((await ws.receive(timeout=10)).data)
-                if reply["type"] in ("ack", "error") and reply.get("ref") == str(i):
-                    break
-            tally.add(reply["type"] == "ack", reply.get("message", ""))
-            if reply["type"] == "ack":
+        for _ in range(tries):
+            status, reply = await probe.call("POST", "/api/runs", json={"workflow": "quick.json"})
+            why = reply.get("message", "") if isinstance(reply, dict) else reply
+            tally.add(status == 202, f"{status}: {why}")
+            if status == 202:
                 await probe.until(ws, "run_finished", 30)
             else:
                 await idle(probe)

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from graphbook.engine.ray_transfer import Packed
 from graphbook.errors import GraphbookError
 from graphbook.events import ErrorInfo, KindStats, PoolStats
+from graphbook.logs import collect_in_this_process
 
 logger = logging.getLogger(__name__)
 
@@ -273,6 +274,7 @@ class _Actor:
 
         if keep:  # kept across drivers: it ends itself when no driver renews the lease
             watch(keep, lease)
+        collect_in_this_process()  # the metrics a task reports go back with its outcome
         importable(shipped)  # folders shipped with the pool import as on the driver
         self.fns: dict[int, Callable[..., Any] | ErrorInfo] = {}
         self.where = self.elsewhere = ""
@@ -355,7 +357,12 @@ class _Actor:
             message += FOLDER_HINT.format(folder=self.elsewhere)
         if self.where:
             message += f" (on {self.where})"
-        return outcome if message == error.message else Failed(replace(error, message=message))
+        if message == error.message:
+            return outcome
+        placed = Failed(replace(error, message=message))
+        if outcome.metrics:  # what it reported goes back with it
+            object.__setattr__(placed, "metrics", outcome.metrics)
+        return placed
 
 
 def _where(driver_node: str) -> str:

@@ -24,6 +24,7 @@ from graphbook import (
     Workflow,
     batch,
     build_graph,
+    log_metric,
     param,
     resource,
     run_workflow,
@@ -471,3 +472,24 @@ def test_a_relative_path_missed_where_the_drivers_folder_is_missing_says_why(
     assert f"the driver's folder {missing}" in missed.error.message
     assert "mount it at the same path on every node" in missed.error.message
     assert isinstance(found, Done) and "read_text" in found.value  # absolute paths work
+
+
+def test_metrics_reported_on_an_actor_come_back_with_the_outcome(ray_pool: RayPool) -> None:
+    def measured(x: int) -> int:
+        log_metric("seen", x)
+        if x == 2:
+            raise ValueError("no twos")
+        return x
+
+    lane = ray_pool.lane(measured, 16)
+    for x in range(4):
+        lane.submit(None, (x,))
+    outcomes: list[Any] = []
+    deadline = time.monotonic() + 120  # actors may still be starting on a busy machine
+    while lane.in_flight and time.monotonic() < deadline:
+        ray_pool.wait(0.1)
+        outcomes += [outcome for _, outcome in lane.take_ready()]
+    lane.close()
+    seen = [[values for values, _ in outcome.metrics] for outcome in outcomes]
+    assert seen == [[{"seen": float(x)}] for x in range(4)]
+    assert isinstance(outcomes[2], Failed)
