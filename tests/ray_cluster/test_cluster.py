@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -234,6 +235,8 @@ def test_files_a_dump_function_writes_land_on_the_driver_by_default(
     data = str(tmp_path / "data")
     assert {f["data"] for f in files} == {data}, "a path parameter reaches node 2 absolute"
     assert log.count("dump functions run on the driver's node (Ray node ") == 1, log[-3000:]
+    told = re.search(r"^(.*)\[\w+\] dump functions run on the driver's node", log, re.M)
+    assert told is not None and told[1] == "", "information: not a warning"
     assert f" on {os.uname().nodename}): the files they write land on its disk" in log
 
 
@@ -266,6 +269,8 @@ def test_a_node_lost_mid_run_fails_no_item(cluster: Cluster, tmp_path: Path) -> 
     os.kill(cluster.raylet(cluster.node2), signal.SIGKILL)
     rc, err = finish(run)
     assert rc == 0, err[-3000:]
+    struck = r"^warning: \[\w+\] Ray node \w{8} on .+ is not used any more: it died"
+    assert re.search(struck, err, re.M), "a warning, shown with --quiet too: " + err[-3000:]
     done = lines(tmp_path)
     assert sorted(d["i"] for d in done) == list(range(80)), "every item through, once"
     assert [d for d in done if d["sees"]], "the rest ran on the head"
