@@ -16,7 +16,7 @@ Two kinds of driver keep them:
 - **Claims.** A driver claims each actor it uses (a key in Ray's key-value store naming the
   driver's Ray job) and releases it when it leaves it. Another driver attaches only to
   actors nobody claims or whose claimer's job has ended, so two runs at once never share (or
-  kill) each other's actors.
+  kill) each other's actors. (Through Ray Client, a task on the cluster reads the job table.)
 - **Attach.** The new pool lists the namespace's free actors of each kind and asks each to
   reset for it, waiting at most `PROBE` seconds: one that does not answer is still busy with
   an ended driver's task (which may never end) and is killed; the rest are kept, up to the
@@ -34,6 +34,7 @@ Two kinds of driver keep them:
 from __future__ import annotations
 
 import contextlib
+import functools
 import getpass
 import hashlib
 import itertools
@@ -151,7 +152,7 @@ def attach(
     claimed are killed."""
     prefix = f"{kind}-"
     found: dict[str, Any] = {}
-    ended = _ended_jobs(ray)
+    ended = functools.cache(lambda: _ended_jobs(ray))
     for entry in ray.util.list_named_actors(all_namespaces=True):
         name = entry["name"]
         if entry["namespace"] != namespace or not name.startswith(prefix):
@@ -223,8 +224,9 @@ def release(namespace: str, names: Sequence[str]) -> None:
             internal_kv._internal_kv_del(claim_key(namespace, name))
 
 
-def _claim(namespace: str, name: str, ended: set[str]) -> bool:
-    """Claim an actor for this driver: free, or claimed by a driver whose job has ended."""
+def _claim(namespace: str, name: str, ended: Callable[[], set[str]]) -> bool:
+    """Claim an actor for this driver: free, or claimed by a driver whose job has ended (the
+    ended jobs are asked for only then)."""
     from ray.experimental import internal_kv
 
     key = claim_key(namespace, name)
@@ -235,7 +237,7 @@ def _claim(namespace: str, name: str, ended: set[str]) -> bool:
         holder_job = holder.decode() if holder else ""
         if holder_job == _job():
             return True
-        if holder_job not in ended:
+        if holder_job not in ended():
             return False  # a running driver's
         internal_kv._internal_kv_put(key, _job())  # its driver ended without letting it go
         return True
@@ -250,14 +252,28 @@ def _job() -> str:
 
 
 def _ended_jobs(ray: Any) -> set[str]:
-    """The ids of the cluster's jobs that have ended (their drivers gone)."""
+    """The ids of the cluster's jobs that have ended (their drivers gone). A driver through Ray
+    Client cannot read Ray's job table: a task on the cluster reads it for it."""
     try:
-        from ray._private import state
-
-        jobs = state.state.job_table()  # type: ignore[no-untyped-call]
-        return {str(job["JobID"]) for job in jobs if job.get("IsDead")}
+        if ray.util.client.ray.is_connected():
+            reader = ray.remote(num_cpus=0)(ended_jobs)
+            return set(ray.get(reader.remote(), timeout=ENDED_JOBS_WAIT))
+        return ended_jobs()
     except Exception:
         return set()
+
+
+ENDED_JOBS_WAIT = 60.0
+"""Seconds a Ray Client driver waits for the task that reads the ended jobs (a worker may
+have to start for it)."""
+
+
+def ended_jobs() -> set[str]:
+    """The ids of the ended jobs in the job table of the Ray this process runs."""
+    from ray._private import state
+
+    jobs = state.state.job_table()  # type: ignore[no-untyped-call]
+    return {str(job["JobID"]) for job in jobs if job.get("IsDead")}
 
 
 def _put(key: bytes, value: str) -> None:

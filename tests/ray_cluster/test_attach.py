@@ -7,7 +7,10 @@ takes node 2 down.)"""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +28,7 @@ ENDED = 120.0
 
 NODES = '''"""Nodes for the warm-actor tests ({marker}): which actor loaded each item."""
 
+import contextlib
 import json
 import os
 from typing import Any
@@ -277,3 +281,82 @@ def test_runs_through_ray_client_attach_to_the_same_actors_with_local_outputs(
     finally:
         for namespace in namespaces(mine):
             kept(cluster, namespace, "kill")
+
+
+HOLD = """
+import json, sys
+import ray
+from graphbook.engine.ray_pool import RayPool
+
+pool = RayPool(sys.argv[1], workers=1, ship=[sys.argv[2]], keep_after=60.0, lease=240.0)
+pids = pool.pids("load") + pool.pids("dump")
+job = str(ray.get_runtime_context().get_job_id())
+print(json.dumps({"attached": pool.attached, "pids": pids, "job": job}), flush=True)
+sys.stdin.readline()  # holds the pool until told
+pool.close()
+"""
+"""A driver through Ray Client that holds its pool (one actor per kind) until told; its actors
+outlive it by 240 s (a client job ends some seconds after its client)."""
+
+JOB_ENDED = """
+import sys, time
+import ray
+from ray._private import state
+
+ray.init(address=sys.argv[1], logging_level="ERROR")
+deadline = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < deadline:
+    jobs = state.state.job_table()
+    if any(str(job["JobID"]) == sys.argv[3] and job.get("IsDead") for job in jobs):
+        break
+    time.sleep(0.5)
+else:
+    sys.exit(f"job {sys.argv[3]} still runs")
+"""
+"""Wait until a job has ended (a Ray Client job ends some seconds after its client)."""
+
+
+def wait_job_ended(cluster: Cluster, job: str) -> None:
+    command = [sys.executable, "-c", JOB_ENDED, cluster.address, str(ENDED), job]
+    result = subprocess.run(command, env=cluster.env, capture_output=True, text=True, timeout=RUN)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def hold(cluster: Cluster, code: Path) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+    driver = subprocess.Popen(
+        [sys.executable, "-c", HOLD, cluster.client, str(code)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cluster.env,
+    )
+    assert driver.stdout is not None
+    line = driver.stdout.readline()
+    if not line:
+        raise AssertionError(f"the driver failed:\n{driver.communicate()[1][-3000:]}")
+    said: dict[str, Any] = json.loads(line)
+    return driver, said
+
+
+def test_a_killed_ray_client_driver_s_actors_are_taken_over(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """A driver through `ray://` cannot read Ray's job table itself: the next one still takes
+    over the actors of one killed with kill -9, once its job has ended."""
+    code = tmp_path / "code"  # its own code: no other test's kept actors run it
+    code.mkdir()
+    (code / "marker.py").write_text(f"TEST = {tmp_path.name!r}\n")
+    first, said = hold(cluster, code)
+    try:
+        assert said["attached"] == 0 and len(said["pids"]) == 2
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(timeout=RUN)
+        wait_job_ended(cluster, said["job"])
+        second, again = hold(cluster, code)
+        second.communicate("\n", timeout=RUN)
+        assert again["attached"] == 2 and set(again["pids"]) == set(said["pids"]), again
+    finally:
+        for pid in said["pids"]:  # the actors run on this machine
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
