@@ -84,6 +84,8 @@ SPILLED = (
     "slows it down (6x, measured): fewer dicts in flight help (a smaller batch size, fewer "
     "--workers), or more object store memory (ray start --object-store-memory BYTES)"
 )
+CLIENT = "not this machine unless it is a node of the cluster"
+"""Where a Ray Client driver's files land (its driver runs on the node that serves it)."""
 AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
 AUTH_NOTICE = "Token authentication is enabled for this Ray cluster"
 
@@ -509,10 +511,12 @@ class RayPool:
         self.workers = workers or max(1, int(self._ray.cluster_resources().get("CPU", 1)))
         self.retries = retries
         self.models_on_actors = models_on_actors
-        self._nodes = Nodes(self._ray, probe=not is_client(address))
+        self._client = is_client(address)
+        self._address = address
+        self._nodes = Nodes(self._ray, probe=not self._client)
         self._driver_node = self._ray.get_runtime_context().get_node_id()
         options: dict[str, Any] = {"num_cpus": 0}
-        self.runtime_env = runtime_env(self.shipped, sent=is_client(address))
+        self.runtime_env = runtime_env(self.shipped, sent=self._client)
         if self.runtime_env is not None:
             options["runtime_env"] = self.runtime_env
         self._remote = self._ray.remote(**options)(_Actor)
@@ -647,7 +651,7 @@ class RayPool:
         )
         if self._models is not None and self._models.attached > attached:
             notice = f"model {node.title!r}: attached to its warm Ray actor, kept by an earlier run"
-            self._notices.append(Notice("info", notice + " (the same parameters)"))
+            self._notices.append(Notice("info", notice))
         return value
 
     def notices(self) -> list[Notice]:
@@ -675,6 +679,8 @@ class RayPool:
             return
         self._told_dumps = True
         notice = dumps_notice(self.dumps, self._nodes.get(self._driver_node))
+        if self._client and self.dumps == DRIVER:
+            notice += f"; through Ray Client that is the node that serves {self._address}, {CLIENT}"
         logger.info(notice)
         self._notices.append(Notice("info", notice))
 

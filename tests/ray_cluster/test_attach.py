@@ -151,16 +151,22 @@ def helper(folder: Path, word: str) -> None:
 
 
 def run(
-    cluster: Cluster, workflow: Path, *more: str, address: str | None = None
+    cluster: Cluster,
+    workflow: Path,
+    *more: str,
+    address: str | None = None,
+    quiet: bool = True,
 ) -> tuple[str, list[dict[str, Any]]]:
     """Run the workflow on the cluster (at `address`, else its own; "": a local run without
-    Ray) from its folder: what it said, and what it loaded (the file it writes is taken, so
-    that the next run starts from none)."""
+    Ray) from its folder: what it said on stderr (and stdout, not `quiet`), and what it
+    loaded (the file it writes is taken, so that the next run starts from none)."""
     command = [sys.executable, "-m", "graphbook", "run", str(workflow)]
     if address != "":
         command += ["--ray", address or cluster.address]
+    if quiet:
+        command.append("--quiet")
     result = subprocess.run(
-        [*command, "--quiet", *more],
+        [*command, *more],
         cwd=workflow.parent,
         env=cluster.env,
         capture_output=True,
@@ -171,7 +177,8 @@ def run(
     out = workflow.parent / "loaded.jsonl"
     loaded = [json.loads(line) for line in out.read_text().splitlines()]
     out.unlink()
-    return result.stderr, sorted(loaded, key=lambda d: d["i"])
+    said = result.stderr if quiet else result.stderr + result.stdout
+    return said, sorted(loaded, key=lambda d: d["i"])
 
 
 def without_pids(loaded: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -273,8 +280,11 @@ def test_runs_through_ray_client_attach_to_the_same_actors_with_local_outputs(
         assert "attached to" not in said, said[-3000:]
         assert "actors kept 300 s after the run" in said, said[-3000:]
         assert len(mine) == 4 and len(namespaces(mine)) == 1, mine
-        said, second = run(cluster, workflow, address=cluster.client)
+        said, second = run(cluster, workflow, address=cluster.client, quiet=False)
         assert f"note: attached to 4 warm actors on {cluster.client}" in said, said[-3000:]
+        told = " ".join(said.split())  # the terminal wraps long lines
+        attached = f"] attached to 4 warm Ray actors on {cluster.client}, kept by an earlier run"
+        assert attached in told and "warning:" not in told, "information in the run's log"
         assert kept(cluster, namespaces(mine).pop()) == mine, "the same actors, none added"
         assert {d["pid"] for d in second} <= {d["pid"] for d in first}, "the same actors"
         assert without_pids(first) == without_pids(local) == without_pids(second)

@@ -240,6 +240,28 @@ def test_files_a_dump_function_writes_land_on_the_driver_by_default(
     assert f" on {os.uname().nodename}): the files they write land on its disk" in log
 
 
+def test_through_ray_client_the_run_s_log_says_where_dump_files_land(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Through Ray Client the driver runs on the head: dump functions write there (here the
+    same machine as this test), and the run says so."""
+    workflow = project(tmp_path, n=4, out="out")
+    command = [sys.executable, "-m", "graphbook", "run", str(workflow), "--ray", cluster.client]
+    result = subprocess.run(
+        [*command, "--ray-keep", "0"],
+        cwd=tmp_path,
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=RUN,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert sorted(f["i"] for f in written(tmp_path / "out")) == list(range(4))
+    told = " ".join(result.stdout.split())  # the terminal wraps long lines
+    where = f"through Ray Client that is the node that serves {cluster.client}, not this machine"
+    assert where in told, told[-3000:]
+
+
 def test_with_ray_dumps_anywhere_dumps_run_on_every_node_and_errors_say_where(
     cluster: Cluster, tmp_path: Path
 ) -> None:
