@@ -108,9 +108,14 @@ class ModelActor:
             self.error = ErrorInfo.from_exception(exc)
 
     def reset(self, cwd: str = "") -> str:
-        """Serve a new driver (one that attaches): its folder. Returns this actor's node id."""
+        """Serve a new driver (one that attaches): its folder. Returns this actor's node id. A
+        model in train mode refuses (its forward may have changed it: batch norm statistics),
+        so the attaching driver ends it and builds the model anew, as a local run would."""
         import ray
 
+        model = getattr(self, "value", None)
+        if isinstance(model, torch.nn.Module) and model.training:
+            raise RuntimeError("a model in train mode is not reused by another run")
         if cwd and os.path.isdir(cwd):
             os.chdir(cwd)
         return str(ray.get_runtime_context().get_node_id())

@@ -127,6 +127,7 @@ class PidNet(torch.nn.Module):
 @resource("Keep/PidModel")
 @param("device", "string", default="cpu")
 @param("scale", "float", default=1.0)
+@param("trains", "boolean", default=False)
 def pid_model(ctx):
     return PidNet(ctx.scale)
 
@@ -147,7 +148,7 @@ def ask(ctx, outputs, items, data):
 
 
 wf = Workflow()
-model = wf.add(pid_model, id="model", scale=float(sys.argv[3]))
+model = wf.add(pid_model, id="model", scale=float(sys.argv[3]), trains=sys.argv[5] == "1")
 node = wf.add(ask, id="ask", model=model)
 wf.connect(wf.add(numbers, id="items"), node)
 said = []
@@ -165,9 +166,12 @@ pool.close()
 what the model answered (its actor's pid times `scale`) and what the run's log said."""
 
 
-def run_model(address: str, code: Path, scale: float, keep: float) -> dict[str, Any]:
+def run_model(
+    address: str, code: Path, scale: float, keep: float, trains: bool = False
+) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])}
     command = [sys.executable, "-c", MODEL_DRIVER, address, str(code), str(scale), str(keep)]
+    command.append("1" if trains else "0")
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=BOUND)
     assert done.returncode == 0, done.stderr[-3000:]
     said: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -200,6 +204,11 @@ def test_a_model_actor_is_kept_for_the_next_run_with_the_same_parameters(
     last = run_model(ray_address, code, 1.0, keep=0)
     assert last["values"] == [pid]
     wait_gone({int(pid), int(value / 2)})  # keep 0: ended with the run that used it
+
+    [trained] = run_model(ray_address, code, 1.0, keep=60, trains=True)["values"]
+    [anew] = run_model(ray_address, code, 1.0, keep=0, trains=True)["values"]
+    assert anew != trained, "a model in train mode is built anew, as a local run would"
+    wait_gone({int(trained), int(anew)})
 
 
 def test_missing_actors_go_to_the_nodes_with_the_fewest_and_warm_ones_are_taken_in_turn() -> None:
