@@ -172,7 +172,8 @@ def add_run_parser(
         "store too (as they are without --logger once a node reports metrics)",
     )
     shown = run.add_mutually_exclusive_group()
-    shown.add_argument("--quiet", "-q", action="store_true", help="show only errors and summary")
+    quiet = "show only errors, warnings and the summary"
+    shown.add_argument("--quiet", "-q", action="store_true", help=quiet)
     shown.add_argument("--json", action="store_true", help="print every event as a JSON line")
     run.set_defaults(command=cmd_run)
 

@@ -66,7 +66,7 @@ class TerminalSink:
     """Shows a run to a person: node logs and a table (live on a terminal, else finished lines),
     errors in red with their traceback on `err`, and a summary when the run finishes.
 
-    `quiet` shows only errors and the summary. Call `close()` when the run is over.
+    `quiet` shows only errors, warnings and the summary. Call `close()` when the run is over.
     """
 
     def __init__(
@@ -138,6 +138,14 @@ class TerminalSink:
         return Group(table(self.view), Text(pool_line(stats), style="dim"))
 
     def _log(self, event: NodeLog) -> None:
+        """A node's log line: errors and warnings (`warning:` first, yellow) on stderr, shown
+        with --quiet too; the rest on stdout."""
+        if event.level == "warning":
+            line = Text("warning: ", style="yellow")
+            line.append(f"[{event.node_id}] ", style="bold")
+            line.append(message_text(event.message), style="yellow")
+            self.err.print(line)
+            return
         is_error = event.level == "error"
         if self.quiet and not is_error:
             return

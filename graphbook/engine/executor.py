@@ -513,14 +513,14 @@ class _GraphRun:
         return busy
 
     def _wait_pool(self, timeout: float) -> None:
-        """The pool's I/O; its warnings (Ray spilling) go to the log of a node whose work is
-        in the pool (else the first node's)."""
+        """The pool's I/O; its notices (where dumps run, Ray spilling) go to the log of a node
+        whose work is in the pool (else the first node's), each at its own level."""
         self.state.pool.wait(timeout)
         notices = self.state.pool.notices()
         if notices and self.runners:
             busy = next((r for r in self.runners if r.waiting_on_pool()), self.runners[0])
             for notice in notices:
-                self.state.sink(NodeLog(self.run_id, busy.id, "warning", notice))
+                self.state.sink(NodeLog(self.run_id, busy.id, notice.level, notice.message))
 
     def _end(self) -> None:
         """Close what is still open (as stopped, unless it failed itself), then `on_end`."""

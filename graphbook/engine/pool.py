@@ -25,6 +25,18 @@ C = TypeVar("C")
 """What a task's submitter keeps with it (the item and the dict it came from, say)."""
 
 
+NoticeLevel = Literal["info", "warning"]
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A line the pool has for the run's log: information (where dump functions run, warm
+    actors attached to) or a warning (Ray's object store spilling, a node struck off)."""
+
+    level: NoticeLevel
+    message: str
+
+
 @dataclass(frozen=True)
 class Done:
     value: Any
@@ -156,9 +168,10 @@ class Pool(Protocol):
         """The workers' load: tasks queued here and handed to workers, per kind; None for a
         pool without workers."""
 
-    def notices(self) -> list[str]:
-        """Warnings for the run's log that arose since the last call (Ray's object store
-        spilling to disk); each is said once."""
+    def notices(self) -> list[Notice]:
+        """Lines for the run's log that arose since the last call, each said once, at its
+        level: information (where dump functions run) or a warning (Ray's object store
+        spilling to disk)."""
 
     @property
     def ships(self) -> bool:
@@ -218,7 +231,7 @@ class InlinePool:
     def stats(self) -> None:
         """No workers, no load."""
 
-    def notices(self) -> list[str]:
+    def notices(self) -> list[Notice]:
         return []
 
     @property

@@ -39,7 +39,7 @@ import multiprocess
 from multiprocess.connection import wait as wait_for
 
 from graphbook.engine import shm
-from graphbook.engine.pool import Failed, Kind, OrderedLane, Outcome
+from graphbook.engine.pool import Failed, Kind, Notice, OrderedLane, Outcome
 from graphbook.engine.worker import HEADER, HELD_SIGNALS, Message, Settings, unsendable, work
 from graphbook.errors import GraphbookError
 from graphbook.events import ErrorInfo, KindStats, PoolStats
@@ -174,7 +174,7 @@ class ProcessPool:
     def stats(self) -> PoolStats:
         return self._scheduler.stats()
 
-    def notices(self) -> list[str]:
+    def notices(self) -> list[Notice]:
         return []
 
     @property

@@ -16,11 +16,13 @@ Two kinds of driver keep them:
 - **Claims.** A driver claims each actor it uses (a key in Ray's key-value store naming the
   driver's Ray job) and releases it when it leaves it. Another driver attaches only to
   actors nobody claims or whose claimer's job has ended, so two runs at once never share (or
-  kill) each other's actors.
+  kill) each other's actors. (Through Ray Client, a task on the cluster reads the job table.)
 - **Attach.** The new pool lists the namespace's free actors of each kind and asks each to
   reset for it, waiting at most `PROBE` seconds: one that does not answer is still busy with
   an ended driver's task (which may never end) and is killed; the rest are kept, up to the
-  pool's size, and the extra ones are killed. The pool starts what is missing.
+  pool's size (spread over the nodes they run on), and the extra ones are killed. The pool
+  starts what is missing on the nodes that have the fewest of them (`balance`): a pool that
+  found only some of its actors (a node's were gone) does not double up on one node.
 - **Lease.** Detached actors would live as long as the cluster. So the driver renews a lease
   (a value in Ray's key-value store, every `LEASE / 4` seconds while it runs, from a thread),
   and each actor watches it from a thread of its own: an actor whose lease has not moved for
@@ -32,8 +34,10 @@ Two kinds of driver keep them:
 from __future__ import annotations
 
 import contextlib
+import functools
 import getpass
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -43,7 +47,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -129,6 +133,17 @@ class Attached:
     node_id: str
 
 
+@dataclass
+class Keeping:
+    """A pool's kept model actors: its namespace and lease (ray_keep.py), the actors it holds
+    (name -> handle), and how many of them it attached to warm."""
+
+    namespace: str
+    lease: float = LEASE
+    held: dict[str, Any] = field(default_factory=dict)
+    attached: int = 0
+
+
 def attach(
     ray: Any, namespace: str, kind: str, most: int, setup: Callable[[], tuple[Any, ...]]
 ) -> list[Attached]:
@@ -137,7 +152,7 @@ def attach(
     claimed are killed."""
     prefix = f"{kind}-"
     found: dict[str, Any] = {}
-    ended = _ended_jobs(ray)
+    ended = functools.cache(lambda: _ended_jobs(ray))
     for entry in ray.util.list_named_actors(all_namespaces=True):
         name = entry["name"]
         if entry["namespace"] != namespace or not name.startswith(prefix):
@@ -152,13 +167,13 @@ def attach(
         return []
     asked = {handle.reset.remote(*setup()): name for name, handle in found.items()}
     ready, _ = ray.wait(list(asked), num_returns=len(asked), timeout=PROBE)
-    kept: list[Attached] = []
+    live: list[Attached] = []
     for ref in ready:
         with contextlib.suppress(Exception):  # an actor that died answers with an error
             node_id = ray.get(ref)
             name = asked[ref]
-            if len(kept) < most:
-                kept.append(Attached(found[name], name, str(node_id)))
+            live.append(Attached(found[name], name, str(node_id)))
+    kept = spread(live, most)
     chosen = {attached.name for attached in kept}
     dropped = [name for name in found if name not in chosen]
     for name in dropped:
@@ -172,6 +187,34 @@ def attach(
     return kept
 
 
+def spread(actors: Sequence[Attached], most: int) -> list[Attached]:
+    """At most `most` of `actors`, taken in turn from each node they run on (not all of one
+    node's while another node's are left)."""
+    by_node: dict[str, list[Attached]] = {}
+    for actor in actors:
+        by_node.setdefault(actor.node_id, []).append(actor)
+    rounds = itertools.zip_longest(*by_node.values())
+    return [actor for batch in rounds for actor in batch if actor is not None][:most]
+
+
+def balance(nodes: Sequence[str], taken: Sequence[str], count: int) -> list[str]:
+    """The nodes (of `nodes`, by id) for `count` new actors when actors already run on the
+    nodes `taken` names (one entry per actor): each goes to the node with the fewest so far,
+    the first of `nodes` on a tie."""
+    if not nodes:
+        return []
+    load = {node: 0 for node in nodes}
+    for node in taken:
+        if node in load:
+            load[node] += 1
+    chosen = []
+    for _ in range(count):
+        node = min(nodes, key=lambda n: load[n])
+        load[node] += 1
+        chosen.append(node)
+    return chosen
+
+
 def release(namespace: str, names: Sequence[str]) -> None:
     """Let other drivers attach to these actors (or forget the claims of ended ones)."""
     from ray.experimental import internal_kv
@@ -181,8 +224,9 @@ def release(namespace: str, names: Sequence[str]) -> None:
             internal_kv._internal_kv_del(claim_key(namespace, name))
 
 
-def _claim(namespace: str, name: str, ended: set[str]) -> bool:
-    """Claim an actor for this driver: free, or claimed by a driver whose job has ended."""
+def _claim(namespace: str, name: str, ended: Callable[[], set[str]]) -> bool:
+    """Claim an actor for this driver: free, or claimed by a driver whose job has ended (the
+    ended jobs are asked for only then)."""
     from ray.experimental import internal_kv
 
     key = claim_key(namespace, name)
@@ -193,7 +237,7 @@ def _claim(namespace: str, name: str, ended: set[str]) -> bool:
         holder_job = holder.decode() if holder else ""
         if holder_job == _job():
             return True
-        if holder_job not in ended:
+        if holder_job not in ended():
             return False  # a running driver's
         internal_kv._internal_kv_put(key, _job())  # its driver ended without letting it go
         return True
@@ -208,14 +252,28 @@ def _job() -> str:
 
 
 def _ended_jobs(ray: Any) -> set[str]:
-    """The ids of the cluster's jobs that have ended (their drivers gone)."""
+    """The ids of the cluster's jobs that have ended (their drivers gone). A driver through Ray
+    Client cannot read Ray's job table: a task on the cluster reads it for it."""
     try:
-        from ray._private import state
-
-        jobs = state.state.job_table()  # type: ignore[no-untyped-call]
-        return {str(job["JobID"]) for job in jobs if job.get("IsDead")}
+        if ray.util.client.ray.is_connected():
+            reader = ray.remote(num_cpus=0)(ended_jobs)
+            return set(ray.get(reader.remote(), timeout=ENDED_JOBS_WAIT))
+        return ended_jobs()
     except Exception:
         return set()
+
+
+ENDED_JOBS_WAIT = 60.0
+"""Seconds a Ray Client driver waits for the task that reads the ended jobs (a worker may
+have to start for it)."""
+
+
+def ended_jobs() -> set[str]:
+    """The ids of the ended jobs in the job table of the Ray this process runs."""
+    from ray._private import state
+
+    jobs = state.state.job_table()  # type: ignore[no-untyped-call]
+    return {str(job["JobID"]) for job in jobs if job.get("IsDead")}
 
 
 def _put(key: bytes, value: str) -> None:
@@ -277,7 +335,18 @@ def _watch(key: bytes, default: float) -> None:
             last, since = value, time.monotonic()
             lease = _seconds(value, default)
         elif time.monotonic() - since > lease:
-            os._exit(0)
+            _end_self()
+
+
+def _end_self() -> None:
+    """End this actor for good: Ray would restart one that may restart (a model's) if it just
+    exited, so it is killed through Ray first."""
+    with contextlib.suppress(Exception):
+        import ray
+
+        ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
+        time.sleep(5.0)  # Ray ends the process meanwhile
+    os._exit(0)
 
 
 def _seconds(value: bytes | None, default: float) -> float:
@@ -292,11 +361,14 @@ __all__ = [
     "LEASE",
     "LEASE_SETTING",
     "Attached",
+    "Keeping",
     "Lease",
     "attach",
+    "balance",
     "code_namespace",
     "named",
     "release",
     "setting",
+    "spread",
     "watch",
 ]

@@ -32,18 +32,20 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from graphbook.engine.pool import Failed, Kind, OrderedLane, Outcome, call
+from graphbook.engine.pool import Failed, Kind, Notice, OrderedLane, Outcome, call
 from graphbook.engine.ray_keep import (
     LEASE,
+    Keeping,
     Lease,
     attach,
+    balance,
     code_namespace,
     named,
     release,
     watch,
 )
 from graphbook.engine.ray_nodes import DRIVER, Node, Nodes, dumps_notice, dumps_problem
-from graphbook.engine.ray_ship import runtime_env, shippable
+from graphbook.engine.ray_ship import job_env, runtime_env, shippable
 from graphbook.registry import NODES_PACKAGE
 
 if TYPE_CHECKING:
@@ -83,6 +85,8 @@ SPILLED = (
     "slows it down (6x, measured): fewer dicts in flight help (a smaller batch size, fewer "
     "--workers), or more object store memory (ray start --object-store-memory BYTES)"
 )
+CLIENT = "not this machine unless it is a node of the cluster"
+"""Where a Ray Client driver's files land (its driver runs on the node that serves it)."""
 AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
 AUTH_NOTICE = "Token authentication is enabled for this Ray cluster"
 
@@ -140,11 +144,14 @@ def _without_auth_notice() -> Iterator[None]:
         auth.removeFilter(notice)
 
 
-def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
+def connect(
+    address: str | None = None, num_cpus: int | None = None, ship: Sequence[str] = ()
+) -> bool:
     """Join Ray: the one this process already runs, else a new local one (`None` or `local`:
     always a new one, never a cluster that happens to run here), else the cluster at `address`
-    (`auto`, `ray://host:port`, `host:port`). Returns True when this call started or joined it
-    (and so the caller should shut it down). A failure is an error that says what to do."""
+    (`auto`, `ray://host:port`, `host:port`; through Ray Client, the folders to `ship` go with
+    the job, `ray_ship.job_env`). Returns True when this call started or joined it (and so the
+    caller should shut it down). A failure is an error that says what to do."""
     ray = require_ray()
     if ray.is_initialized():
         return False
@@ -157,11 +164,18 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
             _watch_local_ray(ray)
         else:
             _check_auth(str(address))
-            ray.init(address=address, logging_level=logging.WARNING)
+            env = job_env(ship) if is_client(address) else None
+            ray.init(address=address, logging_level=logging.WARNING, runtime_env=env)
     except Exception as exc:
         where = "a local Ray" if local else f"the Ray cluster at {address!r}"
         raise GraphbookError(f"could not start or join {where}: {_why(exc)}") from exc
     return True
+
+
+def is_client(address: str | None) -> bool:
+    """Whether `address` joins through Ray Client (`ray://host:port`): this process is then
+    not a node of the cluster, the client server on the head runs its driver for it."""
+    return str(address or "").startswith("ray://")
 
 
 def local_ray_address() -> str:
@@ -498,16 +512,18 @@ class RayPool:
 
         self._transfer = ray_transfer
         self.shipped = shippable(ship)
-        if connect(address, num_cpus):
+        if connect(address, num_cpus, self.shipped):
             _POOLS_STARTED_RAY[0] = True
         _OPEN_POOLS[0] += 1
         self.workers = workers or max(1, int(self._ray.cluster_resources().get("CPU", 1)))
         self.retries = retries
         self.models_on_actors = models_on_actors
-        self._nodes = Nodes(self._ray, probe=not str(address or "").startswith("ray://"))
+        self._client = is_client(address)
+        self._address = address
+        self._nodes = Nodes(self._ray, probe=not self._client)
         self._driver_node = self._ray.get_runtime_context().get_node_id()
         options: dict[str, Any] = {"num_cpus": 0}
-        self.runtime_env = runtime_env(self.shipped)
+        self.runtime_env = runtime_env(self.shipped, sent=self._client)
         if self.runtime_env is not None:
             options["runtime_env"] = self.runtime_env
         self._remote = self._ray.remote(**options)(_Actor)
@@ -520,6 +536,8 @@ class RayPool:
         self.attached = 0
         """Actors this pool found warm, kept by a driver before it, and uses."""
         self._lease = Lease(keep, lease) if keep else None
+        self._models = Keeping(keep, lease) if keep else None
+        """The model actors this pool keeps, when it keeps its actors (ray_resources.py)."""
         self._actors: dict[Kind, list[_Handle]] = {kind: [] for kind in KINDS}
         self._backlog: dict[Kind, deque[int]] = {kind: deque() for kind in KINDS}
         self._tasks: dict[int, _Task] = {}
@@ -534,10 +552,14 @@ class RayPool:
         self._numbers = itertools.count()
         self.closed = False
         self.timings = Timings()
-        self._notices: list[str] = []
+        self._notices: list[Notice] = []
+        self._told_struck: set[str] = set()
+        """The nodes struck off that a run's log was told of."""
         self._spill = _Spill(self._ray)
         for kind in KINDS:  # started now, they are ready by the first task
             self._group(kind)
+        if self.attached:
+            self._notices.append(Notice("info", attached_notice(self.attached, address)))
 
     # -- the Pool protocol ----------------------------------------------------------------
     def lane(self, fn: Callable[..., Any], capacity: int, kind: Kind = "load") -> RayLane:
@@ -579,6 +601,7 @@ class RayPool:
         if leave and self.keep is not None:  # other drivers may attach to them now
             names = [h.name for hs in self._actors.values() for h in hs if not h.dead]
             release(self.keep, names)
+        self._close_models(leave)
         self._actors = {kind: [] for kind in KINDS}
         self._tasks.clear()
         self._refs.clear()
@@ -586,6 +609,17 @@ class RayPool:
         if _POOLS_STARTED_RAY[0] and not _OPEN_POOLS[0]:  # the last pool on a Ray a pool began
             _POOLS_STARTED_RAY[0] = False
             self._ray.shutdown()
+
+    def _close_models(self, leave: bool) -> None:
+        """Leave the kept model actors to the next driver (`leave`), else kill them."""
+        if self._models is None:
+            return
+        if not leave:
+            for actor in self._models.held.values():
+                with contextlib.suppress(Exception):  # it died already
+                    self._ray.kill(actor, no_restart=True)
+        release(self._models.namespace, list(self._models.held))
+        self._models.held.clear()
 
     def _idle(self, handle: _Handle) -> bool:
         """Whether an actor has no call in flight (one that has could be busy for good)."""
@@ -612,11 +646,30 @@ class RayPool:
         _share_node_modules(self._ray)
         from graphbook.engine.ray_resources import place
 
-        return place(
-            node, params, self.models_on_actors, self.retries, self.shipped, self.runtime_env
+        attached = self._models.attached if self._models is not None else 0
+        value = place(
+            node,
+            params,
+            self.models_on_actors,
+            self.retries,
+            self.shipped,
+            self.runtime_env,
+            self._models,
         )
+        if self._models is not None and self._models.attached > attached:
+            notice = f"model {node.title!r}: attached to its warm Ray actor, kept by an earlier run"
+            self._notices.append(Notice("info", notice))
+        return value
 
-    def notices(self) -> list[str]:
+    def notices(self) -> list[Notice]:
+        """Information and warnings for the run's log, each once: warm actors attached to,
+        where dump functions run, spilling, nodes struck off."""
+        for node_id, why in self._nodes.struck.items():
+            if node_id not in self._told_struck:
+                self._told_struck.add(node_id)
+                node = self._nodes.get(node_id)
+                where = node.describe() if node is not None else f"Ray node {node_id[:8]}"
+                self._notices.append(Notice("warning", f"{where} is not used any more: {why}"))
         notices, self._notices = self._notices, []
         return notices
 
@@ -633,8 +686,10 @@ class RayPool:
             return
         self._told_dumps = True
         notice = dumps_notice(self.dumps, self._nodes.get(self._driver_node))
+        if self._client and self.dumps == DRIVER:
+            notice += f"; through Ray Client that is the node that serves {self._address}, {CLIENT}"
         logger.info(notice)
-        self._notices.append(notice)
+        self._notices.append(Notice("info", notice))
 
     def stats(self) -> PoolStats:
         """Tasks waiting on the driver and running (or queued) on actors, per kind."""
@@ -736,7 +791,7 @@ class RayPool:
         spilled = self._spill.news()
         if spilled:
             logger.warning(spilled)
-            self._notices.append(spilled)
+            self._notices.append(Notice("warning", spilled))
 
     def _receive_all(self, ready: list[Any]) -> None:
         start = time.perf_counter()
@@ -902,8 +957,20 @@ class RayPool:
         if not handles:
             if self.keep is not None:  # the idle actors a driver before this one kept
                 handles.extend(self._attach(kind))
-            handles.extend(self._start(kind) for _ in range(self.workers - len(handles)))
+            for node in self._missing(kind, handles):
+                handles.append(self._start(kind, node))
         return handles
+
+    def _missing(self, kind: Kind, attached: list[_Handle]) -> list[Node | None]:
+        """Where to start the actors that `attached` leaves missing: with none attached (or
+        dumps pinned to the driver's node), where `_start` places them; else on the nodes
+        that have the fewest of this kind (ray_keep.balance)."""
+        count = self.workers - len(attached)
+        if not attached or (kind == "dump" and self.dumps == DRIVER):
+            return [None] * count
+        live = {node.id: node for node in self._nodes.refresh()}
+        taken = [h.node.id for h in attached if h.node is not None]
+        return [live[node] for node in balance(list(live), taken, count)] or [None] * count
 
     def _attach(self, kind: Kind) -> list[_Handle]:
         """The warm actors of `kind` kept in the pool's namespace, set up for this driver."""
@@ -929,8 +996,9 @@ class RayPool:
         self.attached += len(handles)
         return handles
 
-    def _start(self, kind: Kind) -> _Handle:
-        node = self._place(kind)
+    def _start(self, kind: Kind, node: Node | None = None) -> _Handle:
+        """A new actor of `kind`, on `node` (None: where `_place` says)."""
+        node = node if node is not None else self._place(kind)
         options: dict[str, Any] = named(kind, self.keep) if self.keep is not None else {}
         if node is not None:  # pinned: Ray's SPREAD may put every actor on one node
             options["scheduling_strategy"] = self._nodes.strategy(node)
@@ -1004,6 +1072,13 @@ class _Spill:
             return int(reply.store_stats.spilled_bytes_total)
         except Exception:
             return None
+
+
+def attached_notice(count: int, address: str | None) -> str:
+    """The run's log line for the warm actors a pool attached to as it started."""
+    actors = "actor" if count == 1 else "actors"
+    where = address or "this Ray"
+    return f"attached to {count} warm Ray {actors} on {where}, kept by an earlier run"
 
 
 def _died(kind: str, exc: Exception) -> ErrorInfo:

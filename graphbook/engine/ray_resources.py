@@ -7,10 +7,19 @@ model there (inference mode when the model is in eval mode), and returns the out
 Node code stays as it is (`self.model(batch)`, `next(model.parameters()).device`, `.to(...)`).
 Ray restarts an actor that dies (building the model again); the batch it was running fails on
 its node, as a dead worker's item does.
+
+A pool that keeps its actors across drivers (`graphbook run --ray ADDRESS`, ray_keep.py) keeps
+its model actors too: named in its namespace by a digest of the node, its spec (name and
+code) and its parameters, detached, claimed and watching the same lease as its load and dump
+actors. The next driver that builds the same resource with the same parameters attaches to it
+warm (the model is not built again); changed parameters get a new one. A resource whose
+parameters are not plain values (another resource's value) is not kept.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sys
 import time
@@ -20,6 +29,7 @@ import torch
 
 from graphbook.engine.devices import prepare, trains
 from graphbook.engine.pool import RemoteError
+from graphbook.engine.ray_keep import LEASE, Keeping, attach, named, release, watch
 from graphbook.engine.ray_ship import importable
 from graphbook.engine.replicas import to_device
 from graphbook.events import ErrorInfo
@@ -54,15 +64,40 @@ def actor_params(params: dict[str, Any], gpu: bool) -> dict[str, Any]:
     return {**params, "device": "cuda"}
 
 
+def model_kind(node: Any, params: dict[str, Any], gpu: bool) -> str | None:
+    """The name prefix of the kept actors that build this resource: `model-DIGEST` of the node,
+    its spec and its parameters; None when a parameter is not a plain value."""
+    what = {
+        "node": node.id,
+        "spec": node.spec.name,
+        "code": node.spec.code_hash,
+        "params": params,
+        "gpu": gpu,
+    }
+    try:
+        text = json.dumps(what, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+    return f"model-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
 class ModelActor:
     """Builds one resource (a node's spec and parameters) and runs the model it returns."""
 
     def __init__(
-        self, spec: Any, params: dict[str, Any], node_id: str, cwd: str, shipped: tuple[str, ...]
+        self,
+        spec: Any,
+        params: dict[str, Any],
+        node_id: str,
+        cwd: str,
+        shipped: tuple[str, ...],
+        keep: str = "",
+        lease: float = LEASE,
     ) -> None:
+        if keep:  # kept across drivers: it ends itself when no driver renews the lease
+            watch(keep, lease)
         importable(shipped)
-        if os.path.isdir(cwd):
-            os.chdir(cwd)
+        self.reset(cwd)
         self.value: Any = None
         self.error: ErrorInfo | None = None
         try:
@@ -71,6 +106,19 @@ class ModelActor:
             self.value = prepare(instance.value(), params, trains(instance, params))
         except Exception as exc:
             self.error = ErrorInfo.from_exception(exc)
+
+    def reset(self, cwd: str = "") -> str:
+        """Serve a new driver (one that attaches): its folder. Returns this actor's node id. A
+        model in train mode refuses (its forward may have changed it: batch norm statistics),
+        so the attaching driver ends it and builds the model anew, as a local run would."""
+        import ray
+
+        model = getattr(self, "value", None)
+        if isinstance(model, torch.nn.Module) and model.training:
+            raise RuntimeError("a model in train mode is not reused by another run")
+        if cwd and os.path.isdir(cwd):
+            os.chdir(cwd)
+        return str(ray.get_runtime_context().get_node_id())
 
     def ready(self) -> tuple[ErrorInfo | None, bool]:
         """(why building failed, or None; whether the value is a torch module)."""
@@ -158,10 +206,12 @@ def place(
     retries: int = 0,
     shipped: tuple[str, ...] = (),
     env: dict[str, Any] | None = None,
+    keeping: Keeping | None = None,
 ) -> Any:
     """Build `node`'s resource on an actor when it asks for a GPU (or always, with
-    `everything`: models on actors even on the CPU). Returns a `RemoteModel` for a model, the
-    value itself for anything else, or None when it should be built here."""
+    `everything`: models on actors even on the CPU); with `keeping`, attach to the actor an
+    earlier driver kept for it, else keep the new one. Returns a `RemoteModel` for a model,
+    the value itself for anything else, or None when it should be built here."""
     ray: Any = sys.modules["ray"]  # the Ray pool that calls this has imported it
 
     if "device" not in params:
@@ -169,16 +219,61 @@ def place(
     gpu = wants_gpu(params, float(ray.cluster_resources().get("GPU", 0)))
     if not gpu and not everything:
         return None
+    kind = model_kind(node, params, gpu) if keeping is not None else None
+    name, actor = _kept(ray, keeping, kind) if kind else ("", None)
+    if actor is None:
+        name, actor = _start(ray, node, params, gpu, shipped, env, keeping, kind)
+    error, is_model = ray.get(actor.ready.remote())
+    if error is not None or not is_model:
+        value = ray.get(actor.get.remote()) if error is None else None
+        _end(ray, actor, keeping, name)
+        if error is not None:
+            raise RemoteError(error)
+        return value
+    return RemoteModel(actor, node.title, retries)
+
+
+def _kept(ray: Any, keeping: Keeping | None, kind: str) -> tuple[str, Any]:
+    """The actor an earlier driver kept for this resource, claimed and set up for this one;
+    ("", None) when there is none (or it is busy)."""
+    if keeping is None:
+        return "", None
+    cwd = os.getcwd()
+    found = attach(ray, keeping.namespace, kind, 1, lambda: (cwd,))
+    if not found:
+        return "", None
+    keeping.held[found[0].name] = found[0].handle
+    keeping.attached += 1
+    return found[0].name, found[0].handle
+
+
+def _start(
+    ray: Any,
+    node: Any,
+    params: dict[str, Any],
+    gpu: bool,
+    shipped: tuple[str, ...],
+    env: dict[str, Any] | None,
+    keeping: Keeping | None,
+    kind: str | None,
+) -> tuple[str, Any]:
+    """A new actor that builds the resource: kept (named, detached, claimed) with `kind`."""
     options: dict[str, Any] = {"num_gpus": 1 if gpu else 0, "num_cpus": 0}
     options.update(max_restarts=RESTARTS, runtime_env=env)
     remote = ray.remote(**options)(ModelActor)
-    actor = remote.remote(node.spec, actor_params(params, gpu), node.id, os.getcwd(), shipped)
-    error, is_model = ray.get(actor.ready.remote())
-    if error is not None:
-        ray.kill(actor)
-        raise RemoteError(error)
-    if is_model:
-        return RemoteModel(actor, node.title, retries)
-    value = ray.get(actor.get.remote())
-    ray.kill(actor)
-    return value
+    if keeping is None or kind is None:
+        args = (node.spec, actor_params(params, gpu), node.id, os.getcwd(), shipped)
+        return "", remote.remote(*args)
+    names = named(kind, keeping.namespace)
+    args = (node.spec, actor_params(params, gpu), node.id, os.getcwd(), shipped)
+    actor = remote.options(**names).remote(*args, keeping.namespace, keeping.lease)
+    keeping.held[names["name"]] = actor
+    return names["name"], actor
+
+
+def _end(ray: Any, actor: Any, keeping: Keeping | None, name: str) -> None:
+    """Kill an actor whose resource failed or is no model (and forget it, when kept)."""
+    ray.kill(actor, no_restart=True)
+    if keeping is not None and name:
+        keeping.held.pop(name, None)
+        release(keeping.namespace, [name])

@@ -40,13 +40,27 @@ def shippable(paths: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:
     return tuple(folders)
 
 
-def runtime_env(folders: Sequence[str]) -> dict[str, Any] | None:
+def job_env(folders: Sequence[str]) -> dict[str, Any] | None:
+    """The runtime environment a Ray Client driver (`ray://`) gives `ray.init`, which uploads
+    `folders` from the client: through Ray Client, an upload after `ray.init` never ends (the
+    client server does not implement it), so the actors' environments name what it sent."""
+    if not folders:
+        return None
+    return {"py_modules": list(folders), "excludes": list(EXCLUDES)}
+
+
+def runtime_env(folders: Sequence[str], sent: bool = False) -> dict[str, Any] | None:
     """Ray's runtime environment that ships `folders` with an actor (None: nothing to ship).
     Ray takes local folders only in `ray.init`, for the whole job, so each is uploaded here
     (once: Ray keeps packages by their content's hash) and the actor's environment names it
-    by its URI. An upload that fails is an error that names the folder."""
+    by its URI; `sent`: `ray.init` has sent them (`job_env`), only their URIs are made.
+    An upload that fails is an error that names the folder."""
     if not folders:
         return None
+    if sent:
+        from ray._private.runtime_env.packaging import get_uri_for_directory
+
+        return {"py_modules": [get_uri_for_directory(f, True, list(EXCLUDES)) for f in folders]}
     from ray._private.runtime_env.py_modules import upload_py_modules_if_needed
 
     uris: list[str] = []
@@ -75,4 +89,4 @@ def importable(folders: Sequence[str]) -> None:
                 break
 
 
-__all__ = ["importable", "runtime_env", "shippable"]
+__all__ = ["importable", "job_env", "runtime_env", "shippable"]

@@ -471,6 +471,22 @@ def test_on_a_terminal_the_sink_draws_a_live_table_and_then_the_summary() -> Non
     assert "run completed" in text
 
 
+def test_a_warning_in_a_run_s_log_says_so_on_stderr_even_when_quiet() -> None:
+    """A log line at the warning level (Ray spilling, a node struck off) is prefixed
+    `warning:` and shown with --quiet; information stays on stdout, left out by --quiet."""
+    for quiet in (False, True):
+        shown_io, said_io = io.StringIO(), io.StringIO()
+        sink = TerminalSink(Console(file=shown_io), Console(file=said_io), quiet=quiet)
+        sink(RunStarted("r1", "", "all", None, [NodeTitle("0", "Numbers")], 0.0))
+        sink(NodeLog("r1", "0", "warning", "the object store spilled"))
+        sink(NodeLog("r1", "0", "info", "dump functions run on the driver's node"))
+        said, shown = said_io.getvalue(), shown_io.getvalue()
+        assert "warning: [0] the object store spilled" in said
+        assert "spilled" not in shown
+        assert ("[0] dump functions run" in shown) is not quiet
+        assert "dump functions" not in said
+
+
 def test_the_live_view_shows_the_worker_pools_queues() -> None:
     shown = io.StringIO()
     out = Console(file=shown, force_terminal=True, width=120)

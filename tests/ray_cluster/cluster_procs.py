@@ -72,6 +72,8 @@ class Cluster:
     shared: Path
     """A folder both nodes see at the same path, as a shared filesystem would be."""
     folders: list[Path] = field(default_factory=list)
+    client: str = ""
+    """The head's Ray Client address (`ray://127.0.0.1:PORT`)."""
 
     def raylet(self, node: subprocess.Popen[bytes]) -> int:
         """The process id of a node's raylet."""
@@ -106,6 +108,8 @@ def start(private: Path) -> Cluster:
     common += ["--block"]
     head_cmd = [RAY, "start", "--head", f"--port={port}", f"--temp-dir={folders[0]}", *common]
     head_cmd += ["--include-dashboard=false", f"--dashboard-port={free_port()}"]
+    client = free_port()
+    head_cmd += [f"--ray-client-server-port={client}"]
     log = folders[0] / "start.log"
     head = subprocess.Popen(
         head_cmd,
@@ -126,7 +130,7 @@ def start(private: Path) -> Cluster:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    cluster = Cluster(address, env, head, node2, folders[2], folders)
+    cluster = Cluster(address, env, head, node2, folders[2], folders, f"ray://127.0.0.1:{client}")
     try:
         for name, node, folder in (("head", head, folders[0]), ("node 2", node2, folders[1])):
             started = functools.partial(_started, name, node, folder)

@@ -7,7 +7,10 @@ takes node 2 down.)"""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +28,7 @@ ENDED = 120.0
 
 NODES = '''"""Nodes for the warm-actor tests ({marker}): which actor loaded each item."""
 
+import contextlib
 import json
 import os
 from typing import Any
@@ -74,6 +78,20 @@ def kept():
     )
 
 deadline = time.monotonic() + bound
+if how == "nodes":
+    from ray._private import state
+
+    names = {name for _, name in kept()}
+    alive = state.state.actor_table(None, actor_state_name="ALIVE").values()
+    found = {a["Name"]: a["Address"]["NodeID"] for a in alive if a["Name"] in names}
+    print(json.dumps(sorted(found.items())))
+    sys.exit(0)
+if how.startswith("kill:"):
+    namespace, name = how[len("kill:"):].split("/")
+    ray.kill(ray.get_actor(name, namespace=namespace), no_restart=True)
+    while name in {n for _, n in kept()} and time.monotonic() < deadline:
+        time.sleep(0.5)
+    how = "list"
 if how == "kill":
     for namespace, name in kept():
         try:
@@ -85,7 +103,8 @@ while how != "list" and kept() and time.monotonic() < deadline:
 print(json.dumps(kept()))
 """
 """A driver of its own that lists the kept actors whose namespace starts with a prefix: now
-(`list`), once there are none or at a deadline (`gone`), or after killing them (`kill`)."""
+(`list`), once there are none or at a deadline (`gone`), after killing them (`kill`) or one of
+them (`kill:NAMESPACE/NAME`); or the node of each (`nodes`)."""
 
 
 def kept(cluster: Cluster, prefix: str = "graphbook-run-", how: str = "list") -> set[str]:
@@ -96,6 +115,17 @@ def kept(cluster: Cluster, prefix: str = "graphbook-run-", how: str = "list") ->
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return {"/".join(pair) for pair in json.loads(result.stdout.splitlines()[-1])}
+
+
+def nodes_of(cluster: Cluster, namespace: str, kind: str) -> dict[str, str]:
+    """The node id of each kept actor of `kind` ("load", "dump") in `namespace`, by name."""
+    command = [sys.executable, "-c", ACTORS, cluster.address, namespace, "nodes", str(ENDED)]
+    result = subprocess.run(
+        command, env=cluster.env, capture_output=True, text=True, timeout=RUN + ENDED
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    found = dict(json.loads(result.stdout.splitlines()[-1]))
+    return {name: node for name, node in found.items() if name.startswith(f"{kind}-")}
 
 
 def namespaces(actors: set[str]) -> set[str]:
@@ -120,12 +150,23 @@ def helper(folder: Path, word: str) -> None:
     (folder / "custom_nodes" / "warm_helper.py").write_text(HELPER.format(word=word))
 
 
-def run(cluster: Cluster, workflow: Path, *more: str) -> tuple[str, list[dict[str, Any]]]:
-    """Run the workflow on the cluster from its folder: what it said, and what it loaded
-    (the file it writes is taken, so that the next run starts from none)."""
-    command = [sys.executable, "-m", "graphbook", "run", str(workflow), "--ray", cluster.address]
+def run(
+    cluster: Cluster,
+    workflow: Path,
+    *more: str,
+    address: str | None = None,
+    quiet: bool = True,
+) -> tuple[str, list[dict[str, Any]]]:
+    """Run the workflow on the cluster (at `address`, else its own; "": a local run without
+    Ray) from its folder: what it said on stderr (and stdout, not `quiet`), and what it
+    loaded (the file it writes is taken, so that the next run starts from none)."""
+    command = [sys.executable, "-m", "graphbook", "run", str(workflow)]
+    if address != "":
+        command += ["--ray", address or cluster.address]
+    if quiet:
+        command.append("--quiet")
     result = subprocess.run(
-        [*command, "--quiet", *more],
+        [*command, *more],
         cwd=workflow.parent,
         env=cluster.env,
         capture_output=True,
@@ -136,7 +177,8 @@ def run(cluster: Cluster, workflow: Path, *more: str) -> tuple[str, list[dict[st
     out = workflow.parent / "loaded.jsonl"
     loaded = [json.loads(line) for line in out.read_text().splitlines()]
     out.unlink()
-    return result.stderr, sorted(loaded, key=lambda d: d["i"])
+    said = result.stderr if quiet else result.stderr + result.stdout
+    return said, sorted(loaded, key=lambda d: d["i"])
 
 
 def without_pids(loaded: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -168,6 +210,32 @@ def test_a_second_run_attaches_to_the_first_run_s_actors_and_keep_0_ends_them(
     assert kept(cluster, namespaces(mine).pop(), "gone") == set(), "--ray-keep 0 kept none"
 
 
+def test_actors_missing_from_a_warm_pool_start_on_the_nodes_that_lack_them(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """One kept load actor is gone (its node's, say): the next run attaches to the other and
+    starts one in its place on the node that has none, not a second one beside the one left.
+    Each of the two is killed in turn, so the node that turn placement would pick first is
+    the one left in one of the rounds."""
+    workflow = project(tmp_path)
+    before = kept(cluster)
+    _, first = run(cluster, workflow)
+    mine = kept(cluster) - before
+    namespace = namespaces(mine).pop()
+    try:
+        loads = nodes_of(cluster, namespace, "load")
+        assert len(loads) == 2 and len(set(loads.values())) == 2, "one per node to begin with"
+        for name in sorted(loads):
+            kept(cluster, "", f"kill:{namespace}/{name}")
+            said, again = run(cluster, workflow)
+            assert f"note: attached to 3 warm actors on {cluster.address}" in said, said[-3000:]
+            now = nodes_of(cluster, namespace, "load")
+            assert len(now) == 2 and len(set(now.values())) == 2, f"{name} gone: {now}"
+            assert without_pids(again) == without_pids(first)
+    finally:
+        kept(cluster, namespace, "kill")
+
+
 def alive(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
@@ -195,3 +263,110 @@ def test_changed_node_code_gets_fresh_actors_which_end_when_their_lease_runs_out
     finally:
         for namespace in namespaces(old):
             kept(cluster, namespace, "kill")
+
+
+def test_runs_through_ray_client_attach_to_the_same_actors_with_local_outputs(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """`--ray ray://HOST:PORT` (Ray Client: the driver runs on the head, this process talks to
+    it): the second run attaches to the first run's actors, and both load what a local run
+    loads."""
+    workflow = project(tmp_path)
+    _, local = run(cluster, workflow, address="")
+    before = kept(cluster)
+    said, first = run(cluster, workflow, address=cluster.client)
+    mine = kept(cluster) - before
+    try:
+        assert "attached to" not in said, said[-3000:]
+        assert "actors kept 300 s after the run" in said, said[-3000:]
+        assert len(mine) == 4 and len(namespaces(mine)) == 1, mine
+        said, second = run(cluster, workflow, address=cluster.client, quiet=False)
+        assert f"note: attached to 4 warm actors on {cluster.client}" in said, said[-3000:]
+        told = " ".join(said.split())  # the terminal wraps long lines
+        attached = f"] attached to 4 warm Ray actors on {cluster.client}, kept by an earlier run"
+        assert attached in told and "warning:" not in told, "information in the run's log"
+        assert kept(cluster, namespaces(mine).pop()) == mine, "the same actors, none added"
+        assert {d["pid"] for d in second} <= {d["pid"] for d in first}, "the same actors"
+        assert without_pids(first) == without_pids(local) == without_pids(second)
+    finally:
+        for namespace in namespaces(mine):
+            kept(cluster, namespace, "kill")
+
+
+HOLD = """
+import json, sys
+import ray
+from graphbook.engine.ray_pool import RayPool
+
+pool = RayPool(sys.argv[1], workers=1, ship=[sys.argv[2]], keep_after=60.0, lease=240.0)
+pids = pool.pids("load") + pool.pids("dump")
+job = str(ray.get_runtime_context().get_job_id())
+print(json.dumps({"attached": pool.attached, "pids": pids, "job": job}), flush=True)
+sys.stdin.readline()  # holds the pool until told
+pool.close()
+"""
+"""A driver through Ray Client that holds its pool (one actor per kind) until told; its actors
+outlive it by 240 s (a client job ends some seconds after its client)."""
+
+JOB_ENDED = """
+import sys, time
+import ray
+from ray._private import state
+
+ray.init(address=sys.argv[1], logging_level="ERROR")
+deadline = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < deadline:
+    jobs = state.state.job_table()
+    if any(str(job["JobID"]) == sys.argv[3] and job.get("IsDead") for job in jobs):
+        break
+    time.sleep(0.5)
+else:
+    sys.exit(f"job {sys.argv[3]} still runs")
+"""
+"""Wait until a job has ended (a Ray Client job ends some seconds after its client)."""
+
+
+def wait_job_ended(cluster: Cluster, job: str) -> None:
+    command = [sys.executable, "-c", JOB_ENDED, cluster.address, str(ENDED), job]
+    result = subprocess.run(command, env=cluster.env, capture_output=True, text=True, timeout=RUN)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def hold(cluster: Cluster, code: Path) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+    driver = subprocess.Popen(
+        [sys.executable, "-c", HOLD, cluster.client, str(code)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cluster.env,
+    )
+    assert driver.stdout is not None
+    line = driver.stdout.readline()
+    if not line:
+        raise AssertionError(f"the driver failed:\n{driver.communicate()[1][-3000:]}")
+    said: dict[str, Any] = json.loads(line)
+    return driver, said
+
+
+def test_a_killed_ray_client_driver_s_actors_are_taken_over(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """A driver through `ray://` cannot read Ray's job table itself: the next one still takes
+    over the actors of one killed with kill -9, once its job has ended."""
+    code = tmp_path / "code"  # its own code: no other test's kept actors run it
+    code.mkdir()
+    (code / "marker.py").write_text(f"TEST = {tmp_path.name!r}\n")
+    first, said = hold(cluster, code)
+    try:
+        assert said["attached"] == 0 and len(said["pids"]) == 2
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(timeout=RUN)
+        wait_job_ended(cluster, said["job"])
+        second, again = hold(cluster, code)
+        second.communicate("\n", timeout=RUN)
+        assert again["attached"] == 2 and set(again["pids"]) == set(said["pids"]), again
+    finally:
+        for pid in said["pids"]:  # the actors run on this machine
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

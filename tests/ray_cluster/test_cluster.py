@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -234,7 +235,31 @@ def test_files_a_dump_function_writes_land_on_the_driver_by_default(
     data = str(tmp_path / "data")
     assert {f["data"] for f in files} == {data}, "a path parameter reaches node 2 absolute"
     assert log.count("dump functions run on the driver's node (Ray node ") == 1, log[-3000:]
+    told = re.search(r"^(.*)\[\w+\] dump functions run on the driver's node", log, re.M)
+    assert told is not None and told[1] == "", "information: not a warning"
     assert f" on {os.uname().nodename}): the files they write land on its disk" in log
+
+
+def test_through_ray_client_the_run_s_log_says_where_dump_files_land(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Through Ray Client the driver runs on the head: dump functions write there (here the
+    same machine as this test), and the run says so."""
+    workflow = project(tmp_path, n=4, out="out")
+    command = [sys.executable, "-m", "graphbook", "run", str(workflow), "--ray", cluster.client]
+    result = subprocess.run(
+        [*command, "--ray-keep", "0"],
+        cwd=tmp_path,
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=RUN,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert sorted(f["i"] for f in written(tmp_path / "out")) == list(range(4))
+    told = " ".join(result.stdout.split())  # the terminal wraps long lines
+    where = f"through Ray Client that is the node that serves {cluster.client}, not this machine"
+    assert where in told, told[-3000:]
 
 
 def test_with_ray_dumps_anywhere_dumps_run_on_every_node_and_errors_say_where(
@@ -266,6 +291,8 @@ def test_a_node_lost_mid_run_fails_no_item(cluster: Cluster, tmp_path: Path) -> 
     os.kill(cluster.raylet(cluster.node2), signal.SIGKILL)
     rc, err = finish(run)
     assert rc == 0, err[-3000:]
+    struck = r"^warning: \[\w+\] Ray node \w{8} on .+ is not used any more: it died"
+    assert re.search(struck, err, re.M), "a warning, shown with --quiet too: " + err[-3000:]
     done = lines(tmp_path)
     assert sorted(d["i"] for d in done) == list(range(80)), "every item through, once"
     assert [d for d in done if d["sees"]], "the rest ran on the head"
