@@ -22,7 +22,7 @@ from graphbook.engine.cache import Entry, Plan, WorkflowCache
 from graphbook.engine.control import RunControl
 from graphbook.engine.devices import prepare, put_in_eval, resume_training, trains
 from graphbook.engine.metrics import MetricBook
-from graphbook.engine.pool import InlinePool, Pool, RemoteError
+from graphbook.engine.pool import InlinePool, Note, Pool, RemoteError
 from graphbook.engine.preview import preview
 from graphbook.engine.ray_pool import RayBackend
 from graphbook.engine.runners import (
@@ -516,17 +516,22 @@ class _GraphRun:
         """The pool's I/O; its warnings (Ray spilling) go to the log of a node whose work is
         in the pool (else the first node's)."""
         self.state.pool.wait(timeout)
+        self._pool_notices()
+
+    def _pool_notices(self) -> None:
         notices = self.state.pool.notices()
         if notices and self.runners:
             busy = next((r for r in self.runners if r.waiting_on_pool()), self.runners[0])
             for notice in notices:
-                self.state.sink(NodeLog(self.run_id, busy.id, "warning", notice))
+                level = "info" if isinstance(notice, Note) else "warning"
+                self.state.sink(NodeLog(self.run_id, busy.id, level, notice))
 
     def _end(self) -> None:
         """Close what is still open (as stopped, unless it failed itself), then `on_end`."""
         for runner in self.runners:
             if not runner.closed:
                 runner.close("stopped")
+        self._pool_notices()  # what the pool said as the run's last work left it
         for runner in self.started:
             try:
                 runner.end()

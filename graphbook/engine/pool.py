@@ -51,6 +51,13 @@ def reporting(outcome: Outcome) -> Outcome:
     return outcome
 
 
+class Note(str):
+    """A notice that informs (what the pool did) rather than warns: the run's log shows it at
+    the info level."""
+
+    __slots__ = ()
+
+
 class RemoteError(Exception):
     """Something failed in another process or machine; `error` carries its own traceback."""
 
@@ -158,7 +165,7 @@ class Pool(Protocol):
 
     def notices(self) -> list[str]:
         """Warnings for the run's log that arose since the last call (Ray's object store
-        spilling to disk); each is said once."""
+        spilling to disk), and `Note`s (what the pool did); each is said once."""
 
     @property
     def ships(self) -> bool:

@@ -48,6 +48,10 @@ class Limits:
         return f"{self.least} to {'the CPUs' if self.most is None else self.most}"
 
 
+GROWING = Limits()
+"""The default: one actor of each kind to start with, up to the cluster's CPUs."""
+
+
 def parse_limits(text: str) -> Limits | str:
     """`MIN:MAX`, `MIN:` (no maximum: the cluster's CPUs), `:MAX` (minimum 1) or `N` (exactly
     N); a problem that says what is wrong otherwise."""
@@ -172,6 +176,7 @@ def summary(kind: str, first: int, peak: int, nodes: int, most: int) -> str:
 
 __all__ = [
     "BUSY",
+    "GROWING",
     "IDLE",
     "WINDOW",
     "Decision",
