@@ -542,6 +542,9 @@ class RayPool:
         self.workers = self.limits.most_now(self._cluster_cpus())
         """The most actors of each kind now (nodes join and leave)."""
         self._sizers = {kind: Sizer(self.limits) for kind in KINDS}
+        self._warm: set[Kind] = set()
+        """Kinds whose actors have sent outcomes back: until then, a slow first call (the
+        function learned, modules imported) says nothing of the load."""
         self._run: dict[Kind, list[int]] = {}
         """Per kind used by the run: actors at its start, the most ready since, on how many
         nodes."""
@@ -834,6 +837,8 @@ class RayPool:
         handle.alone = False
         if not handle.load:
             handle.idle_since = time.monotonic()
+        if tickets and tickets[0] in self._tasks:
+            self._warm.add(self._tasks[tickets[0]].kind)
         for ticket, outcome in zip(tickets, outcomes, strict=True):
             self._resolve(ticket, outcome)
         self.timings.tasks += len(tickets)
@@ -1023,8 +1028,8 @@ class RayPool:
 
     def _size(self, kind: Kind) -> None:
         """Grow, shrink or cancel as the kind's load says (graphbook/engine/ray_sizing.py)."""
-        if self.limits.least == self.limits.most:
-            return  # exactly N
+        if self.limits.least == self.limits.most or kind not in self._warm:
+            return  # exactly N, or not known yet
         now = time.monotonic()
         handles, ready = self._group(kind), self._ready(kind)
         waiting = sum(1 for ticket in self._backlog[kind] if ticket in self._tasks)

@@ -136,8 +136,8 @@ class Sizer:
         share = self._saturated / self._seen
         if share >= self.busy and not load.starting and load.ready < most:
             return self._changed(Decision(grow=True))
-        if share < self.busy and load.starting:
-            return self._changed(Decision(cancel=True))
+        if share < self.busy and load.starting and load.ready + load.starting > self.limits.least:
+            return self._changed(Decision(cancel=True))  # the minimum is never cancelled
         self._reset()
         return NOTHING
 
@@ -147,11 +147,13 @@ class Sizer:
         self._last = None
 
     def _account(self, now: float, saturated: bool) -> None:
+        """The time since the last look counts as saturated only when it began and ended so:
+        the driver may have been busy elsewhere (running the model) while the actors idled."""
         if self._last is not None:
             since, was = self._last
             elapsed = max(0.0, now - since)
             self._seen += elapsed
-            self._saturated += elapsed if was else 0.0
+            self._saturated += elapsed if was and saturated else 0.0
         self._last = (now, saturated)
 
     def _to_end(self, load: Load, idle_for: Sequence[float]) -> int:

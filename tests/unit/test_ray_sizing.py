@@ -35,6 +35,13 @@ def test_a_slow_consumer_leaves_the_actors_idle_between_its_takes_so_they_do_not
     assert not any(d.grow for d in decisions)
 
 
+def test_time_the_driver_spent_elsewhere_counts_only_if_the_actors_stayed_saturated() -> None:
+    sizer = Sizer(Limits(1, 4), window=1.0)
+    for n in range(5):  # tasks just handed out, then 2 s in the model: they were back long ago
+        assert sizer.observe(n * 2.0, BUSY, 8) == Decision()
+        assert sizer.observe(n * 2.0 + 1.99, CALM, 8) == Decision()
+
+
 def test_no_growth_past_the_maximum_nor_while_an_actor_is_starting() -> None:
     at_most = Load(ready=4, starting=0, unfinished=20, idle=0)
     assert not any(d.grow for d in run(Sizer(Limits(1, 4)), [at_most] * 30))
@@ -60,6 +67,11 @@ def test_an_actor_not_started_is_cancelled_once_the_work_no_longer_needs_it() ->
     decisions = run(Sizer(Limits(1, 4)), [waiting] * 20 + [done] * 12)
     assert not any(d.cancel for d in decisions[:20]), "kept while work waits for it"
     assert any(d.cancel for d in decisions[20:])
+
+
+def test_the_minimum_is_never_cancelled_while_it_starts() -> None:
+    starting = Load(ready=0, starting=2, unfinished=6, idle=0)
+    assert not any(d.cancel for d in run(Sizer(Limits(2, 4)), [starting] * 30))
 
 
 def test_idle_actors_beyond_the_minimum_end_one_at_a_time() -> None:
