@@ -55,6 +55,9 @@ from graphbook.events import ErrorInfo, KindStats, PoolStats
 logger = logging.getLogger(__name__)
 
 KINDS: tuple[Kind, ...] = ("load", "dump")
+PLACED: tuple[Kind, ...] = ("dump", "load")
+"""The order a pool's first actors are placed in: dumps first, where they must go (the driver's
+node), loads in the room left."""
 LOCAL = "local"
 """The address that means: start Ray on this machine (or use the Ray this process runs)."""
 GROUP = 16
@@ -977,7 +980,7 @@ class RayPool:
                 self._actors[kind].extend(self._attach(kind))
             missing[kind] = max(0, self.limits.least - len(self._actors[kind]))
         plan = self._plan(missing)
-        for kind in KINDS:
+        for kind in PLACED:
             for _ in range(missing[kind]):
                 if plan is None:
                     self._actors[kind].append(self._start(kind, 0.0))
@@ -985,14 +988,14 @@ class RayPool:
                     self._actors[kind].append(self._start_on(kind, self.actor_cpus, plan.pop(0)))
 
     def _plan(self, missing: dict[Kind, int]) -> list[Node | None] | None:
-        """Nodes with room for the missing actors (in KINDS order) to reserve `actor_cpus`
+        """Nodes with room for the missing actors (in PLACED order) to reserve `actor_cpus`
         each; None when they reserve none (they would not all fit: said once)."""
         cpus, count = self.actor_cpus, sum(missing.values())
         if not cpus or not count:
             return None
         room = dict(self._nodes.room() or {})
         plan: list[Node | None] = []
-        for kind in KINDS:
+        for kind in PLACED:
             counts = self._counts(kind)
             for _ in range(missing[kind]):
                 node = self._place(kind, cpus, room, counts)
@@ -1145,10 +1148,15 @@ class RayPool:
         return handles
 
     def _start(self, kind: Kind, cpus: float) -> _Handle:
-        """A new actor of `kind` that reserves `cpus`, where it has room (else where Ray finds
-        some: it waits for it)."""
+        """An actor of `kind` in place of one that died (or was busy), reserving `cpus` where
+        it has room; with no room for it anywhere, it reserves none, so that it starts (it
+        may be the only one of its kind: the run must not wait for room)."""
+        counts = self._counts(kind)
         room = self._nodes.room() if cpus else None
-        return self._start_on(kind, cpus, self._place(kind, cpus, room, self._counts(kind)))
+        node = self._place(kind, cpus, room, counts)
+        if cpus and (node is None or room is None or room.get(node.id, 0.0) < cpus):
+            cpus, node = 0.0, self._place(kind, 0.0, None, counts)
+        return self._start_on(kind, cpus, node)
 
     def _start_on(self, kind: Kind, cpus: float, node: Node | None) -> _Handle:
         options: dict[str, Any] = named(kind, self.keep) if self.keep is not None else {}
