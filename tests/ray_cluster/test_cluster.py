@@ -24,7 +24,8 @@ RUN = 240.0
 """Seconds a run on the cluster may take on a loaded machine (Ray's start-up included)."""
 BOTH_NODES = ("--workers", "2")
 """Two actors of each kind: more than the two nodes' CPUs can reserve, so they reserve none
-and go one to each node (by default the pool starts one of each, grown as work waits)."""
+and go one to each node (by default the pool starts one of each, grown as work waits). Tasks
+go only to actors that have started: a run that asks for both nodes lasts a few seconds."""
 
 NODES = '''"""Nodes for the cluster tests: where each item ran, with a helper module beside them."""
 
@@ -149,7 +150,7 @@ def lines(folder: Path) -> list[dict[str, Any]]:
 def test_a_helper_module_beside_the_node_file_imports_on_every_node(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    workflow = project(tmp_path, n=24, pause=0.05)
+    workflow = project(tmp_path, n=24, pause=0.3)
     rc, err = finish(start_run(cluster, workflow, *BOTH_NODES))
     assert rc == 0, err[-3000:]
     assert f"note: on the Ray cluster at {cluster.address}: 2 nodes, 2 CPUs" in err
@@ -226,7 +227,7 @@ def test_files_a_dump_function_writes_land_on_the_driver_by_default(
     """Node 2 loads items but cannot see the project folder: every file the dump function
     writes (to the relative folder out/) is in the driver's folder all the same, and a
     parameter declared as a path (`data`) reached every actor absolute."""
-    workflow = project(tmp_path, n=24, pause=0.05, out="out")
+    workflow = project(tmp_path, n=24, pause=0.3, out="out")
     rc, log = run_with_log(cluster, workflow, *BOTH_NODES)
     assert rc == 0, log[-3000:]
     files = written(tmp_path / "out")
