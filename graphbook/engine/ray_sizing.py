@@ -4,6 +4,8 @@ exactly N). A policy only: it sees numbers and a clock, never Ray (the pool does
 
 The pool grows a kind's actors one at a time, when for `window` seconds its actors were busy
 nearly all the time (`busy` of it) with more tasks than actors: more actors would get work.
+It does not wait for the last one it added to start (seconds, or until an autoscaler adds a
+node) while there are tasks for it and one more.
 When the consumer is the slowest stage, the lane is full of outcomes already back, so the
 actors idle between its takes, and the pool does not grow. An actor asked for and not yet
 started (Ray found no room for its reservation: an autoscaler may add a node for it) never
@@ -134,8 +136,9 @@ class Sizer:
         if self._seen < self.window:
             return NOTHING
         share = self._saturated / self._seen
-        if share >= self.busy and not load.starting and load.ready < most:
-            return self._changed(Decision(grow=True))
+        asked = load.ready + load.starting
+        if share >= self.busy and asked < most and load.unfinished > asked:
+            return self._changed(Decision(grow=True))  # work even for those still starting
         if share < self.busy and load.starting and load.ready + load.starting > self.limits.least:
             return self._changed(Decision(cancel=True))  # the minimum is never cancelled
         self._reset()

@@ -42,11 +42,18 @@ def test_time_the_driver_spent_elsewhere_counts_only_if_the_actors_stayed_satura
         assert sizer.observe(n * 2.0 + 1.99, CALM, 8) == Decision()
 
 
-def test_no_growth_past_the_maximum_nor_while_an_actor_is_starting() -> None:
+def test_no_growth_past_the_maximum_counting_actors_still_starting() -> None:
     at_most = Load(ready=4, starting=0, unfinished=20, idle=0)
     assert not any(d.grow for d in run(Sizer(Limits(1, 4)), [at_most] * 30))
-    starting = Load(ready=2, starting=1, unfinished=20, idle=0)
-    assert not any(d.grow or d.cancel for d in run(Sizer(Limits(1, 8)), [starting] * 30))
+    starting = Load(ready=2, starting=2, unfinished=20, idle=0)
+    assert not any(d.grow or d.cancel for d in run(Sizer(Limits(1, 4)), [starting] * 30))
+
+
+def test_growth_goes_on_while_an_actor_starts_if_there_is_work_for_one_more() -> None:
+    work = Load(ready=2, starting=1, unfinished=20, idle=0)
+    assert [d.grow for d in run(Sizer(Limits(1, 8)), [work] * 21)].count(True) == 2
+    little = Load(ready=2, starting=1, unfinished=3, idle=0)
+    assert not any(d.grow or d.cancel for d in run(Sizer(Limits(1, 8)), [little] * 30))
 
 
 def test_without_a_maximum_the_cluster_s_cpus_now_are_the_maximum() -> None:
