@@ -484,8 +484,11 @@ class _Handle:
     alone: bool = False
     """Running a suspect task: it gets nothing else until that task is back."""
     starting: Any = None
-    """Until it has started: the object ref of its first call (its node's id). It gets no
-    task before (Ray may not have room for it yet)."""
+    """Until it has started: the object ref of its first call (its node's id)."""
+    room: bool = True
+    """Whether a node had room for it when it was asked for. One that had gets tasks while it
+    starts (they run once it has, even if the driver is then busy for good); one that had not
+    gets none until it has started (Ray may never place it: an autoscaler may add no node)."""
     cpus: float = 0.0
     """CPUs it reserves."""
     idle_since: float = field(default_factory=time.monotonic)
@@ -692,10 +695,10 @@ class RayPool:
         """Tasks waiting on the driver and running (or queued) on actors, per kind."""
 
         def of(kind: Kind) -> KindStats:
-            handles = self._ready(kind)
+            handles = self._group(kind)
             waiting = sum(1 for t in self._backlog[kind] if t in self._tasks)
             running = sum(h.load for h in handles)
-            return KindStats(waiting, running, len(handles))
+            return KindStats(waiting, running, len(self._ready(kind)))
 
         return PoolStats(self.workers, of("load"), of("dump"))
 
@@ -914,7 +917,7 @@ class RayPool:
         idle actor and runs alone on it."""
         backlog = self._backlog[kind]
         while backlog:
-            free = [h for h in self._ready(kind) if not h.alone and h.load < PER_ACTOR]
+            free = [h for h in self._takers(kind) if not h.alone and h.load < PER_ACTOR]
             first = self._tasks.get(backlog[0])
             if first is None or first.lane not in self._fns:
                 backlog.popleft()
@@ -965,6 +968,10 @@ class RayPool:
     def _group(self, kind: Kind) -> list[_Handle]:
         """The live actors of `kind`, started or not."""
         return [h for h in self._actors[kind] if not h.dead]
+
+    def _takers(self, kind: Kind) -> list[_Handle]:
+        """The actors of `kind` that take tasks: started, or sure to start (they had room)."""
+        return [h for h in self._group(kind) if h.room or h.starting is None]
 
     def _ready(self, kind: Kind) -> list[_Handle]:
         """The actors of `kind` that have started: the ones tasks go to."""
@@ -1026,8 +1033,10 @@ class RayPool:
         node = self._place(kind, cpus, room, self._counts(kind))
         fits = node is not None and (room is None or room.get(node.id, 0.0) >= cpus)
         if fits or self._elastic:
-            self._actors[kind].append(self._start_on(kind, cpus, node))
-            logger.debug("%s actors: one more asked for", kind)
+            handle = self._start_on(kind, cpus, node)
+            handle.room = fits
+            self._actors[kind].append(handle)
+            logger.debug("%s actors: one more asked for (room: %s)", kind, fits)
 
     def _size(self, kind: Kind) -> None:
         """Grow, shrink or cancel as the kind's load says (graphbook/engine/ray_sizing.py)."""
@@ -1038,7 +1047,7 @@ class RayPool:
         waiting = sum(1 for ticket in self._backlog[kind] if ticket in self._tasks)
         idle = [now - h.idle_since for h in ready if not h.load]
         load = Load(
-            len(ready), len(handles) - len(ready), waiting + sum(h.load for h in ready), len(idle)
+            len(ready), len(handles) - len(ready), waiting + sum(h.load for h in handles), len(idle)
         )
         decision = self._sizers[kind].observe(now, load, self._cluster_cpus(), idle)
         self._apply(kind, decision)
@@ -1046,18 +1055,21 @@ class RayPool:
     def _apply(self, kind: Kind, decision: Decision) -> None:
         if decision.grow:
             self._grow(kind)
-        if decision.cancel:
-            starting = [h for h in self._group(kind) if h.starting is not None]
-            self._drop(kind, starting[-1])
+        if decision.cancel and self._unstarted(kind):
+            self._drop(kind, self._unstarted(kind)[-1])
         for _ in range(decision.end):
             idle = [h for h in self._ready(kind) if not h.load]
             self._drop(kind, min(idle, key=lambda h: h.idle_since))
 
     def _cancel_unneeded(self, kind: Kind) -> None:
-        """As a run ends: the actors beyond the minimum still waiting for room, newest first."""
-        starting = [h for h in self._group(kind) if h.starting is not None]
+        """As a run ends: the actors beyond the minimum still waiting to start, newest first."""
+        starting = self._unstarted(kind)
         while starting and len(self._group(kind)) > self.limits.least:
             self._drop(kind, starting.pop())
+
+    def _unstarted(self, kind: Kind) -> list[_Handle]:
+        """The actors of `kind` not started yet and holding no task: the ones to cancel."""
+        return [h for h in self._group(kind) if h.starting is not None and not h.calls]
 
     def _drop(self, kind: Kind, handle: _Handle) -> None:
         """End an actor the work does not need (idle, or not started yet)."""

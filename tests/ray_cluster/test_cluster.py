@@ -24,8 +24,8 @@ RUN = 240.0
 """Seconds a run on the cluster may take on a loaded machine (Ray's start-up included)."""
 BOTH_NODES = ("--workers", "2")
 """Two actors of each kind: more than the two nodes' CPUs can reserve, so they reserve none
-and go one to each node (by default the pool starts one of each, grown as work waits). Tasks
-go only to actors that have started: a run that asks for both nodes lasts a few seconds."""
+and go one to each node (by default the pool starts one of each, grown as work waits). Runs
+that look for both nodes last a few seconds, so that the later actor to start gets work too."""
 
 NODES = '''"""Nodes for the cluster tests: where each item ran, with a helper module beside them."""
 
