@@ -15,7 +15,7 @@ from graphbook.cli.folders import NODES_FOLDER
 from graphbook.cli.metrics import EXPORTS, logger_spec
 from graphbook.cli.new import cmd_new
 from graphbook.cli.nodes import cmd_nodes
-from graphbook.cli.run import cmd_run, seconds, workers_count
+from graphbook.cli.run import actor_limits, cmd_run, cpus_count, seconds, workers_count
 from graphbook.cli.runs import cmd_export, cmd_metrics, cmd_runs
 from graphbook.cli.serve import IGNORED_013, cmd_mcp, cmd_openapi, cmd_serve
 from graphbook.cli.train import add_train_parser
@@ -209,6 +209,23 @@ def add_ray_ship(parser: argparse.ArgumentParser) -> None:
         help="with --ray, where dump functions run: 'driver' (the default: on this machine's "
         "Ray node, so the files they write land here) or 'anywhere' (every node: for outputs "
         "on shared storage or remote URIs)",
+    )
+    parser.add_argument(
+        "--ray-actors",
+        type=actor_limits,
+        default=None,
+        metavar="MIN:MAX",
+        help="with --ray, the fewest and most actors of each kind (load, dump): the pool starts "
+        "MIN and adds one at a time while work waits for its actors, up to MAX (default 1:, "
+        "MAX the cluster's CPUs, read again as nodes join); --workers N is exactly N",
+    )
+    parser.add_argument(
+        "--ray-actor-cpus",
+        type=cpus_count,
+        default=None,
+        metavar="CPUS",
+        help="with --ray, the CPUs each load and dump actor reserves, so that an autoscaler "
+        "adds nodes for actors that do not fit (default 1; 0: none)",
     )
 
 

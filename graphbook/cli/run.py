@@ -22,6 +22,7 @@ from graphbook.engine.ray_keep import KEEP, setting
 from graphbook.engine.ray_nodes import DRIVER
 from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
 from graphbook.engine.ray_ship import shippable
+from graphbook.engine.ray_sizing import Limits, parse_limits
 from graphbook.errors import GraphbookError
 from graphbook.inputs import parse_inputs
 from graphbook.overrides import parse_settings
@@ -120,6 +121,41 @@ def seconds(text: str) -> float:
     return value
 
 
+def actor_limits(text: str) -> Limits:
+    """`--ray-actors MIN:MAX` (graphbook/engine/ray_sizing.py)."""
+    limits = parse_limits(text)
+    if isinstance(limits, str):
+        raise argparse.ArgumentTypeError(limits)
+    return limits
+
+
+def cpus_count(text: str) -> float:
+    """A number of CPUs, 0 or more (fractions too)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of CPUs, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more CPUs, got {text}")
+    return value
+
+
+def sizing_of(args: argparse.Namespace) -> dict[str, Any]:
+    """`RayBackend`'s actor limits and reservation from `--ray-actors`, `--ray-actor-cpus`:
+    `--workers N` (exactly N) and `--ray-actors` (limits to grow within) are one or the other."""
+    sizing: dict[str, Any] = {}
+    if args.ray_actors is not None:
+        if getattr(args, "workers", None):
+            raise GraphbookError(
+                "--workers N runs exactly N actors of each kind and --ray-actors MIN:MAX lets "
+                "their number grow between limits: give one of them"
+            )
+        sizing["actors"] = args.ray_actors
+    if args.ray_actor_cpus is not None:
+        sizing["actor_cpus"] = args.ray_actor_cpus
+    return sizing
+
+
 def backend_of(args: argparse.Namespace, nodes: Iterable[Path] = ()) -> Backend:
     """Local, or Ray with the nodes folders and `--ray-ship` folders shipped to its actors; on
     a cluster, its actors kept warm for the next run (`--ray-keep`)."""
@@ -127,6 +163,8 @@ def backend_of(args: argparse.Namespace, nodes: Iterable[Path] = ()) -> Backend:
     if args.ray is None:
         given = {"--retries": args.retries, "--ray-ship": args.ray_ship}
         given["--ray-dumps"] = args.ray_dumps
+        given["--ray-actors"] = args.ray_actors
+        given["--ray-actor-cpus"] = args.ray_actor_cpus is not None
         given["--ray-keep"] = keep is not None
         flag = next((flag for flag, value in given.items() if value), None)
         if flag is not None:
@@ -135,15 +173,18 @@ def backend_of(args: argparse.Namespace, nodes: Iterable[Path] = ()) -> Backend:
     address = None if args.ray == LOCAL_RAY else args.ray
     ship = shippable([*nodes, *args.ray_ship])
     dumps = args.ray_dumps or DRIVER
+    sizing = sizing_of(args)
     if address is None:
         if keep:
             raise GraphbookError(
                 "--ray-keep keeps actors on a Ray cluster (--ray ADDRESS or --ray auto); "
                 "the local Ray that plain --ray starts ends with the run"
             )
-        return RayBackend(address, retries=args.retries, ship=ship, dumps=dumps)
+        return RayBackend(address, retries=args.retries, ship=ship, dumps=dumps, **sizing)
     keep_after = kept_for(keep)
-    return RayBackend(address, retries=args.retries, ship=ship, keep_after=keep_after, dumps=dumps)
+    return RayBackend(
+        address, retries=args.retries, ship=ship, keep_after=keep_after, dumps=dumps, **sizing
+    )
 
 
 def kept_for(given: float | None) -> float:

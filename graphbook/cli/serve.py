@@ -15,6 +15,7 @@ from rich.text import Text
 
 from graphbook.cli.consoles import OK, error_console, output_console
 from graphbook.cli.folders import NODES_FOLDER
+from graphbook.cli.run import sizing_of
 from graphbook.engine.ray_nodes import DRIVER
 from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
 from graphbook.engine.ray_pool import connect as connect_ray
@@ -51,6 +52,7 @@ def server_settings(args: argparse.Namespace, **more: Any) -> ServerSettings:
         ray=args.ray,
         ray_ship=tuple(map(Path, shippable(args.ray_ship))),
         ray_dumps=args.ray_dumps or DRIVER,
+        **{f"ray_{key}": value for key, value in sizing_of(args).items()},
         token=args.token,
         cache_budget=args.cache_mb << 20,
         watch=not args.no_watch,

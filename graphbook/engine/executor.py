@@ -516,6 +516,9 @@ class _GraphRun:
         """The pool's I/O; its notices (where dumps run, Ray spilling) go to the log of a node
         whose work is in the pool (else the first node's), each at its own level."""
         self.state.pool.wait(timeout)
+        self._pool_notices()
+
+    def _pool_notices(self) -> None:
         notices = self.state.pool.notices()
         if notices and self.runners:
             busy = next((r for r in self.runners if r.waiting_on_pool()), self.runners[0])
@@ -527,6 +530,7 @@ class _GraphRun:
         for runner in self.runners:
             if not runner.closed:
                 runner.close("stopped")
+        self._pool_notices()  # what the pool said as the run's last work left it
         for runner in self.started:
             try:
                 runner.end()

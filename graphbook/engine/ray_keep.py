@@ -21,8 +21,9 @@ Two kinds of driver keep them:
   reset for it, waiting at most `PROBE` seconds: one that does not answer is still busy with
   an ended driver's task (which may never end) and is killed; the rest are kept, up to the
   pool's size (spread over the nodes they run on), and the extra ones are killed. The pool
-  starts what is missing on the nodes that have the fewest of them (`balance`): a pool that
-  found only some of its actors (a node's were gone) does not double up on one node.
+  starts what is missing on the nodes that have the fewest of their kind (ray_pool.py
+  `_place`, counting the attached ones): a pool that found only some of its actors (a node's
+  were gone) does not double up on one node.
 - **Lease.** Detached actors would live as long as the cluster. So the driver renews a lease
   (a value in Ray's key-value store, every `LEASE / 4` seconds while it runs, from a thread),
   and each actor watches it from a thread of its own: an actor whose lease has not moved for
@@ -197,24 +198,6 @@ def spread(actors: Sequence[Attached], most: int) -> list[Attached]:
     return [actor for batch in rounds for actor in batch if actor is not None][:most]
 
 
-def balance(nodes: Sequence[str], taken: Sequence[str], count: int) -> list[str]:
-    """The nodes (of `nodes`, by id) for `count` new actors when actors already run on the
-    nodes `taken` names (one entry per actor): each goes to the node with the fewest so far,
-    the first of `nodes` on a tie."""
-    if not nodes:
-        return []
-    load = {node: 0 for node in nodes}
-    for node in taken:
-        if node in load:
-            load[node] += 1
-    chosen = []
-    for _ in range(count):
-        node = min(nodes, key=lambda n: load[n])
-        load[node] += 1
-        chosen.append(node)
-    return chosen
-
-
 def release(namespace: str, names: Sequence[str]) -> None:
     """Let other drivers attach to these actors (or forget the claims of ended ones)."""
     from ray.experimental import internal_kv
@@ -364,7 +347,6 @@ __all__ = [
     "Keeping",
     "Lease",
     "attach",
-    "balance",
     "code_namespace",
     "named",
     "release",

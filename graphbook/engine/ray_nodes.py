@@ -79,6 +79,33 @@ class Nodes:
             return None
         return live[next(self._turn) % len(live)]
 
+    def fewest(
+        self, count: dict[str, int], cpus: float, room: dict[str, float] | None
+    ) -> Node | None:
+        """The node for a new actor that reserves `cpus`: of the live nodes with room for it
+        (all of them when it reserves none, or room is not known), the one with the fewest of
+        its kind (`count` by node id), in turn among equals; None when none has room (Ray
+        then places it once some node has: an autoscaler adds one for it)."""
+        live = self.refresh()
+        if cpus > 0 and room is not None:
+            live = [node for node in live if room.get(node.id, 0.0) >= cpus]
+        if not live:
+            return None
+        turn = next(self._turn)
+        order = live[turn % len(live) :] + live[: turn % len(live)]
+        return min(order, key=lambda node: count.get(node.id, 0))
+
+    def room(self) -> dict[str, float] | None:
+        """The CPUs free on each live node (node id -> CPUs) as Ray counts them now (a little
+        behind the actors just asked for); None when Ray does not say (Ray Client)."""
+        try:
+            from ray._private import state
+
+            free = state.available_resources_per_node()  # type: ignore[no-untyped-call]
+        except Exception:
+            return None
+        return {node_id: float(left.get("CPU", 0.0)) for node_id, left in free.items()}
+
     def at(self, node_id: str) -> Node | None:
         """The node `node_id` (the driver's, for dump actors) if it is live and not struck
         off, else None."""

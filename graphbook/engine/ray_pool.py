@@ -38,7 +38,6 @@ from graphbook.engine.ray_keep import (
     Keeping,
     Lease,
     attach,
-    balance,
     code_namespace,
     named,
     release,
@@ -46,6 +45,7 @@ from graphbook.engine.ray_keep import (
 )
 from graphbook.engine.ray_nodes import DRIVER, Node, Nodes, dumps_notice, dumps_problem
 from graphbook.engine.ray_ship import job_env, runtime_env, shippable
+from graphbook.engine.ray_sizing import GROWING, Decision, Limits, Load, Sizer, summary
 from graphbook.registry import NODES_PACKAGE
 
 if TYPE_CHECKING:
@@ -57,6 +57,9 @@ from graphbook.logs import collect_in_this_process
 logger = logging.getLogger(__name__)
 
 KINDS: tuple[Kind, ...] = ("load", "dump")
+PLACED: tuple[Kind, ...] = ("dump", "load")
+"""The order a pool's first actors are placed in: dumps first, where they must go (the driver's
+node), loads in the room left."""
 LOCAL = "local"
 """The address that means: start Ray on this machine (or use the Ray this process runs)."""
 GROUP = 16
@@ -87,6 +90,16 @@ SPILLED = (
 )
 CLIENT = "not this machine unless it is a node of the cluster"
 """Where a Ray Client driver's files land (its driver runs on the node that serves it)."""
+ACTOR_CPUS = 1.0
+"""CPUs each load and dump actor reserves by default, so that an autoscaler sees the demand of
+actors that do not fit (`--ray-actor-cpus`)."""
+CPU_CHECK = 5.0
+"""Seconds between looks at the cluster's CPUs (the default maximum of actors)."""
+NO_ROOM = (
+    "the pool's first {count} actors would reserve {need:g} CPUs ({cpus:g} each) and the Ray "
+    "cluster has {free:g} free where they go: they reserve none, as --ray-actor-cpus 0 would; "
+    "actors the pool adds as work waits reserve {cpus:g} each"
+)
 AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
 AUTH_NOTICE = "Token authentication is enabled for this Ray cluster"
 
@@ -298,6 +311,12 @@ class _Actor:
     def pid(self) -> int:
         return os.getpid()
 
+    def node(self) -> str:
+        """The id of its node: answered once it has started (imports included)."""
+        import ray
+
+        return str(ray.get_runtime_context().get_node_id())
+
     def reset(self, seed: int = 0, cwd: str = "", driver_node: str = "") -> str:
         """Serve a new driver (one that made it, or one that attaches): no lanes (its lanes are
         numbered anew), its folder, its seed, errors placed relative to its node. Returns the
@@ -409,11 +428,16 @@ class Timings:
 @dataclass(frozen=True)
 class RayBackend:
     """Where a run's pool work goes when it runs on Ray: `address` None (or `local`) starts
-    Ray here, `auto` or `ray://host:port` joins a cluster; `workers` actors per kind (0: one
-    per CPU of the cluster); `retries` runs a task again when its actor dies."""
+    Ray here, `auto` or `ray://host:port` joins a cluster; `workers` actors per kind, exactly
+    (0: as many as the work needs within `actors`); `retries` runs a task again when its actor
+    dies."""
 
     address: str | None = None
     workers: int = 0
+    actors: Limits = GROWING
+    """With `workers` 0: the fewest and most actors per kind (graphbook/engine/ray_sizing.py)."""
+    actor_cpus: float = ACTOR_CPUS
+    """CPUs each load and dump actor reserves (0: none, they never wait to be placed)."""
     retries: int = 0
     models_on_actors: bool = False
     """Models run on actors of their own even on the CPU (with a GPU, they always do)."""
@@ -437,6 +461,8 @@ class RayBackend:
         return RayPool(
             self.address,
             workers or self.workers,
+            actors=self.actors,
+            actor_cpus=self.actor_cpus,
             retries=self.retries,
             models_on_actors=self.models_on_actors,
             ship=self.ship,
@@ -477,19 +503,33 @@ class _Handle:
     dead: bool = False
     alone: bool = False
     """Running a suspect task: it gets nothing else until that task is back."""
+    starting: Any = None
+    """Until it has started: the object ref of its first call (its node's id)."""
+    room: bool = True
+    """Whether a node had room for it when it was asked for. One that had gets tasks while it
+    starts (they run once it has, even if the driver is then busy for good); one that had not
+    gets none until it has started (Ray may never place it: an autoscaler may add no node)."""
+    cpus: float = 0.0
+    """CPUs it reserves."""
+    idle_since: float = field(default_factory=time.monotonic)
+    """When it last had no task."""
 
 
 class RayPool:
-    """`workers` Ray actors for load functions and as many for dump functions, started with
-    the pool and kept until `close()`. With `retries`, a task that killed its actor runs again
-    (on another actor) up to that many times before it is reported failed. Dump actors run on
-    the driver's node unless `dumps` is `anywhere` (graphbook/engine/ray_nodes.py)."""
+    """Ray actors for load functions and others for dump functions: `workers` of each, or
+    (`workers` 0) `actors.least` of each to start with, grown as work waits for them up to
+    `actors.most` (graphbook/engine/ray_sizing.py); each reserves `actor_cpus`. With
+    `retries`, a task that killed its actor runs again (on another actor) up to that many
+    times before it is reported failed. Dump actors run on the driver's node unless `dumps` is
+    `anywhere` (graphbook/engine/ray_nodes.py)."""
 
     def __init__(
         self,
         address: str | None = None,
         workers: int = 0,
         *,
+        actors: Limits = GROWING,
+        actor_cpus: float = ACTOR_CPUS,
         retries: int = 0,
         num_cpus: int | None = None,
         models_on_actors: bool = False,
@@ -499,8 +539,11 @@ class RayPool:
         dumps: str = DRIVER,
         keep_after: float | None = None,
     ) -> None:
-        if workers < 0 or retries < 0:
-            raise ValueError(f"workers and retries must be 0 or more, got {workers}, {retries}")
+        if workers < 0 or retries < 0 or actor_cpus < 0:
+            raise ValueError(
+                "workers, retries and actor_cpus must be 0 or more, got "
+                f"{workers}, {retries}, {actor_cpus}"
+            )
         problem = dumps_problem(dumps)
         if problem is not None:
             raise GraphbookError(problem)
@@ -515,14 +558,29 @@ class RayPool:
         if connect(address, num_cpus, self.shipped):
             _POOLS_STARTED_RAY[0] = True
         _OPEN_POOLS[0] += 1
-        self.workers = workers or max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+        self.limits = Limits.exactly(workers) if workers else actors
+        self.actor_cpus = actor_cpus
+        self._elastic = address not in (None, LOCAL)
+        """Whether the cluster may grow (one joined, not a Ray started here): an actor with
+        no room yet is then asked for all the same, and waits for a node."""
+        self._cpus = (0.0, 0.0)
+        """(when it was read, the cluster's CPUs then)."""
+        self.workers = self.limits.most_now(self._cluster_cpus())
+        """The most actors of each kind now (nodes join and leave)."""
+        self._sizers = {kind: Sizer(self.limits) for kind in KINDS}
+        self._warm: set[Kind] = set()
+        """Kinds whose actors have sent outcomes back: until then, a slow first call (the
+        function learned, modules imported) says nothing of the load."""
+        self._run: dict[Kind, list[int]] = {}
+        """Per kind used by the run: actors at its start, the most ready since, on how many
+        nodes."""
         self.retries = retries
         self.models_on_actors = models_on_actors
         self._client = is_client(address)
         self._address = address
         self._nodes = Nodes(self._ray, probe=not self._client)
         self._driver_node = self._ray.get_runtime_context().get_node_id()
-        options: dict[str, Any] = {"num_cpus": 0}
+        options: dict[str, Any] = {"num_cpus": 0}  # each start says what its actor reserves
         self.runtime_env = runtime_env(self.shipped, sent=self._client)
         if self.runtime_env is not None:
             options["runtime_env"] = self.runtime_env
@@ -556,8 +614,7 @@ class RayPool:
         self._told_struck: set[str] = set()
         """The nodes struck off that a run's log was told of."""
         self._spill = _Spill(self._ray)
-        for kind in KINDS:  # started now, they are ready by the first task
-            self._group(kind)
+        self._start_least()  # started now, they are ready by the first task
         if self.attached:
             self._notices.append(Notice("info", attached_notice(self.attached, address)))
 
@@ -568,6 +625,9 @@ class RayPool:
         self._check_open()
         lane = RayLane(self, next(self._lane_ids), kind, capacity)
         self._lanes[lane.id] = lane
+        if kind not in self._run:
+            live = sum(1 for h in self._actors[kind] if not h.dead)
+            self._run[kind] = [live, *self._ready_on(kind)]
         if kind == "dump":
             self._tell_dumps()
         _share_node_modules(self._ray)
@@ -622,8 +682,9 @@ class RayPool:
         self._models.held.clear()
 
     def _idle(self, handle: _Handle) -> bool:
-        """Whether an actor has no call in flight (one that has could be busy for good)."""
-        return not handle.dead and not handle.calls
+        """Whether an actor has started and has no call in flight (one that has could be busy
+        for good)."""
+        return not handle.dead and not handle.calls and handle.starting is None
 
     def _end(self, handle: _Handle) -> None:
         """Kill an actor (and forget its claim, when it was kept)."""
@@ -695,10 +756,10 @@ class RayPool:
         """Tasks waiting on the driver and running (or queued) on actors, per kind."""
 
         def of(kind: Kind) -> KindStats:
-            handles = self._actors[kind]
+            handles = self._group(kind)
             waiting = sum(1 for t in self._backlog[kind] if t in self._tasks)
             running = sum(h.load for h in handles)
-            return KindStats(waiting, running, sum(1 for h in handles if not h.dead))
+            return KindStats(waiting, running, len(self._ready(kind)))
 
         return PoolStats(self.workers, of("load"), of("dump"))
 
@@ -717,7 +778,7 @@ class RayPool:
                     for ticket in tickets:
                         self._tasks.pop(ticket, None)
                 self._end(handle)
-                handles[index] = self._start(kind)
+                handles[index] = self._start(kind, handle.cpus)
                 replaced += 1
             for ticket in self._backlog[kind]:
                 self._tasks.pop(ticket, None)
@@ -729,9 +790,10 @@ class RayPool:
         resources = self._ray.cluster_resources()
         nodes = len(self._nodes.refresh())
         cpus, gpus = int(resources.get("CPU", 0)), int(resources.get("GPU", 0))
+        reserve = f"{self.actor_cpus:g} CPU each" if self.actor_cpus else "reserving no CPU"
         return (
             f"{nodes} node{'s' * (nodes != 1)}, {cpus} CPUs, {gpus} GPUs; "
-            f"{self.workers} actors per kind"
+            f"{self.limits.describe()} actors per kind, {reserve}"
         )
 
     def wait_ready(self) -> None:
@@ -763,6 +825,9 @@ class RayPool:
         if not self._lanes:  # the run is over: the next one is told of its own spilling
             self._spill.rearm()
             self._told_dumps = False
+            self._say_sizes()
+            for kind in KINDS:
+                self._cancel_unneeded(kind)
         for ticket, task in list(self._tasks.items()):
             if task.lane == lane_id and task.actor is None:
                 del self._tasks[ticket]
@@ -779,14 +844,17 @@ class RayPool:
             return
         for kind in KINDS:
             self._dispatch(kind)
-        if not self._refs:
+        starting = {h.starting: h for hs in self._actors.values() for h in hs if h.starting}
+        if not self._refs and not starting:
             return
-        refs = list(self._refs)
+        refs = [*self._refs, *starting]
         ready, _ = self._ray.wait(refs, num_returns=1, timeout=timeout)
         if ready:
             ready, _ = self._ray.wait(refs, num_returns=len(refs), timeout=0)
-            self._receive_all(ready)
+            self._started([starting[ref] for ref in ready if ref in starting])
+            self._receive_all([ref for ref in ready if ref not in starting])
         for kind in KINDS:
+            self._size(kind)
             self._dispatch(kind)
         spilled = self._spill.news()
         if spilled:
@@ -794,6 +862,8 @@ class RayPool:
             self._notices.append(Notice("warning", spilled))
 
     def _receive_all(self, ready: list[Any]) -> None:
+        if not ready:
+            return
         start = time.perf_counter()
         try:
             groups = self._ray.get(ready)
@@ -832,6 +902,10 @@ class RayPool:
         handle.calls.remove((ref, tickets))
         handle.load -= len(tickets)
         handle.alone = False
+        if not handle.load:
+            handle.idle_since = time.monotonic()
+        if tickets and tickets[0] in self._tasks:
+            self._warm.add(self._tasks[tickets[0]].kind)
         for ticket, outcome in zip(tickets, outcomes, strict=True):
             self._resolve(ticket, outcome)
         self.timings.tasks += len(tickets)
@@ -870,8 +944,8 @@ class RayPool:
         handle.calls.clear()
         handle.load = 0
         handles = self._actors[kind]
-        replacement = self._start(kind)
-        if replacement.node is None and self._nodes.struck:
+        replacement = self._start(kind, handle.cpus)
+        if not self._nodes.refresh() and self._nodes.struck:
             innocent = False  # no node is left to run them on: they fail, saying why
             exc = RuntimeError(f"no Ray node can run this pool's actors: {self._nodes.struck}")
         handles[handles.index(handle)] = replacement
@@ -904,7 +978,7 @@ class RayPool:
         idle actor and runs alone on it."""
         backlog = self._backlog[kind]
         while backlog:
-            free = [h for h in self._group(kind) if not h.alone and h.load < PER_ACTOR]
+            free = [h for h in self._takers(kind) if not h.alone and h.load < PER_ACTOR]
             first = self._tasks.get(backlog[0])
             if first is None or first.lane not in self._fns:
                 backlog.popleft()
@@ -953,24 +1027,174 @@ class RayPool:
         self.timings.sending += time.perf_counter() - start
 
     def _group(self, kind: Kind) -> list[_Handle]:
-        handles = self._actors[kind]
-        if not handles:
-            if self.keep is not None:  # the idle actors a driver before this one kept
-                handles.extend(self._attach(kind))
-            for node in self._missing(kind, handles):
-                handles.append(self._start(kind, node))
-        return handles
+        """The live actors of `kind`, started or not."""
+        return [h for h in self._actors[kind] if not h.dead]
 
-    def _missing(self, kind: Kind, attached: list[_Handle]) -> list[Node | None]:
-        """Where to start the actors that `attached` leaves missing: with none attached (or
-        dumps pinned to the driver's node), where `_start` places them; else on the nodes
-        that have the fewest of this kind (ray_keep.balance)."""
-        count = self.workers - len(attached)
-        if not attached or (kind == "dump" and self.dumps == DRIVER):
-            return [None] * count
-        live = {node.id: node for node in self._nodes.refresh()}
-        taken = [h.node.id for h in attached if h.node is not None]
-        return [live[node] for node in balance(list(live), taken, count)] or [None] * count
+    def _takers(self, kind: Kind) -> list[_Handle]:
+        """The actors of `kind` that take tasks: started, or sure to start (they had room)."""
+        return [h for h in self._group(kind) if h.room or h.starting is None]
+
+    def _ready(self, kind: Kind) -> list[_Handle]:
+        """The actors of `kind` that have started: the ones tasks go to."""
+        return [h for h in self._actors[kind] if not h.dead and h.starting is None]
+
+    def _start_least(self) -> None:
+        """Each kind's first actors: the warm ones a driver before this one kept, then new ones
+        up to the minimum. They reserve `actor_cpus` each if all of them fit where they go
+        (so the run never waits for room); else none, and the run's log says so."""
+        missing: dict[Kind, int] = {}
+        for kind in KINDS:
+            if self.keep is not None:  # the idle actors a driver before this one kept
+                self._actors[kind].extend(self._attach(kind))
+            missing[kind] = max(0, self.limits.least - len(self._actors[kind]))
+        plan = self._plan(missing)
+        for kind in PLACED:
+            for _ in range(missing[kind]):
+                if plan is None:
+                    self._actors[kind].append(self._start(kind, 0.0))
+                else:
+                    self._actors[kind].append(self._start_on(kind, self.actor_cpus, plan.pop(0)))
+
+    def _plan(self, missing: dict[Kind, int]) -> list[Node | None] | None:
+        """Nodes with room for the missing actors (in PLACED order) to reserve `actor_cpus`
+        each; None when they reserve none (they would not all fit: said once)."""
+        cpus, count = self.actor_cpus, sum(missing.values())
+        if not cpus or not count:
+            return None
+        room = dict(self._nodes.room() or {})
+        plan: list[Node | None] = []
+        for kind in PLACED:
+            counts = self._counts(kind)
+            for _ in range(missing[kind]):
+                node = self._place(kind, cpus, room, counts)
+                if node is None or room.get(node.id, 0.0) < cpus:
+                    free = sum(room.values()) + cpus * len(plan)
+                    self._say(NO_ROOM.format(count=count, need=cpus * count, cpus=cpus, free=free))
+                    return None
+                room[node.id] -= cpus
+                counts[node.id] = counts.get(node.id, 0) + 1
+                plan.append(node)
+        return plan
+
+    def _counts(self, kind: Kind) -> dict[str, int]:
+        """Node id -> live actors of `kind` there."""
+        counts: dict[str, int] = {}
+        for handle in self._group(kind):
+            if handle.node is not None:
+                counts[handle.node.id] = counts.get(handle.node.id, 0) + 1
+        return counts
+
+    def _grow(self, kind: Kind) -> None:
+        """One more actor of `kind`, reserving `actor_cpus`, on the node with room and the
+        fewest of its kind. With no room anywhere: on a cluster, asked for all the same (it
+        waits for room, or for a node an autoscaler adds; the run goes on without it); on a
+        Ray started here, none."""
+        cpus = self.actor_cpus
+        room = self._nodes.room() if cpus else None
+        node = self._place(kind, cpus, room, self._counts(kind))
+        fits = node is not None and (room is None or room.get(node.id, 0.0) >= cpus)
+        if fits or self._elastic:
+            handle = self._start_on(kind, cpus, node)
+            handle.room = fits
+            self._actors[kind].append(handle)
+            logger.debug("%s actors: one more asked for (room: %s)", kind, fits)
+
+    def _size(self, kind: Kind) -> None:
+        """Grow, shrink or cancel as the kind's load says (graphbook/engine/ray_sizing.py)."""
+        if self.limits.least == self.limits.most or kind not in self._warm:
+            return  # exactly N, or not known yet
+        now = time.monotonic()
+        handles, ready = self._group(kind), self._ready(kind)
+        waiting = sum(1 for ticket in self._backlog[kind] if ticket in self._tasks)
+        idle = [now - h.idle_since for h in ready if not h.load]
+        load = Load(
+            len(ready), len(handles) - len(ready), waiting + sum(h.load for h in handles), len(idle)
+        )
+        decision = self._sizers[kind].observe(now, load, self._cluster_cpus(), idle)
+        self._apply(kind, decision)
+
+    def _apply(self, kind: Kind, decision: Decision) -> None:
+        if decision.grow:
+            self._grow(kind)
+        if decision.cancel and self._unstarted(kind):
+            self._drop(kind, self._unstarted(kind)[-1])
+        for _ in range(decision.end):
+            idle = [h for h in self._ready(kind) if not h.load]
+            self._drop(kind, min(idle, key=lambda h: h.idle_since))
+
+    def _cancel_unneeded(self, kind: Kind) -> None:
+        """As a run ends: the actors beyond the minimum still waiting to start, newest first."""
+        starting = self._unstarted(kind)
+        while starting and len(self._group(kind)) > self.limits.least:
+            self._drop(kind, starting.pop())
+
+    def _unstarted(self, kind: Kind) -> list[_Handle]:
+        """The actors of `kind` not started yet and holding no task: the ones to cancel."""
+        return [h for h in self._group(kind) if h.starting is not None and not h.calls]
+
+    def _drop(self, kind: Kind, handle: _Handle) -> None:
+        """End an actor the work does not need (idle, or not started yet)."""
+        self._end(handle)
+        self._actors[kind].remove(handle)
+        self._sizers[kind].restart()
+
+    def _started(self, handles: list[_Handle]) -> None:
+        """Actors that answered their first call: they take tasks from now on (one that
+        could not start is buried: its node may be lost)."""
+        for handle in handles:
+            if handle.dead:
+                continue
+            kind: Kind = next(k for k, hs in self._actors.items() if handle in hs)
+            try:
+                node_id = self._ray.get(handle.starting)
+            except self._ray.exceptions.RayActorError as exc:
+                handle.starting = None
+                self._bury(handle, exc)
+                continue
+            handle.starting = None
+            handle.idle_since = time.monotonic()
+            if handle.node is None:  # where Ray placed it
+                self._nodes.refresh()
+                handle.node = self._nodes.get(str(node_id))
+            self._sizers[kind].restart()
+            self._count_ready(kind)
+
+    def _count_ready(self, kind: Kind) -> None:
+        """The most actors of `kind` ready in this run so far, and on how many nodes."""
+        seen = self._run.get(kind)
+        if seen is None:
+            return
+        ready, nodes = self._ready_on(kind)
+        if ready > seen[1]:
+            seen[1:] = [ready, nodes]
+
+    def _ready_on(self, kind: Kind) -> list[int]:
+        ready = self._ready(kind)
+        return [len(ready), len({h.node.id for h in ready if h.node is not None})]
+
+    def _say_sizes(self) -> None:
+        """Once a run, as it ends: what the pool did with its actors, as a note."""
+        parts = []
+        for kind, (first, peak, nodes) in self._run.items():
+            parts.append(summary(kind, first, max(first, peak), max(nodes, 1), self.workers))
+        self._run = {}
+        if parts:
+            self._say("; ".join(parts))
+
+    def _say(self, text: str) -> None:
+        logger.info(text)
+        self._notices.append(Notice("info", text))
+
+    def _cluster_cpus(self) -> float:
+        """The cluster's CPUs as Ray counts them, read again every CPU_CHECK seconds (nodes
+        join and leave); the most actors of a kind follows."""
+        read, cpus = self._cpus
+        now = time.monotonic()
+        if not read or now - read >= CPU_CHECK:
+            cpus = float(self._ray.cluster_resources().get("CPU", 1))
+            self._cpus = (now, cpus)
+            self.workers = self.limits.most_now(cpus)
+        return cpus
 
     def _attach(self, kind: Kind) -> list[_Handle]:
         """The warm actors of `kind` kept in the pool's namespace, set up for this driver."""
@@ -996,17 +1220,29 @@ class RayPool:
         self.attached += len(handles)
         return handles
 
-    def _start(self, kind: Kind, node: Node | None = None) -> _Handle:
-        """A new actor of `kind`, on `node` (None: where `_place` says)."""
-        node = node if node is not None else self._place(kind)
+    def _start(self, kind: Kind, cpus: float) -> _Handle:
+        """An actor of `kind` in place of one that died (or was busy), reserving `cpus` where
+        it has room; with no room for it anywhere, it reserves none, so that it starts (it
+        may be the only one of its kind: the run must not wait for room)."""
+        counts = self._counts(kind)
+        room = self._nodes.room() if cpus else None
+        node = self._place(kind, cpus, room, counts)
+        if cpus and (node is None or room is None or room.get(node.id, 0.0) < cpus):
+            cpus, node = 0.0, self._place(kind, 0.0, None, counts)
+        return self._start_on(kind, cpus, node)
+
+    def _start_on(self, kind: Kind, cpus: float, node: Node | None) -> _Handle:
         options: dict[str, Any] = named(kind, self.keep) if self.keep is not None else {}
+        options["num_cpus"] = cpus
         if node is not None:  # pinned: Ray's SPREAD may put every actor on one node
             options["scheduling_strategy"] = self._nodes.strategy(node)
-        remote = self._remote.options(**options) if options else self._remote
+        remote = self._remote.options(**options)
         args = (self._next_seed(), os.getcwd(), self._preload(), self._driver_node, self.shipped)
         actor = remote.remote(*args, self.keep or "", self.lease)
         logger.debug("started a Ray %s actor on %s", kind, node and node.describe())
-        return _Handle(actor, node, options.get("name", ""))
+        return _Handle(
+            actor, node, options.get("name", ""), starting=actor.node.remote(), cpus=cpus
+        )
 
     def _next_seed(self) -> int:
         return (self._seed + next(self._numbers)) % 2**32
@@ -1015,11 +1251,14 @@ class RayPool:
     def _preload() -> list[str]:
         return [name for name in PRELOAD if name in sys.modules]
 
-    def _place(self, kind: Kind) -> Node | None:
-        """The node for a new actor: the driver's for dumps (unless they may run anywhere),
-        else the next in turn."""
+    def _place(
+        self, kind: Kind, cpus: float, room: dict[str, float] | None, counts: dict[str, int]
+    ) -> Node | None:
+        """The node for a new actor that reserves `cpus`: the driver's for dumps (unless they
+        may run anywhere), else the one with room and the fewest of its kind (`counts`);
+        None: where Ray finds room."""
         if kind != "dump" or self.dumps != DRIVER:
-            return self._nodes.next()
+            return self._nodes.fewest(counts, cpus, room)
         node = self._nodes.at(self._driver_node)
         if node is None:  # struck off: an actor could not start there (it says why)
             logger.warning(

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from graphbook.engine.executor import Backend, RayBackend
 from graphbook.engine.ray_nodes import DRIVER
+from graphbook.engine.ray_pool import ACTOR_CPUS
+from graphbook.engine.ray_sizing import GROWING, Limits
 from graphbook.errors import GraphbookError
 from graphbook.store import data_home
 
@@ -36,6 +38,10 @@ class ServerSettings:
     """More folders of Python modules sent to every Ray node (the nodes folder always is)."""
     ray_dumps: str = DRIVER
     """Where dump functions run on Ray: `driver` (the server's node) or `anywhere`."""
+    ray_actors: Limits = GROWING
+    """The fewest and most Ray actors of each kind (`workers` N: exactly N)."""
+    ray_actor_cpus: float = ACTOR_CPUS
+    """CPUs each Ray load and dump actor reserves."""
     token: str | None = None
     allowed_origins: tuple[str, ...] = ()
     cache_budget: int = 1 << 30
@@ -70,7 +76,14 @@ class ServerSettings:
             return "local"
         address = None if self.ray == "local" else self.ray
         ship = tuple(str(p.resolve()) for p in (self.nodes, *self.ray_ship) if p.is_dir())
-        return RayBackend(address, retries=self.ray_retries, ship=ship, dumps=self.ray_dumps)
+        return RayBackend(
+            address,
+            retries=self.ray_retries,
+            ship=ship,
+            dumps=self.ray_dumps,
+            actors=self.ray_actors,
+            actor_cpus=self.ray_actor_cpus,
+        )
 
     @property
     def library(self) -> Path:

@@ -211,13 +211,9 @@ def test_a_model_actor_is_kept_for_the_next_run_with_the_same_parameters(
     wait_gone({int(trained), int(anew)})
 
 
-def test_missing_actors_go_to_the_nodes_with_the_fewest_and_warm_ones_are_taken_in_turn() -> None:
-    from graphbook.engine.ray_keep import Attached, balance, spread
+def test_warm_actors_are_taken_one_node_at_a_time() -> None:
+    from graphbook.engine.ray_keep import Attached, spread
 
-    assert balance(["a", "b"], ["a"], 1) == ["b"], "not beside the one found"
-    assert balance(["a", "b", "c"], ["b", "b"], 3) == ["a", "c", "a"]
-    assert balance(["a", "b"], ["gone"], 2) == ["a", "b"], "a node that left counts for none"
-    assert balance([], ["a"], 2) == []
     warm = [Attached(None, "a1", "a"), Attached(None, "a2", "a"), Attached(None, "b1", "b")]
     assert [w.name for w in spread(warm, 2)] == ["a1", "b1"], "one of each node first"
     assert [w.name for w in spread(warm, 5)] == ["a1", "b1", "a2"]

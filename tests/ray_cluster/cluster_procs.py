@@ -26,6 +26,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 RAY = str(Path(sys.executable).with_name("ray"))
+Popen = subprocess.Popen[bytes]
 START = 240.0
 """Seconds the two nodes may take to start and join on a loaded machine."""
 SLOW_MACHINE = {"RAY_raylet_start_wait_time_s": "240"}
@@ -85,9 +86,7 @@ class Cluster:
 
     def stop(self) -> None:
         for node in (self.node2, self.head):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(node.pid, signal.SIGKILL)
-            node.wait(timeout=30)
+            stop_node(node)
         for folder in self.folders:
             shutil.rmtree(folder, ignore_errors=True)
 
@@ -102,46 +101,86 @@ def cluster_env() -> dict[str, str]:
 def start(private: Path) -> Cluster:
     """Start the head and node 2 (which cannot see `private`), and wait until both are up."""
     env = cluster_env()
-    port = free_port()
     folders = [Path(tempfile.mkdtemp(prefix="gb-rayc-")) for _ in range(3)]
-    common = ["--num-cpus=1", "--object-store-memory=150000000", "--disable-usage-stats"]
-    common += ["--block"]
-    head_cmd = [RAY, "start", "--head", f"--port={port}", f"--temp-dir={folders[0]}", *common]
-    head_cmd += ["--include-dashboard=false", f"--dashboard-port={free_port()}"]
     client = free_port()
-    head_cmd += [f"--ray-client-server-port={client}"]
-    log = folders[0] / "start.log"
-    head = subprocess.Popen(
-        head_cmd,
-        env=env,
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    address = f"127.0.0.1:{port}"
-    wait_until(lambda: _listening(port) or head.poll() is not None, "the head's GCS", START)
-    node2_cmd = [RAY, "start", f"--address={address}", f"--temp-dir={folders[1]}", *common]
-    node2_cmd += ["--resources=" + json.dumps({"node2": 1})]
-    hide = 'mount -t tmpfs none "$0" && exec "$@"'
-    node2 = subprocess.Popen(
-        ["unshare", "-m", "sh", "-c", hide, str(private), *node2_cmd],
-        env=env,
-        stdout=(folders[1] / "start.log").open("wb"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    head, address = start_head(folders[0], env, client=client)
+    node2 = start_node(address, folders[1], env, {"node2": 1}, hide=private)
     cluster = Cluster(address, env, head, node2, folders[2], folders, f"ray://127.0.0.1:{client}")
     try:
-        for name, node, folder in (("head", head, folders[0]), ("node 2", node2, folders[1])):
-            started = functools.partial(_started, name, node, folder)
-            try:
-                wait_until(started, f"the {name} to start", START)
-            except AssertionError as exc:  # say what `ray start` said
-                raise AssertionError(f"{exc}; it said:\n{_tail(folder / 'start.log')}") from None
+        wait_started("head", head, folders[0])
+        wait_started("node 2", node2, folders[1])
     except BaseException:
         cluster.stop()
         raise
     return cluster
+
+
+def ray_start(*more: str) -> list[str]:
+    common = ["--object-store-memory=150000000", "--disable-usage-stats", "--block"]
+    return [RAY, "start", *common, *more]
+
+
+def start_head(
+    folder: Path, env: dict[str, str], cpus: int = 1, client: int | None = None
+) -> tuple[Popen, str]:
+    """`ray start --head` with its temp folder `folder` (and a Ray Client server on the port
+    `client`, when given), once its GCS listens: the process and the cluster's address."""
+    port = free_port()
+    command = ray_start("--head", f"--port={port}", f"--temp-dir={folder}", f"--num-cpus={cpus}")
+    command += ["--include-dashboard=false", f"--dashboard-port={free_port()}"]
+    if client is not None:
+        command += [f"--ray-client-server-port={client}"]
+    head = subprocess.Popen(
+        command,
+        env=env,
+        stdout=(folder / "start.log").open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    wait_until(lambda: _listening(port) or head.poll() is not None, "the head's GCS", START)
+    return head, f"127.0.0.1:{port}"
+
+
+def start_node(
+    address: str,
+    folder: Path,
+    env: dict[str, str],
+    resources: dict[str, int] | None = None,
+    hide: Path | None = None,
+    cpus: int = 1,
+) -> Popen:
+    """`ray start` joining `address` (in its own mount namespace where `hide` is an empty
+    tmpfs, when given); `wait_started` waits until it has joined."""
+    command = [f"--address={address}", f"--temp-dir={folder}", f"--num-cpus={cpus}"]
+    if resources:
+        command += ["--resources=" + json.dumps(resources)]
+    command = ray_start(*command)
+    if hide is not None:
+        hiding = 'mount -t tmpfs none "$0" && exec "$@"'
+        command = ["unshare", "-m", "sh", "-c", hiding, str(hide), *command]
+    return subprocess.Popen(
+        command,
+        env=env,
+        stdout=(folder / "start.log").open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def wait_started(name: str, node: Popen, folder: Path) -> None:
+    """Wait until `ray start` says its node runs; fail with what it said."""
+    started = functools.partial(_started, name, node, folder)
+    try:
+        wait_until(started, f"the {name} to start", START)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; it said:\n{_tail(folder / 'start.log')}") from None
+
+
+def stop_node(node: Popen) -> None:
+    """Kill a node's process group (every Ray process its `ray start --block` started)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(node.pid, signal.SIGKILL)
+    node.wait(timeout=30)
 
 
 def _listening(port: int) -> bool:

@@ -181,6 +181,10 @@ def run(
     return said, sorted(loaded, key=lambda d: d["i"])
 
 
+TWO_EACH = ("--workers", "2")
+"""Exactly two load and two dump actors (by default the pool starts one of each and grows)."""
+
+
 def without_pids(loaded: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in d.items() if k != "pid"} for d in loaded]
 
@@ -190,20 +194,20 @@ def test_a_second_run_attaches_to_the_first_run_s_actors_and_keep_0_ends_them(
 ) -> None:
     workflow = project(tmp_path)
     before = kept(cluster)
-    said, first = run(cluster, workflow)
+    said, first = run(cluster, workflow, *TWO_EACH)
     assert "actors kept 300 s after the run" in said, said[-3000:]
     assert "attached to" not in said
     mine = kept(cluster) - before
-    assert len(mine) == 4 and len(namespaces(mine)) == 1, mine  # 2 load, 2 dump: one per CPU
+    assert len(mine) == 4 and len(namespaces(mine)) == 1, mine  # 2 load, 2 dump
 
-    said, second = run(cluster, workflow)
+    said, second = run(cluster, workflow, *TWO_EACH)
     assert f"note: attached to 4 warm actors on {cluster.address}" in said, said[-3000:]
     assert kept(cluster, namespaces(mine).pop()) == mine, "the same actors, none added"
     assert without_pids(second) == without_pids(first)
     assert [d["tag"] for d in second] == [f"helped-{i}" for i in range(8)]
     assert {d["pid"] for d in second} <= {d["pid"] for d in first}, "loaded by the same actors"
 
-    said, third = run(cluster, workflow, "--ray-keep", "0")
+    said, third = run(cluster, workflow, "--ray-keep", "0", *TWO_EACH)
     assert f"note: attached to 4 warm actors on {cluster.address}" in said, said[-3000:]
     assert "actors kept" not in said
     assert without_pids(third) == without_pids(first)

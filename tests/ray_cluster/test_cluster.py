@@ -23,6 +23,10 @@ pytestmark = pytest.mark.ray_cluster
 ROOT = Path(__file__).resolve().parents[2]
 RUN = 240.0
 """Seconds a run on the cluster may take on a loaded machine (Ray's start-up included)."""
+BOTH_NODES = ("--workers", "2")
+"""Two actors of each kind: more than the two nodes' CPUs can reserve, so they reserve none
+and go one to each node (by default the pool starts one of each, grown as work waits). Runs
+that look for both nodes last a few seconds, so that the later actor to start gets work too."""
 
 NODES = '''"""Nodes for the cluster tests: where each item ran, with a helper module beside them."""
 
@@ -147,8 +151,8 @@ def lines(folder: Path) -> list[dict[str, Any]]:
 def test_a_helper_module_beside_the_node_file_imports_on_every_node(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    workflow = project(tmp_path, n=24, pause=0.05)
-    rc, err = finish(start_run(cluster, workflow))
+    workflow = project(tmp_path, n=24, pause=0.3)
+    rc, err = finish(start_run(cluster, workflow, *BOTH_NODES))
     assert rc == 0, err[-3000:]
     assert f"note: on the Ray cluster at {cluster.address}: 2 nodes, 2 CPUs" in err
     done = lines(tmp_path)
@@ -174,7 +178,7 @@ def test_an_error_on_another_node_names_the_node_and_its_host(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     workflow = project(tmp_path, n=8, fail=True)
-    rc, err = finish(start_run(cluster, workflow, "--continue-on-error"))
+    rc, err = finish(start_run(cluster, workflow, "--continue-on-error", *BOTH_NODES))
     assert rc == 1
     assert "cannot run here (on Ray node " in err, err[-3000:]
     assert f" on {os.uname().nodename})" in err
@@ -224,8 +228,8 @@ def test_files_a_dump_function_writes_land_on_the_driver_by_default(
     """Node 2 loads items but cannot see the project folder: every file the dump function
     writes (to the relative folder out/) is in the driver's folder all the same, and a
     parameter declared as a path (`data`) reached every actor absolute."""
-    workflow = project(tmp_path, n=24, pause=0.05, out="out")
-    rc, log = run_with_log(cluster, workflow)
+    workflow = project(tmp_path, n=24, pause=0.3, out="out")
+    rc, log = run_with_log(cluster, workflow, *BOTH_NODES)
     assert rc == 0, log[-3000:]
     files = written(tmp_path / "out")
     assert sorted(f["i"] for f in files) == list(range(24)), "every file on the driver's disk"
@@ -269,7 +273,7 @@ def test_with_ray_dumps_anywhere_dumps_run_on_every_node_and_errors_say_where(
     there names the node and its host."""
     shared = cluster.shared / f"{tmp_path.name}-out"
     workflow = project(tmp_path, n=40, pause=0.05, out=str(shared), fail_dumps_on_node2=True)
-    more = ("--ray-dumps", "anywhere", "--continue-on-error")
+    more = ("--ray-dumps", "anywhere", "--continue-on-error", *BOTH_NODES)
     rc, log = run_with_log(cluster, workflow, *more)
     assert rc == 1, log[-3000:]
     assert "dump functions run on any node of the Ray cluster (--ray-dumps anywhere)" in log
@@ -281,7 +285,7 @@ def test_with_ray_dumps_anywhere_dumps_run_on_every_node_and_errors_say_where(
 
 def test_a_node_lost_mid_run_fails_no_item(cluster: Cluster, tmp_path: Path) -> None:
     workflow = project(tmp_path, n=80, pause=0.1)
-    run = start_run(cluster, workflow)
+    run = start_run(cluster, workflow, *BOTH_NODES)
 
     def on_node2() -> list[dict[str, Any]]:
         return [d for d in lines(tmp_path) if not d["sees"]]
