@@ -22,6 +22,7 @@ from graphbook.engine.ray_keep import KEEP, setting
 from graphbook.engine.ray_nodes import DRIVER
 from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
 from graphbook.engine.ray_ship import shippable
+from graphbook.engine.ray_stage import AUTO
 from graphbook.errors import GraphbookError
 from graphbook.inputs import parse_inputs
 from graphbook.overrides import parse_settings
@@ -127,6 +128,8 @@ def backend_of(args: argparse.Namespace, nodes: Iterable[Path] = ()) -> Backend:
     if args.ray is None:
         given = {"--retries": args.retries, "--ray-ship": args.ray_ship}
         given["--ray-dumps"] = args.ray_dumps
+        given["--ray-stages"] = args.ray_stages
+        given["--ray-replicas"] = args.ray_replicas is not None
         given["--ray-keep"] = keep is not None
         flag = next((flag for flag, value in given.items() if value), None)
         if flag is not None:
@@ -135,15 +138,25 @@ def backend_of(args: argparse.Namespace, nodes: Iterable[Path] = ()) -> Backend:
     address = None if args.ray == LOCAL_RAY else args.ray
     ship = shippable([*nodes, *args.ray_ship])
     dumps = args.ray_dumps or DRIVER
+    stages, replicas = args.ray_stages or AUTO, args.ray_replicas or 0
     if address is None:
         if keep:
             raise GraphbookError(
                 "--ray-keep keeps actors on a Ray cluster (--ray ADDRESS or --ray auto); "
                 "the local Ray that plain --ray starts ends with the run"
             )
-        return RayBackend(address, retries=args.retries, ship=ship, dumps=dumps)
-    keep_after = kept_for(keep)
-    return RayBackend(address, retries=args.retries, ship=ship, keep_after=keep_after, dumps=dumps)
+        return RayBackend(
+            address, retries=args.retries, ship=ship, dumps=dumps, stages=stages, replicas=replicas
+        )
+    return RayBackend(
+        address,
+        retries=args.retries,
+        ship=ship,
+        keep_after=kept_for(keep),
+        dumps=dumps,
+        stages=stages,
+        replicas=replicas,
+    )
 
 
 def kept_for(given: float | None) -> float:

@@ -36,6 +36,10 @@ class ServerSettings:
     """More folders of Python modules sent to every Ray node (the nodes folder always is)."""
     ray_dumps: str = DRIVER
     """Where dump functions run on Ray: `driver` (the server's node) or `anywhere`."""
+    ray_stages: str = "auto"
+    """Where batch steps' on_item_batch runs on Ray: `on` stage actors, `off`, `auto`."""
+    ray_replicas: int = 0
+    """Stage actors per batch step at most (0: one per node, one per GPU on GPU nodes)."""
     token: str | None = None
     allowed_origins: tuple[str, ...] = ()
     cache_budget: int = 1 << 30
@@ -70,7 +74,14 @@ class ServerSettings:
             return "local"
         address = None if self.ray == "local" else self.ray
         ship = tuple(str(p.resolve()) for p in (self.nodes, *self.ray_ship) if p.is_dir())
-        return RayBackend(address, retries=self.ray_retries, ship=ship, dumps=self.ray_dumps)
+        return RayBackend(
+            address,
+            retries=self.ray_retries,
+            ship=ship,
+            dumps=self.ray_dumps,
+            stages=self.ray_stages,
+            replicas=self.ray_replicas,
+        )
 
     @property
     def library(self) -> Path:
