@@ -10,7 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 import torch
@@ -72,7 +72,7 @@ def fails(ctx: Any, outputs: list[Any], items: list[Any], data: list[Any]) -> No
 class OnDriver(BatchStep):
     """Needs the driver (`runs_on_driver`): its on_item_batch runs there whatever the pool."""
 
-    runs_on_driver: ClassVar[bool] = True
+    runs_on_driver = True
 
     def __init__(self) -> None:
         super().__init__(batch_size=4, item_key="items")
