@@ -16,7 +16,9 @@ import pytest
 import torch
 
 from graphbook import Workflow, batch, param, run_workflow, source, step
+from graphbook.cli import main
 from graphbook.engine.ray_pool import RayPool
+from graphbook.engine.ray_stage import update_dicts
 from graphbook.events import Event, NodeLog, NodeMetrics
 from graphbook.logs import log_metric
 from graphbook.steps import BatchStep
@@ -186,3 +188,27 @@ def test_the_image_example_writes_the_same_predictions_with_stage_actors(
     assert STAGE_NOTICE in shown["ray"] and STAGE_NOTICE not in shown["local"]
     accuracy = [line for line in shown["local"].splitlines() if "] accuracy " in line]
     assert accuracy and accuracy[0] in shown["ray"], "the same accuracy, logged on the driver"
+
+
+def test_the_stage_flags_need_ray(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    workflow = tmp_path / "wf.json"
+    Workflow().save(workflow)
+    assert main(["run", str(workflow), "--ray-stages", "on"]) == 2
+    assert "--ray-stages applies to Ray actors: add --ray" in capsys.readouterr().err
+    assert main(["run", str(workflow), "--ray-replicas", "2"]) == 2
+    assert "--ray-replicas applies to Ray actors: add --ray" in capsys.readouterr().err
+    assert main(["run", str(workflow), "--ray", "--ray-stages", "maybe"]) == 2
+    assert "invalid choice: 'maybe'" in capsys.readouterr().err
+
+
+def test_a_dict_is_updated_in_place_as_the_stage_actor_left_it() -> None:
+    """What the nodes downstream hold (the dict, its items' list, an item) stays the same
+    object and ends equal to the actor's copy, keys in the actor's order."""
+    item = {"value": "a.jpg", "label": "circle"}
+    items = [item, {"value": "b.jpg"}]
+    data = {"images": items, "gone": 1, "n": 2}
+    theirs = {"n": 2, "images": [{**item, "prediction": "circle"}, {"value": "b.jpg"}], "new": 3}
+    update_dicts([data, data], [theirs, theirs])
+    assert data == theirs and list(data) == list(theirs)
+    assert data["images"] is items and items[0] is item, "the same objects, changed"
+    assert item == {"value": "a.jpg", "label": "circle", "prediction": "circle"}
