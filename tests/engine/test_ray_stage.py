@@ -212,3 +212,28 @@ def test_a_dict_is_updated_in_place_as_the_stage_actor_left_it() -> None:
     assert data == theirs and list(data) == list(theirs)
     assert data["images"] is items and items[0] is item, "the same objects, changed"
     assert item == {"value": "a.jpg", "label": "circle", "prediction": "circle"}
+
+
+@step("Stage/Slow")
+@batch(2, "items", load_fn=decode)
+def slow(ctx: Any, outputs: list[Any], items: list[Any], data: list[Any]) -> None:
+    import time
+
+    time.sleep(0.3)
+    for d in data:
+        d["pid"] = os.getpid()
+
+
+def test_the_stage_grows_to_its_replicas_while_full_batches_wait(ray_address: str) -> None:
+    """One node: one replica at first; `replicas=2` lets a second start while batches queue
+    behind a slow on_item_batch, and both run batches. `replicas=1` never adds one."""
+    wf = Workflow()
+    wf.connect(wf.add(numbers, n=20), wf.add(slow, id="slow"))
+    pids = {}
+    for replicas in (1, 2):
+        with RayPool(ray_address, workers=1, stages="on", replicas=replicas) as pool:
+            result = run_workflow(wf, pool=pool, collect=True)
+        assert result.ok, result.errors
+        pids[replicas] = {d["pid"] for d in result.output("slow")}
+    assert len(pids[1]) == 1
+    assert len(pids[2]) == 2, "a second replica started and took batches"
