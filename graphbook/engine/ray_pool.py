@@ -574,6 +574,8 @@ class RayPool:
         """Object ref of a call of such a lane -> the ref of its values, and their node."""
         self._watchers: list[Watcher] = []
         """Others whose calls `wait` waits for too (the stage actors of batch steps)."""
+        self.spare_stages: list[Any] = []
+        """Stage actors idle since their run ended, for the next run's (ray_stage.py)."""
         self._fns: dict[int, Any] = {}
         """Lane id -> the object ref of the pickled function, or why it could not be pickled."""
         self._tickets = itertools.count()
@@ -639,6 +641,10 @@ class RayPool:
         self._kept.clear()
         for watcher in list(self._watchers):
             watcher.close()
+        for spare in self.spare_stages:
+            with contextlib.suppress(Exception):
+                self._ray.kill(spare.actor, no_restart=True)
+        self.spare_stages.clear()
         _OPEN_POOLS[0] -= 1
         if _POOLS_STARTED_RAY[0] and not _OPEN_POOLS[0]:  # the last pool on a Ray a pool began
             _POOLS_STARTED_RAY[0] = False

@@ -104,6 +104,9 @@ class _Replica:
     node: Node | None
     starting: Any
     """The ref of its `ready()` call while it starts (None once it answered)."""
+    kind: tuple[str, bool, bool] = ("", False, True)
+    """(its node's id, whether it has a GPU, whether it reserves a CPU or GPU): a replica kept
+    idle by the pool between runs serves a later stage of the same kind."""
     calls: dict[Any, int] = field(default_factory=dict)
     """Ref of each batch call in flight -> its ticket."""
     learned: bool = False
@@ -208,8 +211,14 @@ class RayStage:
                 self._started(replica)
 
     def close(self) -> None:
+        """The run is over: replicas that are up and idle wait in the pool for its next run
+        (`spare_stages`, ended with the pool); the others end."""
         self.pool.unwatch(self)
         for replica in self.replicas:
+            if replica.starting is None and not replica.calls and not self.pool.closed:
+                replica.learned = False
+                self.pool.spare_stages.append(replica)
+                continue
             with contextlib.suppress(Exception):
                 self.ray.kill(replica.actor, no_restart=True)
         self.replicas.clear()
@@ -219,6 +228,12 @@ class RayStage:
 
     # -- replicas -----------------------------------------------------------------------
     def _start(self, node: Node | None, reserve: bool = True) -> _Replica:
+        kind = (node.id if node is not None else "", self.gpu, reserve)
+        spares = self.pool.spare_stages
+        spare: _Replica | None = next((r for r in spares if r.kind == kind), None)
+        if spare is not None:  # up already: an earlier run's, idle
+            spares.remove(spare)
+            return spare
         options: dict[str, Any] = {"num_cpus": 1 if reserve and not self.gpu else 0}
         if self.gpu and reserve:
             options["num_gpus"] = 1
@@ -230,7 +245,7 @@ class RayStage:
         args = (os.getcwd(), self.pool.driver_node, self.pool.shipped, preload, self.gpu)
         actor = self._remote.options(**options).remote(self.node_id, *args)
         logger.debug("started a Ray stage actor on %s", node and node.describe())
-        return _Replica(actor, node, actor.ready.remote())
+        return _Replica(actor, node, actor.ready.remote(), kind)
 
     def _started(self, replica: _Replica) -> None:
         try:
@@ -297,7 +312,7 @@ class RayStage:
         if not replica.learned:  # the step as the driver built and started it
             if self._pickled is None:
                 self._pickled = self.ray.put(self.ray.cloudpickle.dumps(self.step))
-            replica.actor.learn.remote(self._pickled)
+            replica.actor.learn.remote(self._pickled, self.node_id)
             replica.learned = True
         packed, refs = pack_refs(batch.args)
         ref, dumps = replica.actor.run.options(num_returns=2).remote(packed, refs)
@@ -443,10 +458,12 @@ class StageActor:
     def ready(self) -> bool:
         return True
 
-    def learn(self, pickled: bytes) -> None:
-        """Load the replica of the step; one that cannot be loaded fails each batch."""
+    def learn(self, pickled: bytes, node_id: str) -> None:
+        """Load the replica of the step (of node `node_id`, in place of any step before); one
+        that cannot be loaded fails each batch."""
         from ray import cloudpickle
 
+        self.node_id, self.step, self.broken = node_id, None, None
         try:
             self.step = cloudpickle.loads(pickled)
             if self.gpu:

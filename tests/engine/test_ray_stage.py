@@ -224,16 +224,14 @@ def slow(ctx: Any, outputs: list[Any], items: list[Any], data: list[Any]) -> Non
         d["pid"] = os.getpid()
 
 
-def test_the_stage_grows_to_its_replicas_while_full_batches_wait(ray_address: str) -> None:
-    """One node: one replica at first; `replicas=2` lets a second start while batches queue
-    behind a slow on_item_batch, and both run batches. `replicas=1` never adds one."""
+def test_the_next_run_on_the_pool_takes_the_idle_replicas(staged: RayPool, tmp_path: Path) -> None:
+    """A server's runs share one pool: the replicas a run leaves idle serve the next run's
+    stage (another step), which loads its own step into them; the pool's end ends them."""
+    first = run_workflow(scoring(tmp_path / "first"), pool=staged, collect=True)
     wf = Workflow()
-    wf.connect(wf.add(numbers, n=20), wf.add(slow, id="slow"))
-    pids = {}
-    for replicas in (1, 2):
-        with RayPool(ray_address, workers=1, stages="on", replicas=replicas) as pool:
-            result = run_workflow(wf, pool=pool, collect=True)
-        assert result.ok, result.errors
-        pids[replicas] = {d["pid"] for d in result.output("slow")}
-    assert len(pids[1]) == 1
-    assert len(pids[2]) == 2, "a second replica started and took batches"
+    wf.connect(wf.add(numbers, n=10), wf.add(slow, id="slow"))
+    second = run_workflow(wf, pool=staged, collect=True)
+    assert first.ok and second.ok, (first.errors, second.errors)
+    ran = {d["pid"] for d in first.output("score")}
+    assert {d["pid"] for d in second.output("slow")} == ran, "the same actor, warm"
+    assert [r.actor for r in staged.spare_stages], "left idle for the run after"
