@@ -1,7 +1,7 @@
 """Stage actors on a two-node cluster: the model on replicas on both nodes against one, and
 the driver's CPU and the bytes it reads back per image with stage actors against without.
 
-    python -m bench.ray_stages [--images 256] [--reps 2] [--model mobilenet_v3_small]
+    python -m bench.ray_stages [--images 256] [--reps 2] [--model mobilenet_v3_small] [--warm]
 
 Builds the two-node cluster of tests/ray_cluster/cluster_procs.py (node 2 in its own mount
 namespace, 1 CPU each) and runs the image pipeline of bench/images.py (decode, batch 32, a
@@ -14,9 +14,10 @@ repetitions interleaved:
 - `all`: stage actors, the default (a replica on each node).
 
 Each reports the run's seconds (stage actors start inside the run: they import torch and load
-the model), its steady rate (images/s between the classifier's first and last progress), the
-driver process's CPU seconds (its own, Ray's threads in it included) and the bytes of outcomes
-it read back (`RayPool.timings.received`), per image.
+the model; with `--warm` the run measured is a pool's second, whose stage actors are up), its
+steady rate (images/s between the classifier's first and last progress), the driver process's
+CPU seconds (its own, Ray's threads in it included) and the bytes of outcomes it read back
+(`RayPool.timings.received`), per image.
 """
 
 from __future__ import annotations
@@ -43,8 +44,11 @@ NAMES = {
 IMAGES = 256
 
 
-def contender(name: str, address: str, model: str, folder: Path, out: Path) -> dict[str, Any]:
-    """One run of the image pipeline on the cluster at `address`, measured in this driver."""
+def contender(
+    name: str, address: str, model: str, folder: Path, out: Path, warm: bool
+) -> dict[str, Any]:
+    """One run of the image pipeline on the cluster at `address`, measured in this driver;
+    `warm`: after a first run on the same pool (as a server's runs share theirs)."""
     import PIL.Image  # noqa: F401  (what the node files import: actors preload it)
     import torch  # noqa: F401
     import torchvision  # noqa: F401
@@ -63,11 +67,15 @@ def contender(name: str, address: str, model: str, folder: Path, out: Path) -> d
 
     with RayPool(address, workers=2, stages=stages, replicas=1 if name == "one" else 0) as pool:
         pool.wait_ready()
+        if warm:  # a run before: its stage actors stay up for the measured one
+            run_workflow(workflow, nodes=[NODES], pool=pool)
+            progress.clear()
         before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+        read = pool.timings.received  # the warm-up run's are not this run's
         result = run_workflow(workflow, nodes=[NODES], pool=pool, sink=sink)
         seconds = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_SELF)
-        received = pool.timings.received
+        received = pool.timings.received - read
     if not result.ok:
         raise RuntimeError(f"the {name} run did not complete: {result.errors[:1]}")
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
@@ -84,13 +92,14 @@ def steady(progress: list[tuple[float, int]]) -> float:
 
 
 def repetition(
-    env: dict[str, str], address: str, model: str, folder: Path, images: int
+    env: dict[str, str], address: str, model: str, folder: Path, images: int, warm: bool
 ) -> dict[str, dict[str, Any]]:
     figures = {}
     for name in CONTENDERS:
         out = OUT / f"ray-stages-{name}.jsonl"
         command = python("bench.ray_stages", "--contender", name, "--address", address)
         command += ["--model", model, "--folder", str(folder), "--out", str(out)]
+        command += ["--warm"] if warm else []
         measured = run_measured(command, env=env)
         if _lines(out) != images:
             raise RuntimeError(f"{name} wrote {_lines(out)} lines for {images} images")
@@ -125,7 +134,10 @@ def summary(images: int, reps: list[dict[str, dict[str, Any]]]) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse(argv)
     if args.contender is not None:
-        report(contender(args.contender, args.address, args.model, args.folder, args.out))
+        figures = contender(
+            args.contender, args.address, args.model, args.folder, args.out, args.warm
+        )
+        report(figures)
         return
     sys.path.insert(0, str(ROOT / "tests" / "ray_cluster"))
     from cluster_procs import start
@@ -138,7 +150,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         try:
             reps = []
             for n in range(args.reps):
-                rep = repetition(cluster.env, cluster.address, args.model, folder, args.images)
+                rep = repetition(
+                    cluster.env, cluster.address, args.model, folder, args.images, args.warm
+                )
                 reps.append(rep)
                 said = ", ".join(f"{k} {v['steady']:.1f}" for k, v in rep.items())
                 print(f"  rep {n + 1}/{args.reps}: steady images/s {said}", flush=True)
@@ -153,6 +167,11 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--model", default="mobilenet_v3_small")
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--images", type=int, default=IMAGES)
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="measure each contender's second run on its pool (stage actors up already)",
+    )
     parser.add_argument("--contender", choices=CONTENDERS, help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
