@@ -140,6 +140,7 @@ class FunctionBatch(BatchStep):
         self._main = Bound(fn)
         self.load_fn = node.draft.batch.get("load_fn")  # type: ignore[misc]
         self.dump_fn = node.draft.batch.get("dump_fn")  # type: ignore[misc]
+        self.runs_on_driver = bool(node.draft.batch.get("runs_on_driver"))
         _apply(self, node, params)
         self.batch_size = int(self.batch_size)
 

@@ -105,12 +105,16 @@ def batch(
     *,
     load_fn: Callable[..., Any] | None = None,
     dump_fn: Callable[..., Any] | None = None,
+    runs_on_driver: bool = False,
 ) -> Callable[[F], F]:
-    """Make the step a batch step; the function receives `(outputs, items, data)` lists."""
+    """Make the step a batch step; the function receives `(outputs, items, data)` lists.
+    `runs_on_driver`: on a Ray cluster, the function runs in the driver's process, never on
+    stage actors (it writes local files, or keeps state across batches that must be one)."""
 
     def update(draft: Draft) -> None:
         draft.set_role("batch")
         draft.batch = {"load_fn": _unwrap(load_fn), "dump_fn": _unwrap(dump_fn)}
+        draft.batch["runs_on_driver"] = runs_on_driver
         draft.batch_params = {
             "batch_size": ParamSpec("batch_size", "int", batch_size, "items per batch", True),
             "item_key": ParamSpec("item_key", "string", item_key, "key holding the items", True),

@@ -22,6 +22,7 @@ from graphbook.cli.train import add_train_parser
 from graphbook.engine.ray_keep import KEEP, LEASE_SETTING
 from graphbook.engine.ray_nodes import DUMPS
 from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
+from graphbook.engine.ray_stage import STAGES
 from graphbook.store import MOVE_FLAG
 
 if TYPE_CHECKING:
@@ -192,7 +193,8 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def add_ray_ship(parser: argparse.ArgumentParser) -> None:
-    """`--ray-ship DIR` and `--ray-dumps WHERE`, for `run`, `serve` and `mcp`."""
+    """`--ray-ship DIR`, `--ray-dumps WHERE`, `--ray-stages`, `--ray-replicas`, for `run`,
+    `serve` and `mcp`."""
     parser.add_argument(
         "--ray-ship",
         action="append",
@@ -226,6 +228,22 @@ def add_ray_ship(parser: argparse.ArgumentParser) -> None:
         metavar="CPUS",
         help="with --ray, the CPUs each load and dump actor reserves, so that an autoscaler "
         "adds nodes for actors that do not fit (default 1; 0: none)",
+    )
+    parser.add_argument(
+        "--ray-stages",
+        choices=STAGES,
+        default=None,
+        help="with --ray, where batch steps' on_item_batch (the model) runs: 'on' stage actors "
+        "with a replica of the step each, fed the loads where they were made; 'off' this "
+        "process; 'auto' (the default) stage actors on a cluster of several nodes",
+    )
+    parser.add_argument(
+        "--ray-replicas",
+        type=workers_count,
+        default=None,
+        metavar="N",
+        help="with --ray, stage actors per batch step at most (default: one per node, one per "
+        "GPU on GPU nodes)",
     )
 
 

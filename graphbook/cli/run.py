@@ -23,6 +23,7 @@ from graphbook.engine.ray_nodes import DRIVER
 from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
 from graphbook.engine.ray_ship import shippable
 from graphbook.engine.ray_sizing import Limits, parse_limits
+from graphbook.engine.ray_stage import AUTO
 from graphbook.errors import GraphbookError
 from graphbook.inputs import parse_inputs
 from graphbook.overrides import parse_settings
@@ -165,6 +166,8 @@ def backend_of(args: argparse.Namespace, nodes: Iterable[Path] = ()) -> Backend:
         given["--ray-dumps"] = args.ray_dumps
         given["--ray-actors"] = args.ray_actors
         given["--ray-actor-cpus"] = args.ray_actor_cpus is not None
+        given["--ray-stages"] = args.ray_stages
+        given["--ray-replicas"] = args.ray_replicas is not None
         given["--ray-keep"] = keep is not None
         flag = next((flag for flag, value in given.items() if value), None)
         if flag is not None:
@@ -174,16 +177,31 @@ def backend_of(args: argparse.Namespace, nodes: Iterable[Path] = ()) -> Backend:
     ship = shippable([*nodes, *args.ray_ship])
     dumps = args.ray_dumps or DRIVER
     sizing = sizing_of(args)
+    stages, replicas = args.ray_stages or AUTO, args.ray_replicas or 0
     if address is None:
         if keep:
             raise GraphbookError(
                 "--ray-keep keeps actors on a Ray cluster (--ray ADDRESS or --ray auto); "
                 "the local Ray that plain --ray starts ends with the run"
             )
-        return RayBackend(address, retries=args.retries, ship=ship, dumps=dumps, **sizing)
-    keep_after = kept_for(keep)
+        return RayBackend(
+            address,
+            retries=args.retries,
+            ship=ship,
+            dumps=dumps,
+            stages=stages,
+            replicas=replicas,
+            **sizing,
+        )
     return RayBackend(
-        address, retries=args.retries, ship=ship, keep_after=keep_after, dumps=dumps, **sizing
+        address,
+        retries=args.retries,
+        ship=ship,
+        keep_after=kept_for(keep),
+        dumps=dumps,
+        stages=stages,
+        replicas=replicas,
+        **sizing,
     )
 
 

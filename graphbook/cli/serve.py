@@ -20,6 +20,7 @@ from graphbook.engine.ray_nodes import DRIVER
 from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
 from graphbook.engine.ray_pool import connect as connect_ray
 from graphbook.engine.ray_ship import shippable
+from graphbook.engine.ray_stage import AUTO
 from graphbook.store import data_home
 
 if TYPE_CHECKING:
@@ -53,6 +54,8 @@ def server_settings(args: argparse.Namespace, **more: Any) -> ServerSettings:
         ray_ship=tuple(map(Path, shippable(args.ray_ship))),
         ray_dumps=args.ray_dumps or DRIVER,
         **{f"ray_{key}": value for key, value in sizing_of(args).items()},
+        ray_stages=args.ray_stages or AUTO,
+        ray_replicas=args.ray_replicas or 0,
         token=args.token,
         cache_budget=args.cache_mb << 20,
         watch=not args.no_watch,

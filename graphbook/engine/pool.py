@@ -153,6 +153,35 @@ class Lane(Protocol[C]):
     def close(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class BatchResult:
+    """What a batch step's `on_item_batch` did on a stage actor (graphbook/engine/ray_stage.py),
+    the outcome of one batch: the dicts it changed are updated in place already."""
+
+    dumps: list[Any]
+    """The arguments of each dump task it returned, to submit as they are (they may stay in
+    Ray's object store until a dump actor reads them)."""
+    logs: list[tuple[str, Any, Any]]
+    """What it logged: (node id, message, level), in order."""
+    lost: str = ""
+    """Why the batch did not run: a loaded value was lost with its node (load them again)."""
+
+
+class Stage(Protocol):
+    """Where a batch step's `on_item_batch` runs when not here: lanes of batches."""
+
+    notice: str
+    """The line the node's log shows once: where its `on_item_batch` runs."""
+
+    @property
+    def batches(self) -> Lane[Any]:
+        """Batches: args (loaded values, items, the dict of each item); outcome a
+        `BatchResult`."""
+
+    def loads(self, fn: Callable[..., Any], capacity: int) -> Lane[Any]:
+        """The lane for the step's `load_fn`, its values kept where the stage reads them."""
+
+
 class Pool(Protocol):
     """Opens lanes, and moves tasks and outcomes between them and the workers in `wait`."""
 

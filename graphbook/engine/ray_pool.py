@@ -32,7 +32,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from graphbook.engine.pool import Failed, Kind, Notice, OrderedLane, Outcome, call
+from graphbook.engine.pool import (
+    Done,
+    Failed,
+    Kind,
+    Notice,
+    NoticeLevel,
+    OrderedLane,
+    Outcome,
+    call,
+)
 from graphbook.engine.ray_keep import (
     LEASE,
     Keeping,
@@ -46,10 +55,13 @@ from graphbook.engine.ray_keep import (
 from graphbook.engine.ray_nodes import DRIVER, Node, Nodes, dumps_notice, dumps_problem
 from graphbook.engine.ray_ship import job_env, runtime_env, shippable
 from graphbook.engine.ray_sizing import GROWING, Decision, Limits, Load, Sizer, summary
+from graphbook.engine.ray_stage import AUTO, stages_problem
 from graphbook.registry import NODES_PACKAGE
 
 if TYPE_CHECKING:
+    from graphbook.engine.ray_stage import RayStage, Watcher
     from graphbook.engine.ray_transfer import Packed
+    from graphbook.steps import BatchStep
 from graphbook.errors import GraphbookError
 from graphbook.events import ErrorInfo, KindStats, PoolStats
 from graphbook.logs import collect_in_this_process
@@ -366,18 +378,46 @@ class _Actor:
     def forget(self, lane: int) -> None:
         self.fns.pop(lane, None)
 
-    def run(self, lane: int, packed: Packed) -> Packed:
+    def run(self, lane: int, packed: Packed, refs: Sequence[Any] = (), count: int = 0) -> Packed:
         """Run a group of tasks of one lane, in order; each outcome is a value. Tasks and
-        outcomes are packed, so their tensors are not copied (graphbook/engine/ray_transfer.py)."""
-        from graphbook.engine.ray_transfer import pack, unpack
+        outcomes are packed, so their tensors are not copied (graphbook/engine/ray_transfer.py);
+        `refs`: the values kept in the object store that the `count` tasks take (fetched here)."""
+        from graphbook.engine.ray_transfer import pack
 
-        tasks: list[tuple[Any, ...]] = unpack(packed)
+        return pack(self._outcomes(lane, packed, refs, count))
+
+    def run_kept(
+        self, lane: int, packed: Packed, refs: Sequence[Any] = (), count: int = 0
+    ) -> tuple[Any, ...]:
+        """`run`, its values kept apart: (the outcomes without their values, the values). The
+        driver reads the first and hands on the second as an object ref (called with
+        `num_returns=2`), so the values stay in this node's object store."""
+        from graphbook.engine.ray_transfer import pack
+
+        outcomes = self._outcomes(lane, packed, refs, count)
+        values = [o.value if isinstance(o, Done) else None for o in outcomes]
+        bare = [Done(None) if isinstance(o, Done) else o for o in outcomes]
+        for plain, outcome in zip(bare, outcomes, strict=True):
+            if plain is not outcome and outcome.metrics:
+                object.__setattr__(plain, "metrics", outcome.metrics)
+        return pack(bare), pack(values)
+
+    def _outcomes(
+        self, lane: int, packed: Packed, refs: Sequence[Any], count: int
+    ) -> list[Outcome]:
+        from graphbook.engine.ray_transfer import spread, unpack_refs
+
+        try:
+            tasks: list[tuple[Any, ...]] = unpack_refs(packed, list(refs))
+        except Exception as exc:  # a value it takes was lost (with its node)
+            failed = Failed(ErrorInfo.from_exception(exc))
+            return [self._placed(failed)] * count
         fn = self.fns.get(lane)
         if fn is None:
             fn = ErrorInfo("LookupError", "the actor has no function for this lane", "")
         if isinstance(fn, ErrorInfo):
-            return pack([self._placed(Failed(fn)) for _ in tasks])
-        return pack([self._placed(call(fn, args)) for args in tasks])
+            return [self._placed(Failed(fn)) for _ in tasks]
+        return [self._placed(call(fn, spread(args))) for args in tasks]
 
     def _placed(self, outcome: Outcome) -> Outcome:
         """A failure on another node than the driver's says which node and host it ran on; a
@@ -423,6 +463,9 @@ class Timings:
     tasks: int = 0
     calls: int = 0
     """Actor calls that carried those tasks."""
+    received: int = 0
+    """Bytes of outcomes the driver read back (values kept in the object store not counted:
+    they never reach it)."""
 
 
 @dataclass(frozen=True)
@@ -457,6 +500,13 @@ class RayBackend:
     for this many seconds (0: killed, as without it). None: the namespace is `keep`, and
     `close()` kills them (a server that shuts down)."""
 
+    stages: str = AUTO
+    """Where batch steps' `on_item_batch` runs: `on` stage actors (graphbook/engine/
+    ray_stage.py), `off` the driver, `auto` stage actors when the cluster has nodes besides the
+    driver's."""
+    replicas: int = 0
+    """Stage actors per batch step at most (0: one per node, one per GPU on GPU nodes)."""
+
     def pool(self, workers: int = 0) -> RayPool:
         return RayPool(
             self.address,
@@ -470,6 +520,8 @@ class RayBackend:
             lease=self.lease,
             dumps=self.dumps,
             keep_after=self.keep_after,
+            stages=self.stages,
+            replicas=self.replicas,
         )
 
 
@@ -538,15 +590,19 @@ class RayPool:
         lease: float = LEASE,
         dumps: str = DRIVER,
         keep_after: float | None = None,
+        stages: str = AUTO,
+        replicas: int = 0,
     ) -> None:
-        if workers < 0 or retries < 0 or actor_cpus < 0:
+        if workers < 0 or retries < 0 or actor_cpus < 0 or replicas < 0:
             raise ValueError(
-                "workers, retries and actor_cpus must be 0 or more, got "
-                f"{workers}, {retries}, {actor_cpus}"
+                "workers, retries, actor_cpus and replicas must be 0 or more, got "
+                f"{workers}, {retries}, {actor_cpus}, {replicas}"
             )
-        problem = dumps_problem(dumps)
+        problem = dumps_problem(dumps) or stages_problem(stages)
         if problem is not None:
             raise GraphbookError(problem)
+        self.stages = stages
+        self.replicas = replicas
         self.dumps = dumps
         self._told_dumps = False
         """Whether this run's log was told where dump functions run."""
@@ -602,6 +658,14 @@ class RayPool:
         self._refs: dict[Any, tuple[_Handle, tuple[int, ...]]] = {}
         """Object ref of each call in flight -> its actor and tickets, in the order made."""
         self._lanes: dict[int, RayLane] = {}
+        self._keeps: set[int] = set()
+        """Lanes whose values stay in the object store (`lane(keep=True)`)."""
+        self._kept: dict[Any, tuple[Any, str]] = {}
+        """Object ref of a call of such a lane -> the ref of its values, and their node."""
+        self._watchers: list[Watcher] = []
+        """Others whose calls `wait` waits for too (the stage actors of batch steps)."""
+        self.spare_stages: list[Any] = []
+        """Stage actors idle since their run ended, for the next run's (ray_stage.py)."""
         self._fns: dict[int, Any] = {}
         """Lane id -> the object ref of the pickled function, or why it could not be pickled."""
         self._tickets = itertools.count()
@@ -619,7 +683,11 @@ class RayPool:
             self._notices.append(Notice("info", attached_notice(self.attached, address)))
 
     # -- the Pool protocol ----------------------------------------------------------------
-    def lane(self, fn: Callable[..., Any], capacity: int, kind: Kind = "load") -> RayLane:
+    def lane(
+        self, fn: Callable[..., Any], capacity: int, kind: Kind = "load", keep: bool = False
+    ) -> RayLane:
+        """A lane for `fn`; with `keep`, the values of its outcomes stay in the object store
+        of the node that made them: each comes back as a `Kept` for another actor to read."""
         if kind not in KINDS:
             raise ValueError(f"a lane's kind is one of {KINDS}, got {kind!r}")
         self._check_open()
@@ -628,6 +696,8 @@ class RayPool:
         if kind not in self._run:
             live = sum(1 for h in self._actors[kind] if not h.dead)
             self._run[kind] = [live, *self._ready_on(kind)]
+        if keep:
+            self._keeps.add(lane.id)
         if kind == "dump":
             self._tell_dumps()
         _share_node_modules(self._ray)
@@ -665,6 +735,13 @@ class RayPool:
         self._actors = {kind: [] for kind in KINDS}
         self._tasks.clear()
         self._refs.clear()
+        self._kept.clear()
+        for watcher in list(self._watchers):
+            watcher.close()
+        for spare in self.spare_stages:
+            with contextlib.suppress(Exception):
+                self._ray.kill(spare.actor, no_restart=True)
+        self.spare_stages.clear()
         _OPEN_POOLS[0] -= 1
         if _POOLS_STARTED_RAY[0] and not _OPEN_POOLS[0]:  # the last pool on a Ray a pool began
             _POOLS_STARTED_RAY[0] = False
@@ -702,8 +779,12 @@ class RayPool:
 
     def place_resource(self, node: Any, params: dict[str, Any]) -> Any:
         """Build a resource that asks for a GPU (every model, with `models_on_actors`) on an
-        actor of its own; None: build it on the driver (graphbook/engine/ray_resources.py)."""
+        actor of its own; None: build it on the driver (graphbook/engine/ray_resources.py).
+        With stage actors, a model is built on the driver and travels in each replica of the
+        steps that hold it, unless it asks for CUDA by name (the driver may have none)."""
         self._check_open()
+        if self.stages_on and not str(params.get("device", "")).startswith("cuda"):
+            return None
         _share_node_modules(self._ray)
         from graphbook.engine.ray_resources import place
 
@@ -733,6 +814,47 @@ class RayPool:
                 self._notices.append(Notice("warning", f"{where} is not used any more: {why}"))
         notices, self._notices = self._notices, []
         return notices
+
+    def notice(self, text: str, level: NoticeLevel = "info") -> None:
+        """A line for the run's log (said once, with the next `notices`)."""
+        logger.log(logging.WARNING if level == "warning" else logging.INFO, text)
+        self._notices.append(Notice(level, text))
+
+    @property
+    def stages_on(self) -> bool:
+        """Whether batch steps run `on_item_batch` on stage actors (`stages`)."""
+        return self.stages == "on" or (self.stages == AUTO and self.ships)
+
+    def stage(self, node_id: str, step: BatchStep, capacity: int) -> RayStage | None:
+        """Stage actors for a batch step's `on_item_batch`, when they are on and the step may
+        leave the driver; None: it runs on the driver (graphbook/engine/ray_stage.py)."""
+        self._check_open()
+        if not self.stages_on:
+            return None
+        _share_node_modules(self._ray)
+        from graphbook.engine.ray_stage import stage_for
+
+        return stage_for(self, node_id, step, capacity)
+
+    def watch(self, watcher: Watcher) -> None:
+        """Have `wait` wait for `watcher`'s calls too, and hand them back to it."""
+        self._watchers.append(watcher)
+
+    def unwatch(self, watcher: Watcher) -> None:
+        if watcher in self._watchers:
+            self._watchers.remove(watcher)
+
+    @property
+    def ray(self) -> ModuleType:
+        return self._ray
+
+    @property
+    def nodes(self) -> Nodes:
+        return self._nodes
+
+    @property
+    def driver_node(self) -> str:
+        return str(self._driver_node)
 
     @property
     def ships(self) -> bool:
@@ -775,6 +897,7 @@ class RayPool:
                     continue
                 for ref, tickets in handle.calls:
                     self._refs.pop(ref, None)
+                    self._kept.pop(ref, None)
                     for ticket in tickets:
                         self._tasks.pop(ticket, None)
                 self._end(handle)
@@ -820,6 +943,7 @@ class RayPool:
     def forget(self, lane_id: int) -> None:
         """Drop a lane: its waiting tasks, its outcomes to come, its function in the actors."""
         self._lanes.pop(lane_id, None)
+        self._keeps.discard(lane_id)
         if self._fns.pop(lane_id, None) is None or self.closed:
             return
         if not self._lanes:  # the run is over: the next one is told of its own spilling
@@ -844,15 +968,20 @@ class RayPool:
             return
         for kind in KINDS:
             self._dispatch(kind)
+        for watcher in self._watchers:
+            watcher.dispatch()
         starting = {h.starting: h for hs in self._actors.values() for h in hs if h.starting}
-        if not self._refs and not starting:
+        theirs = {ref: w for w in self._watchers for ref in w.refs()}
+        if not self._refs and not starting and not theirs:
             return
-        refs = [*self._refs, *starting]
+        refs = [*self._refs, *starting, *theirs]
         ready, _ = self._ray.wait(refs, num_returns=1, timeout=timeout)
         if ready:
             ready, _ = self._ray.wait(refs, num_returns=len(refs), timeout=0)
             self._started([starting[ref] for ref in ready if ref in starting])
-            self._receive_all([ref for ref in ready if ref not in starting])
+            self._receive_all([ref for ref in ready if ref in self._refs])
+            for watcher in self._watchers:
+                watcher.receive([ref for ref in ready if theirs.get(ref) is watcher])
         for kind in KINDS:
             self._size(kind)
             self._dispatch(kind)
@@ -872,7 +1001,7 @@ class RayPool:
                 self._receive_one(ref)
         else:
             for ref, packed in zip(ready, groups, strict=True):
-                self._route(ref, self._outcomes(packed, len(self._refs[ref][1])))
+                self._route(ref, self._outcomes(packed, len(self._refs[ref][1]), ref))
         self.timings.receiving += time.perf_counter() - start
 
     def _receive_one(self, ref: Any) -> None:
@@ -887,15 +1016,28 @@ class RayPool:
         except Exception as exc:  # the results could not be read back
             self._route(ref, [Failed(ErrorInfo.from_exception(exc))] * len(entry[1]))
             return
-        self._route(ref, self._outcomes(packed, len(entry[1])))
+        self._route(ref, self._outcomes(packed, len(entry[1]), ref))
 
-    def _outcomes(self, packed: Any, count: int) -> list[Outcome]:
-        """A call's outcomes, or `count` failures saying why they could not be read back."""
+    def _outcomes(self, packed: Any, count: int, ref: Any = None) -> list[Outcome]:
+        """A call's outcomes, or `count` failures saying why they could not be read back; a
+        kept lane's values stay where they are (`Kept`)."""
         try:
             outcomes: list[Outcome] = self._transfer.unpack(packed)
+            self.timings.received += self._transfer.size(packed)
         except Exception as exc:
             return [Failed(ErrorInfo.from_exception(exc))] * count
-        return outcomes
+        kept = self._kept.pop(ref, None)
+        if kept is None:
+            return outcomes
+        return [self._keep(outcome, n, *kept) for n, outcome in enumerate(outcomes)]
+
+    def _keep(self, outcome: Outcome, index: int, values: Any, node: str) -> Outcome:
+        if not isinstance(outcome, Done):
+            return outcome
+        kept = Done(self._transfer.Kept(values, index, node))
+        if outcome.metrics:
+            object.__setattr__(kept, "metrics", outcome.metrics)
+        return kept
 
     def _route(self, ref: Any, outcomes: list[Outcome]) -> None:
         handle, tickets = self._refs.pop(ref)
@@ -932,6 +1074,7 @@ class RayPool:
         for ref, tickets in handle.calls:
             self._refs.pop(ref, None)
             outcomes = self._finished(ref, len(tickets))
+            self._kept.pop(ref, None)
             for n, ticket in enumerate(tickets):
                 task = self._tasks.get(ticket)
                 if task is None:
@@ -969,7 +1112,7 @@ class RayPool:
             packed = self._ray.get(ref, timeout=0)
         except Exception:
             return None
-        return self._outcomes(packed, count)
+        return self._outcomes(packed, count, ref)
 
     def _dispatch(self, kind: Kind) -> None:
         """Hand waiting tasks to the least busy actors, in groups of one lane's tasks: a backlog
@@ -1016,7 +1159,13 @@ class RayPool:
         if lane not in handle.lanes:
             handle.lanes.add(lane)
             handle.actor.learn.remote(lane, self._fns[lane])
-        ref = handle.actor.run.remote(lane, self._transfer.pack([task.args for task in tasks]))
+        packed, refs = self._transfer.pack_refs([task.args for task in tasks])
+        if lane in self._keeps:  # its values stay on the actor's node
+            run = handle.actor.run_kept.options(num_returns=2)
+            ref, values = run.remote(lane, packed, refs, len(tasks))
+            self._kept[ref] = (values, handle.node.id if handle.node is not None else "")
+        else:
+            ref = handle.actor.run.remote(lane, packed, refs, len(tasks))
         tickets = tuple(task.ticket for task in tasks)
         for task in tasks:
             task.actor = handle

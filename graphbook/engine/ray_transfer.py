@@ -7,6 +7,11 @@ store, and read in place by a process on the same machine (zero-copy). `pack` pi
 with cloudpickle (as Ray would), turning each CPU tensor into such an array; `unpack` makes the
 tensors again, as views on the object store's memory.
 
+A value can also stay where it was made (`Kept`: a load's result, a batch's dump arguments):
+`pack_refs` sends only its place, and the object refs beside the pickle as a list that Ray
+serializes itself (counting their references); `unpack_refs` on an actor fetches them from the
+object store (from whichever node holds them, never through the driver) and puts the values in.
+
 Only the values that `pack` wraps travel this way (the Ray pool's tasks and outcomes, a remote
 model's inputs and outputs); the rest of the process's Ray is left as Ray configures it.
 
@@ -21,6 +26,8 @@ import io
 import pickle
 import sys
 import warnings
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from ray import cloudpickle
@@ -29,12 +36,42 @@ Packed = tuple[bytes, list[pickle.PickleBuffer]]
 """The pickled value, and the buffers of its arrays (Ray stores these without copying)."""
 
 
+@dataclass(frozen=True)
+class Kept:
+    """A value left in Ray's object store where a Ray actor made it: item `index` of the packed
+    list that `ref` names. The driver hands it on without reading it; the actor that gets it
+    in a task reads it (`unpack_refs`). `node`: the Ray node that made it."""
+
+    ref: Any
+    index: int
+    node: str = ""
+    spread: bool = False
+    """It stands for a task's whole arguments (a tuple), not for one of them."""
+
+
+@dataclass(frozen=True)
+class Spread:
+    """What a `Kept` with `spread` becomes on the actor: the task's arguments."""
+
+    args: tuple[Any, ...]
+
+
 def pack(value: Any) -> Packed:
     """Pickle `value`, its CPU tensors as numpy arrays and every array's bytes out of band."""
+    packed, refs = pack_refs(value)
+    if refs:
+        raise TypeError("a value kept in Ray's object store travels with pack_refs, not pack")
+    return packed
+
+
+def pack_refs(value: Any) -> tuple[Packed, list[Any]]:
+    """`pack`, with each `Kept` in `value` sent as its place: the object refs come beside the
+    pickle, to be passed to Ray as an argument of their own (Ray then counts them)."""
     buffers: list[pickle.PickleBuffer] = []
     file = io.BytesIO()
-    _Pickler(file, protocol=5, buffer_callback=buffers.append).dump(value)
-    return file.getvalue(), buffers
+    pickler = _Pickler(file, protocol=5, buffer_callback=buffers.append)
+    pickler.dump(value)
+    return (file.getvalue(), buffers), pickler.refs
 
 
 def unpack(packed: Packed) -> Any:
@@ -43,11 +80,55 @@ def unpack(packed: Packed) -> Any:
     return pickle.loads(data, buffers=buffers)
 
 
+def unpack_refs(packed: Packed, refs: list[Any]) -> Any:
+    """On a Ray actor: the value `pack_refs` pickled, each `Kept` replaced by its value,
+    fetched from the object store (Ray's errors when one is lost with its node propagate)."""
+    if not refs:
+        return unpack(packed)
+    import ray
+
+    token = _RESOLVED.set([unpack(group) for group in ray.get(list(refs))])
+    try:
+        return unpack(packed)
+    finally:
+        _RESOLVED.reset(token)
+
+
+def spread(args: Any) -> tuple[Any, ...]:
+    """A task's arguments as the function takes them (a `Spread` opened)."""
+    if len(args) == 1 and isinstance(args[0], Spread):
+        return args[0].args
+    return tuple(args)
+
+
+def size(packed: Packed) -> int:
+    """Bytes of a packed value: its pickle and its buffers."""
+    data, buffers = packed
+    return len(data) + sum(memoryview(b).nbytes for b in buffers)
+
+
+_RESOLVED: ContextVar[list[Any]] = ContextVar("graphbook_resolved")
+"""The kept groups `unpack_refs` fetched, while it unpickles."""
+
+
+def _kept(group: int, index: int, spread: bool) -> Any:
+    value = _RESOLVED.get()[group][index]
+    return Spread(tuple(value)) if spread else value
+
+
 _CloudPickler: Any = cloudpickle.Pickler  # untyped: Ray's vendored cloudpickle
 
 
 class _Pickler(_CloudPickler):  # type: ignore[misc]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.refs: list[Any] = []
+
     def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is Kept:
+            if obj.ref not in self.refs:
+                self.refs.append(obj.ref)
+            return _kept, (self.refs.index(obj.ref), obj.index, obj.spread)
         torch = sys.modules.get("torch")
         if torch is not None and type(obj) is torch.Tensor:
             array = _as_array(obj)

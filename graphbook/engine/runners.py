@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 from graphbook.engine.cache import Recording
 from graphbook.engine.control import RunControl
 from graphbook.engine.metrics import MetricBook
-from graphbook.engine.pool import Done, Failed, Lane, Outcome, Pool
+from graphbook.engine.pool import BatchResult, Done, Failed, Lane, Outcome, Pool, Stage
 from graphbook.engine.preview import preview
 from graphbook.errors import GraphbookError
 from graphbook.events import (
@@ -555,24 +555,42 @@ class Holder:
         return self.remaining == 0 and self.dumps == 0
 
 
+Loaded = tuple[Any, Any, Holder]
+"""A loaded item waiting for its batch: (the value load_fn made, the item, its holder)."""
+
+
 class BatchRunner(Runner[BatchStep]):
-    """Items of many dicts -> load_fn in the pool -> batches -> on_item_batch -> dump_fn."""
+    """Items of many dicts -> load_fn in the pool -> batches -> on_item_batch -> dump_fn.
+    On a pool with stage actors (Ray), on_item_batch runs there (`Stage`), fed the loads'
+    values where they were made."""
 
     def __init__(self, node: GraphNode, instance: BatchStep, run: RunContext) -> None:
         super().__init__(node, instance, run)
         self.batch_size = max(1, int(instance.batch_size))
         capacity = max(2 * self.batch_size, 2 * max(run.pool.workers, 1))
         load_fn, dump_fn = getattr(instance, "load_fn", None), getattr(instance, "dump_fn", None)
-        self.loads: Lane[tuple[Any, Holder]] | None = (
-            run.pool.lane(load_fn, capacity) if load_fn else None
-        )
+        staging = getattr(run.pool, "stage", None)
+        self.stage: Stage | None = staging(node.id, instance, capacity) if staging else None
+        """Where on_item_batch runs when not here."""
+        self.batches: Lane[list[Loaded]] | None = self.stage.batches if self.stage else None
+        """Each batch on the stage, with its loaded items as the task's context."""
+        self.loads: Lane[tuple[Any, Holder]] | None = None
         """Each item's load, with the item and its holder as the task's context."""
+        if load_fn and self.stage is not None:
+            self.loads = self.stage.loads(load_fn, capacity)
+        elif load_fn:
+            self.loads = run.pool.lane(load_fn, capacity)
         self.dumps: Lane[list[Holder]] | None = (
             run.pool.lane(dump_fn, capacity, "dump") if dump_fn else None
         )
         """Each dump, with the holders of the batch it came from as the task's context."""
-        self.loaded: deque[tuple[Any, Any, Holder]] = deque()
+        self.loaded: deque[Loaded] = deque()
         self.holders: deque[Holder] = deque()
+
+    def start(self) -> None:
+        if self.stage is not None:
+            self.on_log(self.id, self.stage.notice, "info")
+        super().start()
 
     def ready(self) -> bool:
         if not self.has_room():
@@ -601,6 +619,7 @@ class BatchRunner(Runner[BatchStep]):
     def handle_chunk(self) -> None:
         self._take_in()
         self._collect()
+        self._collect_batches()
         while self._batch_due():
             self._run_batch()
             if self.unit_done():
@@ -609,7 +628,7 @@ class BatchRunner(Runner[BatchStep]):
         self._release()
 
     def _lanes(self) -> list[Lane[Any]]:
-        return [lane for lane in (self.loads, self.dumps) if lane is not None]
+        return [lane for lane in (self.loads, self.batches, self.dumps) if lane is not None]
 
     def _in_flight(self) -> int:
         return sum(lane.in_flight for lane in self._lanes())
@@ -631,6 +650,8 @@ class BatchRunner(Runner[BatchStep]):
 
     def _batch_due(self) -> bool:
         if self.dumps is not None and self.dumps.in_flight >= self.dumps.capacity:
+            return False
+        if self.batches is not None and self.batches.in_flight >= self.batches.capacity:
             return False
         return len(self.loaded) >= self.batch_size or (bool(self.loaded) and self._upstream_done())
 
@@ -673,11 +694,13 @@ class BatchRunner(Runner[BatchStep]):
         size = min(self.batch_size, len(self.loaded))
         batch = [self.loaded.popleft() for _ in range(size)]
         owners = [holder for _, _, holder in batch]
+        args = ([b[0] for b in batch], [b[1] for b in batch], [h.data for h in owners])
+        if self.batches is not None:  # on a stage actor: it comes back in _collect_batches
+            self.batches.submit(batch, args)
+            return
         try:
-            result = self.instance.on_item_batch(
-                [b[0] for b in batch], [b[1] for b in batch], [h.data for h in owners]
-            )
-            self._dispatch_dumps(result, _unique(owners))
+            result = self.instance.on_item_batch(*args)
+            self._dispatch_dumps(dump_calls(self.instance, result), _unique(owners))
         except Exception as exc:
             for holder in owners:
                 holder.failed = True
@@ -686,18 +709,44 @@ class BatchRunner(Runner[BatchStep]):
             for holder in owners:
                 holder.remaining -= 1
 
-    def _dispatch_dumps(self, result: Any, owners: list[Holder]) -> None:
-        if result is None:
+    def _dispatch_dumps(self, calls: list[Any], owners: list[Holder]) -> None:
+        """Submit each dump (its arguments: a tuple, or a value kept where a stage made it)."""
+        if not calls:
             return
-        if self.dumps is None:
-            raise GraphbookError(
-                f"{type(self.instance).__name__}.on_item_batch returned values for dump_fn, but "
-                "the step has no dump_fn; return None or give it a dump_fn"
-            )
-        for args in result:
+        assert self.dumps is not None  # dump_calls checked it
+        for args in calls:
             self.dumps.submit(owners, args if isinstance(args, tuple) else (args,))
             for holder in owners:
                 holder.dumps += 1
+
+    def _collect_batches(self) -> None:
+        """The batches a stage ran: logs, metrics, dumps, errors, as if they ran here; a batch
+        whose loaded values were lost with their node is loaded again."""
+        if self.batches is None:
+            return
+        for batch, outcome in self.batches.take_ready():
+            self.reported(outcome)
+            owners = [holder for _, _, holder in batch]
+            if isinstance(outcome, Done) and outcome.value.lost:
+                for _, item, holder in batch:
+                    self._submit(item, holder)
+                continue
+            try:
+                self._batch_done(outcome, owners)
+            finally:
+                for holder in owners:
+                    holder.remaining -= 1
+
+    def _batch_done(self, outcome: Outcome, owners: list[Holder]) -> None:
+        if isinstance(outcome, Failed):
+            for holder in owners:
+                holder.failed = True
+            self.fail(outcome.error)
+            return
+        result: BatchResult = outcome.value
+        for node_id, message, level in result.logs:
+            self.on_log(node_id, message, level)
+        self._dispatch_dumps(result.dumps, _unique(owners))
 
     def _collect_dumps(self) -> None:
         if self.dumps is None:
@@ -723,6 +772,19 @@ class BatchRunner(Runner[BatchStep]):
                 self.fail(exc, holder.data)
                 continue
             self.emit(pairs)
+
+
+def dump_calls(step: BatchStep, result: Any) -> list[Any]:
+    """The dump tasks' arguments `on_item_batch` returned, each a tuple; an error when it
+    returned some and the step has no dump_fn."""
+    if result is None:
+        return []
+    if getattr(step, "dump_fn", None) is None:
+        raise GraphbookError(
+            f"{type(step).__name__}.on_item_batch returned values for dump_fn, but "
+            "the step has no dump_fn; return None or give it a dump_fn"
+        )
+    return [args if isinstance(args, tuple) else (args,) for args in result]
 
 
 def _unique(holders: list[Holder]) -> list[Holder]:

@@ -42,6 +42,10 @@ class ServerSettings:
     """The fewest and most Ray actors of each kind (`workers` N: exactly N)."""
     ray_actor_cpus: float = ACTOR_CPUS
     """CPUs each Ray load and dump actor reserves."""
+    ray_stages: str = "auto"
+    """Where batch steps' on_item_batch runs on Ray: `on` stage actors, `off`, `auto`."""
+    ray_replicas: int = 0
+    """Stage actors per batch step at most (0: one per node, one per GPU on GPU nodes)."""
     token: str | None = None
     allowed_origins: tuple[str, ...] = ()
     cache_budget: int = 1 << 30
@@ -83,6 +87,8 @@ class ServerSettings:
             dumps=self.ray_dumps,
             actors=self.ray_actors,
             actor_cpus=self.ray_actor_cpus,
+            stages=self.ray_stages,
+            replicas=self.ray_replicas,
         )
 
     @property

@@ -52,7 +52,7 @@ def load(i: int) -> dict:
 
 
 @step("Warm/Write")
-@batch(2, "x", load_fn=load)
+@batch(2, "x", load_fn=load, runs_on_driver=True)
 def write(ctx: Any, outputs: list, items: list, data: list) -> None:
     with open("loaded.jsonl", "a") as lines:
         for output in outputs:

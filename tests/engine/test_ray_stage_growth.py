@@ -1,0 +1,63 @@
+"""A stage grows to `replicas` while full batches wait (one node, stages forced on). A module
+of its own: idle replicas that another module's pool keeps hold their CPU, and this needs both
+of the session Ray's 2 CPUs."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from graphbook import Workflow, batch, param, run_workflow, source, step
+from graphbook.engine.ray_pool import RayPool
+
+
+@step("Grow/Numbers")
+@source()
+def numbers(ctx: Any) -> Any:
+    for i in range(20):
+        yield {"items": [i]}
+
+
+WAIT = 90.0
+"""Seconds from the first batch that batches wait for the replicas they expect (a new one
+imports torch first)."""
+
+
+@step("Grow/Slow")
+@batch(2, "items")
+@param("folder", "string", default="")
+@param("replicas", "int", default=1)
+def slow(ctx: Any, outputs: list[Any], items: list[Any], data: list[Any]) -> None:
+    """Holds its replica until `replicas` replicas have run a batch (each leaves its pid in
+    `folder`), so that batches queue behind it: the stage's cue to grow."""
+    began = Path(ctx.folder, "began")
+    if not began.exists():
+        began.write_text(str(time.time()))
+    Path(ctx.folder, f"pid-{os.getpid()}").touch()
+    deadline = float(began.read_text() or time.time()) + WAIT  # one bound for the whole run
+    while len(list(Path(ctx.folder).glob("pid-*"))) < ctx.replicas and time.time() < deadline:
+        time.sleep(0.05)
+    for d in data:
+        d["pid"] = os.getpid()
+
+
+def test_the_stage_grows_to_its_replicas_while_full_batches_wait(
+    ray_address: str, tmp_path: Path
+) -> None:
+    """One node: one replica at first; `replicas=2` lets a second start while batches queue
+    behind a slow on_item_batch, and both run batches. `replicas=1` never adds one."""
+    pids = {}
+    for replicas in (1, 2):
+        folder = tmp_path / str(replicas)
+        folder.mkdir()
+        wf = Workflow()
+        node = wf.add(slow, id="slow", folder=str(folder), replicas=replicas)
+        wf.connect(wf.add(numbers), node)
+        with RayPool(ray_address, workers=1, stages="on", replicas=replicas) as pool:
+            result = run_workflow(wf, pool=pool, collect=True)
+        assert result.ok, result.errors
+        pids[replicas] = {d["pid"] for d in result.output("slow")}
+    assert len(pids[1]) == 1
+    assert len(pids[2]) == 2, "a second replica started and took batches"
