@@ -155,6 +155,7 @@ class RayStage:
         """Ref of each batch call -> its replica and the ref of its dump arguments."""
         self._pickled: Any = None
         self._fallback = False
+        self._warned_state = False
         self._remote = self.ray.remote(StageActor)
         self.replicas: list[_Replica] = []
         room = None if self.gpu else pool.nodes.room()
@@ -358,7 +359,22 @@ class RayStage:
         batch = self._tasks.get(ticket)
         if batch is not None and isinstance(reply, Done) and not reply.value.lost:
             update_dicts(batch.args[2], reply.value.data)
+            self._warn_state(reply.value.changed)
         self._resolve(ticket, _outcome(reply, dumps, _node_id(replica)))
+
+    def _warn_state(self, changed: list[str]) -> None:
+        """Say once that the step keeps state on self, which each replica keeps apart."""
+        if not changed or self._warned_state:
+            return
+        self._warned_state = True
+        names = ", ".join(f"self.{name}" for name in changed)
+        self.pool.notice(
+            f"node {self.node_id!r}: on_item_batch changed {names} on its Ray stage actor: what "
+            "a step keeps on self is per replica, and the driver's step (its on_end, the next "
+            "run) does not see it; give the step runs_on_driver = True (or run with "
+            "--ray-stages off) to keep on_item_batch on the driver",
+            "warning",
+        )
 
     def _resolve(self, ticket: int, outcome: Outcome) -> None:
         if self._tasks.pop(ticket, None) is not None:
@@ -394,6 +410,9 @@ class Reply:
     logs: list[tuple[str, Any, Any]] = field(default_factory=list)
     lost: str = ""
     """Why it did not run: a loaded value was lost with its node."""
+    changed: list[str] = field(default_factory=list)
+    """The step's attributes this call changed, after its replica's first call (which may
+    set up what it needs lazily): state kept on self, which the driver's step never sees."""
 
 
 def update_dicts(mine: Sequence[Any], theirs: Sequence[Any]) -> None:
@@ -423,6 +442,29 @@ def update(old: Any, new: Any) -> Any:
             old[:] = new
         return old
     return new
+
+
+def state_of(step: Any) -> dict[str, tuple[int, int | None, Any]]:
+    """What a step keeps on self, to tell whether a call changed it: each attribute's object,
+    a container's length and a plain value (torch modules are left out: their buffers may
+    change in a forward pass, and they are the replica's own by design)."""
+    torch = sys.modules.get("torch")
+    module = torch.nn.Module if torch is not None else ()
+    state: dict[str, tuple[int, int | None, Any]] = {}
+    for name, value in vars(step).items():
+        if isinstance(value, module):
+            continue
+        size = len(value) if isinstance(value, list | dict | set | deque | bytearray) else None
+        plain = value if isinstance(value, int | float | str | bool) else None
+        state[name] = (id(value), size, plain)
+    return state
+
+
+def changed_state(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The attributes set, removed or grown between two `state_of`s."""
+    return sorted(
+        name for name in before.keys() | after.keys() if before.get(name) != after.get(name)
+    )
 
 
 def holds_model(step: Any) -> bool:
@@ -472,6 +514,8 @@ class StageActor:
         self.where = _where(driver_node)
         self.step: Any = None
         self.broken: ErrorInfo | None = None
+        self.calls = 0
+        """Batches run by the replica learned last."""
 
     def ready(self) -> bool:
         return True
@@ -482,6 +526,7 @@ class StageActor:
         from ray import cloudpickle
 
         self.node_id, self.step, self.broken = node_id, None, None
+        self.calls = 0
         try:
             self.step = cloudpickle.loads(pickled)
             if self.gpu:
@@ -522,12 +567,15 @@ class StageActor:
             node_context(self.node_id, logged),
             metric_context(lambda node, reported: metrics.append(reported)),
         ):
+            before = state_of(self.step)
             try:
                 dumps = dump_calls(self.step, self.step.on_item_batch(values, items, data))
             except Exception as exc:
                 failed = Failed(self._placed(ErrorInfo.from_exception(exc)))
                 return _with_metrics(failed, metrics), []
-        done = Done(Reply(data, len(dumps), logs))
+        self.calls += 1
+        changed = changed_state(before, state_of(self.step)) if self.calls > 1 else []
+        done = Done(Reply(data, len(dumps), logs, changed=changed))
         return _with_metrics(done, metrics), dumps
 
     def _placed(self, error: ErrorInfo) -> ErrorInfo:

@@ -114,6 +114,8 @@ def test_on_item_batch_runs_on_a_stage_actor_and_the_run_is_the_local_run(
     logs = [e.message for e in events if isinstance(e, NodeLog) and e.node_id == "score"]
     assert logs.count("a batch of 4") == 5, logs
     assert STAGE_NOTICE in logs[0], "the node's log says where on_item_batch runs"
+    warned = [e for e in events if isinstance(e, NodeLog) and e.level == "warning"]
+    assert not warned, "a step that keeps nothing on self is not warned about"
     rows = [r for e in events if isinstance(e, NodeMetrics) for r in e.rows]
     assert sum(r.values["items"] for r in rows) == 20, "metrics it reported came back"
 
@@ -163,6 +165,30 @@ def test_a_step_that_runs_on_the_driver_stays_there(staged: RayPool) -> None:
     assert {d["pid"] for d in result.output("here")} == {os.getpid()}
     logs = [e.message for e in events if isinstance(e, NodeLog)]
     assert any("runs on_item_batch on the driver (runs_on_driver = True)" in m for m in logs)
+
+
+class Tally(BatchStep):
+    """Keeps a tally on self across batches: on replicas, each keeps its own."""
+
+    def __init__(self) -> None:
+        super().__init__(batch_size=2, item_key="items")
+        self.seen: list[int] = []
+        self.prepared = False
+
+    def on_item_batch(self, outputs: list[Any], items: list[Any], data: list[Any]) -> None:
+        self.prepared = True  # set up on the first call: not state that is lost
+        self.seen.extend(items)
+
+
+def test_state_kept_on_self_by_a_replica_is_a_warning_naming_it(staged: RayPool) -> None:
+    wf = Workflow()
+    wf.connect(wf.add(numbers, n=4), wf.add(Tally, id="tally"))
+    events: list[Event] = []
+    result = run_workflow(wf, pool=staged, collect=True, sink=events.append)
+    assert result.ok, result.errors
+    warned = [e.message for e in events if isinstance(e, NodeLog) and e.level == "warning"]
+    assert len(warned) == 1 and "changed self.seen on its Ray stage actor" in warned[0], warned
+    assert "runs_on_driver = True" in warned[0] and "prepared" not in warned[0]
 
 
 def graphbook(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

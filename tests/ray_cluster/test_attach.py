@@ -223,7 +223,7 @@ def test_actors_missing_from_a_warm_pool_start_on_the_nodes_that_lack_them(
     the one left in one of the rounds."""
     workflow = project(tmp_path)
     before = kept(cluster)
-    _, first = run(cluster, workflow)
+    _, first = run(cluster, workflow, *TWO_EACH)
     mine = kept(cluster) - before
     namespace = namespaces(mine).pop()
     try:
@@ -231,7 +231,7 @@ def test_actors_missing_from_a_warm_pool_start_on_the_nodes_that_lack_them(
         assert len(loads) == 2 and len(set(loads.values())) == 2, "one per node to begin with"
         for name in sorted(loads):
             kept(cluster, "", f"kill:{namespace}/{name}")
-            said, again = run(cluster, workflow)
+            said, again = run(cluster, workflow, *TWO_EACH)
             assert f"note: attached to 3 warm actors on {cluster.address}" in said, said[-3000:]
             now = nodes_of(cluster, namespace, "load")
             assert len(now) == 2 and len(set(now.values())) == 2, f"{name} gone: {now}"
@@ -278,13 +278,13 @@ def test_runs_through_ray_client_attach_to_the_same_actors_with_local_outputs(
     workflow = project(tmp_path)
     _, local = run(cluster, workflow, address="")
     before = kept(cluster)
-    said, first = run(cluster, workflow, address=cluster.client)
+    said, first = run(cluster, workflow, *TWO_EACH, address=cluster.client)
     mine = kept(cluster) - before
     try:
         assert "attached to" not in said, said[-3000:]
         assert "actors kept 300 s after the run" in said, said[-3000:]
         assert len(mine) == 4 and len(namespaces(mine)) == 1, mine
-        said, second = run(cluster, workflow, address=cluster.client, quiet=False)
+        said, second = run(cluster, workflow, *TWO_EACH, address=cluster.client, quiet=False)
         assert f"note: attached to 4 warm actors on {cluster.client}" in said, said[-3000:]
         told = " ".join(said.split())  # the terminal wraps long lines
         attached = f"] attached to 4 warm Ray actors on {cluster.client}, kept by an earlier run"

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LOCAL = {"graphbook", "bench", "graphbook_nodes"}
+LOCAL = {"graphbook", "bench", "graphbook_nodes", "cluster_procs"}
+"""Modules of this repository (cluster_procs: tests/ray_cluster/, which bench.ray_stages uses)."""
 INSTALLED = ("dev", "ray", "hf", "onnx", "mcp", "tensorboard", "mlflow")
 """The extras scripts/install installs."""
 
