@@ -344,15 +344,13 @@ class _GraphRun:
     def _resource_value(self, node: GraphNode) -> Any:
         """The resource's value: built where the pool places it (a model on a Ray actor with a
         GPU), else here."""
-        place = getattr(self.state.pool, "place_resource", None)
-        if place is not None:
-            try:
-                with node_context(node.id, self._log_to_sink):
-                    value = place(node, self._params(node))
-            except Exception as exc:
-                self._fail(node.id, exc)
-            if value is not None:
-                return value
+        try:
+            with node_context(node.id, self._log_to_sink):
+                value = self.state.pool.place_resource(node, self._params(node))
+        except Exception as exc:
+            self._fail(node.id, exc)
+        if value is not None:
+            return value
         return self._value(node, self._instantiate(node))
 
     def _params(self, node: GraphNode) -> dict[str, Any]:

@@ -207,6 +207,14 @@ class Pool(Protocol):
         """Whether its work may run on other machines, where this process's folder may not
         exist: the executor then makes path parameters absolute first."""
 
+    def place_resource(self, node: Any, params: dict[str, Any]) -> Any:
+        """A resource node's value built where the pool puts it (a model on a Ray actor with a
+        GPU); None: the executor builds it here."""
+
+    def stage(self, node_id: str, step: Any, capacity: int) -> Stage | None:
+        """Where a batch step's `on_item_batch` runs when not here (Ray stage actors); None:
+        here."""
+
     def close(self) -> None: ...
 
 
@@ -266,6 +274,12 @@ class InlinePool:
     @property
     def ships(self) -> bool:
         return False
+
+    def place_resource(self, node: Any, params: dict[str, Any]) -> None:
+        """Resources are built in the run's process."""
+
+    def stage(self, node_id: str, step: Any, capacity: int) -> None:
+        """`on_item_batch` runs in the run's process."""
 
     def close(self) -> None:
         """Nothing to stop."""

@@ -182,6 +182,12 @@ class ProcessPool:
         """Its workers are on this machine, in this folder."""
         return False
 
+    def place_resource(self, node: Any, params: dict[str, Any]) -> None:
+        """Resources are built in the run's process."""
+
+    def stage(self, node_id: str, step: Any, capacity: int) -> None:
+        """`on_item_batch` runs in the run's process, fed by the workers' shared memory."""
+
     def close(self) -> None:
         """Stop the workers and free what they hold; see NOTE [ Shutdown protocol ]."""
         self._finalizer()

@@ -569,8 +569,7 @@ class BatchRunner(Runner[BatchStep]):
         self.batch_size = max(1, int(instance.batch_size))
         capacity = max(2 * self.batch_size, 2 * max(run.pool.workers, 1))
         load_fn, dump_fn = getattr(instance, "load_fn", None), getattr(instance, "dump_fn", None)
-        staging = getattr(run.pool, "stage", None)
-        self.stage: Stage | None = staging(node.id, instance, capacity) if staging else None
+        self.stage: Stage | None = run.pool.stage(node.id, instance, capacity)
         """Where on_item_batch runs when not here."""
         self.batches: Lane[list[Loaded]] | None = self.stage.batches if self.stage else None
         """Each batch on the stage, with its loaded items as the task's context."""
