@@ -174,34 +174,20 @@ def backend_of(args: argparse.Namespace, nodes: Iterable[Path] = ()) -> Backend:
             raise GraphbookError(f"{flag} applies to Ray actors: add --ray")
         return "local"
     address = None if args.ray == LOCAL_RAY else args.ray
-    ship = shippable([*nodes, *args.ray_ship])
-    dumps = args.ray_dumps or DRIVER
-    sizing = sizing_of(args)
-    stages, replicas = args.ray_stages or AUTO, args.ray_replicas or 0
-    if address is None:
-        if keep:
-            raise GraphbookError(
-                "--ray-keep keeps actors on a Ray cluster (--ray ADDRESS or --ray auto); "
-                "the local Ray that plain --ray starts ends with the run"
-            )
-        return RayBackend(
-            address,
-            retries=args.retries,
-            ship=ship,
-            dumps=dumps,
-            stages=stages,
-            replicas=replicas,
-            **sizing,
+    if address is None and keep:
+        raise GraphbookError(
+            "--ray-keep keeps actors on a Ray cluster (--ray ADDRESS or --ray auto); "
+            "the local Ray that plain --ray starts ends with the run"
         )
     return RayBackend(
         address,
         retries=args.retries,
-        ship=ship,
-        keep_after=kept_for(keep),
-        dumps=dumps,
-        stages=stages,
-        replicas=replicas,
-        **sizing,
+        ship=shippable([*nodes, *args.ray_ship]),
+        keep_after=None if address is None else kept_for(keep),
+        dumps=args.ray_dumps or DRIVER,
+        stages=args.ray_stages or AUTO,
+        replicas=args.ray_replicas or 0,
+        **sizing_of(args),
     )
 
 

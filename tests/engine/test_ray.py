@@ -112,21 +112,27 @@ def test_with_retries_the_item_of_a_dead_actor_runs_again(ray_address: str, tmp_
     assert (tmp_path / "3.deaths").read_text() == "x", "the actor did die, once"
 
 
+def outcomes_of(pool: RayPool, fn: Any, xs: Any) -> list[Any]:
+    """Each x through a lane of `fn` on the pool, the outcomes in order."""
+    lane = pool.lane(fn, 16)
+    for x in xs:
+        lane.submit(None, (x,))
+    outcomes: list[Any] = []
+    deadline = time.monotonic() + 120  # actors may still be starting on a busy machine
+    while lane.in_flight and time.monotonic() < deadline:
+        pool.wait(0.1)
+        outcomes += [outcome for _, outcome in lane.take_ready()]
+    lane.close()
+    return outcomes
+
+
 def test_the_pool_keeps_order_and_returns_errors_as_values(ray_pool: RayPool) -> None:
     def tenfold(x: int) -> int:
         if x == 4:
             raise ValueError("no fours")
         return x * 10
 
-    lane = ray_pool.lane(tenfold, 16)
-    for x in range(8):
-        lane.submit(None, (x,))
-    outcomes: list[Any] = []
-    deadline = time.monotonic() + 120  # actors may still be starting on a busy machine
-    while lane.in_flight and time.monotonic() < deadline:
-        ray_pool.wait(0.1)
-        outcomes += [outcome for _, outcome in lane.take_ready()]
-    lane.close()
+    outcomes = outcomes_of(ray_pool, tenfold, range(8))
     assert [o.value for o in outcomes if isinstance(o, Done)] == [0, 10, 20, 30, 50, 60, 70]
     failed = [o for o in outcomes if isinstance(o, Failed)]
     assert outcomes.index(failed[0]) == 4
@@ -481,15 +487,7 @@ def test_metrics_reported_on_an_actor_come_back_with_the_outcome(ray_pool: RayPo
             raise ValueError("no twos")
         return x
 
-    lane = ray_pool.lane(measured, 16)
-    for x in range(4):
-        lane.submit(None, (x,))
-    outcomes: list[Any] = []
-    deadline = time.monotonic() + 120  # actors may still be starting on a busy machine
-    while lane.in_flight and time.monotonic() < deadline:
-        ray_pool.wait(0.1)
-        outcomes += [outcome for _, outcome in lane.take_ready()]
-    lane.close()
+    outcomes = outcomes_of(ray_pool, measured, range(4))
     seen = [[values for values, _ in outcome.metrics] for outcome in outcomes]
     assert seen == [[{"seen": float(x)}] for x in range(4)]
     assert isinstance(outcomes[2], Failed)
