@@ -616,7 +616,7 @@ class RayPool:
         _OPEN_POOLS[0] += 1
         self.limits = Limits.exactly(workers) if workers else actors
         self.actor_cpus = actor_cpus
-        self._elastic = address not in (None, LOCAL)
+        self.elastic = address not in (None, LOCAL)
         """Whether the cluster may grow (one joined, not a Ray started here): an actor with
         no room yet is then asked for all the same, and waits for a node."""
         self._cpus = (0.0, 0.0)
@@ -835,6 +835,27 @@ class RayPool:
         from graphbook.engine.ray_stage import stage_for
 
         return stage_for(self, node_id, step, capacity)
+
+    def room(self) -> dict[str, float] | None:
+        """The CPUs free on each live node for one more reservation: Ray's count less what the
+        pool's actors and stage replicas asked for and Ray may not count yet (Ray counts an
+        actor once it is placed; one still starting is taken as not counted, so a new actor
+        never reserves a CPU another one holds). None when Ray does not say."""
+        room = self._nodes.room()
+        if room is None:
+            return None
+        asked = [
+            (h.node, h.cpus)
+            for kind in KINDS
+            for h in self._group(kind)
+            if h.starting is not None and h.cpus
+        ]
+        for watcher in self._watchers:
+            asked.extend(watcher.asked())
+        for node, cpus in asked:
+            if node is not None and node.id in room:
+                room[node.id] = max(0.0, room[node.id] - cpus)
+        return room
 
     def watch(self, watcher: Watcher) -> None:
         """Have `wait` wait for `watcher`'s calls too, and hand them back to it."""
@@ -1210,7 +1231,7 @@ class RayPool:
         cpus, count = self.actor_cpus, sum(missing.values())
         if not cpus or not count:
             return None
-        room = dict(self._nodes.room() or {})
+        room = dict(self.room() or {})
         plan: list[Node | None] = []
         for kind in PLACED:
             counts = self._counts(kind)
@@ -1239,10 +1260,10 @@ class RayPool:
         waits for room, or for a node an autoscaler adds; the run goes on without it); on a
         Ray started here, none."""
         cpus = self.actor_cpus
-        room = self._nodes.room() if cpus else None
+        room = self.room() if cpus else None
         node = self._place(kind, cpus, room, self._counts(kind))
         fits = node is not None and (room is None or room.get(node.id, 0.0) >= cpus)
-        if fits or self._elastic:
+        if fits or self.elastic:
             handle = self._start_on(kind, cpus, node)
             handle.room = fits
             self._actors[kind].append(handle)
@@ -1374,7 +1395,7 @@ class RayPool:
         it has room; with no room for it anywhere, it reserves none, so that it starts (it
         may be the only one of its kind: the run must not wait for room)."""
         counts = self._counts(kind)
-        room = self._nodes.room() if cpus else None
+        room = self.room() if cpus else None
         node = self._place(kind, cpus, room, counts)
         if cpus and (node is None or room is None or room.get(node.id, 0.0) < cpus):
             cpus, node = 0.0, self._place(kind, 0.0, None, counts)

@@ -49,9 +49,10 @@ STAGES = (AUTO, ON, OFF)
 """Where batch steps' `on_item_batch` runs on Ray (`--ray-stages`)."""
 PER_REPLICA = 2
 """Batches queued on one stage actor: it starts the next while the driver takes one back."""
-PLACE_WAIT = 10.0
-"""Seconds batches wait for a replica Ray can place before one that reserves nothing starts
-on the driver's node (a cluster whose CPUs are all reserved still runs)."""
+PLACE_WAIT = 20.0
+"""Seconds batches wait for Ray to place a replica (to start its process: its imports come
+after) before one that reserves nothing starts on the driver's node (a cluster whose CPUs are
+all reserved still runs)."""
 PRELOAD = ("numpy", "torch", "torchvision", "PIL.Image")
 
 
@@ -71,6 +72,8 @@ class Watcher(Protocol):
     """Calls the Ray pool's `wait` waits for besides its own."""
 
     def refs(self) -> list[Any]: ...
+
+    def asked(self) -> list[tuple[Node | None, float]]: ...
 
     def receive(self, ready: list[Any]) -> None: ...
 
@@ -117,7 +120,11 @@ class _Replica:
     actor: Any
     node: Node | None
     starting: Any
-    """The ref of its `ready()` call while it starts (None once it answered)."""
+    """The ref of its `ready()` call while it starts, imports included (None once it
+    answered)."""
+    placing: Any = None
+    """The ref of its `placed()` call until it answers: until then Ray may not have found it
+    room (answered, it runs on a node and is starting there)."""
     kind: tuple[str, bool, bool] = ("", False, True)
     """(its node's id, whether it has a GPU, whether it reserves a CPU or GPU): a replica kept
     idle by the pool between runs serves a later stage of the same kind."""
@@ -158,7 +165,7 @@ class RayStage:
         self._warned_state = False
         self._remote = self.ray.remote(StageActor)
         self.replicas: list[_Replica] = []
-        room = None if self.gpu else pool.nodes.room()
+        room = None if self.gpu else pool.room()
         for node in pool.nodes.refresh():
             for _ in range(per_node[node.id]):
                 if len(self.replicas) < self.limit:
@@ -205,7 +212,12 @@ class RayStage:
     # -- the Watcher protocol (for the pool's wait) ----------------------------------------
     def refs(self) -> list[Any]:
         starting = [r.starting for r in self.replicas if r.starting is not None]
-        return [*self._calls, *starting]
+        placing = [r.placing for r in self.replicas if r.placing is not None]
+        return [*self._calls, *starting, *placing]
+
+    def asked(self) -> list[tuple[Node | None, float]]:
+        """(node, CPUs) its replicas reserve that Ray may not count yet: not yet placed."""
+        return [(r.node, 1.0) for r in self.replicas if r.placing is not None and r.kind[2]]
 
     def dispatch(self) -> None:
         """Hand waiting batches to ready replicas with room, least busy first, then those on
@@ -227,6 +239,9 @@ class RayStage:
             replica = next((r for r in self.replicas if r.starting == ref), None)
             if replica is not None:
                 self._started(replica)
+            for replica in self.replicas:
+                if replica.placing == ref:  # it runs somewhere (it may have died since)
+                    replica.placing = None
 
     def close(self) -> None:
         """The run is over: replicas that are up and idle wait in the pool for its next run
@@ -263,7 +278,8 @@ class RayStage:
         args = (os.getcwd(), self.pool.driver_node, self.pool.shipped, preload, self.gpu)
         actor = self._remote.options(**options).remote(self.node_id, *args)
         logger.debug("started a Ray stage actor on %s", node and node.describe())
-        return _Replica(actor, node, actor.ready.remote(), kind)
+        placing = actor.placed.remote()
+        return _Replica(actor, node, actor.ready.remote(), kind=kind, placing=placing)
 
     def _started(self, replica: _Replica) -> None:
         try:
@@ -271,14 +287,15 @@ class RayStage:
         except self.ray.exceptions.RayActorError as exc:
             self._lose(replica, exc)
             return
-        replica.starting = None
+        replica.starting = replica.placing = None  # ready: placed too
 
     def _grow(self) -> None:
         """One more replica while full batches wait for one and the limit allows; the first
-        that reserves nothing, on the driver's node, when none could be placed in time."""
+        that reserves nothing, on the driver's node, when Ray placed none in time (one placed
+        and still starting, importing torch on a busy machine, is no cause)."""
         if not self._backlog:
             return
-        if not any(r.starting is None for r in self.replicas) and not self._fallback:
+        if all(r.placing is not None for r in self.replicas) and not self._fallback:
             if time.monotonic() - self._tasks[self._backlog[0]].since > PLACE_WAIT:
                 self._fallback = True
                 self.pool.notice(
@@ -290,16 +307,28 @@ class RayStage:
                 self.replicas.append(self._start(self.pool.nodes.at(self.pool.driver_node), False))
             return
         busy = all(len(r.calls) >= PER_REPLICA for r in self.replicas)
-        if busy and len(self.replicas) < self.limit and not self._placing():
-            self.replicas.append(self._start(self._emptiest()))
+        if busy and len(self.replicas) < self.limit and not self._starting():
+            self.replicas.append(self._more())
 
-    def _placing(self) -> bool:
+    def _starting(self) -> bool:
         return any(r.starting is not None for r in self.replicas)
 
-    def _emptiest(self) -> Node | None:
+    def _more(self) -> _Replica:
+        """One more replica, reserving a CPU (or a GPU) on the node with room and the fewest
+        replicas. With no room on any node: on a cluster, one that reserves and waits for room
+        wherever Ray finds it (or a node an autoscaler adds); on a Ray started here, one that
+        reserves nothing on the node with the fewest replicas, as the first ones do."""
+        room = None if self.gpu else self.pool.room()
         counts = Counter(_node_id(r) for r in self.replicas)
         live = self.pool.nodes.refresh()
-        return min(live, key=lambda node: counts[node.id], default=None)
+
+        def fits(node: Node) -> bool:
+            return room is None or room.get(node.id, 0.0) >= 1.0
+
+        node = min(live, key=lambda n: (not fits(n), counts[n.id]), default=None)
+        if node is None or fits(node):
+            return self._start(node)
+        return self._start(None) if self.pool.elastic else self._start(node, reserve=False)
 
     def _lose(self, replica: _Replica, exc: Exception) -> None:
         """A stage actor died: lost with its node (or never started there), its batches run
@@ -499,16 +528,13 @@ class StageActor:
         preload: Sequence[str],
         gpu: bool,
     ) -> None:
-        import importlib
 
         from graphbook.engine.ray_ship import importable
 
         importable(shipped)
         if cwd and os.path.isdir(cwd):  # relative paths mean the driver's folder, if here
             os.chdir(cwd)
-        for module in preload:
-            with contextlib.suppress(ImportError):
-                importlib.import_module(module)
+        self.preload = list(preload)
         self.node_id = node_id
         self.gpu = gpu
         self.where = _where(driver_node)
@@ -517,7 +543,17 @@ class StageActor:
         self.calls = 0
         """Batches run by the replica learned last."""
 
+    def placed(self) -> bool:
+        """Answers as soon as the actor runs: Ray found it room (its imports come next)."""
+        return True
+
     def ready(self) -> bool:
+        """Answers once the modules the driver uses are imported (torch: seconds)."""
+        import importlib
+
+        for module in self.preload:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(module)
         return True
 
     def learn(self, pickled: bytes, node_id: str) -> None:

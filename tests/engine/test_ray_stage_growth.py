@@ -1,16 +1,22 @@
-"""A stage grows to `replicas` while full batches wait (one node, stages forced on). A module
-of its own: idle replicas that another module's pool keeps hold their CPU, and this needs both
-of the session Ray's 2 CPUs."""
+"""A stage grows to `replicas` while full batches wait, and waits for a replica Ray placed that
+is still starting (one node, stages forced on). A module of its own: idle replicas that another
+module's pool keeps hold their CPU, and this needs both of the session Ray's 2 CPUs (its pools'
+load and dump actors reserve none)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from graphbook import Workflow, batch, param, run_workflow, source, step
+from graphbook.engine import ray_stage
 from graphbook.engine.ray_pool import RayPool
+from graphbook.events import Event, NodeLog
 
 
 @step("Grow/Numbers")
@@ -55,9 +61,39 @@ def test_the_stage_grows_to_its_replicas_while_full_batches_wait(
         wf = Workflow()
         node = wf.add(slow, id="slow", folder=str(folder), replicas=replicas)
         wf.connect(wf.add(numbers), node)
-        with RayPool(ray_address, workers=1, stages="on", replicas=replicas) as pool:
+        with RayPool(ray_address, workers=1, stages="on", replicas=replicas, actor_cpus=0) as pool:
             result = run_workflow(wf, pool=pool, collect=True)
         assert result.ok, result.errors
         pids[replicas] = {d["pid"] for d in result.output("slow")}
     assert len(pids[1]) == 1
     assert len(pids[2]) == 2, "a second replica started and took batches"
+
+
+def test_a_replica_placed_but_slow_to_start_is_waited_for(
+    ray_address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replica Ray placed that is still importing what the driver uses (torch takes seconds
+    on a busy machine) is waited for: no warning that none could be placed, and no replica
+    reserving nothing beside it."""
+    package = tmp_path / "slowpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    wait = 8.0  # more than a Ray worker takes to start on a busy machine (2 s here, idle)
+    start = wait + 2.0
+    module = f"import os, time\nif os.getpid() != {os.getpid()}:\n    time.sleep({start})\n"
+    (package / "slowstart.py").write_text(module)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("slowpkg.slowstart")  # the driver uses it: replicas import it
+    monkeypatch.setattr(ray_stage, "PRELOAD", (*ray_stage.PRELOAD, "slowpkg.slowstart"))
+    monkeypatch.setattr(ray_stage, "PLACE_WAIT", wait)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    wf = Workflow()
+    wf.connect(wf.add(numbers), wf.add(slow, id="slow", folder=str(folder)))
+    events: list[Event] = []
+    with RayPool(ray_address, workers=1, stages="on", actor_cpus=0, ship=[package]) as pool:
+        result = run_workflow(wf, pool=pool, collect=True, sink=events.append)
+    assert result.ok, result.errors
+    warned = [e.message for e in events if isinstance(e, NodeLog) and e.level == "warning"]
+    assert not warned
+    assert len({d["pid"] for d in result.output("slow")}) == 1, "one replica, the slow one"
