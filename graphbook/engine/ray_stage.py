@@ -87,12 +87,16 @@ def _fits(room: dict[str, float] | None, node_id: str) -> bool:
     the CPUs free by node; None: unknown, so it reserves one). One that cannot would wait for
     room the node may never have (an autoscaler adds nodes, not room on a node): it starts
     reserving nothing, so the node's loads are used where they were made."""
-    if room is None:
-        return True
-    if room.get(node_id, 0.0) < 1.0:
+    if not _has_room(room, node_id):
         return False
-    room[node_id] -= 1.0
+    if room is not None:
+        room[node_id] -= 1.0
     return True
+
+
+def _has_room(room: dict[str, float] | None, node_id: str) -> bool:
+    """Whether `room` (the CPUs free by node; None: unknown) has a CPU free on `node_id`."""
+    return room is None or room.get(node_id, 0.0) >= 1.0
 
 
 def stage_for(pool: RayPool, node_id: str, step: BatchStep, capacity: int) -> RayStage | None:
@@ -216,7 +220,10 @@ class RayStage:
         return [*self._calls, *starting, *placing]
 
     def asked(self) -> list[tuple[Node | None, float]]:
-        """(node, CPUs) its replicas reserve that Ray may not count yet: not yet placed."""
+        """(node, CPUs) its replicas reserve that Ray may not count yet: not yet placed (a
+        replica given a GPU reserves no CPU)."""
+        if self.gpu:
+            return []
         return [(r.node, 1.0) for r in self.replicas if r.placing is not None and r.kind[2]]
 
     def dispatch(self) -> None:
@@ -321,12 +328,8 @@ class RayStage:
         room = None if self.gpu else self.pool.room()
         counts = Counter(_node_id(r) for r in self.replicas)
         live = self.pool.nodes.refresh()
-
-        def fits(node: Node) -> bool:
-            return room is None or room.get(node.id, 0.0) >= 1.0
-
-        node = min(live, key=lambda n: (not fits(n), counts[n.id]), default=None)
-        if node is None or fits(node):
+        node = min(live, key=lambda n: (not _has_room(room, n.id), counts[n.id]), default=None)
+        if node is None or _has_room(room, node.id):
             return self._start(node)
         return self._start(None) if self.pool.elastic else self._start(node, reserve=False)
 
