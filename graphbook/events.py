@@ -133,6 +133,21 @@ class NodeStarted:
 
 
 @dataclass(frozen=True)
+class BatchTiming:
+    """Where a batch step's time went so far (graphbook/engine/timing.py)."""
+
+    batches: int
+    compute: float
+    """Seconds in on_item_batch."""
+    waited: float
+    """Seconds with no batch to run while items were still to come: waiting for input."""
+    device: str = ""
+    """The CUDA device the batches ran on, when they did ("cuda:0")."""
+    device_busy: float | None = None
+    """Seconds that device worked on the batches (CUDA events); None off a GPU."""
+
+
+@dataclass(frozen=True)
 class NodeProgress:
     """A few per second per node while it runs (the server sends at most ~10)."""
 
@@ -142,6 +157,8 @@ class NodeProgress:
     counts: dict[str, int]
     rate: float
     """Dicts handed on per second since the node started."""
+    timing: BatchTiming | None = None
+    """A batch step's compute and wait seconds."""
     type: Literal["node_progress"] = "node_progress"
 
 
@@ -202,6 +219,8 @@ class NodeFinished:
     counts: dict[str, int]
     errors: int
     seconds: float
+    timing: BatchTiming | None = None
+    """A batch step's compute and wait seconds."""
     type: Literal["node_finished"] = "node_finished"
 
 

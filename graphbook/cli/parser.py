@@ -172,6 +172,14 @@ def add_run_parser(
         "tensorboard:DIR, mlflow:DIR or mlflow:URI; the run and its metrics are kept in the run "
         "store too (as they are without --logger once a node reports metrics)",
     )
+    run.add_argument(
+        "--trace",
+        type=Path,
+        metavar="FILE",
+        help="write where the run's time went as a Chrome/Perfetto trace (JSON: open it in "
+        "ui.perfetto.dev or chrome://tracing): each node's turns, batches, the time a batch "
+        "step waited for input, each worker's loads and dumps",
+    )
     shown = run.add_mutually_exclusive_group()
     quiet = "show only errors, warnings and the summary"
     shown.add_argument("--quiet", "-q", action="store_true", help=quiet)

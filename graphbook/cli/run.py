@@ -71,7 +71,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         inputs=inputs,
         name=args.workflow.name,
         loggers=args.logger,
+        trace=args.trace,
     )
+    if args.trace is not None:
+        err.print(f"trace written to {args.trace} (open it in ui.perfetto.dev)")
     return code
 
 

@@ -9,6 +9,7 @@ import signal
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -37,6 +38,7 @@ def run_here(
     inputs: Mapping[str, Any] | None = None,
     name: str = "workflow",
     loggers: Sequence[tuple[str, str]] = (),
+    trace: Path | None = None,
 ) -> tuple[RunResult, int]:
     """Run `workflow` (called `name` in the run store) on `pool` with its events to `sink`
     (both closed at the end), its metrics recorded and written through `loggers` (KIND, DEST);
@@ -57,6 +59,7 @@ def run_here(
             prompter=prompter,
             overrides=overrides,
             inputs=inputs,
+            trace=trace,
         )
     return result, exit_code(result, stopper)
 

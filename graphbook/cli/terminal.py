@@ -21,6 +21,7 @@ from rich.text import Text
 
 from graphbook.engine.preview import preview
 from graphbook.events import (
+    BatchTiming,
     Event,
     NodeError,
     NodeFinished,
@@ -83,6 +84,8 @@ class TerminalSink:
         self.pool_stats = pool_stats
         """The worker pool's `stats()`, shown under the live table."""
         self.view = RunView()
+        self.timings: dict[str, BatchTiming] = {}
+        """Each batch step's compute and wait seconds, as it finished."""
         self.live: Live | None = None
         self._show: dict[type[Any], Callable[[Any], None]] = {
             RunStarted: self._run_started,
@@ -161,6 +164,8 @@ class TerminalSink:
         self.err.print(Text(event.error.traceback.rstrip(), style="red"))
 
     def _finished(self, event: NodeFinished) -> None:
+        if event.timing is not None:
+            self.timings[event.node_id] = event.timing
         if self.animated or self.quiet:
             return
         rate = average_rate(event.counts, event.seconds)
@@ -173,12 +178,15 @@ class TerminalSink:
 
     def _run_finished(self, event: RunFinished) -> None:
         self.close()
-        for line in summary_lines(event, self.view):
+        for line in summary_lines(event, self.view, self.timings):
             self.out.print(line)
 
 
-def summary_lines(event: RunFinished, view: RunView) -> list[Text]:
-    """The run's status, time and error count, then every node's counts per output."""
+def summary_lines(
+    event: RunFinished, view: RunView, timings: Mapping[str, BatchTiming] | None = None
+) -> list[Text]:
+    """The run's status, time and error count, then every node's counts per output, and where
+    each batch step's time went."""
     head = Text(f"run {event.status}", style=f"bold {STYLES.get(event.status, '')}")
     head.append(f" in {event.seconds:.2f}s, {event.errors} error(s)")
     width = max((len(f"{i}  {view.title(i)}") for i in event.counts), default=0)
@@ -188,7 +196,25 @@ def summary_lines(event: RunFinished, view: RunView) -> list[Text]:
         node = view.node(node_id)
         errors = f"  ({node.error_count} error(s))" if node is not None and node.error_count else ""
         lines.append(Text(f"  {name}  {format_counts(counts)}{errors}"))
+        timing = (timings or {}).get(node_id)
+        if timing is not None:
+            lines.append(Text(f"  {' ' * width}  {timing_line(timing)}", style="dim"))
     return lines
+
+
+def timing_line(timing: BatchTiming) -> str:
+    """Where a batch step's time went, in a line: its share waiting for input, and on a GPU the
+    share the device sat idle."""
+    total = timing.compute + timing.waited
+    share = timing.waited / total if total > 0 else 0.0
+    line = (
+        f"{timing.batches} batches: waited for input {share:.0%} of {total:.2f}s "
+        f"({timing.compute:.2f}s running batches, {timing.waited:.2f}s waiting)"
+    )
+    if timing.device_busy is not None and total > 0:
+        idle = max(0.0, 1 - timing.device_busy / total)
+        line += f"; {timing.device} idle {idle:.0%}"
+    return line
 
 
 def pool_line(stats: Any) -> str:

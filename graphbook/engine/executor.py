@@ -34,6 +34,7 @@ from graphbook.engine.runners import (
     Runner,
     runner_for,
 )
+from graphbook.engine.trace import Tracer
 from graphbook.errors import RunTargetError
 from graphbook.events import (
     EndStatus,
@@ -146,6 +147,7 @@ class Executor:
         run_id: str | None = None,
         workflow: str = "",
         trigger: str | None = None,
+        tracer: Tracer | None = None,
     ) -> RunResult:
         """Run `graph` (or only what `until` needs) to the end, streaming events to `sink`.
 
@@ -153,6 +155,7 @@ class Executor:
         cached dicts feed the nodes that do run, and complete outputs are kept for next time.
         `trigger` runs that step again, never from the cache, and what it feeds (with what they
         need besides); `workflow` names the run's workflow file in its `RunStarted` event.
+        A `tracer` collects where the run's time goes (graphbook/engine/trace.py).
         """
         graph = _scope(graph, until, trigger)
         errors: list[NodeError] = []
@@ -172,6 +175,7 @@ class Executor:
             control=control,
             preview=self.previewer,
             run_id=run_id or uuid.uuid4().hex[:12],
+            tracer=tracer,
         )
         mode = _mode(control, until, trigger)
         node = trigger if trigger is not None else until
@@ -651,6 +655,7 @@ def run_workflow(
     backend: Backend = "local",
     overrides: Overrides | None = None,
     inputs: Mapping[str, Any] | None = None,
+    trace: Path | str | None = None,
 ) -> RunResult:
     """Validate and run a workflow (object or file) with its node folders, here and now.
 
@@ -662,7 +667,8 @@ def run_workflow(
     The run has a pool of `workers` processes of its own (or Ray actors, with `backend` "ray"
     or a `RayBackend`), closed at the end, unless `pool` is given: then it runs on that one,
     which stays open (its owner closes it). `prompter` answers the questions of prompt steps
-    (default: each prompt's default answer)."""
+    (default: each prompt's default answer). `trace` names a file to write where the run's
+    time went, as a Chrome/Perfetto trace (graphbook/engine/trace.py), however the run ends."""
     name = ""
     if not isinstance(workflow, Workflow):
         name = Path(workflow).name
@@ -672,11 +678,14 @@ def run_workflow(
     graph = build_graph(workflow, registry)
     own = pool is None
     pool = make_pool(workers, backend) if pool is None else pool
+    tracer = Tracer() if trace is not None else None
     try:
         executor = Executor(
             pool, continue_on_error=continue_on_error, collect=collect, prompter=prompter
         )
-        return executor.run(graph, sink, until=until, control=control, workflow=name)
+        return executor.run(graph, sink, until=until, control=control, workflow=name, tracer=tracer)
     finally:
         if own:
             pool.close()
+        if tracer is not None and trace is not None:
+            tracer.write(trace)

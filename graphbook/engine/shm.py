@@ -9,6 +9,7 @@ later freeing every page (a 600 KB image: 0.02 against 0.30 ms of CPU, bench/REA
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import io
@@ -17,6 +18,7 @@ import mmap
 import os
 import pickle
 import sys
+import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -24,6 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import dill  # type: ignore[import-untyped]
+
+from graphbook.engine import slabs
 
 if TYPE_CHECKING:
     import numpy as np
@@ -154,6 +158,8 @@ class _Segments:
     def __call__(self, obj: Any) -> Reduced | Any:
         if self.prefix is None or not available():
             return NotImplemented
+        if type(obj) is slabs.Part:
+            return self._part(obj)
         numpy = sys.modules.get("numpy")  # nothing is an array if numpy was never imported
         if numpy is not None and type(obj) is numpy.ndarray and _shareable_array(obj):
             return self._array(obj)
@@ -177,6 +183,27 @@ class _Segments:
         name = self._write(data)
         args = (name, data.nbytes, tensor.dtype, tuple(tensor.shape), tensor.requires_grad)
         return (_rebuild_lent_tensor if self.lends else _rebuild_tensor), args
+
+    def _part(self, part: slabs.Part) -> Reduced:
+        """A batch's part with its arrays in one slab (graphbook/engine/slabs.py)."""
+        made: list[_Segment] = []
+        handle, state = slabs.pack(part, functools.partial(self._slab, made), self)
+        for segment in made:
+            segment.mapping.close()
+        if handle is None:
+            return _rebuild_part, (None, 0, state)
+        name, size = handle
+        return (_rebuild_lent_part if self.lends else _rebuild_part), (name, size, state)
+
+    def _slab(self, made: list[_Segment], nbytes: int) -> tuple[tuple[str, int], memoryview]:
+        assert self.prefix is not None
+        if _lender is not None:
+            segment = _lender.reserve(self.prefix, nbytes)
+        else:
+            segment = _Segment.create(_new_name(self.prefix), _pages(nbytes))
+            made.append(segment)
+        self.names.append(segment.name)
+        return (segment.name, segment.size), memoryview(segment.mapping)[:nbytes]
 
     @property
     def lends(self) -> bool:
@@ -253,16 +280,68 @@ def _attach(name: str, nbytes: int) -> mmap.mmap:
         os.unlink(path)
 
 
-def _attach_lent(name: str, nbytes: int) -> mmap.mmap:
-    """Map a worker's lent segment, leaving its name; when the mapping dies (the last array or
+def _attach_lent(name: str, nbytes: int) -> np.ndarray[Any, Any]:
+    """The first `nbytes` of a worker's lent segment, mapped here once and kept mapped (see
+    NOTE [ Lent segments stay mapped ]); when the returned array dies (the last array or
     tensor on it is gone), the name goes to `given_back` for the pool to hand back."""
+    import numpy as np
+
+    with _mapped_lock:
+        mapping = _idle.pop(name, None) or _map(name)
+        _in_use[name] = mapping
+    memory = np.frombuffer(mapping, dtype=np.uint8, count=nbytes)
+    weakref.finalize(memory, _let_go, name)
+    return memory
+
+
+def _map(name: str) -> mmap.mmap:
     fd = os.open(os.path.join(SHM_DIR, name), os.O_RDWR)
     try:
-        mapping = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED | _POPULATE)
+        size = os.fstat(fd).st_size
+        return mmap.mmap(fd, size, flags=mmap.MAP_SHARED | _POPULATE)
     finally:
         os.close(fd)
-    weakref.finalize(mapping, _give_back, name)
-    return mapping
+
+
+def _let_go(name: str) -> None:
+    """Nothing here uses the lent segment any more: keep it mapped while it is among the most
+    recently used, and hand it back."""
+    with _mapped_lock:
+        mapping = _in_use.pop(name, None)
+        if mapping is not None:
+            _idle[name] = mapping
+            _trim(MAPPED_BYTES)
+    _give_back(name)
+
+
+def _trim(most: int) -> None:
+    """Unmap the idle segments used longest ago until those kept hold at most `most` bytes."""
+    held = sum(len(m) for m in _idle.values())
+    while _idle and held > most:
+        _, mapping = _idle.popitem(last=False)
+        held -= len(mapping)
+        mapping.close()
+
+
+def unmap_idle(prefix: str) -> None:
+    """Unmap the idle lent segments of a pool (it is closing: they will not come again)."""
+    with _mapped_lock:
+        for name in [n for n in _idle if n.startswith(prefix)]:
+            _idle.pop(name).close()
+
+
+# NOTE [ Lent segments stay mapped ]
+# Mapping a segment costs the kernel building its page table (MAP_POPULATE: a 4.8 MB slab of 32
+# decoded images took ~0.4 ms here) and unmapping it as much again, once per message. A lent
+# segment comes back from its worker again and again, written anew, so the parent maps it once:
+# while arrays on it live it is in use, then idle, kept mapped (the MAPPED_BYTES most recently
+# used), and the next message naming it is read through the same mapping. A segment its worker
+# destroyed meanwhile stays in memory until the parent unmaps it: at most MAPPED_BYTES, and
+# every idle one of a pool when the pool closes.
+MAPPED_BYTES = 512 * 2**20
+_idle: collections.OrderedDict[str, mmap.mmap] = collections.OrderedDict()
+_in_use: dict[str, mmap.mmap] = {}
+_mapped_lock = threading.RLock()  # finalizers run in whichever thread drops the last view
 
 
 def _rebuild_array(name: str, nbytes: int, dtype: np.dtype[Any], shape: tuple[int, ...]) -> Any:
@@ -275,7 +354,15 @@ def _rebuild_lent_array(
     return _array_on(_attach_lent(name, nbytes), dtype, shape)
 
 
-def _array_on(mapping: mmap.mmap, dtype: np.dtype[Any], shape: tuple[int, ...]) -> Any:
+def _rebuild_part(name: str | None, nbytes: int, state: tuple[Any, ...]) -> slabs.Part:
+    return slabs.unpack(_attach(name, nbytes) if name is not None else None, state)
+
+
+def _rebuild_lent_part(name: str, nbytes: int, state: tuple[Any, ...]) -> slabs.Part:
+    return slabs.unpack(_attach_lent(name, nbytes), state)
+
+
+def _array_on(mapping: Any, dtype: np.dtype[Any], shape: tuple[int, ...]) -> Any:
     import numpy as np
 
     return np.frombuffer(mapping, dtype=dtype).reshape(shape)
@@ -294,7 +381,7 @@ def _rebuild_lent_tensor(
 
 
 def _tensor_on(
-    mapping: mmap.mmap, dtype: torch.dtype, shape: tuple[int, ...], requires_grad: bool
+    mapping: Any, dtype: torch.dtype, shape: tuple[int, ...], requires_grad: bool
 ) -> torch.Tensor:
     import torch
 
@@ -315,8 +402,10 @@ def open_returns(prefix: str) -> None:
 
 
 def close_returns(prefix: str) -> None:
-    """The pool is closed: segments given back from now on are forgotten (and swept)."""
+    """The pool is closed: segments given back from now on are forgotten (and swept), and
+    those mapped here and idle are unmapped."""
     _returns.pop(prefix, None)
+    unmap_idle(prefix)
 
 
 def given_back(prefix: str) -> list[str]:
@@ -390,12 +479,18 @@ class _Lender:
         """Spare segments by size (whole pages)."""
 
     def write(self, prefix: str, data: memoryview) -> str:
-        size = -(-max(len(data), 1) // PAGE) * PAGE
+        segment = self.reserve(prefix, len(data))
+        segment.mapping[: len(data)] = data
+        return segment.name
+
+    def reserve(self, prefix: str, nbytes: int) -> _Segment:
+        """A segment of at least `nbytes` to write into and lend: a spare one of that size
+        (its pages exist already), else a new one."""
+        size = _pages(nbytes)
         spares = self.spare.get(size)
         segment = spares.pop() if spares else _Segment.create(_new_name(prefix), size)
-        segment.mapping[: len(data)] = data
         self.lent[segment.name] = segment
-        return segment.name
+        return segment
 
     def take_back(self, names: Iterable[str], keep: bool) -> None:
         for name in names:
@@ -408,8 +503,13 @@ class _Lender:
             self.spare.setdefault(segment.size, []).append(segment)
 
     def _room_for(self, size: int) -> bool:
+        """Room for one more spare: up to KEEP_FREE of them in KEEP_FREE_BYTES, and always
+        two of its size (a batch's slab can be larger than that; two keep one being written
+        while the parent reads the other)."""
         count = sum(len(segments) for segments in self.spare.values())
         held = sum(each * len(segments) for each, segments in self.spare.items())
+        if len(self.spare.get(size, ())) < 2:
+            return True
         return count < KEEP_FREE and held + size <= KEEP_FREE_BYTES
 
     def forget(self, names: Iterable[str]) -> None:
@@ -426,6 +526,11 @@ class _Lender:
 
 
 _lender: _Lender | None = None
+
+
+def _pages(nbytes: int) -> int:
+    """`nbytes` rounded up to whole pages (at least one)."""
+    return -(-max(nbytes, 1) // PAGE) * PAGE
 
 
 def _new_name(prefix: str) -> str:

@@ -504,3 +504,19 @@ def test_the_live_view_shows_the_worker_pools_queues() -> None:
     assert "worker pool: 2 per kind" in text
     assert re.search(r"load \d queued, 3 in workers \(2 alive\)", text), text
     assert "dump 0 queued, 0 in workers" in text
+
+
+def test_trace_writes_where_the_time_went_and_the_summary_shows_the_wait(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nodes = [node("0", "Numbers", count=9), node("1", "Doubler")]
+    path = write_workflow(project, nodes, [edge("0", "1")])
+    trace = project / "out" / "run.json"
+
+    assert main(["run", str(path), "--workers", "2", "--trace", str(trace)]) == 0
+
+    shown = capsys.readouterr()
+    assert "3 batches: waited for input" in shown.out
+    assert f"trace written to {trace}" in shown.err
+    categories = {e.get("cat") for e in json.loads(trace.read_text())["traceEvents"]}
+    assert {"node", "batch", "load"} <= categories

@@ -442,15 +442,16 @@ def slow_model(ctx: Any, outputs: list[Any], items: list[Any], data: list[dict[s
 
 
 def test_workers_decode_at_most_the_lanes_capacity_ahead_of_the_model(tmp_path: Path) -> None:
-    """Loaded items waiting for a batch count against the lane's capacity (two batches), so
-    fast workers run no further ahead of a slow model than that: memory in flight is a few
-    batches whatever the dataset."""
+    """Items loading and loaded but not yet batched are bounded (a batch's part for each worker
+    and two batches more), so fast workers run no further ahead of a slow model than that:
+    memory in flight is a few batches whatever the dataset."""
     MARKS[:], AHEAD[:] = [tmp_path], []
     workflow = Workflow()
     workflow.connect(workflow.add(marker_paths), workflow.add(slow_model, batch_size=4))
     assert run_workflow(workflow, workers=2).ok
     assert len(AHEAD) == 30
-    assert max(AHEAD) <= 4, f"items loaded ahead of the model, per batch: {AHEAD}"
+    capacity = 4 * (2 + 2)  # batch_size x (workers + 2)
+    assert max(AHEAD) <= capacity, f"items loaded ahead of the model, per batch: {AHEAD}"
 
 
 def mapped_file(address: int) -> str:

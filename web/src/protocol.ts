@@ -69,12 +69,21 @@ export interface NodeStarted {
   type: 'node_started';
 }
 
+export interface BatchTiming {
+  batches: number;
+  compute: number;
+  waited: number;
+  device: string;
+  device_busy: number | null;
+}
+
 export interface NodeProgress {
   run_id: string;
   node_id: string;
   received: number;
   counts: Record<string, number>;
   rate: number;
+  timing: BatchTiming | null;
   type: 'node_progress';
 }
 
@@ -118,6 +127,7 @@ export interface NodeFinished {
   counts: Record<string, number>;
   errors: number;
   seconds: number;
+  timing: BatchTiming | null;
   type: 'node_finished';
 }
 
