@@ -1,36 +1,46 @@
-"""Feeding a GPU: CPU batches reach a CUDA model through pinned memory, copied on a side stream.
+"""Feeding a GPU: CPU batches reach a CUDA model through pinned memory, copied on a side stream,
+the next batches copied while the current one computes.
 
 A copy from ordinary (pageable) memory to the GPU blocks the caller until it is done, and the
 driver stages it through a pinned buffer of its own. Here a batch is staged once into one of a
 few pinned buffers kept for reuse (`PinnedRing`), copied with `non_blocking` on a stream of its
 own (`DeviceFeed`), and the model's stream waits for that copy on the GPU, not the CPU: the
 caller goes on (stacking, decoding, queueing the forward pass) while the copy runs, and a copy
-overlaps whatever the GPU is still computing. `prefetch` keeps the next batches copied while
-the current one runs. What is in flight is bounded: a pinned buffer is reused only once the
-copy out of it has finished, so at most `IN_FLIGHT` batches are on their way to the device.
+overlaps whatever the GPU is still computing. What is in flight is bounded: a pinned buffer is
+reused only once the copy out of it has finished, so at most `IN_FLIGHT` batches are on their
+way to the device.
 
-`feed_on_device(model)` does this for a CUDA model resource (graphbook/engine/devices.py): a
-CPU tensor handed to it as its first argument goes through the feed; a tensor already on the
-device is used as it is. The model stays the same object, as with CPU slices.
+Two batches ahead: a batch step that moved its batch to a device (through `to_device`, or a
+model resource's forward) has its next batches sent to that device before it runs the current
+one (`DeviceFeed.ahead`, called by the batch runner with each coming batch's stacked form, a
+view of the slab the workers wrote): their copies are queued before the current batch's work
+waits for its results, so they overlap its compute. The batch handed to `to_device` when its
+turn comes is the one already on the device. A batch sent ahead and not asked for (the step
+stacked another tensor) is forgotten once its turn has passed (`forget`).
 
-Tested here without a GPU through the seams (`pin=False`, events as plain objects); the CUDA
-paths run in tests/engine/test_feed.py only where CUDA is present.
+Each process has one feed per device (`feed_for`), shared by every model on it and by
+`to_device`. The CUDA calls sit behind a `Copier`; tests drive the ring and the look-ahead on
+the CPU with a copier of their own, and the CUDA paths run in tests/engine/test_feed.py only
+where CUDA is present.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import torch
+if TYPE_CHECKING:  # torch is imported where a batch goes to a device, not with the engine
+    import torch
 
 LOGGER = logging.getLogger(__name__)
 MARK = "_graphbook_feed"
-IN_FLIGHT = 2
-"""Pinned buffers, so batches on their way to the device: one copying while the model runs on
-the one before it is enough to hide the copy; more only holds memory."""
+IN_FLIGHT = 3
+"""Pinned buffers, so batches on their way to the device: the one the model runs on and two
+ahead of it. More only holds memory."""
 
 
 class Done(Protocol):
@@ -60,6 +70,8 @@ class PinnedRing:
     def stage(self, batch: torch.Tensor | Iterable[torch.Tensor]) -> tuple[torch.Tensor, int]:
         """Copy `batch` (a tensor, or tensors to stack) into the next buffer; returns the
         staged tensor, a view of that buffer, and the slot to `release` once it is copied."""
+        import torch
+
         slot = self._next
         self._next = (slot + 1) % self.slots
         pending = self._pending[slot]
@@ -84,6 +96,8 @@ class PinnedRing:
         self._pending[slot] = done
 
     def _buffer(self, slot: int, shape: Any, dtype: torch.dtype) -> torch.Tensor:
+        import torch
+
         size = 1
         for n in shape:
             size *= int(n)
@@ -94,29 +108,179 @@ class PinnedRing:
         return buffer[:size].view(shape)
 
 
-class DeviceFeed:
-    """Copies CPU batches to one CUDA device on a side stream, through a `PinnedRing`."""
+class Copier(Protocol):
+    """The device's side of a feed: queue a copy of a staged (pinned) batch, and make the
+    stream that will use it wait for that copy."""
 
-    def __init__(self, device: torch.device | str, slots: int = IN_FLIGHT) -> None:
-        self.device = torch.device(device)
-        if self.device.type != "cuda":
-            raise ValueError(f"a device feed copies to a CUDA device, not {self.device}")
-        self.ring = PinnedRing(slots)
-        self.stream = torch.cuda.Stream(self.device)  # type: ignore[no-untyped-call]
+    def copy(self, host: torch.Tensor) -> tuple[torch.Tensor, Done]:
+        """The batch on the device (its copy queued), and what tells when the copy is done."""
+        ...
 
-    def to_device(self, batch: torch.Tensor | Iterable[torch.Tensor]) -> torch.Tensor:
-        """`batch` on the device, its copy queued on the side stream; the current stream
-        waits for it on the GPU (the caller does not)."""
-        host, slot = self.ring.stage(batch)
+    def hand_out(self, moved: torch.Tensor, done: Done) -> None:
+        """The current stream is about to use `moved`: it waits for its copy, on the device."""
+        ...
+
+
+class CudaCopier:
+    """Copies on a CUDA stream of its own, non-blocking; the current stream waits for each
+    copy by an event, on the GPU, not the CPU."""
+
+    def __init__(self, device: torch.device) -> None:
+        import torch
+
+        self.device = device
+        self.stream = torch.cuda.Stream(device)  # type: ignore[no-untyped-call]
+
+    def copy(self, host: torch.Tensor) -> tuple[torch.Tensor, Done]:
+        import torch
+
         with torch.cuda.stream(self.stream):
             moved = host.to(self.device, non_blocking=True)
             copied = torch.cuda.Event()  # type: ignore[no-untyped-call]
             copied.record(self.stream)
-        self.ring.release(slot, copied)
+        return moved, copied
+
+    def hand_out(self, moved: torch.Tensor, done: Done) -> None:
+        import torch
+
         current = torch.cuda.current_stream(self.device)
-        current.wait_event(copied)
+        current.wait_event(done)  # type: ignore[arg-type]
         moved.record_stream(current)  # its memory is not reused until the current stream's work
+
+
+Key = tuple[int, tuple[int, ...], tuple[int, ...], Any]
+
+
+def key_of(batch: torch.Tensor) -> Key:
+    """Which CPU batch a tensor is: its memory, shape, strides and dtype."""
+    return batch.data_ptr(), tuple(batch.shape), batch.stride(), batch.dtype
+
+
+class DeviceFeed:
+    """Copies CPU batches to one device through a `PinnedRing` and a `Copier`; batches sent
+    `ahead` wait on the device for their turn."""
+
+    def __init__(
+        self,
+        device: torch.device | str,
+        slots: int = IN_FLIGHT,
+        copier: Copier | None = None,
+        pin: bool = True,
+    ) -> None:
+        import torch
+
+        self.device = torch.device(device)
+        if copier is None and self.device.type != "cuda":
+            raise ValueError(f"a device feed copies to a CUDA device, not {self.device}")
+        self.ring = PinnedRing(slots, pin=pin)
+        self.copier: Copier = copier if copier is not None else CudaCopier(self.device)
+        self._ahead: dict[Key, tuple[torch.Tensor, Done]] = {}
+        self.hits = 0
+        """Batches handed out that had been sent ahead."""
+
+    def to_device(self, batch: torch.Tensor | Iterable[torch.Tensor]) -> torch.Tensor:
+        """`batch` on the device: the copy sent ahead for it, else one queued now on the side
+        stream; the current stream waits for it on the GPU (the caller does not)."""
+        import torch
+
+        sent = self._ahead.pop(key_of(batch), None) if isinstance(batch, torch.Tensor) else None
+        if sent is not None:
+            self.hits += 1
+            moved, done = sent
+        else:
+            moved, done = self._copy(batch)
+        self.copier.hand_out(moved, done)
         return moved
+
+    def ahead(self, batch: torch.Tensor) -> None:
+        """Queue `batch`'s copy now, to be handed out by `to_device` when its turn comes."""
+        key = key_of(batch)
+        if key not in self._ahead:
+            self._ahead[key] = self._copy(batch)
+            while len(self._ahead) > self.ring.slots - 1:  # the oldest one's buffer is reused
+                self._ahead.pop(next(iter(self._ahead)))
+
+    def forget(self, batch: torch.Tensor) -> None:
+        """`batch`'s turn has passed: a copy sent ahead and not asked for is dropped."""
+        self._ahead.pop(key_of(batch), None)
+
+    def _copy(self, batch: torch.Tensor | Iterable[torch.Tensor]) -> tuple[torch.Tensor, Done]:
+        host, slot = self.ring.stage(batch)
+        moved, done = self.copier.copy(host)
+        self.ring.release(slot, done)
+        return moved, done
+
+
+_feeds: dict[torch.device, DeviceFeed] = {}
+_feeds_lock = threading.Lock()
+_fed: Feeding | None = None
+
+
+class Feeding:
+    """The devices batches were moved to while a batch step's batch ran (`feeding`)."""
+
+    def __init__(self) -> None:
+        self.devices: set[torch.device] = set()
+
+
+def feed_for(device: torch.device | str) -> DeviceFeed:
+    """This process's feed for a CUDA device, made on first use (its first CPU batch sets the
+    thread to one intra-op thread: NOTE [ One thread feeds the GPU ])."""
+    import torch
+
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    with _feeds_lock:
+        feed = _feeds.get(device)
+        if feed is None:
+            torch.set_num_threads(1)  # NOTE [ One thread feeds the GPU ]
+            feed = _feeds[device] = DeviceFeed(device)
+        return feed
+
+
+def to_device(batch: torch.Tensor, device: torch.device | str) -> torch.Tensor:
+    """`batch` (a CPU tensor) on `device`: on a CUDA device through the process's feed (pinned
+    memory, a side stream, the copy sent ahead by the batch runner when there was one); on
+    another device, `batch.to(device)`. What a library step calls to move its stacked batch."""
+    import torch
+
+    device = torch.device(device)
+    if device.type != "cuda" or batch.device.type != "cpu":
+        return batch.to(device)
+    feed = feed_for(device)
+    if _fed is not None:
+        _fed.devices.add(feed.device)
+    return feed.to_device(batch)
+
+
+@contextlib.contextmanager
+def feeding() -> Iterator[Feeding]:
+    """Notes the devices batches are moved to (`to_device`, a fed model) within the block:
+    the batch runner learns where to send a step's next batches ahead."""
+    global _fed
+    previous, _fed = _fed, Feeding()
+    try:
+        yield _fed
+    finally:
+        _fed = previous
+
+
+def send_ahead(devices: Iterable[torch.device], batches: Iterable[torch.Tensor]) -> None:
+    """Queue each coming batch's copy to each device the step fed (the batch runner)."""
+    for device in devices:
+        feed = _feeds.get(device)
+        if feed is not None:
+            for batch in batches:
+                feed.ahead(batch)
+
+
+def passed(devices: Iterable[torch.device], batch: torch.Tensor) -> None:
+    """A batch's turn has passed: what was sent ahead for it and not used is dropped."""
+    for device in devices:
+        feed = _feeds.get(device)
+        if feed is not None:
+            feed.forget(batch)
 
 
 def prefetch(
@@ -136,7 +300,7 @@ def prefetch(
 
 
 def feed_on_device(model: torch.nn.Module, slots: int = IN_FLIGHT) -> torch.nn.Module:
-    """Make a CUDA model take CPU batches through a `DeviceFeed`; returns the same model."""
+    """Make a CUDA model take CPU batches through its device's feed; returns the same model."""
     if MARK in model.__dict__:
         return model
     fed = Fed(model.forward, next(model.parameters()).device, slots)
@@ -160,8 +324,8 @@ def feed_on_device(model: torch.nn.Module, slots: int = IN_FLIGHT) -> torch.nn.M
 
 
 class Fed:
-    """The replacement `forward`: a CPU first argument goes through the feed first. The feed
-    (a stream, pinned buffers) is made on the first such call, and not pickled."""
+    """The replacement `forward`: a CPU first argument goes through the feed first (the
+    device's shared feed, made on the first such call; not pickled)."""
 
     def __init__(
         self, forward: Callable[..., Any], device: torch.device, slots: int = IN_FLIGHT
@@ -172,11 +336,14 @@ class Fed:
         self.feed: Any = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        import torch
+
         first = args[0] if args else None
         if isinstance(first, torch.Tensor) and first.device.type == "cpu":
             if self.feed is None:
-                torch.set_num_threads(1)  # NOTE [ One thread feeds the GPU ]
-                self.feed = DeviceFeed(self.device, self.slots)
+                self.feed = feed_for(self.device)
+            if _fed is not None:
+                _fed.devices.add(self.feed.device)
             args = (self.feed.to_device(first), *args[1:])
         return self.forward(*args, **kwargs)
 

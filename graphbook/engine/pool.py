@@ -37,6 +37,10 @@ class Notice:
     message: str
 
 
+WORKER_DIED = "WorkerDied"
+"""The error type of a task whose worker process (or Ray actor) died running it."""
+
+
 @dataclass(frozen=True)
 class Done:
     value: Any

@@ -39,7 +39,7 @@ import multiprocess
 from multiprocess.connection import wait as wait_for
 
 from graphbook.engine import shm
-from graphbook.engine.pool import Failed, Kind, Notice, OrderedLane, Outcome
+from graphbook.engine.pool import WORKER_DIED, Failed, Kind, Notice, OrderedLane, Outcome
 from graphbook.engine.worker import HEADER, HELD_SIGNALS, Message, Settings, unsendable, work
 from graphbook.errors import GraphbookError
 from graphbook.events import ErrorInfo, KindStats, PoolStats
@@ -655,7 +655,7 @@ def _died(pid: int, code: int | None) -> ErrorInfo:
         f"the worker process ({pid}) running this task died ({_describe_exit(code)}); "
         "a new worker took its place"
     )
-    return ErrorInfo("WorkerDied", message, message)
+    return ErrorInfo(WORKER_DIED, message, message)
 
 
 def _describe_exit(code: int | None) -> str:

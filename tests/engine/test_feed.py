@@ -5,13 +5,25 @@ paths run only where CUDA is present."""
 from __future__ import annotations
 
 import pickle
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import torch
 
+from graphbook import Workflow, batch, run_workflow, source, step
 from graphbook.engine.devices import on_cuda, prepare
-from graphbook.engine.feed import MARK, DeviceFeed, Fed, PinnedRing, feed_on_device, prefetch
+from graphbook.engine.feed import (
+    MARK,
+    DeviceFeed,
+    Fed,
+    PinnedRing,
+    feed_on_device,
+    key_of,
+    prefetch,
+    to_device,
+)
+from graphbook.stacking import stack
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
@@ -135,7 +147,7 @@ def test_a_cuda_model_resource_takes_cpu_batches_through_pinned_memory() -> None
     assert all(torch.allclose(o.cpu(), expected, atol=1e-5) for o in outputs)
     assert torch.allclose(on_device.cpu(), expected, atol=1e-5)
     feed = model.__dict__[MARK].feed
-    assert feed.ring.slots == 2 and feed.ring.waits == 3
+    assert feed.ring.slots == 3 and feed.ring.waits == 2
 
 
 @cuda
@@ -161,13 +173,14 @@ def test_the_thread_that_feeds_a_gpu_copies_on_one_intra_op_thread(monkeypatch: 
     import graphbook.engine.feed as feed
 
     class Fake:
-        def __init__(self, device: Any, slots: int) -> None:
-            pass
+        def __init__(self, device: Any, *args: Any) -> None:
+            self.device = device
 
         def to_device(self, batch: torch.Tensor) -> torch.Tensor:
             return batch
 
     monkeypatch.setattr(feed, "DeviceFeed", Fake)
+    monkeypatch.setattr(feed, "_feeds", {})
     fed = Fed(lambda batch: batch * 2, torch.device("cpu"))
     seen: list[int] = []
 
@@ -182,3 +195,73 @@ def test_the_thread_that_feeds_a_gpu_copies_on_one_intra_op_thread(monkeypatch: 
     thread.join()
     assert seen == [1]
     assert torch.get_num_threads() == others  # only the feeding thread
+
+
+class Copies:
+    """A copier on the CPU: the "device" tensor is a clone; it notes each copy and hand-out."""
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+
+    def copy(self, host: torch.Tensor) -> tuple[torch.Tensor, Any]:
+        self.log.append(f"copy {int(host.flatten()[0])}")
+        return host.clone(), Copied(self.log, f"copy {int(host.flatten()[0])}")
+
+    def hand_out(self, moved: torch.Tensor, done: Any) -> None:
+        self.log.append(f"use {int(moved.flatten()[0])}")
+
+
+def test_a_batch_sent_ahead_is_handed_out_without_a_second_copy() -> None:
+    copies = Copies()
+    feed = DeviceFeed("cuda:0", copier=copies, pin=False)
+    batches = [torch.full((2, 3), float(n)) for n in range(4)]
+    feed.ahead(batches[1])
+    feed.ahead(batches[1])  # once is enough
+    moved = feed.to_device(batches[0])  # not sent ahead: copied now
+    assert torch.equal(feed.to_device(batches[1]), batches[1])
+    assert torch.equal(moved, batches[0]) and feed.hits == 1
+    assert copies.log == ["copy 1", "copy 0", "use 0", "use 1"]
+    for each in batches:
+        feed.ahead(each)
+    assert len(feed._ahead) == feed.ring.slots - 1, "what waits ahead is bounded by the ring"
+    feed.forget(batches[3])
+    assert key_of(batches[3]) not in feed._ahead
+
+
+SENT: list[tuple[int, float]] = []
+
+
+def square(i: int) -> torch.Tensor:
+    return torch.full((4, 4), float(i))
+
+
+@step("Tests/Numbers")
+@source()
+def numbers(ctx: Any) -> Iterator[dict[str, Any]]:
+    for i in range(48):
+        yield {"i": i}
+
+
+@step("Tests/OnDevice")
+@batch(8, "i", load_fn=square)
+def on_device(ctx: Any, outputs: list[Any], items: list[Any], data: list[Any]) -> None:
+    moved = to_device(stack(outputs), "cuda:0")
+    SENT.append((items[0], float(moved[0, 0, 0])))
+
+
+def test_a_batch_step_sends_its_next_batches_to_the_device_before_running_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import graphbook.engine.feed as feed
+
+    copies = Copies()
+    device = DeviceFeed("cuda:0", copier=copies, pin=False)
+    monkeypatch.setattr(feed, "_feeds", {device.device: device})
+    SENT.clear()
+    flow = Workflow()
+    flow.connect(flow.add(numbers), flow.add(on_device))
+    assert run_workflow(flow, workers=2).ok
+    assert [(n, float(n)) for n in range(0, 48, 8)] == SENT, "each batch its own values"
+    assert device.hits >= 3, copies.log
+    first_ahead = copies.log.index("copy 16")
+    assert first_ahead < copies.log.index("use 8"), "batch 3 copied before batch 2 ran"

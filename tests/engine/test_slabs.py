@@ -177,3 +177,26 @@ def test_a_batch_of_several_parts_has_no_stacked_form_and_stack_copies() -> None
     outputs = _outputs(batch)
     assert outputs.stacked is None
     assert torch.equal(stack(outputs), torch.stack([image(0), image(1)]))
+
+
+def kill_on_five(i: int) -> torch.Tensor:
+    if i == 5:
+        os.kill(os.getpid(), 9)  # SIGKILL: the worker dies mid-part
+    return image(i)
+
+
+@step("Tests/Killer")
+@batch(4, "i", load_fn=kill_on_five)
+def killer(ctx: Any, outputs: list[Any], items: list[int], data: list[Any]) -> None:
+    for value, d in zip(outputs, data, strict=True):
+        d["sum"] = int(value.sum())
+
+
+def test_a_worker_that_dies_mid_part_fails_only_the_item_that_killed_it() -> None:
+    flow = Workflow()
+    flow.connect(flow.add(numbers), flow.add(killer, id="killer"))
+    result = run_workflow(flow, workers=2, continue_on_error=True, collect=True)
+    assert [(e.error.type, e.item) for e in result.errors] == [("WorkerDied", 5)]
+    sums = {d["i"]: d["sum"] for d in result.output("killer")}
+    assert sorted(sums) == [i for i in range(40) if i != 5], "the part's other items load again"
+    assert all(total == i * 3 * 64 for i, total in sums.items())

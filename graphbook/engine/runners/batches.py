@@ -14,12 +14,14 @@ made, and on_item_batch runs on the stage (`Stage`).
 from __future__ import annotations
 
 import os
+import sys
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from graphbook.engine.pool import BatchResult, Done, Failed, Lane, Outcome, Stage
+from graphbook.engine import feed
+from graphbook.engine.pool import WORKER_DIED, BatchResult, Done, Failed, Lane, Outcome, Stage
 from graphbook.engine.runners.base import CHUNK, RunContext, Runner
 from graphbook.engine.slabs import LoadEach, Part
 from graphbook.engine.timing import BatchClock
@@ -103,6 +105,8 @@ class BatchRunner(Runner[BatchStep]):
         self.ends = 0
         """Batches whose last item is loaded (`Ready.ends` in `loaded`)."""
         self.clock = BatchClock(node.id, run.tracer)
+        self.devices: set[Any] = set()
+        """The devices its batches went to (learnt as it runs): the next ones are sent ahead."""
 
     def start(self) -> None:
         if self.stage is not None:
@@ -259,7 +263,10 @@ class BatchRunner(Runner[BatchStep]):
     def _part_loaded(self, context: Group, outcome: Outcome) -> None:
         group, ends = context
         self.loading -= len(group)
-        if isinstance(outcome, Failed):  # the whole part: its worker died, say
+        if isinstance(outcome, Failed):  # the whole part failed
+            if outcome.error.type == WORKER_DIED and len(group) > 1:
+                self._one_by_one(group, ends)
+                return
             for item, holder in group:
                 self._item_loaded(item, holder, outcome)
             return
@@ -274,6 +281,15 @@ class BatchRunner(Runner[BatchStep]):
         if ends and last is not None:
             last.ends = True
             self.ends += 1
+
+    def _one_by_one(self, group: list[tuple[Any, Holder]], ends: bool) -> None:
+        """A part whose worker died is loaded again an item at a time: only the item that
+        ends its worker again fails (the others' loads are run again)."""
+        assert self.loads is not None
+        for n, (item, holder) in enumerate(group):
+            self.loading += 1
+            last = ends and n == len(group) - 1
+            self.loads.submit(([(item, holder)], last), ([item],))
 
     def _item_loaded(
         self, item: Any, holder: Holder, outcome: Outcome, part: Part | None = None, row: int = 0
@@ -306,9 +322,13 @@ class BatchRunner(Runner[BatchStep]):
             self.batches.submit(batch, ([r.value for r in batch], items, data))
             return
         outputs = _outputs(batch)
+        if self.devices:
+            self._send_ahead()
         self.clock.begin()
         try:
-            result = self.instance.on_item_batch(outputs, items, data)
+            with feed.feeding() as fed:
+                result = self.instance.on_item_batch(outputs, items, data)
+            self.devices |= fed.devices
             self._dispatch_dumps(dump_calls(self.instance, result), _unique(owners))
         except Exception as exc:
             for holder in owners:
@@ -316,8 +336,34 @@ class BatchRunner(Runner[BatchStep]):
             self.fail(exc)
         finally:
             self.clock.end(len(batch), outputs.stacked is not None)
+            if self.devices and _is_tensor(outputs.stacked):
+                feed.passed(self.devices, outputs.stacked)
             for holder in owners:
                 holder.remaining -= 1
+
+    def _send_ahead(self) -> None:
+        """Queue the copies of the next batches (whole, stacked in one slab) to the devices
+        this step moves its batches to, before it runs the current one (see feed.py)."""
+        coming = [b for b in self._coming(feed.IN_FLIGHT - 1) if _is_tensor(b)]
+        if not coming:
+            return
+        began = now()
+        feed.send_ahead(self.devices, coming)
+        if self.run.tracer is not None:
+            self.run.tracer.span(f"{len(coming)} batches ahead", "copy", self.id, began)
+
+    def _coming(self, count: int) -> list[Any]:
+        """The stacked forms of up to `count` whole batches waiting in `loaded`, in order."""
+        found: list[Any] = []
+        batch: list[Ready] = []
+        for ready in self.loaded:
+            batch.append(ready)
+            if ready.ends or len(batch) == self.batch_size:
+                found.append(_outputs(batch).stacked)
+                batch = []
+                if len(found) == count:
+                    break
+        return found
 
     def _dispatch_dumps(self, calls: list[Any], owners: list[Holder]) -> None:
         """Submit each dump (its arguments: a tuple, or a value kept where a stage made it)."""
@@ -385,6 +431,11 @@ class BatchRunner(Runner[BatchStep]):
                 self.fail(exc, holder.data)
                 continue
             self.emit(pairs)
+
+
+def _is_tensor(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
 
 
 def _outputs(batch: list[Ready]) -> Loaded:
