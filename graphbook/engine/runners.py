@@ -36,8 +36,7 @@ from graphbook.events import (
     Sink,
 )
 from graphbook.graph import GraphNode
-from graphbook.logs import node_context
-from graphbook.steps import (
+from graphbook.lifecycle import (
     BatchStep,
     Data,
     PromptStep,
@@ -48,6 +47,7 @@ from graphbook.steps import (
     items_of,
     routed,
 )
+from graphbook.logs import node_context
 
 CHUNK = 256
 """Dicts a runner handles per turn: large enough to amortise scheduling, small to stream."""
