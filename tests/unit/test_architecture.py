@@ -10,10 +10,9 @@ import ast
 import functools
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = "graphbook"
+from tests.unit.package_code import PACKAGE, ROOT, modules, tree
+
 FLOOR_ROW = re.compile(r"^\| (\d+) \| [^|]+ \| (.+) \|$", re.MULTILINE)
 EXCEPTION = re.compile(r"^- `(graphbook[\w.]*)` imports `(graphbook[\w.]*)`: \S", re.MULTILINE)
 CIRCLE = re.compile(r"^- circle: (`graphbook[\w.]*`(?:, `graphbook[\w.]*`)+)", re.MULTILINE)
@@ -44,16 +43,6 @@ def open_circles() -> list[frozenset[str]]:
     return [frozenset(NAME.findall(names)) for names in CIRCLE.findall(architecture())]
 
 
-@functools.cache
-def modules() -> dict[str, Path]:
-    return {module_name(path): path for path in (ROOT / PACKAGE).rglob("*.py")}
-
-
-def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 def floor_of(module: str) -> int | None:
     """The floor of the longest name in the table that holds `module` (the package itself,
     `graphbook`, holds only its own `__init__`)."""
@@ -68,14 +57,13 @@ def imports_of(module: str) -> frozenset[str]:
     """The graphbook modules `module` imports, each as the module (or package) that exists."""
     path = modules()[module]
     here = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found = imports_in(path.read_text(), here)
-    return frozenset(name for name in found if name != module)
+    return frozenset(imports_in(tree(module), here) - {module})
 
 
-def imports_in(source: str, here: str) -> set[str]:
+def imports_in(code: ast.Module, here: str) -> set[str]:
     """What a module in package `here` imports of graphbook: every import statement."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(code):
         if isinstance(node, ast.Import):
             found.update(existing(alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -172,8 +160,11 @@ def test_relative_and_inner_imports_are_seen() -> None:
     """The check reads what the import system would: an import inside a function, a relative
     one, and a name taken from a module are arrows to that module."""
     source = "def f():\n    from ..events import Event\n    from . import parser\n"
-    assert imports_in(source, "graphbook.cli") == {"graphbook.events", "graphbook.cli.parser"}
-    assert imports_in("import graphbook.engine.executor as e", "graphbook") == {
+    assert imports_in(ast.parse(source), "graphbook.cli") == {
+        "graphbook.events",
+        "graphbook.cli.parser",
+    }
+    assert imports_in(ast.parse("import graphbook.engine.executor as e"), "graphbook") == {
         "graphbook.engine.executor"
     }
 
@@ -181,7 +172,7 @@ def test_relative_and_inner_imports_are_seen() -> None:
 def test_every_module_is_on_the_map() -> None:
     missing = [
         p.name
-        for p in (ROOT / PACKAGE).rglob("*.py")
+        for p in modules().values()
         if p.name not in ("__init__.py", "__main__.py") and p.name not in architecture()
     ]
     assert not missing, f"modules missing from ARCHITECTURE.md: {missing}"
