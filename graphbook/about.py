@@ -2,7 +2,8 @@
 hello say.
 
 An installed package is the version it was built as (its distribution's metadata). A checkout,
-run from its folder or installed editable, is the source's `graphbook.__version__` (the
+run from its folder or installed editable, is the source's `__version__`, written here once
+(`graphbook.__version__` is this; setuptools reads it from this file without importing it; the
 metadata of an editable install names the version it had when it was installed, and another
 copy of Graphbook installed beside a checkout is not the code that runs).
 """
@@ -13,8 +14,7 @@ import functools
 from importlib import metadata
 from pathlib import Path
 
-from graphbook import __version__
-
+__version__ = "0.1.0"
 DISTRIBUTION = "graphbook"
 
 

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphbook.draft import Draft
-from graphbook.resources import Resource
-from graphbook.steps import (
+from graphbook.lifecycle import (
     BatchStep,
     Data,
     PromptStep,
@@ -23,12 +22,13 @@ from graphbook.steps import (
     routed,
     source_routed,
 )
+from graphbook.resources import Resource
 
 STATIC_EVENTS = ("load_fn", "dump_fn")
 
 
 @dataclass(frozen=True)
-class FunctionNode:
+class DecoratedNode:
     """What every adapter instance of one decorated function shares."""
 
     draft: Draft
@@ -47,7 +47,7 @@ class Bound:
         return self.fn(ctx, *args) if self.with_ctx else self.fn(*args)
 
 
-def _apply(ctx: Any, node: FunctionNode, params: dict[str, Any]) -> None:
+def _apply(ctx: Any, node: DecoratedNode, params: dict[str, Any]) -> None:
     """Set parameters as attributes, attach events as hooks, then run an `__init__` event."""
     draft = node.draft
     ctx.Outputs = list(node.outputs)
@@ -73,10 +73,10 @@ def _method(ctx: Any, bound: Bound) -> Callable[..., Any]:
     return lambda *args: bound(ctx, *args)
 
 
-class FunctionStep(Step):
+class DecoratedStep(Step):
     """A step whose lifecycle hook (`on_data` unless `@step(event=...)`) is the function."""
 
-    def __init__(self, fn: Any, node: FunctionNode, params: dict[str, Any]) -> None:
+    def __init__(self, fn: Any, node: DecoratedNode, params: dict[str, Any]) -> None:
         super().__init__(item_key=params.get("item_key"))
         self._main = Bound(fn)
         self._event = node.draft.main_event or "on_data"
@@ -112,10 +112,10 @@ def returns_route(outputs: list[str], events: Mapping[str, Any]) -> bool:
     return len(outputs) > 1 and "route" not in events
 
 
-class FunctionSource(SourceStep):
+class DecoratedSource(SourceStep):
     """A source whose function returns or yields dicts."""
 
-    def __init__(self, fn: Any, node: FunctionNode, params: dict[str, Any]) -> None:
+    def __init__(self, fn: Any, node: DecoratedNode, params: dict[str, Any]) -> None:
         super().__init__()
         self._main = Bound(fn)
         _apply(self, node, params)
@@ -132,10 +132,10 @@ class FunctionSource(SourceStep):
             yield source_routed(self, result)
 
 
-class FunctionBatch(BatchStep):
+class DecoratedBatch(BatchStep):
     """A batch step whose function is `on_item_batch(outputs, items, data)`."""
 
-    def __init__(self, fn: Any, node: FunctionNode, params: dict[str, Any]) -> None:
+    def __init__(self, fn: Any, node: DecoratedNode, params: dict[str, Any]) -> None:
         super().__init__(params.get("batch_size", 8), params.get("item_key", ""))
         self._main = Bound(fn)
         self.load_fn = node.draft.batch.get("load_fn")  # type: ignore[misc]
@@ -148,10 +148,10 @@ class FunctionBatch(BatchStep):
         return self._main(self, outputs, items, data)
 
 
-class FunctionPrompt(PromptStep):
+class DecoratedPrompt(PromptStep):
     """A prompt step whose function is `on_prompt_response(data, response)`."""
 
-    def __init__(self, fn: Any, node: FunctionNode, params: dict[str, Any]) -> None:
+    def __init__(self, fn: Any, node: DecoratedNode, params: dict[str, Any]) -> None:
         super().__init__()
         self._main = Bound(fn)
         _apply(self, node, params)
@@ -160,10 +160,10 @@ class FunctionPrompt(PromptStep):
         self._main(self, data, response)
 
 
-class FunctionResource(Resource):
+class DecoratedResource(Resource):
     """A resource whose function returns its value."""
 
-    def __init__(self, fn: Any, node: FunctionNode, params: dict[str, Any]) -> None:
+    def __init__(self, fn: Any, node: DecoratedNode, params: dict[str, Any]) -> None:
         super().__init__()
         self._main = Bound(fn)
         _apply(self, node, params)
@@ -173,11 +173,11 @@ class FunctionResource(Resource):
 
 
 _ADAPTERS: dict[str, type] = {
-    "step": FunctionStep,
-    "source": FunctionSource,
-    "batch": FunctionBatch,
-    "prompt": FunctionPrompt,
-    "resource": FunctionResource,
+    "step": DecoratedStep,
+    "source": DecoratedSource,
+    "batch": DecoratedBatch,
+    "prompt": DecoratedPrompt,
+    "resource": DecoratedResource,
 }
 
 
@@ -192,5 +192,5 @@ def factory_for(
     fn: Any, draft: Draft, name: str, outputs: tuple[str, ...]
 ) -> Callable[[dict[str, Any]], Any]:
     adapter = _ADAPTERS[draft.role]
-    node = FunctionNode(draft, name, outputs)
+    node = DecoratedNode(draft, name, outputs)
     return lambda params: adapter(fn, node, params)

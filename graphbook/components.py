@@ -38,9 +38,8 @@ from graphbook.workflow import (
     WorkflowInput,
     atomic_write,
     fresh_id,
-    json_of,
-    parse_body,
 )
+from graphbook.workflow_codec import body_json, json_of, parse_body
 
 FORMAT = "graphbook.component"
 VERSION = 1
@@ -54,7 +53,7 @@ NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")
 # -- the library ------------------------------------------------------------------------------
 def dumps(body: ComponentBody) -> str:
     """A library component file's text."""
-    data = {"format": FORMAT, "version": VERSION, **body.to_json()}
+    data = {"format": FORMAT, "version": VERSION, **body_json(body)}
     return encodable_json(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
 
 

@@ -21,7 +21,8 @@ from typing import Any
 from graphbook.errors import GraphbookError, ParamError, Problem, WorkflowError
 from graphbook.params import ParamSpec, coerce, expected
 from graphbook.registry import Registry
-from graphbook.workflow import Workflow, natural
+from graphbook.workflow import Workflow
+from graphbook.workflow_parts import natural
 
 Overrides = Mapping[str, Mapping[str, Any]]
 """Node id or unique title -> parameter name -> value (as a workflow file would hold it)."""

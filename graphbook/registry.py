@@ -8,17 +8,17 @@ import logging
 import sys
 import traceback
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from graphbook.decorators import collecting, draft_of, function_spec, is_node_function
 from graphbook.errors import GraphbookError, LoadFailure, NodeDefinitionError
+from graphbook.lifecycle import BatchStep, GeneratorSourceStep, PromptStep, SourceStep, Step
 from graphbook.node_index import NodeIndex, node_files, plugin_inits
 from graphbook.resources import Resource
 from graphbook.spec import NodeSpec, PackKind, class_spec
-from graphbook.steps import BatchStep, GeneratorSourceStep, PromptStep, SourceStep, Step
 
 _BASES = {Step, SourceStep, GeneratorSourceStep, BatchStep, PromptStep, Resource}
 logger = logging.getLogger(__name__)
@@ -37,20 +37,6 @@ class Registry:
         self._owners: dict[str, str] = {}
         """Node name -> the file that defined it, so a reload drops nodes a file no longer has."""
         self.failures: dict[str, LoadFailure] = {}
-
-    @classmethod
-    def with_builtins(cls) -> Registry:
-        from graphbook import builtins
-        from graphbook.nodes import load_library
-
-        registry = cls()
-        for step_cls in builtins.STEPS:
-            registry.add_spec(replace(class_spec(step_cls), pack="core", pack_kind="builtin"))
-        for name, res_cls in builtins.RESOURCES.items():
-            spec = class_spec(res_cls)
-            registry.add_spec(replace(spec, name=name, pack="core", pack_kind="builtin"))
-        load_library(registry)
-        return registry
 
     def add(self, node: Any) -> NodeSpec:
         """Register a Step/Resource class or a decorated function; returns its spec."""
@@ -233,12 +219,28 @@ class Registry:
         return dropped
 
 
-def exported_by(package: str) -> list[NodeSpec]:
-    """The nodes a Graphbook 0.13 plugin package exported (graphbook/compat013/plugins.py), each
-    under the name it was exported as."""
-    from graphbook.compat013.plugins import exports_of  # its package imports this module
+@dataclass(frozen=True)
+class Exported:
+    """A node a package exported under a name of its own choosing: Graphbook 0.13's plugin API,
+    `export(name, cls)` (graphbook/compat013/plugins.py), records each here as it is called."""
 
-    return [replace(spec_of(e.node), name=e.name) for e in exports_of(package)]
+    name: str
+    node: type
+    module: str
+
+
+EXPORTED: list[Exported] = []
+"""Every export so far, in order (a package is imported once a process, and its exports with
+it): what its import says, not a registry's state; `load_module` registers a package's."""
+
+
+def exported_by(package: str) -> list[NodeSpec]:
+    """The nodes `package` or any module under it (its top-level package's) exported, each under
+    the name it was exported as."""
+    top = package.split(".")[0]
+    return [
+        replace(spec_of(e.node), name=e.name) for e in EXPORTED if e.module.split(".")[0] == top
+    ]
 
 
 def _node_folder(folder: Path | str) -> Path:

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from graphbook.errors import NodeDefinitionError
+from graphbook.lifecycle import BatchStep, PromptStep, SourceStep, Step
 from graphbook.params import ANY, ParamSpec, make_param, resolve, value_type
 from graphbook.resources import Resource
-from graphbook.steps import BatchStep, PromptStep, SourceStep, Step
 
 NodeKind = Literal["step", "source", "batch", "prompt", "resource"]
 PackKind = Literal["builtin", "pack", "custom", "example"]

@@ -1,157 +1,43 @@
-"""Workflows: building them in Python, and their files in the canonical JSON format (files in
-Graphbook 0.13's format are read through graphbook/formats/graphbook013.py). How the format is
-written and read, field by field, is workflow_codec.py; writing a file atomically, atomic.py.
+"""Workflows: building them in Python, and their files (to_json, dumps, save, load, from_json
+are the file's face; the format itself, field by field, is workflow_codec.py, and files in
+Graphbook 0.13's format are read through it too; writing a file atomically, atomic.py).
 
 A workflow is data: nodes (id, type, parameter values by name, position) and edges from
 (node, output) to (node, input), plus the groups drawn around nodes on the canvas, which do not
 change how it runs, and its inputs: node parameters named so the workflow can be called like a
-function (graphbook/inputs.py). The file is written with a stable order so it diffs well.
+function (graphbook/inputs.py). Its parts are workflow_parts.py's records, named here too.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 from graphbook.atomic import TEMPORARY as TEMPORARY
 from graphbook.atomic import atomic_write as atomic_write
 from graphbook.errors import Problem, WorkflowFormatError
-from graphbook.formats import graphbook013
 from graphbook.registry import spec_of
-from graphbook.text import encodable_json
-
-FORMAT = "graphbook.workflow"
-VERSION = 1
-DATA_INPUT = "in"
-NodeMode = Literal["active", "bypass", "mute"]
-"""`bypass`: the node does not run and its input passes through to its outputs; `mute`: it
-does not run and nothing flows from it (graphbook/modes.py)."""
-MODES: tuple[NodeMode, ...] = get_args(NodeMode)
-NODE_COLORS = ("red", "orange", "yellow", "green", "cyan", "blue", "purple", "grey")
-"""The colours a node may be given on the canvas (web/src/workflow/format.ts has the same list)."""
-INPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-"""What a workflow input may be called: a word (it is a JSON Schema property and `--input NAME`)."""
-COMPONENT = "Component"
-"""The type of a component node: its inside is in the node's `component` field."""
-GROUP_SIZE = (300.0, 200.0)
-"""A group's size when the file gives none, as the browser draws it."""
-
-
-@dataclass(frozen=True)
-class Node:
-    """One node of a workflow: which kind it is and the parameter values set on it."""
-
-    id: str
-    type: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-    position: tuple[float, float] = (0.0, 0.0)
-    label: str = ""
-    module: str = ""
-    """The Python module that defines the node kind, when a file says so (Graphbook 0.13's
-    `data.module`, e.g. a plugin's); it is imported if no node folder defines the kind."""
-    width: float | None = None
-    """The node's width on the canvas when it was resized there; running ignores it."""
-    collapsed: bool = False
-    """Folded on the canvas to its title and ports; running ignores it."""
-    mode: NodeMode = "active"
-    """Whether it runs: `bypass` and `mute` leave it out of the run (graphbook/modes.py)."""
-    color: str = ""
-    """The node's colour on the canvas, one of NODE_COLORS ("" for none); running ignores it."""
-    component: ComponentBody | ComponentRef | None = None
-    """A component node's inside (type COMPONENT): its own nodes and edges, or a reference to a
-    library component (graphbook/components.py expands it before a run)."""
-
-
-@dataclass(frozen=True)
-class Edge:
-    """A wire from a node's output to another node's input (`in`) or parameter."""
-
-    source: str
-    output: str
-    target: str
-    input: str = DATA_INPUT
-    points: tuple[tuple[float, float], ...] = field(default=(), compare=False)
-    """Reroute points the wire passes through on the canvas, in order; running ignores them,
-    and two edges between the same ends are one edge whatever their points."""
-
-    def sort_key(self) -> tuple[Any, ...]:
-        return (natural(self.source), self.output, natural(self.target), self.input)
-
-
-@dataclass(frozen=True)
-class Group:
-    """A labelled box around nodes on the canvas; it only arranges them, never changes a run."""
-
-    id: str
-    label: str = ""
-    nodes: tuple[str, ...] = ()
-    position: tuple[float, float] = (0.0, 0.0)
-    size: tuple[float, float] = GROUP_SIZE
-
-
-@dataclass(frozen=True)
-class WorkflowInput:
-    """A node parameter the workflow takes as an input: its value can be given for a run by the
-    input's name (graphbook/inputs.py); the value saved on the node is the default."""
-
-    node: str
-    param: str
-    description: str = ""
-
-
-@dataclass(frozen=True)
-class Comment:
-    """A note on the canvas (Markdown text in a box); running ignores it."""
-
-    id: str
-    text: str = ""
-    position: tuple[float, float] = (0.0, 0.0)
-    width: float = 240.0
-
-
-@dataclass(frozen=True)
-class PortMap:
-    """Where a component's exposed input, output or parameter leads inside it: an inner node
-    and one of its ports (an input: `in` or a parameter wired from outside; an output; or a
-    parameter whose value is set on the component node)."""
-
-    node: str
-    port: str
-
-
-@dataclass(frozen=True)
-class ComponentBody:
-    """A component's inside: its nodes and edges, and the ports and parameters that cross its
-    edge, each by the outer name the component node shows."""
-
-    nodes: Mapping[str, Node]
-    edges: tuple[Edge, ...] = ()
-    inputs: Mapping[str, PortMap] = field(default_factory=dict)
-    outputs: Mapping[str, PortMap] = field(default_factory=dict)
-    params: Mapping[str, PortMap] = field(default_factory=dict)
-    doc: str = ""
-    code: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    """Node classes/functions its nodes were added by object (as Workflow.code); never in a
-    file: a workflow the component is added to registers them when it runs."""
-
-    def to_json(self) -> dict[str, Any]:
-        """The body as a file holds it (inside a node's `component`, or a library file)."""
-        from graphbook.workflow_codec import body_json
-
-        return body_json(self)
-
-
-@dataclass(frozen=True)
-class ComponentRef:
-    """A library component (`components/NAME.json`) by name, with the version (its content's
-    digest) the node was made from: the library's current file is what runs."""
-
-    library: str
-    version: str = ""
+from graphbook.workflow_codec import FORMAT as FORMAT
+from graphbook.workflow_codec import VERSION as VERSION
+from graphbook.workflow_codec import json_of, read, workflow_json, workflow_text
+from graphbook.workflow_parts import COMPONENT as COMPONENT
+from graphbook.workflow_parts import DATA_INPUT as DATA_INPUT
+from graphbook.workflow_parts import GROUP_SIZE as GROUP_SIZE
+from graphbook.workflow_parts import INPUT_NAME as INPUT_NAME
+from graphbook.workflow_parts import MODES as MODES
+from graphbook.workflow_parts import NODE_COLORS as NODE_COLORS
+from graphbook.workflow_parts import Comment as Comment
+from graphbook.workflow_parts import ComponentBody as ComponentBody
+from graphbook.workflow_parts import ComponentRef as ComponentRef
+from graphbook.workflow_parts import Edge as Edge
+from graphbook.workflow_parts import Group as Group
+from graphbook.workflow_parts import Node as Node
+from graphbook.workflow_parts import NodeMode as NodeMode
+from graphbook.workflow_parts import PortMap as PortMap
+from graphbook.workflow_parts import WorkflowInput as WorkflowInput
+from graphbook.workflow_parts import bad_input_name
 
 
 class Workflow:
@@ -213,7 +99,7 @@ class Workflow:
         the input's default (no value: the input is required)."""
         node_id = node if isinstance(node, str) else node.id
         if not INPUT_NAME.fullmatch(name):
-            raise ValueError(_bad_input_name(name))
+            raise ValueError(bad_input_name(name))
         if node_id not in self.nodes:
             raise ValueError(f"input {name!r}: the workflow has no node {node_id!r}")
         self.inputs[name] = WorkflowInput(node_id, param, description)
@@ -271,35 +157,11 @@ class Workflow:
     # -- files ----------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         """The canonical file content, in a stable order."""
-        from graphbook.workflow_codec import (
-            _comment_json,
-            _edge_json,
-            _group_json,
-            _input_json,
-            _node_json,
-        )
-
-        nodes = sorted(self.nodes.values(), key=lambda n: natural(n.id))
-        data: dict[str, Any] = {"format": FORMAT, "version": VERSION}
-        if self.doc:
-            data["doc"] = self.doc
-        if self.inputs:
-            data["inputs"] = {k: _input_json(self.inputs[k]) for k in sorted(self.inputs)}
-        data["nodes"] = [_node_json(n) for n in nodes]
-        data["edges"] = [_edge_json(e) for e in sorted(set(self.edges), key=Edge.sort_key)]
-        if self.groups:
-            groups = sorted(self.groups.values(), key=lambda g: natural(g.id))
-            data["groups"] = [_group_json(g, self.nodes) for g in groups]
-        if self.comments:
-            comments = sorted(self.comments.values(), key=lambda c: natural(c.id))
-            data["comments"] = [_comment_json(c) for c in comments]
-        return data
+        return workflow_json(self)
 
     def dumps(self) -> str:
         """The file text: one line per edge and per position, so diffs stay small."""
-        from graphbook.workflow_codec import _format
-
-        return encodable_json(_format(self.to_json())) + "\n"
+        return workflow_text(self.to_json())
 
     def save(self, path: Path | str) -> Path:
         """Write the file atomically: readers see the old or the new file, never half of one."""
@@ -325,26 +187,12 @@ class Workflow:
     def from_json(cls, data: Any, name: str = "<workflow>", path: Path | None = None) -> Workflow:
         """Read the canonical format, or Graphbook 0.13's (`{"type": "workflow", ...}`);
         `path` is the file it came from (a 0.13 file's docs are found beside it)."""
-        from graphbook.workflow_codec import _parse
-
-        if not isinstance(data, Mapping):
-            raise WorkflowFormatError(f"{name}: a workflow is a JSON object, not {_kind(data)}")
-        if graphbook013.is_graphbook013(data):
-            canonical, notes = graphbook013.to_canonical(data, name, path)
-            workflow = _parse(canonical, name)
-            workflow.notes.extend(notes)
-            return workflow
-        if data.get("format") != FORMAT:
-            raise WorkflowFormatError(
-                f'{name}: not a workflow file; expected "format": "{FORMAT}" (or a Graphbook '
-                'file with "type": "workflow")'
-            )
-        if data.get("version") != VERSION:
-            raise WorkflowFormatError(
-                f"{name}: workflow format version {data.get('version')!r} is not supported; "
-                f"this Graphbook reads version {VERSION}"
-            )
-        return _parse(data, name)
+        contents = read(data, name, path)
+        workflow = cls(contents.doc)
+        workflow.nodes, workflow.edges = contents.nodes, contents.edges
+        workflow.groups, workflow.comments = contents.groups, contents.comments
+        workflow.inputs, workflow.notes = contents.inputs, contents.notes
+        return workflow
 
 
 @dataclass(frozen=True)
@@ -378,30 +226,6 @@ def library_beside(path: Path) -> Path | None:
     return None
 
 
-def parse_body(data: Mapping[str, Any], where: str) -> ComponentBody:
-    """A component's inside as a file holds it (a node's `component`, or a library file)."""
-    from graphbook.workflow_codec import parse_body as parse
-
-    return parse(data, where)
-
-
-def json_of(text: str, name: str) -> Any:
-    """The JSON in the file `name` holds; WorkflowFormatError saying where it is not JSON."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise WorkflowFormatError(
-            f"{name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
-        ) from None
-
-
-def _bad_input_name(name: Any) -> str:
-    return (
-        f"input name {name!r:.40} is not a word: use letters, digits, '_' and '-', "
-        "starting with a letter or '_' (e.g. images)"
-    )
-
-
 # The browser's default node box and the margins it leaves around a group's nodes.
 _NODE_SIZE, _PAD, _HEADER = (240.0, 120.0), 32.0, 28.0
 
@@ -426,14 +250,3 @@ def fresh_id(stem: str, taken: set[str]) -> str:
     while f"{stem}_{n}" in taken:
         n += 1
     return f"{stem}_{n}"
-
-
-def _kind(value: Any) -> str:
-    names = {list: "a list", dict: "an object", str: "a string", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
-
-
-def natural(text: str) -> tuple[Any, ...]:
-    """Sort key that puts `n2` before `n10`; ties (`1` and `01`) are broken by the text."""
-    parts = tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
-    return (parts, text)

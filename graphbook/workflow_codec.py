@@ -1,6 +1,10 @@
-"""The canonical workflow file format, field by field: writing a Workflow (stable order, one
+"""The canonical workflow file format, field by field: writing a workflow (stable order, one
 line per edge and per position, so diffs stay small) and reading one with checks that name
-what is wrong and where. Workflow.to_json, dumps and from_json (workflow.py) call these."""
+what is wrong and where; a Graphbook 0.13 file is read through formats/graphbook013.py.
+
+It knows the parts a workflow is made of (workflow_parts.py), not the Workflow: what it reads
+is Contents, from which Workflow.from_json (workflow.py) makes one, and what it writes is
+anything shaped as a workflow (Drawing), as a Workflow is."""
 
 from __future__ import annotations
 
@@ -8,11 +12,14 @@ import json
 import logging
 import math
 from collections.abc import Mapping
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
 
-from graphbook.errors import WorkflowFormatError
-from graphbook.workflow import (
+from graphbook.errors import Problem, WorkflowFormatError
+from graphbook.formats import graphbook013
+from graphbook.text import encodable_json
+from graphbook.workflow_parts import (
     COMPONENT,
     DATA_INPUT,
     GROUP_SIZE,
@@ -26,12 +33,109 @@ from graphbook.workflow import (
     Group,
     Node,
     PortMap,
-    Workflow,
     WorkflowInput,
-    _bad_input_name,
-    _kind,
+    bad_input_name,
     natural,
 )
+
+FORMAT = "graphbook.workflow"
+VERSION = 1
+
+
+class Drawing(Protocol):
+    """What a workflow file holds, as a Workflow has it."""
+
+    @property
+    def doc(self) -> str: ...
+    @property
+    def nodes(self) -> Mapping[str, Node]: ...
+    @property
+    def edges(self) -> list[Edge]: ...
+    @property
+    def groups(self) -> Mapping[str, Group]: ...
+    @property
+    def comments(self) -> Mapping[str, Comment]: ...
+    @property
+    def inputs(self) -> Mapping[str, WorkflowInput]: ...
+
+
+@dataclass
+class Contents:
+    """A workflow file's contents, read and checked; `notes`: what reading a Graphbook 0.13 file
+    left out or could not carry over, to tell the person."""
+
+    doc: str = ""
+    nodes: dict[str, Node] = field(default_factory=dict)
+    edges: list[Edge] = field(default_factory=list)
+    groups: dict[str, Group] = field(default_factory=dict)
+    comments: dict[str, Comment] = field(default_factory=dict)
+    inputs: dict[str, WorkflowInput] = field(default_factory=dict)
+    notes: list[Problem] = field(default_factory=list)
+
+
+def workflow_json(workflow: Drawing) -> dict[str, Any]:
+    """The canonical file content, in a stable order."""
+    data: dict[str, Any] = {"format": FORMAT, "version": VERSION}
+    if workflow.doc:
+        data["doc"] = workflow.doc
+    if workflow.inputs:
+        inputs = workflow.inputs
+        data["inputs"] = {k: _input_json(inputs[k]) for k in sorted(inputs)}
+    nodes = sorted(workflow.nodes.values(), key=lambda n: natural(n.id))
+    data["nodes"] = [_node_json(n) for n in nodes]
+    data["edges"] = [_edge_json(e) for e in sorted(set(workflow.edges), key=Edge.sort_key)]
+    if workflow.groups:
+        groups = sorted(workflow.groups.values(), key=lambda g: natural(g.id))
+        data["groups"] = [_group_json(g, workflow.nodes) for g in groups]
+    if workflow.comments:
+        comments = sorted(workflow.comments.values(), key=lambda c: natural(c.id))
+        data["comments"] = [_comment_json(c) for c in comments]
+    return data
+
+
+def workflow_text(data: dict[str, Any]) -> str:
+    """The file text of `workflow_json`'s content: one line per edge and per position."""
+    return encodable_json(_format(data)) + "\n"
+
+
+def read(data: Any, name: str = "<workflow>", path: Path | None = None) -> Contents:
+    """Read the canonical format, or Graphbook 0.13's (`{"type": "workflow", ...}`); `path` is
+    the file it came from (a 0.13 file's docs are found beside it)."""
+    if not isinstance(data, Mapping):
+        raise WorkflowFormatError(f"{name}: a workflow is a JSON object, not {kind_of(data)}")
+    if graphbook013.is_graphbook013(data):
+        canonical, notes = graphbook013.to_canonical(data, name, path)
+        contents = _parse(canonical, name)
+        contents.notes.extend(notes)
+        return contents
+    if data.get("format") != FORMAT:
+        raise WorkflowFormatError(
+            f'{name}: not a workflow file; expected "format": "{FORMAT}" (or a Graphbook '
+            'file with "type": "workflow")'
+        )
+    if data.get("version") != VERSION:
+        raise WorkflowFormatError(
+            f"{name}: workflow format version {data.get('version')!r} is not supported; "
+            f"this Graphbook reads version {VERSION}"
+        )
+    return _parse(data, name)
+
+
+def json_of(text: str, name: str) -> Any:
+    """The JSON in the file `name` holds; WorkflowFormatError saying where it is not JSON."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise WorkflowFormatError(
+            f"{name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
+
+
+def kind_of(value: Any) -> str:
+    """A JSON value's kind, as a message names it ("a list", "null", ...)."""
+    names = {list: "a list", dict: "an object", str: "a string", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
 
 _log = logging.getLogger("graphbook.workflow")
 
@@ -170,8 +274,8 @@ def _edge_json(edge: Edge) -> dict[str, Any]:
     return data
 
 
-def _parse(data: Mapping[str, Any], name: str) -> Workflow:
-    workflow = Workflow(doc=str(data.get("doc", "")))
+def _parse(data: Mapping[str, Any], name: str) -> Contents:
+    workflow = Contents(doc=str(data.get("doc", "")))
     for index, raw in enumerate(_list(data, "nodes", name)):
         node = _parse_node(raw, f"{name}: nodes[{index}]")
         if node.id in workflow.nodes:
@@ -197,15 +301,15 @@ def _parse_inputs(raw: Any, name: str) -> dict[str, WorkflowInput]:
     if not isinstance(raw, Mapping):
         raise WorkflowFormatError(
             f'{name}: \'inputs\' must be an object {{"NAME": {{"node": ID, "param": NAME}}}}, '
-            f"not {_kind(raw)}"
+            f"not {kind_of(raw)}"
         )
     inputs: dict[str, WorkflowInput] = {}
     for key, entry in raw.items():
         where = f"{name}: inputs[{key!r}]"
         if not INPUT_NAME.fullmatch(key):
-            raise WorkflowFormatError(f"{name}: {_bad_input_name(key)}")
+            raise WorkflowFormatError(f"{name}: {bad_input_name(key)}")
         if not isinstance(entry, Mapping):
-            raise WorkflowFormatError(f"{where} must be an object, not {_kind(entry)}")
+            raise WorkflowFormatError(f"{where} must be an object, not {kind_of(entry)}")
         node, param, description = entry.get("node"), entry.get("param"), entry.get("description")
         if not isinstance(node, str) or not node or not isinstance(param, str) or not param:
             raise WorkflowFormatError(
@@ -219,7 +323,7 @@ def _parse_inputs(raw: Any, name: str) -> dict[str, WorkflowInput]:
 
 def _parse_comment(raw: Any, where: str) -> Comment:
     if not isinstance(raw, Mapping):
-        raise WorkflowFormatError(f"{where} must be an object, not {_kind(raw)}")
+        raise WorkflowFormatError(f"{where} must be an object, not {kind_of(raw)}")
     comment_id, text, width = raw.get("id"), raw.get("text", ""), raw.get("width", 240.0)
     if not isinstance(comment_id, str) or not comment_id:
         raise WorkflowFormatError(f"{where} needs a non-empty string 'id'")
@@ -232,7 +336,7 @@ def _parse_comment(raw: Any, where: str) -> Comment:
     return Comment(comment_id, text, position, float(width))
 
 
-def _add_group(workflow: Workflow, group: Group, name: str) -> None:
+def _add_group(workflow: Contents, group: Group, name: str) -> None:
     """Adds a group read from a file; ids naming no node are dropped, as the canvas drops them."""
     if group.id in workflow.groups:
         raise WorkflowFormatError(f"{name}: two groups have id {group.id!r}; ids must be unique")
@@ -262,7 +366,7 @@ def _add_group(workflow: Workflow, group: Group, name: str) -> None:
 
 def _parse_group(raw: Any, where: str) -> Group:
     if not isinstance(raw, Mapping):
-        raise WorkflowFormatError(f"{where} must be an object, not {_kind(raw)}")
+        raise WorkflowFormatError(f"{where} must be an object, not {kind_of(raw)}")
     group_id, label, nodes = raw.get("id"), raw.get("label", ""), raw.get("nodes")
     if not isinstance(group_id, str) or not group_id:
         raise WorkflowFormatError(f"{where} needs a non-empty string 'id'")
@@ -302,13 +406,13 @@ def _is_number(value: Any) -> bool:
 def _list(data: Mapping[str, Any], key: str, name: str) -> list[Any]:
     value = data.get(key, [])
     if not isinstance(value, list):
-        raise WorkflowFormatError(f"{name}: {key!r} must be a list, not {_kind(value)}")
+        raise WorkflowFormatError(f"{name}: {key!r} must be a list, not {kind_of(value)}")
     return value
 
 
 def _parse_node(raw: Any, where: str) -> Node:
     if not isinstance(raw, Mapping):
-        raise WorkflowFormatError(f"{where} must be an object, not {_kind(raw)}")
+        raise WorkflowFormatError(f"{where} must be an object, not {kind_of(raw)}")
     node_id, type_ = raw.get("id"), raw.get("type")
     if not isinstance(node_id, str) or not node_id:
         raise WorkflowFormatError(f"{where} needs a non-empty string 'id'")
@@ -403,7 +507,7 @@ def _parse_ports(raw: Any, port: str, where: str) -> dict[str, PortMap]:
     key = {"input": "inputs", "output": "outputs", "param": "params"}[port]
     shape = f'{{"NAME": {{"node": ID, "{port}": NAME}}}}'
     if not isinstance(raw, Mapping):
-        raise WorkflowFormatError(f"{where}: {key!r} must be an object {shape}, not {_kind(raw)}")
+        raise WorkflowFormatError(f"{where}: {key!r} must be an object {shape}, not {kind_of(raw)}")
     ports: dict[str, PortMap] = {}
     for name, entry in raw.items():
         node = entry.get("node") if isinstance(entry, Mapping) else None
@@ -440,7 +544,7 @@ def _position(raw: Any) -> tuple[float, float]:
 
 def _parse_edge(raw: Any, where: str) -> Edge:
     if not isinstance(raw, Mapping):
-        raise WorkflowFormatError(f"{where} must be an object, not {_kind(raw)}")
+        raise WorkflowFormatError(f"{where} must be an object, not {kind_of(raw)}")
     fields = {k: raw.get(k) for k in ("source", "output", "target")}
     missing = [k for k, v in fields.items() if not isinstance(v, str) or not v]
     if missing:

@@ -14,9 +14,9 @@ from graphbook.engine.executor import run_workflow
 from graphbook.errors import GraphbookError, WorkflowError, WorkflowFormatError
 from graphbook.graph import build_graph
 from graphbook.inputs import input_schema, merge, overrides_from_inputs, parse_inputs
-from graphbook.registry import Registry
+from graphbook.nodes import library_registry
 
-REGISTRY = Registry.with_builtins()
+REGISTRY = library_registry()
 
 
 def rows_to_file(source: str = "", target: str = "out.jsonl") -> Workflow:
@@ -189,9 +189,9 @@ def test_run_workflow_takes_inputs_as_the_file_takes_saved_values(tmp_path: Path
     saved, given = tmp_path / "saved.jsonl", tmp_path / "given.jsonl"
     file_wf = rows_to_file(str(rows), str(saved))
     file_wf.set("rows", start_from=2)
-    run_workflow(file_wf, registry=Registry.with_builtins())
+    run_workflow(file_wf, registry=library_registry())
     inputs = {"rows": str(rows), "skip": 2, "destination": str(given)}
-    run_workflow(rows_to_file("", "x.jsonl"), registry=Registry.with_builtins(), inputs=inputs)
+    run_workflow(rows_to_file("", "x.jsonl"), registry=library_registry(), inputs=inputs)
     assert given.read_bytes() == saved.read_bytes()
     assert len(saved.read_text().splitlines()) == 3
 
@@ -213,6 +213,6 @@ def test_the_documented_inputs_are_canonical_and_the_builder_writes_them() -> No
     namespace: dict[str, Any] = {"Workflow": Workflow}
     exec(doc_block("python"), namespace)
     assert namespace["workflow"].dumps() == text
-    schema = input_schema(documented, Registry.with_builtins())
+    schema = input_schema(documented, library_registry())
     assert schema["required"] == ["images"]
     assert schema["properties"]["limit"]["type"] == "integer"

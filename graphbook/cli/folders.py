@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from graphbook.engine.executor import load_nodes
+from graphbook.nodes import library_registry
 from graphbook.registry import Registry
 from graphbook.workflow import Workflow
 
@@ -43,7 +44,7 @@ def load_registry(
 ) -> Registry:
     """Built-in nodes plus every folder's (or only the files defining the kinds `workflow`
     runs, see `load_nodes`); a file that fails to import is a warning."""
-    registry = Registry.with_builtins()
+    registry = library_registry()
     if workflow is None:
         for folder in folders:
             registry.load_folder(folder)

@@ -87,8 +87,9 @@ def _pack_doc(specs: list[NodeSpec]) -> list[str]:
 def _module_of(spec: NodeSpec) -> object | None:
     """The module of a library pack, the core nodes or the examples."""
     from graphbook import nodes
+    from graphbook.nodes import core
 
-    names = {"core": "graphbook.builtins", "examples": nodes.EXAMPLES}
+    names = {"core": core.__name__, "examples": nodes.EXAMPLES}
     name = names.get(spec.pack) or (
         f"{nodes.__name__}.{spec.pack}" if spec.pack in nodes.PACKS else ""
     )

@@ -115,6 +115,14 @@ def add_run_parser(
         "auto: one per core, started only for a step that has a load or dump function); with "
         "--ray, Ray actors per kind (default and 0: one per CPU of the cluster)",
     )
+    add_ray_run_options(run)
+    add_run_changes(run)
+    add_run_output(run)
+    run.set_defaults(command=cmd_run)
+
+
+def add_ray_run_options(run: argparse.ArgumentParser) -> None:
+    """`--ray [ADDRESS]` and how a run uses it: retries, what is shipped, the actors kept."""
     run.add_argument(
         "--ray",
         nargs="?",
@@ -140,6 +148,10 @@ def add_run_parser(
         "that the next run of the same node code attaches to them warm (default "
         f"${LEASE_SETTING}, else {KEEP:.0f}; 0: end them with the run)",
     )
+
+
+def add_run_changes(run: argparse.ArgumentParser) -> None:
+    """What a run changes for itself: its values (`--set`, `--input`), how far it goes."""
     run.add_argument(
         "--continue-on-error",
         action="store_true",
@@ -162,6 +174,10 @@ def add_run_parser(
         help="give the workflow input NAME for this run (repeatable; VALUE read as its "
         "parameter's type, as --set reads it); the file's inputs list what it takes",
     )
+
+
+def add_run_output(run: argparse.ArgumentParser) -> None:
+    """Where a run's events and metrics go: the terminal (`--quiet`, `--json`), loggers."""
     run.add_argument(
         "--logger",
         action="append",
@@ -184,7 +200,6 @@ def add_run_parser(
     quiet = "show only errors, warnings and the summary"
     shown.add_argument("--quiet", "-q", action="store_true", help=quiet)
     shown.add_argument("--json", action="store_true", help="print every event as a JSON line")
-    run.set_defaults(command=cmd_run)
 
 
 def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -201,8 +216,8 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def add_ray_ship(parser: argparse.ArgumentParser) -> None:
-    """`--ray-ship DIR`, `--ray-dumps WHERE`, `--ray-stages`, `--ray-replicas`, for `run`,
-    `serve` and `mcp`."""
+    """How work is laid out on Ray, for `run`, `serve` and `mcp`: the code shipped
+    (`--ray-ship DIR`), where dumps run (`--ray-dumps`), the actors, the stages."""
     parser.add_argument(
         "--ray-ship",
         action="append",
@@ -220,6 +235,12 @@ def add_ray_ship(parser: argparse.ArgumentParser) -> None:
         "Ray node, so the files they write land here) or 'anywhere' (every node: for outputs "
         "on shared storage or remote URIs)",
     )
+    add_ray_actors(parser)
+    add_ray_stages(parser)
+
+
+def add_ray_actors(parser: argparse.ArgumentParser) -> None:
+    """How many load and dump actors, and what each reserves."""
     parser.add_argument(
         "--ray-actors",
         type=actor_limits,
@@ -237,6 +258,10 @@ def add_ray_ship(parser: argparse.ArgumentParser) -> None:
         help="with --ray, the CPUs each load and dump actor reserves, so that an autoscaler "
         "adds nodes for actors that do not fit (default 1; 0: none)",
     )
+
+
+def add_ray_stages(parser: argparse.ArgumentParser) -> None:
+    """Where batch steps' models run: stage actors, and how many replicas."""
     parser.add_argument(
         "--ray-stages",
         choices=STAGES,

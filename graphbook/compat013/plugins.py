@@ -2,36 +2,23 @@
 package's `__init__.py` calls `export(name, cls)` for its nodes and `web(path)` for its browser
 bundle.
 
-`export` records the node; the registry registers it under the exported name when it imports
-the plugin (a 0.13 workflow's `data.module`, or `Registry.load_module`). `web` is recorded and
-says, as a warning, that browser plugins are not loaded here: the editor shows the plugin's
-nodes with its own widgets.
+`export` records the node (graphbook/registry.py's EXPORTED); the registry registers it under
+the exported name when it imports the plugin (a 0.13 workflow's `data.module`, or
+`Registry.load_module`). `web` is recorded and says, as a warning, that browser plugins are not
+loaded here: the editor shows the plugin's nodes with its own widgets.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
-from dataclasses import dataclass
 
+from graphbook.lifecycle import Step
+from graphbook.registry import EXPORTED, Exported
 from graphbook.resources import Resource
-from graphbook.steps import Step
 
 __all__ = ["export", "web"]
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Exported:
-    """A node a plugin exported: the name it gave, the class, and the module that exported it."""
-
-    name: str
-    node: type
-    module: str
-
-
-EXPORTED: list[Exported] = []
-"""Every export() so far, in order (a plugin's package is imported once per process)."""
 WEB: dict[str, str] = {}
 """The bundle each plugin module named with web(), which is not loaded."""
 
@@ -54,12 +41,6 @@ def web(location: str) -> None:
         module,
         str(location),
     )
-
-
-def exports_of(package: str) -> list[Exported]:
-    """The exports made by `package` or any module under it (its top-level package's)."""
-    top = package.split(".")[0]
-    return [e for e in EXPORTED if e.module.split(".")[0] == top]
 
 
 def _caller_module() -> str:

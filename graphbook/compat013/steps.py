@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from graphbook.builtins import Copy, DumpJSONL, LoadJSONL, Split
 from graphbook.compat013.utils import transform_function_string
 from graphbook.errors import NodeDefinitionError
+from graphbook.lifecycle import BatchStep, Data, GeneratorSourceStep, PromptStep, SourceStep, Step
 from graphbook.logs import log
-from graphbook.steps import BatchStep, Data, GeneratorSourceStep, PromptStep, SourceStep, Step
+from graphbook.nodes.core import Copy, DumpJSONL, LoadJSONL, Split
 
 StepOutput = dict[str, list[dict]]  # type: ignore[type-arg]
 

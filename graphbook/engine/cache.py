@@ -26,7 +26,7 @@ from typing import Any
 
 from graphbook.events import PlanAction, PlanCause
 from graphbook.graph import Graph, GraphNode, inner_nodes
-from graphbook.steps import Data, fork
+from graphbook.lifecycle import Data, fork
 
 SAMPLE = 16
 KEPT_LOGS = 200

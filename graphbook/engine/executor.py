@@ -57,12 +57,13 @@ from graphbook.events import (
 )
 from graphbook.graph import Graph, GraphNode, build_graph, target_problem
 from graphbook.inputs import run_overrides
+from graphbook.lifecycle import Data
 from graphbook.logs import metric_context, node_context
+from graphbook.nodes import library_registry
 from graphbook.overrides import Overrides, with_overrides
 from graphbook.params import coerce
 from graphbook.paths import absolute_paths
 from graphbook.registry import Registry
-from graphbook.steps import Data
 from graphbook.workflow import Workflow
 
 logger = logging.getLogger(__name__)
@@ -628,7 +629,7 @@ def load_nodes(
     nodes name (a 0.13 file's `data.module`). A kind it has is not loaded again, so a front end
     that loaded them (to read `--set` values by type) hands its registry on and nothing runs
     twice; a file that fails to import is in `registry.failures`."""
-    registry = registry if registry is not None else Registry.with_builtins()
+    registry = registry if registry is not None else library_registry()
     flat = flatten(workflow)[0]  # the node kinds inside components are needed too
     running = [node for node in flat.nodes.values() if node.mode == "active"]
     missing = {node.type for node in running} - workflow.code.keys()

@@ -67,6 +67,12 @@ def reporting(outcome: Outcome) -> Outcome:
     return outcome
 
 
+def unsendable(what: str, exc: Exception, problem: str = "could not be pickled") -> ErrorInfo:
+    """The error of a value that could not cross to another process, saying which."""
+    error = ErrorInfo.from_exception(exc)
+    return ErrorInfo(error.type, f"{what} {problem}: {error.message}", error.traceback)
+
+
 class RemoteError(Exception):
     """Something failed in another process or machine; `error` carries its own traceback."""
 

@@ -39,8 +39,16 @@ import multiprocess
 from multiprocess.connection import wait as wait_for
 
 from graphbook.engine import shm
-from graphbook.engine.pool import WORKER_DIED, Failed, Kind, Notice, OrderedLane, Outcome
-from graphbook.engine.worker import HEADER, HELD_SIGNALS, Message, Settings, unsendable, work
+from graphbook.engine.pool import (
+    WORKER_DIED,
+    Failed,
+    Kind,
+    Notice,
+    OrderedLane,
+    Outcome,
+    unsendable,
+)
+from graphbook.engine.worker import HEADER, HELD_SIGNALS, Message, Settings, work
 from graphbook.errors import GraphbookError
 from graphbook.events import ErrorInfo, KindStats, PoolStats
 

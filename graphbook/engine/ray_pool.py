@@ -61,7 +61,7 @@ from graphbook.registry import NODES_PACKAGE
 if TYPE_CHECKING:
     from graphbook.engine.ray_stage import RayStage, Watcher
     from graphbook.engine.ray_transfer import Packed
-    from graphbook.steps import BatchStep
+    from graphbook.lifecycle import BatchStep
 from graphbook.errors import GraphbookError
 from graphbook.events import ErrorInfo, KindStats, PoolStats
 from graphbook.logs import collect_in_this_process

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from graphbook.engine.ray_nodes import Node
     from graphbook.engine.ray_pool import RayPool
     from graphbook.engine.ray_transfer import Packed
-    from graphbook.steps import BatchStep
+    from graphbook.lifecycle import BatchStep
 
 logger = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from graphbook.engine.pool import Done, Failed, Outcome, call
+from graphbook.engine.pool import Done, Failed, Outcome, call, unsendable
 from graphbook.engine.trace import Timed, now
 
 ALIGN = 64
@@ -233,9 +233,22 @@ def _pack_value(
     return buffer.getvalue(), fits
 
 
-def _unpicklable(exc: Any) -> Failed:
-    from graphbook.engine.worker import unsendable
+def in_memory(part: Part) -> Part:
+    """`part` laid out as a transport would lay it out, in this process's memory: what a pool
+    without workers gives a batch step, so its batches stack as the workers' do."""
+    if part.rows:
+        return part
+    slabs: list[bytearray] = []
 
+    def allocate(nbytes: int) -> tuple[int, memoryview]:
+        slabs.append(bytearray(nbytes))
+        return 0, memoryview(slabs[0])
+
+    handle, state = pack(part, allocate, lambda obj: NotImplemented)
+    return unpack(slabs[handle] if handle is not None else None, state)
+
+
+def _unpicklable(exc: Any) -> Failed:
     return Failed(unsendable("the item's loaded value", exc))
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphbook.engine import shm
-from graphbook.engine.pool import Failed, Outcome, call
+from graphbook.engine.pool import Failed, Outcome, call, unsendable
 from graphbook.events import ErrorInfo
 from graphbook.logs import collect_in_this_process
 
@@ -198,8 +198,3 @@ def _unpickle_fn(data: bytes) -> Callable[..., Any] | ErrorInfo:
         return fn
     except Exception as exc:
         return unsendable("the function", exc, "could not be loaded in the worker")
-
-
-def unsendable(what: str, exc: Exception, problem: str = "could not be pickled") -> ErrorInfo:
-    error = ErrorInfo.from_exception(exc)
-    return ErrorInfo(error.type, f"{what} {problem}: {error.message}", error.traceback)

@@ -26,7 +26,7 @@ import torch
 from PIL import Image
 from torch.utils.data import Dataset
 
-from graphbook.batch import MetricReducer, TorchBatchProcessor, client, torch_batch_process
+from graphbook.batch_process import MetricReducer, TorchBatchProcessor, client, torch_batch_process
 from graphbook.batch_process.client import ModelVersion
 from graphbook.batch_process.context import TorchBatchProcessorContext
 from graphbook.examples.shapes import (

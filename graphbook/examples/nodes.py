@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from graphbook.decorators import batch, param, resource, source, step
-from graphbook.steps import Step
+from graphbook.lifecycle import Step
 
 if TYPE_CHECKING:
     import torch

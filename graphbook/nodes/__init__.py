@@ -1,4 +1,7 @@
-"""Graphbook's node library: one module a pack, loaded into every registry beside the core nodes.
+"""Graphbook's node library: one module a pack, the core nodes (core.py) first.
+
+The registry (graphbook/registry.py) knows no node of its own: whoever runs workflows (the CLI,
+the server's run host, `run_workflow`) builds one with `library_registry()`, the library loaded.
 
 A pack is a module of node classes and decorated functions (graphbook.nodes.images, ...). Its
 nodes name their category ("Sources", "Images", ...), which is where the palette shows them;
@@ -14,11 +17,12 @@ Other people's packs are Python packages that name a module in the entry point g
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from importlib.metadata import EntryPoint, entry_points
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from graphbook.registry import Registry
+from graphbook.nodes import core
+from graphbook.registry import Registry
+from graphbook.spec import class_spec
 
 ENTRY_POINT_GROUP = "graphbook.nodes"
 PACKS: tuple[str, ...] = ("files", "tables", "datasets", "images", "models", "curation")
@@ -26,13 +30,32 @@ PACKS: tuple[str, ...] = ("files", "tables", "datasets", "images", "models", "cu
 EXAMPLES = "graphbook.examples.nodes"
 
 
+def library_registry() -> Registry:
+    """A registry holding the whole library: what a run of a workflow file can name."""
+    registry = Registry()
+    load_library(registry)
+    return registry
+
+
 def load_library(registry: Registry) -> None:
-    """Register the library's packs, the examples' nodes, and every installed node pack."""
+    """Register the core nodes, the library's packs, the examples' nodes, and every installed
+    node pack."""
+    load_core(registry)
     for name in PACKS:
         registry.load_module(f"{__name__}.{name}", pack=name, pack_kind="builtin")
     registry.load_module(EXAMPLES, pack="examples", pack_kind="example")
     for point in installed_packs():
         registry.load_module(point.module, pack=pack_name(point), pack_kind="pack")
+
+
+def load_core(registry: Registry) -> None:
+    """The core pack: its steps under their class names, its resources under short ones
+    (`Number`, `Function`, ...)."""
+    for step_cls in core.STEPS:
+        registry.add_spec(replace(class_spec(step_cls), pack="core", pack_kind="builtin"))
+    for name, res_cls in core.RESOURCES.items():
+        spec = class_spec(res_cls)
+        registry.add_spec(replace(spec, name=name, pack="core", pack_kind="builtin"))
 
 
 @functools.cache

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from graphbook.lifecycle import BatchStep, Step
 from graphbook.nodes.common import (
     Data,
     Expression,
@@ -23,7 +24,6 @@ from graphbook.nodes.common import (
     plain_row,
     plain_value,
 )
-from graphbook.steps import BatchStep, Step
 
 if TYPE_CHECKING:
     import numpy as np

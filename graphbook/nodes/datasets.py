@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
+from graphbook.lifecycle import GeneratorSourceStep
 from graphbook.nodes.common import Data, NodeInputError, image_record, local_path
-from graphbook.steps import GeneratorSourceStep
 
 LIMIT = {"type": "int", "default": 0, "description": "at most this many rows (0: all)"}
 CHUNK = 256

@@ -13,8 +13,8 @@ import random
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
+from graphbook.lifecycle import GeneratorSourceStep
 from graphbook.nodes.common import IMAGE_EXTENSIONS, Data, NodeInputError, image_record, local_path
-from graphbook.steps import GeneratorSourceStep
 
 FOLDER = {"type": "string", "required": True, "path": True, "description": "the folder to read"}
 LIMIT = {"type": "int", "default": 0, "description": "at most this many files (0: all)"}

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from graphbook.lifecycle import BatchStep
 from graphbook.nodes.common import (
     Data,
     NodeInputError,
@@ -35,7 +36,6 @@ from graphbook.nodes.common import (
     sink_path,
     targets,
 )
-from graphbook.steps import BatchStep
 
 if TYPE_CHECKING:
     from PIL.Image import Image

@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from graphbook.lifecycle import BatchStep
 from graphbook.nodes.common import Data, NodeInputError, image_path, targets
-from graphbook.steps import BatchStep
 
 if TYPE_CHECKING:
     import numpy as np

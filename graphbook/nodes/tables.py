@@ -19,9 +19,9 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from graphbook.lifecycle import GeneratorSourceStep, Step
 from graphbook.logs import LogLevel
 from graphbook.nodes.common import Data, NodeInputError, local_path, plain_row, sink_path
-from graphbook.steps import GeneratorSourceStep, Step
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from graphbook import protocol as p
+from graphbook.nodes import library_registry
 from graphbook.registry import Registry
 from graphbook.server import (
     catalog,
@@ -307,7 +308,7 @@ def create_app(
         client_max_size=settings.max_body,
         middlewares=[error_middleware, security_middleware(settings)],
     )
-    _build(app, settings, registry or Registry.with_builtins())
+    _build(app, settings, registry or library_registry())
     app.cleanup_ctx.append(_session_ctx)
     app.on_shutdown.append(_close_sockets)
     app.cleanup_ctx.append(watcher_ctx)

@@ -21,6 +21,7 @@ from graphbook.server.paths import Root
 from graphbook.server.request import ok, read_json, reply
 from graphbook.server.workflows import digest, listing
 from graphbook.workflow import ComponentBody, ComponentRef, Workflow
+from graphbook.workflow_codec import body_json
 
 SUFFIX = ".json"
 CATEGORY = "Components"
@@ -65,7 +66,7 @@ class ComponentFiles:
             raise ServerError(422, "invalid_workflow", str(exc)) from None
         hash_ = digest(raw)
         return p.ComponentDocument(
-            name + SUFFIX, name, hash_, version_of(raw), body.to_json(), self.problems(name)
+            name + SUFFIX, name, hash_, version_of(raw), body_json(body), self.problems(name)
         )
 
     def problems(self, name: str) -> list[Problem]:

@@ -1,5 +1,5 @@
 """The OpenAPI 3.1 document of the HTTP API: a table of routes (graphbook/server/app.py's
-API) and the protocol's dataclasses (graphbook/protocol.py) as JSON Schema components.
+API) and the protocol's dataclasses (graphbook/protocol/) as JSON Schema components.
 
 `graphbook openapi` prints it; a running server answers it at GET /api/openapi.json.
 """

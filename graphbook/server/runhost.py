@@ -31,7 +31,7 @@ from graphbook.engine.ray_pool import RayPool
 from graphbook.events import Event, NodeError, NodeFinished, NodeMetrics, RunFinished, RunStarted
 from graphbook.graph import build_graph
 from graphbook.node_index import node_files
-from graphbook.registry import Registry
+from graphbook.nodes import library_registry
 from graphbook.server.desk import PromptDesk
 from graphbook.server.gallery import GalleryQuery, Selections
 from graphbook.server.gallery import page as gallery_page
@@ -112,7 +112,7 @@ class Host:
         self.conn = conn
         self.config = config
         self._send_lock = threading.Lock()
-        self.registry = Registry.with_builtins()
+        self.registry = library_registry()
         self.state = HostState()
         self._load_nodes()
         self.cache = OutputCache(config.cache_budget)

@@ -200,7 +200,7 @@ def install_commit_faults() -> None:
         original(self, commit)
         fault("kill-committed", calls[0], signal.SIGKILL)
 
-    Store.commit_checkpoint = commit_checkpoint  # type: ignore[method-assign]
+    Store.commit_checkpoint = commit_checkpoint  # type: ignore[method-assign,assignment]
 
 
 def run(args: argparse.Namespace, iterable: bool, workers: int, run_name: str) -> None:

@@ -26,7 +26,7 @@ import torchvision as tv
 from torch import nn
 from torchvision import transforms
 
-from graphbook.batch import MetricReducer, TorchBatchProcessor, client, torch_batch_process
+from graphbook.batch_process import MetricReducer, TorchBatchProcessor, client, torch_batch_process
 
 IMAGES = 700  # 11 batches of 64: one checkpoint at 10, then the last one
 

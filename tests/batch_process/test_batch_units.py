@@ -166,16 +166,20 @@ def test_set_profiler_drives_torch_profiler(tmp_path: Path) -> None:
     assert list(ctx.get_tensorboard_path().glob("*.json")), "a trace was written"
 
 
-def test_graphbook_batch_is_the_api_and_still_the_decorator() -> None:
-    """The path `from graphbook.batch import torch_batch_process` and seed 004's
-    decorator (`from graphbook import batch`, `@graphbook.batch(...)`) are the same name."""
-    import graphbook.batch
-    from graphbook import Registry, batch, step
-    from graphbook.batch import torch_batch_process
+def test_graphbook_batch_is_the_decorator_and_its_old_module_path_still_imports() -> None:
+    """`from graphbook import batch` is seed 004's decorator, also after a script imported the
+    batch API by its old path (`from graphbook.batch import torch_batch_process`, which still
+    gives graphbook.batch_process's names)."""
+    import importlib
+
+    import graphbook
+    from graphbook import Registry, batch, decorators, step
     from graphbook.batch_process import torch_batch_process as api_function
 
-    package: Any = graphbook  # to mypy, graphbook.batch is only the decorator
-    assert package.batch.torch_batch_process is torch_batch_process is api_function
+    old_path = importlib.import_module("graphbook.batch")
+    assert old_path.torch_batch_process is api_function
+    assert "torch_batch_process" in old_path.__all__
+    assert graphbook.batch is batch is decorators.batch
 
     @step("Decorated")
     @batch(4, "items")

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from graphbook import Registry
 from graphbook.cli import main
 from graphbook.engine.executor import run_workflow
 from graphbook.errors import GraphbookError, ParamError, WorkflowError
+from graphbook.nodes import library_registry
 from graphbook.overrides import parse_setting, parse_value, with_overrides
 from graphbook.params import ParamSpec
 from graphbook.workflow import Workflow
@@ -226,4 +226,4 @@ def test_registry_is_not_needed_for_python_overrides() -> None:
     wf = Workflow()
     wf.add("Split", id="s")
     assert with_overrides(wf, {"s": {"fn": "lambda d: True"}}).nodes["s"].params
-    assert Registry.with_builtins()  # the registry is only needed to build the graph
+    assert library_registry()  # the registry is only needed to build the graph

@@ -12,6 +12,7 @@ import pytest
 
 from graphbook import Registry
 from graphbook.cli import main
+from graphbook.nodes import library_registry
 from graphbook.server.workflows import WorkflowFiles
 from graphbook.workflow import Group, Workflow
 
@@ -71,7 +72,7 @@ def test_convert_keeps_groups_and_says_what_was_left_out(
 
 
 def test_the_api_shows_the_docs_and_what_was_left_out(project: Path) -> None:
-    registry = Registry.with_builtins()
+    registry = library_registry()
     registry.load_folder(project / "custom_nodes")
     document = WorkflowFiles(project, registry).document("Grouped.json")
     assert document.workflow["doc"].startswith("# Grouped")
@@ -100,5 +101,5 @@ def test_docs_are_not_read_through_a_symlink_leading_outside(project: Path, tmp_
     outside = tmp_path / "elsewhere"
     shutil.move(project / "docs", outside)
     (project / "docs").symlink_to(outside)
-    document = WorkflowFiles(project, Registry.with_builtins()).document("Grouped.json")
+    document = WorkflowFiles(project, library_registry()).document("Grouped.json")
     assert document.workflow.get("doc", "") == ""

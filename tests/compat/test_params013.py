@@ -11,6 +11,7 @@ import pytest
 
 from graphbook import Registry, Workflow, build_graph, param, run_workflow, step
 from graphbook.core.steps import Step
+from graphbook.nodes import library_registry
 
 
 def test_a_013_workflow_leaving_a_parameter_empty_runs_on_the_python_default(
@@ -24,7 +25,7 @@ def test_a_013_workflow_leaving_a_parameter_empty_runs_on_the_python_default(
 
 
 def test_an_unset_parameter_is_not_in_the_graph(project: Path) -> None:
-    registry = Registry.with_builtins()
+    registry = library_registry()
     registry.load_folder(project / "custom_nodes")
     graph = build_graph(Workflow.load(project / "Rows.json"), registry)
     assert graph.nodes["0"].params == {"count": 2}

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 import graphbook as gb
-from graphbook import Registry, Workflow, run_workflow
+from graphbook import Workflow, run_workflow
 from graphbook.errors import NodeDefinitionError
+from graphbook.nodes import library_registry
 
 
 def test_the_top_level_names_of_013() -> None:
@@ -42,7 +43,7 @@ def test_split_by_items_routes_by_the_items_under_a_key(tmp_path: Any) -> None:
     fn = workflow.add(gb.resources.FunctionResource, val="def f(items, data):\n    return items")
     split = workflow.add(gb.steps.SplitByItems, item_key="moves", split_items_fn=fn)
     workflow.connect(source, split)
-    result = run_workflow(workflow, registry=Registry.with_builtins(), collect=True)
+    result = run_workflow(workflow, registry=library_registry(), collect=True)
     assert result.ok, result.errors
     assert result.output(split.id, "A") == [{"moves": [1, 2]}]
     assert result.output(split.id, "B") == [{"moves": []}]

@@ -6,12 +6,13 @@ from typing import Any
 
 import pytest
 
-from graphbook import Registry, Workflow, build_graph, param, run_workflow, source, step
+from graphbook import Workflow, build_graph, param, run_workflow, source, step
 from graphbook.engine.cache import OutputCache
 from graphbook.engine.executor import Executor, RunResult
 from graphbook.errors import WorkflowError
 from graphbook.events import Event, NodePlan, NodeStarted, RunStarted
 from graphbook.modes import live_edges
+from graphbook.nodes import library_registry
 from graphbook.workflow import Edge
 
 CALLS: dict[str, int] = {}
@@ -106,7 +107,7 @@ def test_a_bypassed_node_is_not_checked_but_the_wires_through_it_are() -> None:
     wf.set("plus100", add="not a number")
     wf.set_mode("plus100", "bypass")
     wf.set_mode("ghost", "mute")
-    graph = build_graph(wf, Registry.with_builtins())
+    graph = build_graph(wf, library_registry())
     assert set(graph.nodes) == {"src", "plus1", "end"}
     assert graph.off == {"plus100": "bypass", "ghost": "mute"}
     assert [(e.source, e.target) for e in graph.edges] == [
@@ -126,7 +127,7 @@ def test_a_muted_resource_leaves_its_parameter_to_the_default_or_a_problem() -> 
     wf.add("Split", id="split", split_fn=keep)
     wf.set_mode("keep", "bypass")
     with pytest.raises(WorkflowError, match=r"'split': required parameter 'split_fn' has no"):
-        build_graph(wf, Registry.with_builtins())
+        build_graph(wf, library_registry())
 
 
 def test_live_edges_keep_the_reroute_points_of_the_outer_wire() -> None:
@@ -142,7 +143,7 @@ def cached_run(
     wf: Workflow, cache: OutputCache, trigger: str | None = None
 ) -> tuple[RunResult, list[Event]]:
     events: list[Event] = []
-    graph = build_graph(wf, Registry.with_builtins())
+    graph = build_graph(wf, library_registry())
     result = Executor(collect=True).run(
         graph, events.append, cache=cache.workflow("w.json"), trigger=trigger
     )
@@ -211,6 +212,6 @@ def test_a_retriggered_step_reuses_the_cached_outputs_that_feed_it() -> None:
 def test_a_resource_cannot_be_retriggered() -> None:
     wf = chain()
     wf.add("Number", id="n", val=1)
-    graph = build_graph(wf, Registry.with_builtins())
+    graph = build_graph(wf, library_registry())
     with pytest.raises(ValueError, match="is a resource; re-trigger a source or a step"):
         Executor().run(graph, trigger="n")

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from graphbook import Registry, Workflow, build_graph, param, source, step
+from graphbook import Workflow, build_graph, param, source, step
 from graphbook.engine.cache import OutputCache, estimate_size, fingerprint
 from graphbook.engine.executor import Executor, RunResult
 from graphbook.events import Event, NodeFinished, NodeLog, NodePlan, NodeStarted
+from graphbook.nodes import library_registry
 from graphbook.overrides import with_overrides
 from graphbook.steps import Step
 from graphbook.workflow import NodeRef
@@ -50,7 +51,7 @@ def chain(n: int = 5, first: int = 1, second: int = 10) -> Workflow:
 
 def run(wf: Workflow, cache: OutputCache, name: str = "w.json") -> tuple[RunResult, list[Event]]:
     events: list[Event] = []
-    graph = build_graph(wf, Registry.with_builtins())
+    graph = build_graph(wf, library_registry())
     result = Executor(collect=True).run(graph, events.append, cache=cache.workflow(name))
     return result, events
 

@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
-from graphbook import Registry, Workflow, build_graph, output, param, run_workflow, source, step
+from graphbook import Workflow, build_graph, output, param, run_workflow, source, step
 from graphbook.components import Library, component
 from graphbook.engine.cache import OutputCache
 from graphbook.engine.executor import Executor, RunResult
 from graphbook.errors import RunTargetError
 from graphbook.events import Event, NodePlan, NodeStarted
+from graphbook.nodes import library_registry
 from graphbook.workflow import ComponentBody, ComponentRef
 
 CALLS: dict[str, int] = {}
@@ -109,7 +110,7 @@ def test_a_library_component_runs_from_its_file(tmp_path: Any) -> None:
 
 def run(wf: Workflow, cache: OutputCache, until: str | None = None) -> list[Event]:
     events: list[Event] = []
-    graph = build_graph(wf, Registry.with_builtins())
+    graph = build_graph(wf, library_registry())
     Executor().run(graph, events.append, cache=cache.workflow("w.json"), until=until)
     return events
 

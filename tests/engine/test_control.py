@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from graphbook import Registry, Workflow, batch, build_graph, param, source, step
+from graphbook import Workflow, batch, build_graph, param, source, step
 from graphbook.engine.control import RunControl, interrupt
 from graphbook.engine.executor import Executor, RunResult, make_pool
 from graphbook.events import (
@@ -22,6 +22,7 @@ from graphbook.events import (
     RunPaused,
     RunResumed,
 )
+from graphbook.nodes import library_registry
 from graphbook.steps import PromptStep
 
 TIMEOUT = 20
@@ -79,7 +80,7 @@ class Recorder:
 def start(
     wf: Workflow, control: RunControl, sink: Recorder, **kw: Any
 ) -> tuple[threading.Thread, list[RunResult]]:
-    registry = Registry.with_builtins()
+    registry = library_registry()
     registry.add(Ask)
     graph = build_graph(wf, registry)
     results: list[RunResult] = []

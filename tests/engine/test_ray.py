@@ -20,7 +20,6 @@ import pytest
 import torch
 
 from graphbook import (
-    Registry,
     Workflow,
     batch,
     build_graph,
@@ -38,6 +37,7 @@ from graphbook.engine.pool import Done, Failed
 from graphbook.engine.ray_pool import RayBackend, RayPool
 from graphbook.engine.ray_resources import actor_params, wants_gpu
 from graphbook.events import Event, Prompt, PromptAnswered
+from graphbook.nodes import library_registry
 from graphbook.steps import PromptStep
 
 
@@ -248,7 +248,7 @@ def test_a_prompt_after_a_ray_batch_is_answered_through_the_event_stream(
     ask = wf.add(Ask, id="ask")
     wf.connect(wf.add(source_of(Path("/p"), [0, 1, 2])), b)
     wf.connect(b, ask)
-    graph = build_graph(wf, Registry.with_builtins())
+    graph = build_graph(wf, library_registry())
     result = Executor(ray_pool, collect=True, prompter=prompter).run(graph, events.append)
     assert result.ok, result.errors
     assert [d["items"] for d in result.output("ask")] == [["/p/0"], ["/p/2"]]

@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from graphbook import Registry, Workflow, build_graph, param, resource, run_workflow, source, step
+from graphbook import Workflow, build_graph, param, resource, run_workflow, source, step
 from graphbook.cli.terminal import TerminalSink
 from graphbook.engine.cache import OutputCache
 from graphbook.engine.executor import Executor
@@ -19,6 +19,7 @@ from graphbook.events import (
     NodeLog,
     NodeStarted,
 )
+from graphbook.nodes import library_registry
 
 
 @resource("Res/Scale")
@@ -90,7 +91,7 @@ def test_a_resource_that_raises_fails_as_a_node(backend: dict[str, Any]) -> None
 
 def test_with_a_cache_a_resource_no_running_node_needs_shows_as_cached() -> None:
     cache = OutputCache(1 << 20)
-    registry = Registry.with_builtins()
+    registry = library_registry()
 
     def run(add: int) -> list[Event]:
         events: list[Event] = []

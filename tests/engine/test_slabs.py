@@ -69,11 +69,12 @@ def test_a_batch_loaded_by_workers_is_one_slab_and_stacks_without_a_copy() -> No
     assert [d["sum"] for d in result.output("images")] == [i * 3 * 64 for i in range(40)]
 
 
-def test_without_workers_the_same_batches_arrive_stacked_by_copying() -> None:
+def test_without_workers_the_same_batches_arrive_stacked_as_one_slab() -> None:
     result = run_images(workers=0)
     assert result.ok
     assert [s["items"] for s in SEEN] == [list(range(n, n + 8)) for n in range(0, 40, 8)]
     for seen in SEEN:
+        assert seen["loaded"] and seen["views"]
         assert torch.equal(seen["stacked"], torch.stack([image(i) for i in seen["items"]]))
 
 
@@ -135,15 +136,8 @@ def test_a_run_leaves_no_segment_behind() -> None:
 
 # -- packing, without processes --------------------------------------------------------------
 def packed(part: slabs.Part) -> slabs.Part:
-    """`part` packed into a bytearray slab and unpacked from it, as a transport would."""
-    memory: list[bytearray] = []
-
-    def allocate(nbytes: int) -> tuple[int, memoryview]:
-        memory.append(bytearray(nbytes))
-        return 0, memoryview(memory[0])
-
-    handle, state = slabs.pack(part, allocate, lambda obj: NotImplemented)
-    return slabs.unpack(memory[handle] if handle is not None else None, state)
+    """`part` packed into a slab in memory and unpacked from it, as a transport would."""
+    return slabs.in_memory(part)
 
 
 def value(outcome: Done | Failed) -> Any:

@@ -12,11 +12,11 @@ import pytest
 
 from graphbook import Workflow, run_workflow
 from graphbook.engine.executor import RunResult
+from graphbook.nodes import library_registry
 from graphbook.nodes.curation import HammingIndex
-from graphbook.registry import Registry
 
 Rows = list[dict[str, Any]]
-REGISTRY = Registry.with_builtins()
+REGISTRY = library_registry()
 """Built once: building it reads every node's source (about a second a run)."""
 
 

@@ -14,10 +14,10 @@ from PIL import Image
 
 from graphbook import Workflow, batch, run_workflow, step
 from graphbook.engine.executor import RunResult
-from graphbook.registry import Registry
+from graphbook.nodes import library_registry
 
 Data = dict[str, Any]
-REGISTRY = Registry.with_builtins()
+REGISTRY = library_registry()
 """One registry for the file's runs: building one reads every node's source."""
 
 

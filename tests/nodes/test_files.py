@@ -11,10 +11,10 @@ from PIL import Image
 
 from graphbook import Workflow, run_workflow
 from graphbook.engine.executor import RunResult
-from graphbook.registry import Registry
+from graphbook.nodes import library_registry
 
 Data = dict[str, Any]
-REGISTRY = Registry.with_builtins()
+REGISTRY = library_registry()
 """One registry for the file's runs: building one reads every node's source (most of a run's
 time here)."""
 

@@ -14,9 +14,9 @@ from PIL import Image, ImageFilter
 from graphbook import Workflow, param, run_workflow, source, step
 from graphbook.engine.executor import RunResult
 from graphbook.events import Event, NodeLog
-from graphbook.registry import Registry
+from graphbook.nodes import library_registry
 
-REGISTRY = Registry.with_builtins()
+REGISTRY = library_registry()
 """Built once: building one reads every node's source, a good part of a small run."""
 
 

@@ -15,10 +15,10 @@ import pytest
 
 from graphbook import Workflow, param, run_workflow, source, step
 from graphbook.engine.executor import RunControl, RunResult
-from graphbook.registry import Registry
+from graphbook.nodes import library_registry
 
 Data = dict[str, Any]
-REGISTRY = Registry.with_builtins()
+REGISTRY = library_registry()
 """One registry for the file's runs: building one reads every node's source."""
 ROWS: list[Data] = [
     {"id": i, "name": f"img_{i}.jpg", "score": i / 4, "keep": i % 2 == 0, "note": None}

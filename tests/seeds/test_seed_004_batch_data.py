@@ -16,8 +16,8 @@ import pytest
 import torch
 from PIL import Image
 
-import graphbook.batch  # noqa: F401  (then `from graphbook import batch` is the module: it must work)
-from graphbook import Registry, Workflow, run_workflow
+from graphbook import Workflow, run_workflow
+from graphbook.nodes import library_registry
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -223,7 +223,7 @@ def test_functional_version_runs_as_written(
         "from graphbook_nodes.batch_steps import convert_to_tensor\n"
         + on_this_machine(textwrap.dedent(FUNCTIONAL_MODEL))
     )
-    registry = Registry.with_builtins()
+    registry = library_registry()
     registry.load_folder(nodes)
     assert not registry.failures, registry.failures
     wf, load_id, infer_id = seed_workflow(images)
@@ -235,7 +235,7 @@ def test_functional_versions_in_one_file_both_register(tmp_path: Path) -> None:
     """The guide puts both samples in custom_nodes/batch_steps.py; both functions are named
     on_load_images, yet both steps must be found."""
     nodes = write_nodes(tmp_path / "custom_nodes", FUNCTIONAL_LOAD, FUNCTIONAL_MODEL)
-    registry = Registry.with_builtins()
+    registry = library_registry()
     registry.load_folder(nodes)
     assert not registry.failures, registry.failures
     assert "LoadImages" in registry and "MyMLModel" in registry
@@ -245,7 +245,7 @@ def test_class_version_runs_as_written(
     tmp_path: Path, images: Path, backend: dict[str, Any]
 ) -> None:
     nodes = write_nodes(tmp_path / "custom_nodes", CLASS_LOAD, CLASS_MODEL)
-    registry = Registry.with_builtins()
+    registry = library_registry()
     registry.load_folder(nodes)
     assert not registry.failures, registry.failures
     wf, load_id, infer_id = seed_workflow(images)

@@ -9,6 +9,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from graphbook import Workflow
+from graphbook.nodes import library_registry
 from graphbook.registry import Registry
 from graphbook.server.mcp.edits import EditError, Operation, apply_all
 from graphbook.workflow import Edge
@@ -18,7 +19,7 @@ OPS: TypeAdapter[list[Operation]] = TypeAdapter(list[Operation])
 
 @pytest.fixture(scope="module")
 def registry() -> Registry:
-    return Registry.with_builtins()
+    return library_registry()
 
 
 def chain() -> Workflow:

@@ -10,7 +10,7 @@ from aiohttp import web
 from server_harness import Serve, Server, settings_for
 
 from graphbook import protocol as p
-from graphbook.registry import Registry
+from graphbook.nodes import library_registry
 from graphbook.server import create_app
 from graphbook.server.catalog import CatalogState
 from graphbook.server.keys import CATALOG
@@ -82,7 +82,7 @@ def test_two_reloads_run_one_after_the_other(tmp_path: Path) -> None:
     folder.mkdir()
     hare = slow_file(folder, log, "Hare", 0.5)
     tortoise = slow_file(folder, log, "Tortoise", 0.5)
-    state = CatalogState(Registry.with_builtins(), folder)
+    state = CatalogState(library_registry(), folder)
 
     async def both() -> tuple[p.CatalogChanged | None, p.CatalogChanged | None]:
         return await asyncio.gather(state.reload([hare]), state.reload([tortoise]))

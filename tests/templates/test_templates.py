@@ -10,6 +10,7 @@ import pytest
 
 from graphbook import run_workflow
 from graphbook.cli import main
+from graphbook.nodes import library_registry
 from graphbook.templates import TEMPLATES, Template
 from graphbook.workflow import Workflow
 
@@ -73,9 +74,8 @@ def check_predictions(project: Path) -> None:
 
 
 def library_nodes() -> set[str]:
-    from graphbook.registry import Registry
 
-    return {spec.name for spec in Registry.with_builtins() if spec.pack_kind == "builtin"}
+    return {spec.name for spec in library_registry() if spec.pack_kind == "builtin"}
 
 
 def test_graphbook_run_runs_a_new_template(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
-from graphbook import Registry, Workflow, build_graph, param, source, step
+from graphbook import Workflow, build_graph, param, source, step
 from graphbook.components import Library, component, flatten, loads, unpack
 from graphbook.errors import WorkflowError, WorkflowFormatError
+from graphbook.nodes import library_registry
 from graphbook.workflow import COMPONENT, ComponentBody, ComponentRef, Edge, Node
+from graphbook.workflow_codec import body_json
 
 
 @step("Comp/Numbers")
@@ -100,7 +102,7 @@ def test_nested_components_flatten_to_nested_paths() -> None:
     assert set(flat.nodes) == {"src", "comp/inner/a", "comp/inner/b", "comp/last", "end"}
     assert flat.nodes["comp/inner/a"].params == {"add": 2}
     assert flat.nodes["comp/inner/b"].params == {"add": 7}
-    graph = build_graph(outer(body, x=2), Registry.with_builtins())
+    graph = build_graph(outer(body, x=2), library_registry())
     assert list(graph.nodes) == ["src", "comp/inner/a", "comp/inner/b", "comp/last", "end"]
 
 
@@ -108,14 +110,14 @@ def test_a_problem_inside_a_component_names_the_inner_node_by_its_path() -> None
     body = adder()
     broken = replace(body, nodes={**body.nodes, "b": Node("b", "Comp/Nope")})
     with pytest.raises(WorkflowError) as caught:
-        build_graph(outer(broken), Registry.with_builtins())
+        build_graph(outer(broken), library_registry())
     assert [p.node_id for p in caught.value.problems] == ["comp/b"]
     assert "unknown node type 'Comp/Nope'" in str(caught.value)
 
 
 def test_a_wrong_value_on_an_exposed_parameter_is_reported_on_the_inner_node() -> None:
     with pytest.raises(WorkflowError) as caught:
-        build_graph(outer(adder(), first="many"), Registry.with_builtins())
+        build_graph(outer(adder(), first="many"), library_registry())
     assert [p.node_id for p in caught.value.problems] == ["comp/a"]
 
 
@@ -139,7 +141,7 @@ def test_a_port_gone_from_the_library_component_is_a_clear_problem(tmp_path: Pat
     edited = adder()
     library.save("adder", ComponentBody(edited.nodes, edited.edges, edited.inputs, {}, {}))
     with pytest.raises(WorkflowError) as caught:
-        build_graph(wf, Registry.with_builtins())
+        build_graph(wf, library_registry())
     text = str(caught.value)
     assert "node 'comp'" in text
     assert "has no output 'out'" in text and "has no parameter 'second'" in text
@@ -150,7 +152,7 @@ def test_a_missing_library_component_names_the_node_and_the_file(tmp_path: Path)
     wf = outer(ComponentRef("gone", "abc"))
     wf.library = tmp_path
     with pytest.raises(WorkflowError) as caught:
-        build_graph(wf, Registry.with_builtins())
+        build_graph(wf, library_registry())
     assert caught.value.problems[0].node_id == "comp"
     assert "library component 'gone'" in str(caught.value)
 
@@ -181,7 +183,7 @@ def test_unpacking_restores_plain_nodes_wired_as_before() -> None:
         Edge("a", "out", "b"),
         Edge("b", "out", "end"),
     }
-    assert build_graph(plain, Registry.with_builtins()).nodes.keys() == {"src", "a", "b", "end"}
+    assert build_graph(plain, library_registry()).nodes.keys() == {"src", "a", "b", "end"}
 
 
 def test_a_component_made_from_nodes_not_in_it_is_refused() -> None:
@@ -208,13 +210,13 @@ def test_the_documented_component_is_what_the_documented_python_builds(
     exec(doc_block("python", "In Python:"), namespace)
     built = namespace["wf"].nodes["clean"]
     documented = json.loads(doc_block("json"))
-    built_json, documented_json = built.component.to_json(), documented["component"]
+    built_json, documented_json = body_json(built.component), documented["component"]
     for data in (built_json, documented_json):
         for node in data["nodes"]:
             node.pop("position")
     assert built_json == documented_json
     assert built.params == documented["params"]
-    graph = build_graph(namespace["wf"], Registry.with_builtins())
+    graph = build_graph(namespace["wf"], library_registry())
     assert {"clean/keep", "clean/tidy", "clean2/keep", "clean2/tidy"} <= set(graph.nodes)
     assert graph.nodes["clean2/keep"].params["expression"] == "score > 0.9"
     assert set(namespace["plain"].nodes) == {"rows", "keep", "tidy", "clean2"}

@@ -9,12 +9,13 @@ import pytest
 
 from graphbook import Registry, Workflow, WorkflowError, build_graph
 from graphbook.errors import Problem
+from graphbook.nodes import library_registry
 from graphbook.workflow import Edge
 
 
 def problems(workflow: Workflow) -> list[Problem]:
     with pytest.raises(WorkflowError) as caught:
-        build_graph(workflow, Registry.with_builtins())
+        build_graph(workflow, library_registry())
     return caught.value.problems
 
 
@@ -36,7 +37,7 @@ def test_a_valid_workflow_builds() -> None:
     fn = workflow.add("Function", id="fn", val="lambda d: True")
     split = workflow.add("Split", id="split", split_fn=fn)
     workflow.connect(source, split)
-    graph = build_graph(workflow, Registry.with_builtins())
+    graph = build_graph(workflow, library_registry())
     assert set(graph.nodes) == {"src", "fn", "split"}
     assert graph.nodes["src"].params == {"jsonl_path": "in.jsonl", "start_from": 0}
     assert graph.consumers("src", "out") == ["split"]
@@ -216,7 +217,7 @@ def test_every_problem_is_reported_at_once_each_naming_its_node() -> None:
 def test_graph_knows_ancestors_and_subgraphs() -> None:
     workflow = copies("a", "b", "c", "d")
     workflow.edges += [Edge("a", "A", "b"), Edge("b", "A", "c"), Edge("a", "B", "d")]
-    graph = build_graph(workflow, Registry.with_builtins())
+    graph = build_graph(workflow, library_registry())
     assert graph.ancestors("c") == {"a", "b", "c"}
     assert set(graph.subgraph(graph.ancestors("c")).nodes) == {"a", "b", "c"}
     assert list(graph.nodes).index("a") < list(graph.nodes).index("b")
@@ -258,7 +259,7 @@ def test_what_resources_give_decides_where_they_may_be_wired() -> None:
     def path(ctx: object) -> str:
         return "out.jsonl"
 
-    registry = Registry.with_builtins()
+    registry = library_registry()
     registry.add(model)
     registry.add(path)
     assert registry.get("Model").gives == "object"

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from graphbook import Registry, Workflow, WorkflowFormatError, build_graph
+from graphbook.nodes import library_registry
 from graphbook.workflow import Edge
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -16,7 +17,7 @@ SIMPLE = FIXTURES / "graphbook013_simple_workflow.json"
 
 
 def registry() -> Registry:
-    registry = Registry.with_builtins()
+    registry = library_registry()
     registry.load_file(FIXTURES / "graphbook013_nodes.py")
     assert not registry.failures
     return registry

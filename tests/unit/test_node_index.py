@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 from graphbook.node_index import INDEX_FILE, NodeIndex, declared_names
-from graphbook.registry import Registry
+from graphbook.nodes import library_registry
 
 HELLO = textwrap.dedent(
     """
@@ -72,7 +72,7 @@ def test_names_are_read_from_the_syntax_without_importing(tmp_path: Path) -> Non
 def test_only_the_files_defining_needed_nodes_are_imported(tmp_path: Path) -> None:
     write(tmp_path, "hello.py", HELLO)
     write(tmp_path, "heavy.py", HEAVY)
-    registry = Registry.with_builtins()
+    registry = library_registry()
     registry.load_needed([tmp_path], {"Hello", "Split"})
     assert "Hello" in registry and "Heavy" not in registry
     assert not (tmp_path / "heavy.imported").exists(), "heavy.py was imported"
@@ -90,7 +90,7 @@ def test_a_changed_file_is_read_again(tmp_path: Path) -> None:
     path.write_text(HELLO.replace("Demo/Hello", "Demo/Goodbye"))
     os.utime(path, ns=(1, 1))  # even with an old mtime: the size changed
     assert NodeIndex(tmp_path).names(path) == {"Goodbye"}
-    registry = Registry.with_builtins()
+    registry = library_registry()
     registry.load_needed([tmp_path], {"Goodbye"})
     assert "Goodbye" in registry
 
@@ -102,11 +102,11 @@ def test_a_node_the_index_cannot_see_is_found_by_importing_everything(tmp_path: 
         "made.py",
         "from graphbook.steps import Step\n\nMade = type('Made', (Step,), {})\n",
     )
-    registry = Registry.with_builtins()
+    registry = library_registry()
     registry.load_needed([tmp_path], {"Made"})
     assert "Made" in registry, "the fallback imported every file"
     (tmp_path / "heavy.imported").unlink()
-    again = Registry.with_builtins()
+    again = library_registry()
     again.load_needed([tmp_path], {"Made"})
     assert "Made" in again
     assert not (tmp_path / "heavy.imported").exists(), "the index learnt where Made is"
@@ -115,7 +115,7 @@ def test_a_node_the_index_cannot_see_is_found_by_importing_everything(tmp_path: 
 def test_an_unknown_node_loads_everything_so_the_error_can_suggest(tmp_path: Path) -> None:
     write(tmp_path, "hello.py", HELLO)
     write(tmp_path, "broken.py", "raise RuntimeError('broken on purpose')\n")
-    registry = Registry.with_builtins()
+    registry = library_registry()
     registry.load_needed([tmp_path], {"Helo"})
     assert "Hello" in registry
     assert any("broken on purpose" in f.error for f in registry.failures.values())
@@ -125,6 +125,6 @@ def test_an_unknown_node_loads_everything_so_the_error_can_suggest(tmp_path: Pat
 def test_a_read_only_folder_still_loads(tmp_path: Path) -> None:
     write(tmp_path, "hello.py", HELLO)
     (tmp_path / "__pycache__").write_text("a file where the cache folder would be")
-    registry = Registry.with_builtins()
+    registry = library_registry()
     registry.load_needed([tmp_path], {"Hello"})
     assert "Hello" in registry

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from graphbook import Registry, param, step
+from graphbook.nodes import library_registry
 from graphbook.params import ParamSpec, make_param
 from graphbook.paths import absolute, absolute_paths
 
@@ -74,7 +75,7 @@ def test_a_node_declares_a_path_with_the_decorator_or_its_parameters() -> None:
     ],
 )
 def test_the_shipped_nodes_declare_their_files_and_folders_as_paths(kind: str, name: str) -> None:
-    spec = Registry.with_builtins().get(kind)
+    spec = library_registry().get(kind)
     found = spec.param(name)
     assert found is not None and found.path, f"{kind}.{name} is not declared as a path"
 

@@ -9,6 +9,7 @@ import pytest
 
 from graphbook import Registry
 from graphbook.errors import GraphbookError
+from graphbook.nodes import library_registry
 from graphbook.registry import UnknownNodeError
 
 
@@ -129,7 +130,7 @@ def test_a_failed_reload_keeps_the_nodes_that_worked(tmp_path: Path) -> None:
 
 def test_unloading_a_deleted_file_forgets_its_nodes(tmp_path: Path) -> None:
     path = write(tmp_path / "node.py", step_file("Gone"))
-    registry = Registry.with_builtins()
+    registry = library_registry()
     registry.load_file(path)
     assert registry.unload_file(path) == ["Gone"]
     assert "Gone" not in registry and "Split" in registry
@@ -154,7 +155,7 @@ def test_node_files_can_import_their_siblings(tmp_path: Path) -> None:
 
 
 def test_unknown_name_suggests_a_close_match() -> None:
-    registry = Registry.with_builtins()
+    registry = library_registry()
     with pytest.raises(
         UnknownNodeError, match=r"unknown node type 'LoadJSON'; did you mean 'LoadJSONL'"
     ):
@@ -164,11 +165,11 @@ def test_unknown_name_suggests_a_close_match() -> None:
 
 def test_unknown_name_with_nothing_close_says_where_nodes_come_from() -> None:
     with pytest.raises(UnknownNodeError, match="load the file that defines it"):
-        Registry.with_builtins().get("Zebra")
+        library_registry().get("Zebra")
 
 
 def test_builtins_are_listed_by_category() -> None:
-    names = [(s.category, s.name) for s in Registry.with_builtins()]
+    names = [(s.category, s.name) for s in library_registry()]
     assert names == sorted(names)
     assert {n for _, n in names} >= {"Split", "Copy", "LoadJSONL", "DumpJSONL", "Number", "Text"}
 

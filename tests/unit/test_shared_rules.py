@@ -16,6 +16,7 @@ from graphbook import protocol as p
 from graphbook.errors import WorkflowError
 from graphbook.graph import build_graph
 from graphbook.modes import live_edges
+from graphbook.nodes import library_registry
 from graphbook.params import type_fits
 from graphbook.registry import Registry
 from graphbook.server.catalog import node_info
@@ -29,7 +30,7 @@ MODES: list[dict[str, Any]] = json.loads((FIXTURES / "modes.json").read_text())
 
 def fixture_registry() -> Registry:
     """The built-in nodes the fixture catalog lists, and no others (suggestions depend on them)."""
-    builtins = {spec.name: spec for spec in Registry.with_builtins()}
+    builtins = {spec.name: spec for spec in library_registry()}
     registry = Registry()
     for node in CATALOG["nodes"]:
         registry.add_spec(builtins[node["name"]])

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import pytest
 
 from graphbook import Registry, Workflow, build_graph
+from graphbook.nodes import library_registry
 from graphbook.steps import GeneratorSourceStep, RouteError, SourceStep, Step
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -142,7 +143,7 @@ def build(name: str, **params: Any) -> Any:
     """A built-in node, its parameters checked and typed as a workflow would."""
     workflow = Workflow()
     workflow.add(name, id="n", **params)
-    node = build_graph(workflow, Registry.with_builtins()).nodes["n"]
+    node = build_graph(workflow, library_registry()).nodes["n"]
     return node.spec.build(node.params)
 
 
@@ -213,7 +214,7 @@ def test_function_resource_wired_into_split() -> None:
     workflow = Workflow()
     fn = workflow.add("Function", id="fn", val="lambda d: d['keep']")
     workflow.add("Split", id="split", split_fn=fn)
-    graph = build_graph(workflow, Registry.with_builtins())
+    graph = build_graph(workflow, library_registry())
     value = graph.nodes["fn"].spec.build(graph.nodes["fn"].params).value()
     split = graph.nodes["split"].spec.build({**graph.nodes["split"].params, "split_fn": value})
     assert split({"keep": True}) == {"A": [{"keep": True}]}

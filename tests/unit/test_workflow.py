@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from graphbook import Registry, Workflow, WorkflowFormatError, build_graph
+from graphbook import Workflow, WorkflowFormatError, build_graph
+from graphbook.nodes import library_registry
 from graphbook.workflow import Edge, Group
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -194,14 +195,14 @@ def test_builder_accepts_node_code_and_registers_it_when_built() -> None:
     workflow = Workflow()
     workflow.add(double, id="d")
     assert workflow.nodes["d"].type == "Double"
-    registry = Registry.with_builtins()
+    registry = library_registry()
     graph = build_graph(workflow, registry)
     assert "Double" in registry
     assert graph.nodes["d"].spec.build({})({"x": 2}) == {"out": [{"x": 4}]}
 
 
 def test_the_built_workflow_validates() -> None:
-    graph = build_graph(example(), Registry.with_builtins())
+    graph = build_graph(example(), library_registry())
     order = list(graph.nodes)
     assert order.index("rows") < order.index("split") < order.index("high")
     assert order.index("keep") < order.index("split")
@@ -221,7 +222,7 @@ def doc_block(language: str, after: str = "## A complete example") -> str:
 def test_the_documented_example_is_valid_and_canonical() -> None:
     text = doc_block("json")
     workflow = Workflow.loads(text, name="docs example")
-    graph = build_graph(workflow, Registry.with_builtins())
+    graph = build_graph(workflow, library_registry())
     assert set(graph.nodes) == {"rows", "is_high", "split", "high", "low"}
     assert graph.nodes["split"].resources == {"split_fn": "is_high"}
     assert workflow.dumps() == text  # the doc shows exactly what Graphbook writes
@@ -329,7 +330,7 @@ def test_a_group_naming_a_missing_node_drops_it_with_a_warning(
 
 
 def test_groups_do_not_change_the_graph() -> None:
-    registry = Registry.with_builtins()
+    registry = library_registry()
     plain, boxed = build_graph(example(), registry), build_graph(grouped(), registry)
     assert list(plain.nodes) == list(boxed.nodes)
     assert plain.edges == boxed.edges

@@ -1,4 +1,4 @@
-"""The TypeScript mirror of graphbook/protocol.py (with the run events of graphbook/events.py
+"""The TypeScript mirror of graphbook/protocol/ (with the run events of graphbook/events.py
 and the problems of graphbook/errors.py it sends): what web/src/protocol.ts must declare.
 
 `python tests/web/protocol_ts.py --write` rewrites the generated block of protocol.ts after a
@@ -15,10 +15,13 @@ from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
 from graphbook import errors, events, protocol
+from graphbook.protocol import bodies, jobs, messages, snapshot
 
 PROTOCOL_TS = Path(__file__).resolve().parents[2] / "web" / "src" / "protocol.ts"
-BEGIN = "// <generated from graphbook/protocol.py by tests/web/protocol_ts.py>"
-MODULES = (events, errors, protocol)
+BEGIN = "// <generated from graphbook/protocol/ by tests/web/protocol_ts.py>"
+WIRE = (snapshot, messages, jobs, bodies)
+"""graphbook.protocol's modules of types, in the order protocol.ts declares them."""
+MODULES = (events, errors, *WIRE)
 """Where the wire's types are defined, in the order protocol.ts declares them."""
 END = "// </generated>"
 ALIASES = (
@@ -65,14 +68,14 @@ def ts_type(hint: Any) -> str:
 
 
 def alias_value(name: str) -> Any:
-    return next(vars(m)[name] for m in MODULES if name in vars(m))
+    return next(vars(m)[name] for m in (*MODULES, protocol) if name in vars(m))
 
 
 def dataclasses_of_module() -> list[type[Any]]:
-    """Every dataclass of graphbook.events and every other one protocol.py uses, module by
-    module in the order each defines them."""
-    used = {id(v) for v in vars(protocol).values()}
-    return [
+    """Every dataclass of graphbook.events and every other one the protocol uses, module by
+    module in the order each defines them (once: `ClientMessage` is `Ping` again)."""
+    used = {id(v) for module in WIRE for v in vars(module).values()}
+    found = [
         cls
         for module in MODULES
         for cls in vars(module).values()
@@ -81,6 +84,7 @@ def dataclasses_of_module() -> list[type[Any]]:
         and cls.__module__ == module.__name__
         and (module is events or id(cls) in used)
     ]
+    return list(dict.fromkeys(found))
 
 
 def interface(cls: type[Any]) -> str:

@@ -1,4 +1,4 @@
-"""web/src/protocol.ts declares exactly the messages and payloads of graphbook/protocol.py."""
+"""web/src/protocol.ts declares exactly the messages and payloads of graphbook/protocol/."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_every_dataclass_has_an_interface_with_the_same_fields() -> None:
     text = ts_text()
     for cls in protocol_ts.dataclasses_of_module():
         assert protocol_ts.interface(cls) in text, (
-            f"protocol.ts: interface {cls.__name__} differs from protocol.py; "
+            f"protocol.ts: interface {cls.__name__} differs from graphbook.protocol; "
             "run `python tests/web/protocol_ts.py --write`"
         )
 

@@ -1,8 +1,8 @@
 // The wire protocol with the server: every websocket message in both directions and every HTTP
-// payload, generated from graphbook/protocol.py and the run events of graphbook/events.py.
+// payload, generated from graphbook/protocol/ and the run events of graphbook/events.py.
 // tests/web/test_protocol_sync.py keeps them in step.
 
-// <generated from graphbook/protocol.py by tests/web/protocol_ts.py>
+// <generated from graphbook/protocol/ by tests/web/protocol_ts.py>
 export const VERSION = 1;
 
 export type RunMode = 'all' | 'until' | 'step' | 'trigger';
@@ -297,6 +297,11 @@ export interface Pong {
   type: 'pong';
 }
 
+export interface Ping {
+  ref: string | null;
+  type: 'ping';
+}
+
 export interface JobRequest {
   workflow: string;
   mode: RunMode;
@@ -340,16 +345,6 @@ export interface Jobs {
   running: Job | null;
   finished: Job[];
   type: 'jobs';
-}
-
-export interface Ping {
-  ref: string | null;
-  type: 'ping';
-}
-
-export interface Ping {
-  ref: string | null;
-  type: 'ping';
 }
 
 export interface Run {

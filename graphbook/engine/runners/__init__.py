@@ -19,7 +19,7 @@ from graphbook.engine.runners.batches import BatchRunner, dump_calls
 from graphbook.engine.runners.prompts import PromptRunner, json_data
 from graphbook.engine.runners.sources import ReplayRunner, SourceRunner
 from graphbook.graph import GraphNode
-from graphbook.steps import BatchStep, PromptStep, SourceStep, Step
+from graphbook.lifecycle import BatchStep, PromptStep, SourceStep, Step
 
 __all__ = [
     "CHUNK",

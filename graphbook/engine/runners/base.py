@@ -31,14 +31,14 @@ from graphbook.events import (
     Sink,
 )
 from graphbook.graph import GraphNode
-from graphbook.logs import node_context
-from graphbook.steps import (
+from graphbook.lifecycle import (
     Data,
     Routed,
     Step,
     fork,
     routed,
 )
+from graphbook.logs import node_context
 
 CHUNK = 256
 """Dicts a runner handles per turn: large enough to amortise scheduling, small to stream."""

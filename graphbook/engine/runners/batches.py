@@ -23,14 +23,14 @@ from typing import Any
 from graphbook.engine import feed
 from graphbook.engine.pool import WORKER_DIED, BatchResult, Done, Failed, Lane, Outcome, Stage
 from graphbook.engine.runners.base import CHUNK, RunContext, Runner
-from graphbook.engine.slabs import LoadEach, Part
+from graphbook.engine.slabs import LoadEach, Part, in_memory
 from graphbook.engine.timing import BatchClock
 from graphbook.engine.trace import Timed, now
 from graphbook.errors import GraphbookError
 from graphbook.events import BatchTiming, NodeStatus
 from graphbook.graph import GraphNode
+from graphbook.lifecycle import BatchStep, Data, items_of, routed
 from graphbook.stacking import Loaded
-from graphbook.steps import BatchStep, Data, items_of, routed
 
 
 @dataclass
@@ -271,6 +271,8 @@ class BatchRunner(Runner[BatchStep]):
                 self._item_loaded(item, holder, outcome)
             return
         part: Part = outcome.value
+        if not self.run.pool.workers:  # laid out as the workers lay it out, for `stack`
+            part = in_memory(part)
         tracer = self.run.tracer
         if tracer is not None and part.timed is not None:
             tracer.worker(f"{self.id}: {len(group)} items", "load", part.timed)

@@ -18,7 +18,7 @@ from graphbook.events import (
     PromptAnswered,
 )
 from graphbook.graph import GraphNode
-from graphbook.steps import (
+from graphbook.lifecycle import (
     Data,
     PromptStep,
     routed,

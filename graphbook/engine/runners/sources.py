@@ -18,13 +18,13 @@ from graphbook.events import (
     NodeStatus,
 )
 from graphbook.graph import GraphNode
-from graphbook.logs import node_context
-from graphbook.steps import (
+from graphbook.lifecycle import (
     Data,
     Routed,
     SourceStep,
     fork,
 )
+from graphbook.logs import node_context
 
 
 class SourceRunner(Runner[SourceStep]):

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+from graphbook.lifecycle import Data, GeneratorSourceStep, Step
 from graphbook.resources import (
     DictResource,
     FunctionResource,
@@ -16,7 +17,6 @@ from graphbook.resources import (
     Resource,
     TextResource,
 )
-from graphbook.steps import Data, GeneratorSourceStep, Step
 
 
 class Split(Step):
