@@ -19,10 +19,10 @@ from graphbook.cli.run import actor_limits, cmd_run, cpus_count, seconds, worker
 from graphbook.cli.runs import cmd_export, cmd_metrics, cmd_runs
 from graphbook.cli.serve import IGNORED_013, cmd_mcp, cmd_openapi, cmd_serve
 from graphbook.cli.train import add_train_parser
-from graphbook.engine.ray_keep import KEEP, LEASE_SETTING
-from graphbook.engine.ray_nodes import DUMPS
-from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
-from graphbook.engine.ray_stage import STAGES
+from graphbook.engine.ray.detached import KEEP, LEASE_SETTING
+from graphbook.engine.ray.nodes import DUMPS
+from graphbook.engine.ray.pool import LOCAL as LOCAL_RAY
+from graphbook.engine.ray.stage import STAGES
 from graphbook.store import MOVE_FLAG
 
 if TYPE_CHECKING:

@@ -155,7 +155,7 @@ class Lane(Protocol[C]):
 
 @dataclass(frozen=True)
 class BatchResult:
-    """What a batch step's `on_item_batch` did on a stage actor (graphbook/engine/ray_stage.py),
+    """What a batch step's `on_item_batch` did on a stage actor (graphbook/engine/ray/stage.py),
     the outcome of one batch: the dicts it changed are updated in place already."""
 
     dumps: list[Any]

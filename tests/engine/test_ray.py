@@ -35,8 +35,8 @@ from graphbook.cli import main
 from graphbook.cli.run import workers_count, workers_of
 from graphbook.engine.executor import Executor, RunControl
 from graphbook.engine.pool import Done, Failed
-from graphbook.engine.ray_pool import RayBackend, RayPool
-from graphbook.engine.ray_resources import actor_params, wants_gpu
+from graphbook.engine.ray.models import actor_params, wants_gpu
+from graphbook.engine.ray.pool import RayBackend, RayPool
 from graphbook.events import Event, Prompt, PromptAnswered
 from graphbook.steps import PromptStep
 
@@ -462,8 +462,8 @@ def test_a_relative_path_missed_where_the_drivers_folder_is_missing_says_why(
 ) -> None:
     """An actor on a node without the driver's folder (no shared disk) cannot find a relative
     path: its error names the folder relative paths mean and how to share it."""
-    from graphbook.engine.ray_pool import _Actor
-    from graphbook.engine.ray_transfer import pack, unpack
+    from graphbook.engine.ray.pool import _Actor
+    from graphbook.engine.ray.transfer import pack, unpack
 
     ray: Any = pytest.importorskip("ray")
     missing = str(tmp_path / "only-on-the-driver")  # as if the driver ran there

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from graphbook import Workflow, batch, param, run_workflow, source, step
-from graphbook.engine.ray_pool import RayBackend, RayPool
+from graphbook.engine.ray.pool import RayBackend, RayPool
 from graphbook.errors import GraphbookError
 
 

@@ -17,7 +17,7 @@ SCRIPT = """
 import json
 import ray
 from graphbook import Workflow, batch, param, run_workflow, source, step
-from graphbook.engine import ray_pool
+from graphbook.engine.ray import pool as ray_pool
 from graphbook.events import NodeLog
 
 ray_pool.SPILL_CHECK = 0.0  # look at every wait, not every 10 s

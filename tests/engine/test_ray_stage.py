@@ -17,8 +17,8 @@ import torch
 
 from graphbook import Workflow, batch, param, run_workflow, source, step
 from graphbook.cli import main
-from graphbook.engine.ray_pool import RayPool
-from graphbook.engine.ray_stage import update_dicts
+from graphbook.engine.ray.pool import RayPool
+from graphbook.engine.ray.stage import update_dicts
 from graphbook.events import Event, NodeLog, NodeMetrics
 from graphbook.logs import log_metric
 from graphbook.steps import BatchStep

@@ -8,7 +8,7 @@ Node code stays as it is (`self.model(batch)`, `next(model.parameters()).device`
 Ray restarts an actor that dies (building the model again); the batch it was running fails on
 its node, as a dead worker's item does.
 
-A pool that keeps its actors across drivers (`graphbook run --ray ADDRESS`, ray_keep.py) keeps
+A pool that keeps its actors across drivers (`graphbook run --ray ADDRESS`, detached.py) keeps
 its model actors too: named in its namespace by a digest of the node, its spec (name and
 code) and its parameters, detached, claimed and watching the same lease as its load and dump
 actors. The next driver that builds the same resource with the same parameters attaches to it
@@ -29,8 +29,8 @@ import torch
 
 from graphbook.engine.devices import prepare, trains
 from graphbook.engine.pool import RemoteError
-from graphbook.engine.ray_keep import LEASE, Keeping, attach, named, release, watch
-from graphbook.engine.ray_ship import importable
+from graphbook.engine.ray.detached import LEASE, Keeping, attach, named, release, watch
+from graphbook.engine.ray.ship import importable
 from graphbook.engine.replicas import to_device
 from graphbook.events import ErrorInfo
 
@@ -129,8 +129,8 @@ class ModelActor:
 
     def forward(self, packed: Any) -> Any:
         """Run the model on packed (args, kwargs); the outputs come back packed, on the CPU
-        (packing sends tensors without copying them: graphbook/engine/ray_transfer.py)."""
-        from graphbook.engine.ray_transfer import pack, unpack
+        (packing sends tensors without copying them: graphbook/engine/ray/transfer.py)."""
+        from graphbook.engine.ray.transfer import pack, unpack
 
         args, kwargs = unpack(packed)
         model = self.value
@@ -155,7 +155,7 @@ class RemoteModel(torch.nn.Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Run the model on its actor. If the actor dies meanwhile, the call fails (or runs
         again, `retries` times, once Ray has built the actor again)."""
-        from graphbook.engine.ray_transfer import pack, unpack
+        from graphbook.engine.ray.transfer import pack, unpack
 
         ray = sys.modules["ray"]
         attempt = 0

@@ -21,7 +21,7 @@ Two kinds of driver keep them:
   reset for it, waiting at most `PROBE` seconds: one that does not answer is still busy with
   an ended driver's task (which may never end) and is killed; the rest are kept, up to the
   pool's size (spread over the nodes they run on), and the extra ones are killed. The pool
-  starts what is missing on the nodes that have the fewest of their kind (ray_pool.py
+  starts what is missing on the nodes that have the fewest of their kind (pool.py
   `_place`, counting the attached ones): a pool that found only some of its actors (a node's
   were gone) does not double up on one node.
 - **Lease.** Detached actors would live as long as the cluster. So the driver renews a lease
@@ -136,7 +136,7 @@ class Attached:
 
 @dataclass
 class Keeping:
-    """A pool's kept model actors: its namespace and lease (ray_keep.py), the actors it holds
+    """A pool's kept model actors: its namespace and lease (detached.py), the actors it holds
     (name -> handle), and how many of them it attached to warm."""
 
     namespace: str

@@ -37,9 +37,9 @@ from graphbook.engine.pool import BatchResult, Done, Failed, Lane, OrderedLane, 
 from graphbook.events import ErrorInfo
 
 if TYPE_CHECKING:
-    from graphbook.engine.ray_nodes import Node
-    from graphbook.engine.ray_pool import RayPool
-    from graphbook.engine.ray_transfer import Packed
+    from graphbook.engine.ray.nodes import Node
+    from graphbook.engine.ray.pool import RayPool
+    from graphbook.engine.ray.transfer import Packed
     from graphbook.steps import BatchStep
 
 logger = logging.getLogger(__name__)
@@ -358,7 +358,7 @@ class RayStage:
 
     # -- batches ------------------------------------------------------------------------
     def _send(self, replica: _Replica, batch: _Batch) -> None:
-        from graphbook.engine.ray_transfer import pack_refs
+        from graphbook.engine.ray.transfer import pack_refs
 
         if not replica.learned:  # the step as the driver built and started it
             if self._pickled is None:
@@ -371,7 +371,7 @@ class RayStage:
         self._calls[ref] = (replica, dumps)
 
     def _receive(self, ref: Any) -> None:
-        from graphbook.engine.ray_transfer import size, unpack
+        from graphbook.engine.ray.transfer import size, unpack
 
         replica, dumps = self._calls[ref]
         try:
@@ -419,7 +419,7 @@ def _node_id(replica: _Replica) -> str:
 
 def _outcome(reply: Outcome, dumps: Any, node: str) -> Outcome:
     """A stage actor's reply as the runner takes it: its dump arguments left where they are."""
-    from graphbook.engine.ray_transfer import Kept
+    from graphbook.engine.ray.transfer import Kept
 
     if not isinstance(reply, Done):
         return reply
@@ -532,7 +532,7 @@ class StageActor:
         gpu: bool,
     ) -> None:
 
-        from graphbook.engine.ray_ship import importable
+        from graphbook.engine.ray.ship import importable
 
         importable(shipped)
         if cwd and os.path.isdir(cwd):  # relative paths mean the driver's folder, if here
@@ -581,7 +581,7 @@ class StageActor:
         driver reads the first only)."""
         from ray.exceptions import RayError
 
-        from graphbook.engine.ray_transfer import pack, unpack_refs
+        from graphbook.engine.ray.transfer import pack, unpack_refs
 
         try:
             values, items, data = unpack_refs(packed, list(refs))

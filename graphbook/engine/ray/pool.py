@@ -42,7 +42,7 @@ from graphbook.engine.pool import (
     Outcome,
     call,
 )
-from graphbook.engine.ray_keep import (
+from graphbook.engine.ray.detached import (
     LEASE,
     Keeping,
     Lease,
@@ -52,15 +52,15 @@ from graphbook.engine.ray_keep import (
     release,
     watch,
 )
-from graphbook.engine.ray_nodes import DRIVER, Node, Nodes, dumps_notice, dumps_problem
-from graphbook.engine.ray_ship import job_env, runtime_env, shippable
-from graphbook.engine.ray_sizing import GROWING, Decision, Limits, Load, Sizer, summary
-from graphbook.engine.ray_stage import AUTO, stages_problem
+from graphbook.engine.ray.nodes import DRIVER, Node, Nodes, dumps_notice, dumps_problem
+from graphbook.engine.ray.ship import job_env, runtime_env, shippable
+from graphbook.engine.ray.sizing import GROWING, Decision, Limits, Load, Sizer, summary
+from graphbook.engine.ray.stage import AUTO, stages_problem
 from graphbook.registry import NODES_PACKAGE
 
 if TYPE_CHECKING:
-    from graphbook.engine.ray_stage import RayStage, Watcher
-    from graphbook.engine.ray_transfer import Packed
+    from graphbook.engine.ray.stage import RayStage, Watcher
+    from graphbook.engine.ray.transfer import Packed
     from graphbook.steps import BatchStep
 from graphbook.errors import GraphbookError
 from graphbook.events import ErrorInfo, KindStats, PoolStats
@@ -175,7 +175,7 @@ def connect(
     """Join Ray: the one this process already runs, else a new local one (`None` or `local`:
     always a new one, never a cluster that happens to run here), else the cluster at `address`
     (`auto`, `ray://host:port`, `host:port`; through Ray Client, the folders to `ship` go with
-    the job, `ray_ship.job_env`). Returns True when this call started or joined it (and so the
+    the job, `ship.job_env`). Returns True when this call started or joined it (and so the
     caller should shut it down). A failure is an error that says what to do."""
     ray = require_ray()
     if ray.is_initialized():
@@ -252,12 +252,12 @@ def _why(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-WATCHDOG = Path(__file__).with_name("ray_watchdog.py")
+WATCHDOG = Path(__file__).with_name("watchdog.py")
 
 
 def _watch_local_ray(ray: ModuleType) -> None:
     """Start the watchdog that kills the Ray processes this process started when it dies, by
-    any means (graphbook/engine/ray_watchdog.py): Ray's agents outlived a `kill -9` by 60 s."""
+    any means (graphbook/engine/ray/watchdog.py): Ray's agents outlived a `kill -9` by 60 s."""
     if not sys.platform.startswith("linux"):
         return  # the watchdog reads /proc
     roots: list[int] = []
@@ -309,7 +309,7 @@ class _Actor:
         keep: str = "",
         lease: float = LEASE,
     ) -> None:
-        from graphbook.engine.ray_ship import importable
+        from graphbook.engine.ray.ship import importable
 
         if keep:  # kept across drivers: it ends itself when no driver renews the lease
             watch(keep, lease)
@@ -380,9 +380,9 @@ class _Actor:
 
     def run(self, lane: int, packed: Packed, refs: Sequence[Any] = (), count: int = 0) -> Packed:
         """Run a group of tasks of one lane, in order; each outcome is a value. Tasks and
-        outcomes are packed, so their tensors are not copied (graphbook/engine/ray_transfer.py);
+        outcomes are packed, so their tensors are not copied (graphbook/engine/ray/transfer.py);
         `refs`: the values kept in the object store that the `count` tasks take (fetched here)."""
-        from graphbook.engine.ray_transfer import pack
+        from graphbook.engine.ray.transfer import pack
 
         return pack(self._outcomes(lane, packed, refs, count))
 
@@ -392,7 +392,7 @@ class _Actor:
         """`run`, its values kept apart: (the outcomes without their values, the values). The
         driver reads the first and hands on the second as an object ref (called with
         `num_returns=2`), so the values stay in this node's object store."""
-        from graphbook.engine.ray_transfer import pack
+        from graphbook.engine.ray.transfer import pack
 
         outcomes = self._outcomes(lane, packed, refs, count)
         values = [o.value if isinstance(o, Done) else None for o in outcomes]
@@ -405,7 +405,7 @@ class _Actor:
     def _outcomes(
         self, lane: int, packed: Packed, refs: Sequence[Any], count: int
     ) -> list[Outcome]:
-        from graphbook.engine.ray_transfer import spread, unpack_refs
+        from graphbook.engine.ray.transfer import spread, unpack_refs
 
         try:
             tasks: list[tuple[Any, ...]] = unpack_refs(packed, list(refs))
@@ -478,7 +478,7 @@ class RayBackend:
     address: str | None = None
     workers: int = 0
     actors: Limits = GROWING
-    """With `workers` 0: the fewest and most actors per kind (graphbook/engine/ray_sizing.py)."""
+    """With `workers` 0: the fewest and most actors per kind (graphbook/engine/ray/sizing.py)."""
     actor_cpus: float = ACTOR_CPUS
     """CPUs each load and dump actor reserves (0: none, they never wait to be placed)."""
     retries: int = 0
@@ -488,7 +488,7 @@ class RayBackend:
     """Folders of Python modules that travel to every actor (the nodes folders, and more)."""
     keep: str | None = None
     """A namespace to keep the load and dump actors in, detached: the next pool made with it
-    (by another process) attaches to them warm (graphbook/engine/ray_keep.py)."""
+    (by another process) attaches to them warm (graphbook/engine/ray/detached.py)."""
     lease: float = LEASE
     """With `keep`: seconds the kept actors outlive the last driver that renewed their lease."""
     dumps: str = DRIVER
@@ -502,7 +502,7 @@ class RayBackend:
 
     stages: str = AUTO
     """Where batch steps' `on_item_batch` runs: `on` stage actors (graphbook/engine/
-    ray_stage.py), `off` the driver, `auto` stage actors when the cluster has nodes besides the
+    ray/stage.py), `off` the driver, `auto` stage actors when the cluster has nodes besides the
     driver's."""
     replicas: int = 0
     """Stage actors per batch step at most (0: one per node, one per GPU on GPU nodes)."""
@@ -546,7 +546,7 @@ class _Handle:
     node: Node | None = None
     """The node it was placed on (None: where Ray chose)."""
     name: str = ""
-    """Its name in the pool's namespace, when it is kept (ray_keep.py)."""
+    """Its name in the pool's namespace, when it is kept (detached.py)."""
     calls: deque[tuple[Any, tuple[int, ...]]] = field(default_factory=deque)
     """(object ref, tickets) of each call not yet collected, in the order they were made."""
     load: int = 0
@@ -570,10 +570,10 @@ class _Handle:
 class RayPool:
     """Ray actors for load functions and others for dump functions: `workers` of each, or
     (`workers` 0) `actors.least` of each to start with, grown as work waits for them up to
-    `actors.most` (graphbook/engine/ray_sizing.py); each reserves `actor_cpus`. With
+    `actors.most` (graphbook/engine/ray/sizing.py); each reserves `actor_cpus`. With
     `retries`, a task that killed its actor runs again (on another actor) up to that many
     times before it is reported failed. Dump actors run on the driver's node unless `dumps` is
-    `anywhere` (graphbook/engine/ray_nodes.py)."""
+    `anywhere` (graphbook/engine/ray/nodes.py)."""
 
     def __init__(
         self,
@@ -607,9 +607,9 @@ class RayPool:
         self._told_dumps = False
         """Whether this run's log was told where dump functions run."""
         self._ray = require_ray()
-        from graphbook.engine import ray_transfer
+        from graphbook.engine.ray import transfer
 
-        self._transfer = ray_transfer
+        self._transfer = transfer
         self.shipped = shippable(ship)
         if connect(address, num_cpus, self.shipped):
             _POOLS_STARTED_RAY[0] = True
@@ -651,7 +651,7 @@ class RayPool:
         """Actors this pool found warm, kept by a driver before it, and uses."""
         self._lease = Lease(keep, lease) if keep else None
         self._models = Keeping(keep, lease) if keep else None
-        """The model actors this pool keeps, when it keeps its actors (ray_resources.py)."""
+        """The model actors this pool keeps, when it keeps its actors (models.py)."""
         self._actors: dict[Kind, list[_Handle]] = {kind: [] for kind in KINDS}
         self._backlog: dict[Kind, deque[int]] = {kind: deque() for kind in KINDS}
         self._tasks: dict[int, _Task] = {}
@@ -665,7 +665,7 @@ class RayPool:
         self._watchers: list[Watcher] = []
         """Others whose calls `wait` waits for too (the stage actors of batch steps)."""
         self.spare_stages: list[Any] = []
-        """Stage actors idle since their run ended, for the next run's (ray_stage.py)."""
+        """Stage actors idle since their run ended, for the next run's (stage.py)."""
         self._fns: dict[int, Any] = {}
         """Lane id -> the object ref of the pickled function, or why it could not be pickled."""
         self._tickets = itertools.count()
@@ -779,14 +779,14 @@ class RayPool:
 
     def place_resource(self, node: Any, params: dict[str, Any]) -> Any:
         """Build a resource that asks for a GPU (every model, with `models_on_actors`) on an
-        actor of its own; None: build it on the driver (graphbook/engine/ray_resources.py).
+        actor of its own; None: build it on the driver (graphbook/engine/ray/models.py).
         With stage actors, a model is built on the driver and travels in each replica of the
         steps that hold it, unless it asks for CUDA by name (the driver may have none)."""
         self._check_open()
         if self.stages_on and not str(params.get("device", "")).startswith("cuda"):
             return None
         _share_node_modules(self._ray)
-        from graphbook.engine.ray_resources import place
+        from graphbook.engine.ray.models import place
 
         attached = self._models.attached if self._models is not None else 0
         value = place(
@@ -827,12 +827,12 @@ class RayPool:
 
     def stage(self, node_id: str, step: BatchStep, capacity: int) -> RayStage | None:
         """Stage actors for a batch step's `on_item_batch`, when they are on and the step may
-        leave the driver; None: it runs on the driver (graphbook/engine/ray_stage.py)."""
+        leave the driver; None: it runs on the driver (graphbook/engine/ray/stage.py)."""
         self._check_open()
         if not self.stages_on:
             return None
         _share_node_modules(self._ray)
-        from graphbook.engine.ray_stage import stage_for
+        from graphbook.engine.ray.stage import stage_for
 
         return stage_for(self, node_id, step, capacity)
 
@@ -1270,7 +1270,7 @@ class RayPool:
             logger.debug("%s actors: one more asked for (room: %s)", kind, fits)
 
     def _size(self, kind: Kind) -> None:
-        """Grow, shrink or cancel as the kind's load says (graphbook/engine/ray_sizing.py)."""
+        """Grow, shrink or cancel as the kind's load says (graphbook/engine/ray/sizing.py)."""
         if self.limits.least == self.limits.most or kind not in self._warm:
             return  # exactly N, or not known yet
         now = time.monotonic()
