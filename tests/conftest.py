@@ -30,7 +30,7 @@ def workers(request: pytest.FixtureRequest) -> int:
 def ray_address() -> Iterator[str]:
     """A local Ray for the whole session; its address lets subprocesses join it."""
     ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'graphbook[ray]'")
-    from graphbook.engine.ray.pool import connect
+    from graphbook.engine.ray.connection import connect
 
     started = connect(num_cpus=2)
     try:

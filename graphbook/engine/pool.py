@@ -185,7 +185,9 @@ class Stage(Protocol):
 class Pool(Protocol):
     """Opens lanes, and moves tasks and outcomes between them and the workers in `wait`."""
 
-    workers: int
+    @property
+    def workers(self) -> int:
+        """The workers of each kind (at most, now: a Ray pool grows and shrinks)."""
 
     def lane(self, fn: Callable[..., Any], capacity: int, kind: Kind = "load") -> Lane[Any]: ...
 

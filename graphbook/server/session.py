@@ -27,8 +27,8 @@ from graphbook import protocol as p
 from graphbook.components import flatten
 from graphbook.engine.control import RunControl
 from graphbook.engine.executor import Backend, RayBackend, titles
+from graphbook.engine.ray.connection import local_ray_address
 from graphbook.engine.ray.detached import LEASE, LEASE_SETTING
-from graphbook.engine.ray.pool import local_ray_address
 from graphbook.errors import GraphbookError, Problem, WorkflowError
 from graphbook.events import Event, RunFinished, RunStarted
 from graphbook.graph import Graph, build_graph, target_problem

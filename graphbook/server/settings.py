@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphbook.engine.executor import Backend, RayBackend
+from graphbook.engine.ray.fleet import ACTOR_CPUS
 from graphbook.engine.ray.nodes import DRIVER
-from graphbook.engine.ray.pool import ACTOR_CPUS
 from graphbook.engine.ray.sizing import GROWING, Limits
 from graphbook.errors import GraphbookError
 from graphbook.store import data_home

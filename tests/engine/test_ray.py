@@ -462,12 +462,12 @@ def test_a_relative_path_missed_where_the_drivers_folder_is_missing_says_why(
 ) -> None:
     """An actor on a node without the driver's folder (no shared disk) cannot find a relative
     path: its error names the folder relative paths mean and how to share it."""
-    from graphbook.engine.ray.pool import _Actor
+    from graphbook.engine.ray.actor import TaskActor
     from graphbook.engine.ray.transfer import pack, unpack
 
     ray: Any = pytest.importorskip("ray")
     missing = str(tmp_path / "only-on-the-driver")  # as if the driver ran there
-    actor = ray.remote(num_cpus=0)(_Actor).remote(0, missing)
+    actor = ray.remote(num_cpus=0)(TaskActor).remote(0, missing)
     try:
         ray.get(actor.learn.remote(0, ray.cloudpickle.dumps(read_text)))
         packed = ray.get(actor.run.remote(0, pack([("data/shapes/1.jpg",), (__file__,)])))

@@ -23,7 +23,8 @@ from graphbook.engine.ray.pool import RayPool
 
 pool = RayPool(sys.argv[1], workers=1, ship=[sys.argv[2]], keep_after=float(sys.argv[3]))
 pids = pool.pids("load") + pool.pids("dump")
-print(json.dumps({"attached": pool.attached, "pids": pids, "namespace": pool.keep}), flush=True)
+namespace = pool.detached.namespace
+print(json.dumps({"attached": pool.attached, "pids": pids, "namespace": namespace}), flush=True)
 sys.stdin.readline()  # holds the pool until told
 pool.close()
 """
