@@ -127,7 +127,7 @@ def graphbook(model: str, folder: Path, out: Path, backend: str) -> dict[str, An
     if backend == "local":
         pool = ProcessPool(2)
     else:
-        from graphbook.engine.ray_pool import RayPool
+        from graphbook.engine.ray.pool import RayPool
 
         pool = RayPool(None, workers=int(backend[-1]), num_cpus=CORES)
         pool.wait_ready()  # a pool's actors start once; a server's runs all share them

@@ -26,8 +26,9 @@ CONTENDERS = ("fixed1", "grow", "fixedmax")
 def contender(name: str, items: int, load_ms: float, most: int) -> dict[str, Any]:
     """Run the workflow once on a new local Ray; the seconds it took and the pool's note."""
     from graphbook import Workflow, batch, param, run_workflow, source, step
-    from graphbook.engine.ray_pool import RayPool, connect
-    from graphbook.engine.ray_sizing import Limits
+    from graphbook.engine.ray.connection import connect
+    from graphbook.engine.ray.pool import RayPool
+    from graphbook.engine.ray.sizing import Limits
     from graphbook.events import Event, NodeLog
 
     def load(i: int) -> int:

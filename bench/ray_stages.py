@@ -54,7 +54,7 @@ def contender(
     import torchvision  # noqa: F401
 
     from graphbook import run_workflow
-    from graphbook.engine.ray_pool import RayPool
+    from graphbook.engine.ray.pool import RayPool
     from graphbook.events import Event, NodeProgress
 
     workflow = _workflow(model, folder, out, "decorated")

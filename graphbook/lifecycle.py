@@ -142,7 +142,7 @@ class BatchStep(Step):
     dump_fn: ClassVar[Callable[..., Any] | None] = None
     runs_on_driver: bool = False
     """On a Ray cluster, `on_item_batch` runs in the driver's process, not on stage actors
-    holding replicas of the step (graphbook/engine/ray_stage.py): set it when it writes local
+    holding replicas of the step (graphbook/engine/ray/stage.py): set it when it writes local
     files or keeps state on `self` that must be one across batches."""
 
     def __init__(self, batch_size: int = 8, item_key: str = "", **params: Any) -> None:

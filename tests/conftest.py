@@ -30,7 +30,7 @@ def workers(request: pytest.FixtureRequest) -> int:
 def ray_address() -> Iterator[str]:
     """A local Ray for the whole session; its address lets subprocesses join it."""
     ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'graphbook[ray]'")
-    from graphbook.engine.ray_pool import connect
+    from graphbook.engine.ray.connection import connect
 
     started = connect(num_cpus=2)
     try:
@@ -43,7 +43,7 @@ def ray_address() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def ray_pool(ray_address: str) -> Iterator[Any]:
     """Two Ray actors per kind, kept for the session (runs open lanes on it, never close it)."""
-    from graphbook.engine.ray_pool import RayPool
+    from graphbook.engine.ray.pool import RayPool
 
     pool = RayPool(ray_address, workers=2)
     try:

@@ -19,10 +19,10 @@ from graphbook.cli.run import actor_limits, cmd_run, cpus_count, seconds, worker
 from graphbook.cli.runs import cmd_export, cmd_metrics, cmd_runs
 from graphbook.cli.serve import IGNORED_013, cmd_mcp, cmd_openapi, cmd_serve
 from graphbook.cli.train import add_train_parser
-from graphbook.engine.ray_keep import KEEP, LEASE_SETTING
-from graphbook.engine.ray_nodes import DUMPS
-from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
-from graphbook.engine.ray_stage import STAGES
+from graphbook.engine.ray.connection import LOCAL as LOCAL_RAY
+from graphbook.engine.ray.detached import LEASE_SETTING, LINGER
+from graphbook.engine.ray.nodes import DUMPS
+from graphbook.engine.ray.stage import STAGES
 from graphbook.store import MOVE_FLAG
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def add_ray_run_options(run: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="with --ray ADDRESS, keep the load and dump actors this long after the run, so "
         "that the next run of the same node code attaches to them warm (default "
-        f"${LEASE_SETTING}, else {KEEP:.0f}; 0: end them with the run)",
+        f"${LEASE_SETTING}, else {LINGER:.0f}; 0: end them with the run)",
     )
 
 

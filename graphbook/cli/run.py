@@ -18,12 +18,12 @@ from graphbook.cli.folders import load_registry, node_folders
 from graphbook.cli.running import run_here
 from graphbook.cli.terminal import JsonSink, TerminalSink
 from graphbook.engine.executor import Backend, RayBackend, make_pool
-from graphbook.engine.ray_keep import KEEP, setting
-from graphbook.engine.ray_nodes import DRIVER
-from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
-from graphbook.engine.ray_ship import shippable
-from graphbook.engine.ray_sizing import Limits, parse_limits
-from graphbook.engine.ray_stage import AUTO
+from graphbook.engine.ray.connection import LOCAL as LOCAL_RAY
+from graphbook.engine.ray.detached import LINGER, setting
+from graphbook.engine.ray.nodes import DRIVER
+from graphbook.engine.ray.ship import shippable
+from graphbook.engine.ray.sizing import Limits, parse_limits
+from graphbook.engine.ray.stage import AUTO
 from graphbook.errors import GraphbookError
 from graphbook.inputs import parse_inputs
 from graphbook.overrides import parse_settings
@@ -126,7 +126,7 @@ def seconds(text: str) -> float:
 
 
 def actor_limits(text: str) -> Limits:
-    """`--ray-actors MIN:MAX` (graphbook/engine/ray_sizing.py)."""
+    """`--ray-actors MIN:MAX` (graphbook/engine/ray/sizing.py)."""
     limits = parse_limits(text)
     if isinstance(limits, str):
         raise argparse.ArgumentTypeError(limits)
@@ -196,11 +196,11 @@ def backend_of(args: argparse.Namespace, nodes: Iterable[Path] = ()) -> Backend:
 
 def kept_for(given: float | None) -> float:
     """Seconds a cluster run keeps its actors: `--ray-keep`, else $GRAPHBOOK_RAY_LEASE, else
-    ray_keep.KEEP."""
+    graphbook.engine.ray.detached.LINGER."""
     if given is not None:
         return given
     try:
-        return setting(KEEP)
+        return setting(LINGER)
     except ValueError as exc:
         raise GraphbookError(f"{exc} (or give --ray-keep SECONDS)") from None
 

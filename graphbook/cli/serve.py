@@ -16,11 +16,11 @@ from rich.text import Text
 from graphbook.cli.consoles import OK, error_console, output_console
 from graphbook.cli.folders import NODES_FOLDER
 from graphbook.cli.run import sizing_of
-from graphbook.engine.ray_nodes import DRIVER
-from graphbook.engine.ray_pool import LOCAL as LOCAL_RAY
-from graphbook.engine.ray_pool import connect as connect_ray
-from graphbook.engine.ray_ship import shippable
-from graphbook.engine.ray_stage import AUTO
+from graphbook.engine.ray.connection import LOCAL as LOCAL_RAY
+from graphbook.engine.ray.connection import connect as connect_ray
+from graphbook.engine.ray.nodes import DRIVER
+from graphbook.engine.ray.ship import shippable
+from graphbook.engine.ray.stage import AUTO
 from graphbook.store import data_home
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from graphbook.engine.devices import prepare, put_in_eval, resume_training, trai
 from graphbook.engine.metrics import MetricBook
 from graphbook.engine.pool import InlinePool, Pool, RemoteError
 from graphbook.engine.preview import preview
-from graphbook.engine.ray_pool import RayBackend
+from graphbook.engine.ray.pool import RayBackend
 from graphbook.engine.runners import (
     PreviewFn,
     Prompter,

@@ -165,7 +165,7 @@ class Lane(Protocol[C]):
 
 @dataclass(frozen=True)
 class BatchResult:
-    """What a batch step's `on_item_batch` did on a stage actor (graphbook/engine/ray_stage.py),
+    """What a batch step's `on_item_batch` did on a stage actor (graphbook/engine/ray/stage.py),
     the outcome of one batch: the dicts it changed are updated in place already."""
 
     dumps: list[Any]
@@ -195,7 +195,9 @@ class Stage(Protocol):
 class Pool(Protocol):
     """Opens lanes, and moves tasks and outcomes between them and the workers in `wait`."""
 
-    workers: int
+    @property
+    def workers(self) -> int:
+        """The workers of each kind (at most, now: a Ray pool grows and shrinks)."""
 
     def lane(self, fn: Callable[..., Any], capacity: int, kind: Kind = "load") -> Lane[Any]: ...
 

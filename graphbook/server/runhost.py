@@ -27,7 +27,7 @@ from graphbook.engine.cache import OutputCache
 from graphbook.engine.control import RunControl
 from graphbook.engine.executor import Backend, Executor, make_pool
 from graphbook.engine.pool import Pool
-from graphbook.engine.ray_pool import RayPool
+from graphbook.engine.ray.pool import RayPool
 from graphbook.events import Event, NodeError, NodeFinished, NodeMetrics, RunFinished, RunStarted
 from graphbook.graph import build_graph
 from graphbook.node_index import node_files

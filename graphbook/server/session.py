@@ -27,8 +27,8 @@ from graphbook import protocol as p
 from graphbook.components import flatten
 from graphbook.engine.control import RunControl
 from graphbook.engine.executor import Backend, RayBackend, titles
-from graphbook.engine.ray_keep import LEASE, LEASE_SETTING
-from graphbook.engine.ray_pool import local_ray_address
+from graphbook.engine.ray.connection import local_ray_address
+from graphbook.engine.ray.detached import LEASE, LEASE_SETTING
 from graphbook.errors import GraphbookError, Problem, WorkflowError
 from graphbook.events import Event, RunFinished, RunStarted
 from graphbook.graph import Graph, build_graph, target_problem
@@ -71,7 +71,7 @@ FOLD_WAIT = 5.0
 # `serve --ray` too: node code that ignores the request gets STOP_GRACE seconds, then the host is
 # ended with SIGKILL, whatever the code is doing (a loop, a call blocked in C, a C call holding
 # the GIL), its worker processes with it (on Ray its load and dump actors are kept: the next
-# host attaches to them and kills those still busy, graphbook/engine/ray_keep.py). The run is
+# host attaches to them and kills those still busy, graphbook/engine/ray/detached.py). The run is
 # recorded `stopped`, with the node details the server had folded from the run's messages until
 # then; a fresh host starts, and the workflows whose cached outputs the old one held re-run their
 # nodes with the cause `lost`. Nothing is left behind, and the server takes the next run at once
@@ -508,7 +508,8 @@ class Session:
 def _kept(backend: RayBackend) -> RayBackend:
     """The Ray backend of the server's run hosts: a local Ray lives with the server (a host
     ended by a Stop does not take it down), and the pool's actors are kept in a namespace of
-    this server's, so that the next host attaches to them warm (graphbook/engine/ray_keep.py)."""
+    this server's, so that the next host attaches to them warm
+    (graphbook/engine/ray/detached.py)."""
     address = backend.address if backend.address is not None else local_ray_address()
     lease = float(os.environ.get(LEASE_SETTING) or LEASE)
     return replace(backend, address=address, keep=f"graphbook-{uuid.uuid4().hex}", lease=lease)

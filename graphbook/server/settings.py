@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphbook.engine.executor import Backend, RayBackend
-from graphbook.engine.ray_nodes import DRIVER
-from graphbook.engine.ray_pool import ACTOR_CPUS
-from graphbook.engine.ray_sizing import GROWING, Limits
+from graphbook.engine.ray.fleet import ACTOR_CPUS
+from graphbook.engine.ray.nodes import DRIVER
+from graphbook.engine.ray.sizing import GROWING, Limits
 from graphbook.errors import GraphbookError
 from graphbook.store import data_home
 

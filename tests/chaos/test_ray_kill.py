@@ -1,7 +1,7 @@
 """`kill -9` of `graphbook run --ray` leaves no Ray process behind: the local Ray it started
 dies with it. Ray's dashboard and runtime-env agents outlived the run by a
 minute (they tell the dead GCS that the raylet died, with a fixed 60 s timeout); the watchdog
-of graphbook/engine/ray_watchdog.py now kills them within a moment."""
+of graphbook/engine/ray/watchdog.py now kills them within a moment."""
 
 from __future__ import annotations
 

@@ -34,10 +34,11 @@ from graphbook.cli import main
 from graphbook.cli.run import workers_count, workers_of
 from graphbook.engine.executor import Executor, RunControl
 from graphbook.engine.pool import Done, Failed
-from graphbook.engine.ray_pool import RayBackend, RayPool
-from graphbook.engine.ray_resources import actor_params, wants_gpu
+from graphbook.engine.ray.models import actor_params, wants_gpu
+from graphbook.engine.ray.pool import RayBackend, RayPool
 from graphbook.events import Event, Prompt, PromptAnswered
 from graphbook.nodes import library_registry
+from graphbook.stacking import stack
 from graphbook.steps import PromptStep
 
 
@@ -462,12 +463,12 @@ def test_a_relative_path_missed_where_the_drivers_folder_is_missing_says_why(
 ) -> None:
     """An actor on a node without the driver's folder (no shared disk) cannot find a relative
     path: its error names the folder relative paths mean and how to share it."""
-    from graphbook.engine.ray_pool import _Actor
-    from graphbook.engine.ray_transfer import pack, unpack
+    from graphbook.engine.ray.actor import TaskActor
+    from graphbook.engine.ray.transfer import pack, unpack
 
     ray: Any = pytest.importorskip("ray")
     missing = str(tmp_path / "only-on-the-driver")  # as if the driver ran there
-    actor = ray.remote(num_cpus=0)(_Actor).remote(0, missing)
+    actor = ray.remote(num_cpus=0)(TaskActor).remote(0, missing)
     try:
         ray.get(actor.learn.remote(0, ray.cloudpickle.dumps(read_text)))
         packed = ray.get(actor.run.remote(0, pack([("data/shapes/1.jpg",), (__file__,)])))
@@ -491,3 +492,30 @@ def test_metrics_reported_on_an_actor_come_back_with_the_outcome(ray_pool: RayPo
     seen = [[values for values, _ in outcome.metrics] for outcome in outcomes]
     assert seen == [[{"seen": float(x)}] for x in range(4)]
     assert isinstance(outcomes[2], Failed)
+
+
+SLABS: list[tuple[bool, bool, list[int]]] = []
+
+
+def plane(path: str) -> torch.Tensor:
+    return torch.full((3, 16, 16), int(path.rsplit("/", 1)[1]), dtype=torch.uint8)
+
+
+@step("Ray/Planes")
+@batch(4, "items", load_fn=plane)
+def planes(ctx: Any, outputs: list[Any], items: list[Any], data: list[Any]) -> None:
+    stacked = stack(outputs)
+    views = all(o.data_ptr() == stacked[n].data_ptr() for n, o in enumerate(outputs))
+    laid_out = getattr(outputs, "stacked", None) is not None
+    SLABS.append((laid_out, views, [int(o[0, 0, 0]) for o in outputs]))
+
+
+def test_a_batch_loaded_on_actors_arrives_as_one_slab_in_the_object_store(
+    ray_pool: RayPool, tmp_path: Path
+) -> None:
+    SLABS.clear()
+    wf = Workflow()
+    wf.connect(wf.add(source_of(tmp_path, list(range(8)))), wf.add(planes))
+    assert run_workflow(wf, pool=ray_pool).ok
+    assert [s[2] for s in SLABS] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert all(stacked and views for stacked, views, _ in SLABS), "rows of one slab, no copy"

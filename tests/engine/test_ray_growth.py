@@ -14,8 +14,8 @@ import pytest
 
 from graphbook import Workflow, batch, param, run_workflow, source, step
 from graphbook.cli import main
-from graphbook.engine.ray_pool import RayBackend, RayPool
-from graphbook.engine.ray_sizing import Limits
+from graphbook.engine.ray.pool import RayBackend, RayPool
+from graphbook.engine.ray.sizing import Limits
 from graphbook.events import Event, NodeLog
 from graphbook.server.settings import ServerSettings
 

@@ -19,11 +19,12 @@ import pytest
 
 DRIVER = """
 import json, sys
-from graphbook.engine.ray_pool import RayPool
+from graphbook.engine.ray.pool import RayPool
 
 pool = RayPool(sys.argv[1], workers=1, ship=[sys.argv[2]], keep_after=float(sys.argv[3]))
 pids = pool.pids("load") + pool.pids("dump")
-print(json.dumps({"attached": pool.attached, "pids": pids, "namespace": pool.keep}), flush=True)
+namespace = pool.detached.namespace
+print(json.dumps({"attached": pool.attached, "pids": pids, "namespace": namespace}), flush=True)
 sys.stdin.readline()  # holds the pool until told
 pool.close()
 """
@@ -111,7 +112,7 @@ MODEL_DRIVER = """
 import json, os, sys
 import torch
 from graphbook import Workflow, batch, param, resource, run_workflow, source, step
-from graphbook.engine.ray_pool import RayPool
+from graphbook.engine.ray.pool import RayPool
 from graphbook.events import NodeLog
 
 
@@ -212,7 +213,7 @@ def test_a_model_actor_is_kept_for_the_next_run_with_the_same_parameters(
 
 
 def test_warm_actors_are_taken_one_node_at_a_time() -> None:
-    from graphbook.engine.ray_keep import Attached, spread
+    from graphbook.engine.ray.detached import Attached, spread
 
     warm = [Attached(None, "a1", "a"), Attached(None, "a2", "a"), Attached(None, "b1", "b")]
     assert [w.name for w in spread(warm, 2)] == ["a1", "b1"], "one of each node first"

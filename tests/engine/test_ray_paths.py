@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from graphbook import Workflow, batch, param, run_workflow, source, step
-from graphbook.engine.ray_pool import RayBackend, RayPool
+from graphbook.engine.ray.pool import RayBackend, RayPool
 from graphbook.errors import GraphbookError
 
 
@@ -63,7 +63,7 @@ def test_dump_actors_run_on_the_driver_s_node_by_default(ray_address: str) -> No
     driver = ray.get_runtime_context().get_node_id()
     with RayPool(ray_address, workers=2) as pool:
         assert pool.dumps == "driver"
-        nodes = {h.node.id for h in pool._actors["dump"] if h.node is not None}
+        nodes = {h.node.id for h in pool.fleet.actors["dump"] if h.node is not None}
         assert nodes == {driver}, "each dump actor is pinned to the driver's node"
     with RayPool(ray_address, workers=2, dumps="anywhere") as pool:
         assert pool.dumps == "anywhere"

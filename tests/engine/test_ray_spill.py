@@ -17,10 +17,11 @@ SCRIPT = """
 import json
 import ray
 from graphbook import Workflow, batch, param, run_workflow, source, step
-from graphbook.engine import ray_pool
+from graphbook.engine.ray import notices
+from graphbook.engine.ray.pool import RayPool
 from graphbook.events import NodeLog
 
-ray_pool.SPILL_CHECK = 0.0  # look at every wait, not every 10 s
+notices.SPILL_CHECK = 0.0  # look at every wait, not every 10 s
 ray.init(address="local", num_cpus=1, object_store_memory=100 * 2**20, include_dashboard=False)
 
 HELD = []
@@ -58,7 +59,7 @@ def sink(event):
         warnings.append(event.message)
 
 
-pool = ray_pool.RayPool(workers=1)
+pool = RayPool(workers=1)
 result = run_workflow(wf, pool=pool, sink=sink)
 print(json.dumps({"ok": result.ok, "warnings": warnings}))
 pool.close()

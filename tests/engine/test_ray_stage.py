@@ -17,8 +17,8 @@ import torch
 
 from graphbook import Workflow, batch, param, run_workflow, source, step
 from graphbook.cli import main
-from graphbook.engine.ray_pool import RayPool
-from graphbook.engine.ray_stage import update_dicts
+from graphbook.engine.ray.pool import RayPool
+from graphbook.engine.ray.stage_actor import update_dicts
 from graphbook.events import Event, NodeLog, NodeMetrics
 from graphbook.logs import log_metric
 from graphbook.steps import BatchStep
@@ -260,4 +260,4 @@ def test_the_next_run_on_the_pool_takes_the_idle_replicas(staged: RayPool, tmp_p
     assert first.ok and second.ok, (first.errors, second.errors)
     ran = {d["pid"] for d in first.output("score")}
     assert {d["pid"] for d in second.output("slow")} == ran, "the same actor, warm"
-    assert [r.actor for r in staged.spare_stages], "left idle for the run after"
+    assert [r.actor for r in staged.spares], "left idle for the run after"

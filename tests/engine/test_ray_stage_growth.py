@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from graphbook import Workflow, batch, param, run_workflow, source, step
-from graphbook.engine import ray_stage
-from graphbook.engine.ray_pool import RayPool
+from graphbook.engine.ray import stage as ray_stage
+from graphbook.engine.ray.pool import RayPool
 from graphbook.events import Event, NodeLog
 
 

@@ -59,7 +59,7 @@ def main(address: str, stages: str, n: int, out: str, pause: float) -> None:
     if address == "local":
         result = run_workflow(wf, workers=0, collect=True)
     else:
-        from graphbook.engine.ray_pool import RayPool
+        from graphbook.engine.ray.pool import RayPool
 
         with RayPool(address, workers=2, stages=stages) as pool:
             result = run_workflow(wf, pool=pool, collect=True)

@@ -300,7 +300,7 @@ def test_runs_through_ray_client_attach_to_the_same_actors_with_local_outputs(
 HOLD = """
 import json, sys
 import ray
-from graphbook.engine.ray_pool import RayPool
+from graphbook.engine.ray.pool import RayPool
 
 pool = RayPool(sys.argv[1], workers=1, ship=[sys.argv[2]], keep_after=60.0, lease=240.0)
 pids = pool.pids("load") + pool.pids("dump")

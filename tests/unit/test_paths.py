@@ -96,7 +96,7 @@ def test_serve_and_mcp_carry_where_dumps_run_to_their_runs(
 ) -> None:
     from graphbook.cli.parser import build_parser
     from graphbook.cli.serve import server_settings
-    from graphbook.engine.ray_pool import RayBackend
+    from graphbook.engine.ray.pool import RayBackend
 
     monkeypatch.chdir(tmp_path)
     parser = build_parser()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphbook.engine.ray_nodes import Nodes
+from graphbook.engine.ray.nodes import Nodes
 
 
 class FakeRay:

@@ -4,7 +4,7 @@ actor that has not started once the work does not need it."""
 
 from __future__ import annotations
 
-from graphbook.engine.ray_sizing import (
+from graphbook.engine.ray.sizing import (
     Decision,
     Limits,
     Load,

@@ -4,7 +4,7 @@ that bookkeeping."""
 
 from __future__ import annotations
 
-from graphbook.engine.ray_stage import RayStage, _fits, _Replica
+from graphbook.engine.ray.stage import RayStage, _fits, _Replica
 
 
 def stage_with(gpu: bool, *replicas: _Replica) -> RayStage:

@@ -32,6 +32,8 @@ from typing import Any
 
 from ray import cloudpickle
 
+from graphbook.engine import slabs
+
 Packed = tuple[bytes, list[pickle.PickleBuffer]]
 """The pickled value, and the buffers of its arrays (Ray stores these without copying)."""
 
@@ -129,12 +131,40 @@ class _Pickler(_CloudPickler):  # type: ignore[misc]
             if obj.ref not in self.refs:
                 self.refs.append(obj.ref)
             return _kept, (self.refs.index(obj.ref), obj.index, obj.spread)
+        if type(obj) is slabs.Part:
+            return _slab_part(obj, self.reducer_override)
         torch = sys.modules.get("torch")
         if torch is not None and type(obj) is torch.Tensor:
             array = _as_array(obj)
             if array is not None:
                 return _tensor, (array,)
         return super().reducer_override(obj)
+
+
+def _slab_part(part: slabs.Part, reduce: Any) -> Any:
+    """A batch's part with its arrays laid out as the batch in one array, which Ray keeps in
+    its object store as one buffer (graphbook/engine/slabs.py), read in place where it lands."""
+    import numpy
+
+    made: list[Any] = []
+
+    def allocate(nbytes: int) -> tuple[int, memoryview]:
+        made.append(numpy.empty(nbytes, dtype=numpy.uint8))
+        return 0, made[0].data.cast("B")
+
+    handle, state = slabs.pack(part, allocate, reduce)  # a misfit goes as it would alone
+    return _part, (made[handle] if handle is not None else None, state)
+
+
+def _part(slab: Any, state: tuple[Any, ...]) -> slabs.Part:
+    if slab is not None:
+        import torch
+
+        global _warned
+        if not _warned:  # see _quiet_once
+            _quiet_once(torch)
+            _warned = True
+    return slabs.unpack(slab, state)
 
 
 def _as_array(tensor: Any) -> Any:
@@ -173,3 +203,4 @@ def _quiet_once(torch: Any) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         torch.from_numpy(read_only)
+        torch.frombuffer(read_only, dtype=torch.uint8)

@@ -5,14 +5,14 @@ Ray ends its GCS server and raylet with their driver, but the raylet's agents (d
 runtime-env agent) first try to tell the dead GCS that the raylet died, with a fixed 60 s
 timeout: they were left running for a minute after every killed `graphbook run --ray`.
 
-`watch(...)` is started by `ray_pool.connect` as its own process (this file run by path: it
-imports nothing of graphbook, so it starts in a moment), in a session of its own (Ctrl-C in the
-terminal does not reach it). It learns the Ray processes as they start: the ones Ray reported,
+`watch(...)` is started by the Ray pool's `connect` as its own process (this file run by path:
+it imports nothing of graphbook, so it starts in a moment), in a session of its own (Ctrl-C in
+the terminal does not reach it). It learns the Ray processes as they start: the ones Ray reported,
 and every process under them. When the driver is gone it kills each one still alive (the same
 process: its start time is checked, so a reused pid is never hit) and exits; when Ray's
 processes are all gone while the driver lives (Ray was shut down), it exits too.
 
-    python ray_watchdog.py DRIVER_PID RAY_PID...
+    python watchdog.py DRIVER_PID RAY_PID...
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Node code stays as it is (`self.model(batch)`, `next(model.parameters()).device`
 Ray restarts an actor that dies (building the model again); the batch it was running fails on
 its node, as a dead worker's item does.
 
-A pool that keeps its actors across drivers (`graphbook run --ray ADDRESS`, ray_keep.py) keeps
+A pool that keeps its actors across drivers (`graphbook run --ray ADDRESS`, detached.py) keeps
 its model actors too: named in its namespace by a digest of the node, its spec (name and
 code) and its parameters, detached, claimed and watching the same lease as its load and dump
 actors. The next driver that builds the same resource with the same parameters attaches to it
@@ -29,8 +29,8 @@ import torch
 
 from graphbook.engine.devices import prepare, trains
 from graphbook.engine.pool import RemoteError
-from graphbook.engine.ray_keep import LEASE, Keeping, attach, named, release, watch
-from graphbook.engine.ray_ship import importable
+from graphbook.engine.ray.detached import LEASE, DetachedModels, attach, named, release, watch
+from graphbook.engine.ray.ship import importable
 from graphbook.engine.replicas import to_device
 from graphbook.events import ErrorInfo
 
@@ -129,8 +129,8 @@ class ModelActor:
 
     def forward(self, packed: Any) -> Any:
         """Run the model on packed (args, kwargs); the outputs come back packed, on the CPU
-        (packing sends tensors without copying them: graphbook/engine/ray_transfer.py)."""
-        from graphbook.engine.ray_transfer import pack, unpack
+        (packing sends tensors without copying them: graphbook/engine/ray/transfer.py)."""
+        from graphbook.engine.ray.transfer import pack, unpack
 
         args, kwargs = unpack(packed)
         model = self.value
@@ -155,7 +155,7 @@ class RemoteModel(torch.nn.Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Run the model on its actor. If the actor dies meanwhile, the call fails (or runs
         again, `retries` times, once Ray has built the actor again)."""
-        from graphbook.engine.ray_transfer import pack, unpack
+        from graphbook.engine.ray.transfer import pack, unpack
 
         ray = sys.modules["ray"]
         attempt = 0
@@ -206,10 +206,10 @@ def place(
     retries: int = 0,
     shipped: tuple[str, ...] = (),
     env: dict[str, Any] | None = None,
-    keeping: Keeping | None = None,
+    detached: DetachedModels | None = None,
 ) -> Any:
     """Build `node`'s resource on an actor when it asks for a GPU (or always, with
-    `everything`: models on actors even on the CPU); with `keeping`, attach to the actor an
+    `everything`: models on actors even on the CPU); with `detached`, attach to the actor an
     earlier driver kept for it, else keep the new one. Returns a `RemoteModel` for a model,
     the value itself for anything else, or None when it should be built here."""
     ray: Any = sys.modules["ray"]  # the Ray pool that calls this has imported it
@@ -219,31 +219,31 @@ def place(
     gpu = wants_gpu(params, float(ray.cluster_resources().get("GPU", 0)))
     if not gpu and not everything:
         return None
-    kind = model_kind(node, params, gpu) if keeping is not None else None
-    name, actor = _kept(ray, keeping, kind) if kind else ("", None)
+    kind = model_kind(node, params, gpu) if detached is not None else None
+    name, actor = _warm(ray, detached, kind) if kind else ("", None)
     if actor is None:
-        name, actor = _start(ray, node, params, gpu, shipped, env, keeping, kind)
+        name, actor = _start(ray, node, params, gpu, shipped, env, detached, kind)
     error, is_model = ray.get(actor.ready.remote())
     if error is not None or not is_model:
         value = ray.get(actor.get.remote()) if error is None else None
-        _end(ray, actor, keeping, name)
+        _end(ray, actor, detached, name)
         if error is not None:
             raise RemoteError(error)
         return value
     return RemoteModel(actor, node.title, retries)
 
 
-def _kept(ray: Any, keeping: Keeping | None, kind: str) -> tuple[str, Any]:
+def _warm(ray: Any, detached: DetachedModels | None, kind: str) -> tuple[str, Any]:
     """The actor an earlier driver kept for this resource, claimed and set up for this one;
     ("", None) when there is none (or it is busy)."""
-    if keeping is None:
+    if detached is None:
         return "", None
     cwd = os.getcwd()
-    found = attach(ray, keeping.namespace, kind, 1, lambda: (cwd,))
+    found = attach(ray, detached.namespace, kind, 1, lambda: (cwd,))
     if not found:
         return "", None
-    keeping.held[found[0].name] = found[0].handle
-    keeping.attached += 1
+    detached.held[found[0].name] = found[0].handle
+    detached.attached += 1
     return found[0].name, found[0].handle
 
 
@@ -254,26 +254,26 @@ def _start(
     gpu: bool,
     shipped: tuple[str, ...],
     env: dict[str, Any] | None,
-    keeping: Keeping | None,
+    detached: DetachedModels | None,
     kind: str | None,
 ) -> tuple[str, Any]:
     """A new actor that builds the resource: kept (named, detached, claimed) with `kind`."""
     options: dict[str, Any] = {"num_gpus": 1 if gpu else 0, "num_cpus": 0}
     options.update(max_restarts=RESTARTS, runtime_env=env)
     remote = ray.remote(**options)(ModelActor)
-    if keeping is None or kind is None:
+    if detached is None or kind is None:
         args = (node.spec, actor_params(params, gpu), node.id, os.getcwd(), shipped)
         return "", remote.remote(*args)
-    names = named(kind, keeping.namespace)
+    names = named(kind, detached.namespace)
     args = (node.spec, actor_params(params, gpu), node.id, os.getcwd(), shipped)
-    actor = remote.options(**names).remote(*args, keeping.namespace, keeping.lease)
-    keeping.held[names["name"]] = actor
+    actor = remote.options(**names).remote(*args, detached.namespace, detached.lease)
+    detached.held[names["name"]] = actor
     return names["name"], actor
 
 
-def _end(ray: Any, actor: Any, keeping: Keeping | None, name: str) -> None:
+def _end(ray: Any, actor: Any, detached: DetachedModels | None, name: str) -> None:
     """Kill an actor whose resource failed or is no model (and forget it, when kept)."""
     ray.kill(actor, no_restart=True)
-    if keeping is not None and name:
-        keeping.held.pop(name, None)
-        release(keeping.namespace, [name])
+    if detached is not None and name:
+        detached.held.pop(name, None)
+        release(detached.namespace, [name])

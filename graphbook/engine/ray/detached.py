@@ -11,7 +11,7 @@ Two kinds of driver keep them:
   run, a digest of the code shipped to them (Ray's content hash of the nodes folders), the
   Python, Ray and graphbook versions and the user, so a run attaches only to actors that run
   the same code (changed node code gets fresh actors, never stale ones). It leaves its idle
-  actors after the run, for `keep` seconds.
+  actors after the run: they linger for `--ray-keep` seconds (`RayPool(keep_after=...)`).
 
 - **Claims.** A driver claims each actor it uses (a key in Ray's key-value store naming the
   driver's Ray job) and releases it when it leaves it. Another driver attaches only to
@@ -21,8 +21,8 @@ Two kinds of driver keep them:
   reset for it, waiting at most `PROBE` seconds: one that does not answer is still busy with
   an ended driver's task (which may never end) and is killed; the rest are kept, up to the
   pool's size (spread over the nodes they run on), and the extra ones are killed. The pool
-  starts what is missing on the nodes that have the fewest of their kind (ray_pool.py
-  `_place`, counting the attached ones): a pool that found only some of its actors (a node's
+  starts what is missing on the nodes that have the fewest of their kind (fleet.py
+  `Fleet._place`, counting the attached ones): a pool that found only some of its actors (a node's
   were gone) does not double up on one node.
 - **Lease.** Detached actors would live as long as the cluster. So the driver renews a lease
   (a value in Ray's key-value store, every `LEASE / 4` seconds while it runs, from a thread),
@@ -57,10 +57,11 @@ LEASE = 60.0
 """Seconds a kept actor lives without its lease renewed while a driver holds it: longer than a
 run host takes to start again after a Stop, short enough that a killed driver's actors do not
 linger."""
-KEEP = 300.0
-"""Seconds `graphbook run --ray ADDRESS` keeps its actors after the run, by default."""
+LINGER = 300.0
+"""Seconds `graphbook run --ray ADDRESS` leaves its idle actors to the next driver after the
+run, by default (they linger)."""
 LEASE_SETTING = "GRAPHBOOK_RAY_LEASE"
-"""The environment variable that sets `LEASE` (serve) and `KEEP` (run), in seconds."""
+"""The environment variable that sets `LEASE` (serve) and `LINGER` (run), in seconds."""
 PROBE = 2.0
 """Seconds an attached actor has to answer; one that does not is busy with an ended run."""
 NAMESPACE = "graphbook-run"
@@ -135,14 +136,48 @@ class Attached:
 
 
 @dataclass
-class Keeping:
-    """A pool's kept model actors: its namespace and lease (ray_keep.py), the actors it holds
-    (name -> handle), and how many of them it attached to warm."""
+class DetachedModels:
+    """A pool's detached model actors: its namespace and lease, the actors it holds (name ->
+    handle), and how many of them it attached to warm."""
 
     namespace: str
     lease: float = LEASE
     held: dict[str, Any] = field(default_factory=dict)
     attached: int = 0
+
+
+class Detached:
+    """A pool's actors kept across drivers, from the pool made to the pool closed: the
+    namespace they are named in, the lease its driver renews while it runs, the seconds its
+    idle actors `linger` for the next driver once it closes (None: they end with it), and its
+    model actors."""
+
+    def __init__(self, namespace: str, lease: float = LEASE, linger: float | None = None) -> None:
+        self.namespace = namespace
+        self.lease = lease
+        self.linger = linger
+        self.models = DetachedModels(namespace, lease)
+        self._renewing = Lease(namespace, lease)
+
+    @property
+    def leaves(self) -> bool:
+        """Whether closing leaves the idle actors to the next driver (else they are killed)."""
+        return bool(self.linger)
+
+    def close(self, ray: Any, left: Sequence[str]) -> None:
+        """The driver leaves: the lease runs out (after `linger` seconds, when it lingers), the
+        actors `left` idle and the model actors are let go to the next driver, else the model
+        actors are killed."""
+        self._renewing.end(self.linger if self.leaves else None)
+        if self.leaves:
+            release(self.namespace, left)
+        models = self.models
+        if not self.leaves:
+            for actor in models.held.values():
+                with contextlib.suppress(Exception):  # it died already
+                    ray.kill(actor, no_restart=True)
+        release(models.namespace, list(models.held))
+        models.held.clear()
 
 
 def attach(
@@ -340,11 +375,12 @@ def _seconds(value: bytes | None, default: float) -> float:
 
 
 __all__ = [
-    "KEEP",
     "LEASE",
     "LEASE_SETTING",
+    "LINGER",
     "Attached",
-    "Keeping",
+    "Detached",
+    "DetachedModels",
     "Lease",
     "attach",
     "code_namespace",

@@ -1,7 +1,7 @@
 """Stage actors: a batch step's `on_item_batch` on Ray actors holding replicas of the step.
 
 The driver only steers. Its load tasks keep their values (decoded images) in the object store
-of the node that decoded them (`RayPool.lane(keep=True)`); a batch goes to a stage actor as
+of the node that decoded them (a `kept` lane, `StageHost.lane`); a batch goes to a stage actor as
 those values' refs plus the items and dicts (small). The actor fetches the values from whichever
 node holds them (node to node, never through the driver), runs `on_item_batch` on its replica of
 the step, and answers with the dicts as it changed them (the driver updates its own in place,
@@ -12,12 +12,14 @@ object the driver hands to the dump lane unread.
 A replica is the step the driver built and started, pickled once (a model it holds included)
 and loaded once by each actor; on an actor that Ray gave a GPU its models move to `cuda`. State
 the step keeps on `self` in `on_item_batch` is per replica. One replica runs on each node (one
-per GPU on GPU nodes) up to `RayPool.replicas`; each reserves a CPU (or a GPU), so an
+per GPU on GPU nodes) up to the pool's `replicas`; each reserves a CPU (or a GPU), so an
 autoscaling cluster sees the demand. A replica Ray cannot place yet holds nothing up: batches go
 to the ones that are ready. A replica lost with its node is replaced, and its batches run again
 on another; a batch whose loaded values were lost with a node is loaded again.
 
-Ray is imported by the Ray pool that makes a stage; this module imports it only in functions.
+Ray is imported by the Ray pool that makes a stage (a `StageHost`: this module depends on that
+seam, never on the pool); this module imports Ray only in functions. The actor's side is
+stage_actor.py.
 """
 
 from __future__ import annotations
@@ -29,17 +31,27 @@ import os
 import sys
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from graphbook.engine.pool import BatchResult, Done, Failed, Lane, OrderedLane, Outcome
+from graphbook.engine.pool import (
+    WORKER_DIED,
+    BatchResult,
+    Done,
+    Failed,
+    Kind,
+    Lane,
+    NoticeLevel,
+    OrderedLane,
+    Outcome,
+)
+from graphbook.engine.ray.stage_actor import Reply, StageActor, first_line, update_dicts
 from graphbook.events import ErrorInfo
 
 if TYPE_CHECKING:
-    from graphbook.engine.ray_nodes import Node
-    from graphbook.engine.ray_pool import RayPool
-    from graphbook.engine.ray_transfer import Packed
+    from graphbook.engine.ray.connection import Connection
+    from graphbook.engine.ray.nodes import Node
     from graphbook.lifecycle import BatchStep
 
 logger = logging.getLogger(__name__)
@@ -56,6 +68,53 @@ all reserved still runs)."""
 PRELOAD = ("numpy", "torch", "torchvision", "PIL.Image")
 
 
+class StageHost(Protocol):
+    """What stage actors need of the Ray pool that makes them (the seam between the two: the
+    pool is one, and this module never imports it)."""
+
+    @property
+    def connection(self) -> Connection:
+        """The Ray the pool joined: its nodes, the driver's node, what actors ship."""
+        ...
+
+    @property
+    def replicas(self) -> int:
+        """Stage actors per batch step at most (0: one per node, per GPU on GPU nodes)."""
+        ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    @property
+    def spares(self) -> Spares:
+        """Stage actors idle since their run ended, for the next run's stages."""
+        ...
+
+    def lane(
+        self, fn: Callable[..., Any], capacity: int, kind: Kind = "load", kept: bool = False
+    ) -> Lane[Any]:
+        """A lane of the pool's load actors; `kept`: its values stay in the object store."""
+        ...
+
+    def room(self) -> dict[str, float] | None:
+        """The CPUs free on each live node for one more reservation."""
+        ...
+
+    def watch(self, stage: RayStage) -> None:
+        """Have the pool's `wait` wait for the stage's calls too (it is a `Watcher`)."""
+        ...
+
+    def unwatch(self, stage: RayStage) -> None: ...
+
+    def received(self, size: int) -> None:
+        """Count `size` bytes the driver read back (the pool's `timings`)."""
+        ...
+
+    def notice(self, text: str, level: NoticeLevel = "info") -> None:
+        """A line for the run's log."""
+        ...
+
+
 def stages_problem(stages: str) -> str | None:
     """Why `stages` is not a setting of `--ray-stages`, saying what is; None when it is."""
     if stages in STAGES:
@@ -66,20 +125,6 @@ def stages_problem(stages: str) -> str | None:
 def runs_on_driver(step: Any) -> bool:
     """Whether a step says its `on_item_batch` needs the driver (`runs_on_driver = True`)."""
     return bool(getattr(step, "runs_on_driver", False))
-
-
-class Watcher(Protocol):
-    """Calls the Ray pool's `wait` waits for besides its own."""
-
-    def refs(self) -> list[Any]: ...
-
-    def asked(self) -> list[tuple[Node | None, float]]: ...
-
-    def receive(self, ready: list[Any]) -> None: ...
-
-    def dispatch(self) -> None: ...
-
-    def close(self) -> None: ...
 
 
 def _fits(room: dict[str, float] | None, node_id: str) -> bool:
@@ -99,22 +144,22 @@ def _has_room(room: dict[str, float] | None, node_id: str) -> bool:
     return room is None or room.get(node_id, 0.0) >= 1.0
 
 
-def stage_for(pool: RayPool, node_id: str, step: BatchStep, capacity: int) -> RayStage | None:
+def stage_for(host: StageHost, node_id: str, step: BatchStep, capacity: int) -> RayStage | None:
     """Stage actors for `step`, or None when it runs on the driver (it says it must, or it
     cannot be pickled): the run's log then says why."""
     if runs_on_driver(step):
-        pool.notice(f"node {node_id!r} runs on_item_batch on the driver (runs_on_driver = True)")
+        host.notice(f"node {node_id!r} runs on_item_batch on the driver (runs_on_driver = True)")
         return None
     try:
-        pool.ray.cloudpickle.dumps(step)
+        host.connection.ray.cloudpickle.dumps(step)
     except Exception as exc:
-        pool.notice(
+        host.notice(
             f"node {node_id!r} runs on_item_batch on the driver: its step cannot be sent to "
             f"Ray stage actors ({first_line(exc)})",
             "warning",
         )
         return None
-    return RayStage(pool, node_id, step, capacity)
+    return RayStage(host, node_id, step, capacity)
 
 
 @dataclass(eq=False)
@@ -137,6 +182,33 @@ class _Replica:
     learned: bool = False
 
 
+class Spares:
+    """Stage actors idle since their run ended, kept by the pool for its next run's stages
+    (by kind: node, GPU, reservation), and ended with it."""
+
+    def __init__(self) -> None:
+        self._idle: list[_Replica] = []
+
+    def __iter__(self) -> Iterator[_Replica]:
+        return iter(self._idle)
+
+    def put(self, replica: _Replica) -> None:
+        replica.learned = False  # the next stage's step is another
+        self._idle.append(replica)
+
+    def take(self, kind: tuple[str, bool, bool]) -> _Replica | None:
+        spare = next((r for r in self._idle if r.kind == kind), None)
+        if spare is not None:
+            self._idle.remove(spare)
+        return spare
+
+    def close(self, ray: Any) -> None:
+        for spare in self._idle:
+            with contextlib.suppress(Exception):
+                ray.kill(spare.actor, no_restart=True)
+        self._idle.clear()
+
+
 @dataclass
 class _Batch:
     ticket: int
@@ -149,14 +221,16 @@ class _Batch:
 class RayStage:
     """The stage actors of one batch step in one run, and its lane of batches."""
 
-    def __init__(self, pool: RayPool, node_id: str, step: BatchStep, capacity: int) -> None:
-        self.pool = pool
-        self.ray = pool.ray
+    def __init__(self, host: StageHost, node_id: str, step: BatchStep, capacity: int) -> None:
+        self.host = host
+        self.connection = host.connection
+        self.ray = self.connection.ray
+        self.nodes = self.connection.nodes
         self.node_id = node_id
         self.step = step
         self.gpu = float(self.ray.cluster_resources().get("GPU", 0)) > 0 and holds_model(step)
-        per_node = {node.id: self._per_node(node) for node in pool.nodes.refresh()}
-        self.limit = pool.replicas or max(1, sum(per_node.values()))
+        per_node = {node.id: self._per_node(node) for node in self.nodes.refresh()}
+        self.limit = host.replicas or max(1, sum(per_node.values()))
         self._lane: OrderedLane[Any] = OrderedLane(self, 0, "load", PER_REPLICA * self.limit + 1)
         self.batches: Lane[Any] = self._lane
         self._tickets = itertools.count()
@@ -169,17 +243,17 @@ class RayStage:
         self._warned_state = False
         self._remote = self.ray.remote(StageActor)
         self.replicas: list[_Replica] = []
-        room = None if self.gpu else pool.room()
-        for node in pool.nodes.refresh():
+        room = None if self.gpu else host.room()
+        for node in self.nodes.refresh():
             for _ in range(per_node[node.id]):
                 if len(self.replicas) < self.limit:
                     self.replicas.append(self._start(node, _fits(room, node.id)))
-        pool.watch(self)
+        host.watch(self)
         self.notice = self._notice()
 
     # -- the stage ----------------------------------------------------------------------
     def loads(self, fn: Callable[..., Any], capacity: int) -> Lane[Any]:
-        return self.pool.lane(fn, capacity, keep=True)
+        return self.host.lane(fn, capacity, kept=True)
 
     def _notice(self) -> str:
         where = sorted({r.node.describe() for r in self.replicas if r.node is not None})
@@ -252,12 +326,11 @@ class RayStage:
 
     def close(self) -> None:
         """The run is over: replicas that are up and idle wait in the pool for its next run
-        (`spare_stages`, ended with the pool); the others end."""
-        self.pool.unwatch(self)
+        (`spares`, ended with the pool); the others end."""
+        self.host.unwatch(self)
         for replica in self.replicas:
-            if replica.starting is None and not replica.calls and not self.pool.closed:
-                replica.learned = False
-                self.pool.spare_stages.append(replica)
+            if replica.starting is None and not replica.calls and not self.host.closed:
+                self.host.spares.put(replica)
                 continue
             with contextlib.suppress(Exception):
                 self.ray.kill(replica.actor, no_restart=True)
@@ -269,20 +342,19 @@ class RayStage:
     # -- replicas -----------------------------------------------------------------------
     def _start(self, node: Node | None, reserve: bool = True) -> _Replica:
         kind = (node.id if node is not None else "", self.gpu, reserve)
-        spares = self.pool.spare_stages
-        spare: _Replica | None = next((r for r in spares if r.kind == kind), None)
+        spare = self.host.spares.take(kind)
         if spare is not None:  # up already: an earlier run's, idle
-            spares.remove(spare)
             return spare
         options: dict[str, Any] = {"num_cpus": 1 if reserve and not self.gpu else 0}
         if self.gpu and reserve:
             options["num_gpus"] = 1
         if node is not None:
-            options["scheduling_strategy"] = self.pool.nodes.strategy(node)
-        if self.pool.runtime_env is not None:
-            options["runtime_env"] = self.pool.runtime_env
+            options["scheduling_strategy"] = self.nodes.strategy(node)
+        connection = self.connection
+        if connection.runtime_env is not None:
+            options["runtime_env"] = connection.runtime_env
         preload = [name for name in PRELOAD if name in sys.modules]
-        args = (os.getcwd(), self.pool.driver_node, self.pool.shipped, preload, self.gpu)
+        args = (os.getcwd(), connection.driver_node, connection.shipped, preload, self.gpu)
         actor = self._remote.options(**options).remote(self.node_id, *args)
         logger.debug("started a Ray stage actor on %s", node and node.describe())
         placing = actor.placed.remote()
@@ -305,13 +377,13 @@ class RayStage:
         if all(r.placing is not None for r in self.replicas) and not self._fallback:
             if time.monotonic() - self._tasks[self._backlog[0]].since > PLACE_WAIT:
                 self._fallback = True
-                self.pool.notice(
+                self.host.notice(
                     f"node {self.node_id!r}: no Ray stage actor could be placed in "
                     f"{PLACE_WAIT:.0f} s (its CPU or GPU is reserved by others): one that "
                     "reserves nothing runs on the driver's node",
                     "warning",
                 )
-                self.replicas.append(self._start(self.pool.nodes.at(self.pool.driver_node), False))
+                self.replicas.append(self._start(self.nodes.at(self.connection.driver_node), False))
             return
         busy = all(len(r.calls) >= PER_REPLICA for r in self.replicas)
         if busy and len(self.replicas) < self.limit and not self._starting():
@@ -325,13 +397,13 @@ class RayStage:
         replicas. With no room on any node: on a cluster, one that reserves and waits for room
         wherever Ray finds it (or a node an autoscaler adds); on a Ray started here, one that
         reserves nothing on the node with the fewest replicas, as the first ones do."""
-        room = None if self.gpu else self.pool.room()
+        room = None if self.gpu else self.host.room()
         counts = Counter(_node_id(r) for r in self.replicas)
-        live = self.pool.nodes.refresh()
+        live = self.nodes.refresh()
         node = min(live, key=lambda n: (not _has_room(room, n.id), counts[n.id]), default=None)
         if node is None or _has_room(room, node.id):
             return self._start(node)
-        return self._start(None) if self.pool.elastic else self._start(node, reserve=False)
+        return self._start(None) if self.connection.elastic else self._start(node, reserve=False)
 
     def _lose(self, replica: _Replica, exc: Exception) -> None:
         """A stage actor died: lost with its node (or never started there), its batches run
@@ -341,7 +413,7 @@ class RayStage:
         self.replicas.remove(replica)
         with contextlib.suppress(Exception):
             self.ray.kill(replica.actor, no_restart=True)
-        innocent = replica.node is not None and self.pool.nodes.lost(replica.node, exc)
+        innocent = replica.node is not None and self.nodes.lost(replica.node, exc)
         logger.warning("a Ray stage actor died; starting another")
         tickets = list(replica.calls.values())
         for ref in replica.calls:
@@ -349,7 +421,7 @@ class RayStage:
         replica.calls.clear()
         node = replica.node if not innocent else None
         if node is not None or not self.replicas:
-            self.replicas.append(self._start(node or self.pool.nodes.next()))
+            self.replicas.append(self._start(node or self.nodes.next()))
         if innocent:
             self._backlog.extendleft(reversed([t for t in tickets if t in self._tasks]))
             return
@@ -358,7 +430,7 @@ class RayStage:
 
     # -- batches ------------------------------------------------------------------------
     def _send(self, replica: _Replica, batch: _Batch) -> None:
-        from graphbook.engine.ray_transfer import pack_refs
+        from graphbook.engine.ray.transfer import pack_refs
 
         if not replica.learned:  # the step as the driver built and started it
             if self._pickled is None:
@@ -371,7 +443,7 @@ class RayStage:
         self._calls[ref] = (replica, dumps)
 
     def _receive(self, ref: Any) -> None:
-        from graphbook.engine.ray_transfer import size, unpack
+        from graphbook.engine.ray.transfer import size, unpack
 
         replica, dumps = self._calls[ref]
         try:
@@ -386,7 +458,7 @@ class RayStage:
         if packed is None:
             self._resolve(ticket, Failed(error))
             return
-        self.pool.timings.received += size(packed)
+        self.host.received(size(packed))
         reply: Outcome = unpack(packed)
         batch = self._tasks.get(ticket)
         if batch is not None and isinstance(reply, Done) and not reply.value.lost:
@@ -400,7 +472,7 @@ class RayStage:
             return
         self._warned_state = True
         names = ", ".join(f"self.{name}" for name in changed)
-        self.pool.notice(
+        self.host.notice(
             f"node {self.node_id!r}: on_item_batch changed {names} on its Ray stage actor: what "
             "a step keeps on self is per replica, and the driver's step (its on_end, the next "
             "run) does not see it; give the step runs_on_driver = True (or run with "
@@ -419,7 +491,7 @@ def _node_id(replica: _Replica) -> str:
 
 def _outcome(reply: Outcome, dumps: Any, node: str) -> Outcome:
     """A stage actor's reply as the runner takes it: its dump arguments left where they are."""
-    from graphbook.engine.ray_transfer import Kept
+    from graphbook.engine.ray.transfer import Kept
 
     if not isinstance(reply, Done):
         return reply
@@ -429,74 +501,6 @@ def _outcome(reply: Outcome, dumps: Any, node: str) -> Outcome:
     if reply.metrics:
         object.__setattr__(outcome, "metrics", reply.metrics)
     return outcome
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What a stage actor answers for a batch that ran (its dump arguments apart)."""
-
-    data: list[Any] = field(default_factory=list)
-    """The dict of each item, as `on_item_batch` left it."""
-    dumps: int = 0
-    """How many dump tasks it returned."""
-    logs: list[tuple[str, Any, Any]] = field(default_factory=list)
-    lost: str = ""
-    """Why it did not run: a loaded value was lost with its node."""
-    changed: list[str] = field(default_factory=list)
-    """The step's attributes this call changed, after its replica's first call (which may
-    set up what it needs lazily): state kept on self, which the driver's step never sees."""
-
-
-def update_dicts(mine: Sequence[Any], theirs: Sequence[Any]) -> None:
-    """Make each of the driver's dicts equal to the stage actor's copy, in place (a dict that
-    holds several items of the batch once)."""
-    seen: set[int] = set()
-    for old, new in zip(mine, theirs, strict=True):
-        if id(old) not in seen:
-            seen.add(id(old))
-            update(old, new)
-
-
-def update(old: Any, new: Any) -> Any:
-    """`old` made equal to `new` in place where both are dicts or lists, so what refers to it
-    or its parts sees the change (an item is also in its dict's list), keys in `new`'s order;
-    returns what holds the value now: `old`, or `new` when `old` cannot become it."""
-    if type(old) is dict and type(new) is dict:
-        merged = {k: update(old[k], v) if k in old else v for k, v in new.items()}
-        if list(old) != list(merged) or any(old[k] is not v for k, v in merged.items()):
-            old.clear()
-            old.update(merged)
-        return old
-    if type(old) is list and type(new) is list:
-        if len(old) == len(new):
-            old[:] = [update(a, b) for a, b in zip(old, new, strict=True)]
-        else:
-            old[:] = new
-        return old
-    return new
-
-
-def state_of(step: Any) -> dict[str, tuple[int, int | None, Any]]:
-    """What a step keeps on self, to tell whether a call changed it: each attribute's object,
-    a container's length and a plain value (torch modules are left out: their buffers may
-    change in a forward pass, and they are the replica's own by design)."""
-    torch = sys.modules.get("torch")
-    module = torch.nn.Module if torch is not None else ()
-    state: dict[str, tuple[int, int | None, Any]] = {}
-    for name, value in vars(step).items():
-        if isinstance(value, module):
-            continue
-        size = len(value) if isinstance(value, list | dict | set | deque | bytearray) else None
-        plain = value if isinstance(value, int | float | str | bool) else None
-        state[name] = (id(value), size, plain)
-    return state
-
-
-def changed_state(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    """The attributes set, removed or grown between two `state_of`s."""
-    return sorted(
-        name for name in before.keys() | after.keys() if before.get(name) != after.get(name)
-    )
 
 
 def holds_model(step: Any) -> bool:
@@ -511,145 +515,17 @@ def died(exc: BaseException) -> ErrorInfo:
     message = (
         f"the Ray stage actor running this batch died ({first_line(exc)}); a new one took its place"
     )
-    return ErrorInfo("WorkerDied", message, f"{message}\n\n{exc}")
+    return ErrorInfo(WORKER_DIED, message, f"{message}\n\n{exc}")
 
 
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-class StageActor:
-    """One replica of a batch step on a Ray actor: learns the step once, then runs batches."""
-
-    def __init__(
-        self,
-        node_id: str,
-        cwd: str,
-        driver_node: str,
-        shipped: Sequence[str],
-        preload: Sequence[str],
-        gpu: bool,
-    ) -> None:
-
-        from graphbook.engine.ray_ship import importable
-
-        importable(shipped)
-        if cwd and os.path.isdir(cwd):  # relative paths mean the driver's folder, if here
-            os.chdir(cwd)
-        self.preload = list(preload)
-        self.node_id = node_id
-        self.gpu = gpu
-        self.where = _where(driver_node)
-        self.step: Any = None
-        self.broken: ErrorInfo | None = None
-        self.calls = 0
-        """Batches run by the replica learned last."""
-
-    def placed(self) -> bool:
-        """Answers as soon as the actor runs: Ray found it room (its imports come next)."""
-        return True
-
-    def ready(self) -> bool:
-        """Answers once the modules the driver uses are imported (torch: seconds)."""
-        import importlib
-
-        for module in self.preload:
-            with contextlib.suppress(ImportError):
-                importlib.import_module(module)
-        return True
-
-    def learn(self, pickled: bytes, node_id: str) -> None:
-        """Load the replica of the step (of node `node_id`, in place of any step before); one
-        that cannot be loaded fails each batch."""
-        from ray import cloudpickle
-
-        self.node_id, self.step, self.broken = node_id, None, None
-        self.calls = 0
-        try:
-            self.step = cloudpickle.loads(pickled)
-            if self.gpu:
-                to_gpu(self.step)
-        except Exception as exc:
-            error = ErrorInfo.from_exception(exc)
-            message = f"the step could not be loaded on a Ray stage actor: {error.message}"
-            hint = " (is the module it needs installed on every Ray node?)"
-            self.broken = ErrorInfo(error.type, message + hint, error.traceback)
-
-    def run(self, packed: Packed, refs: Sequence[Any]) -> tuple[Packed, Packed]:
-        """Run one batch: (the reply, the dump arguments), returned as two objects (the
-        driver reads the first only)."""
-        from ray.exceptions import RayError
-
-        from graphbook.engine.ray_transfer import pack, unpack_refs
-
-        try:
-            values, items, data = unpack_refs(packed, list(refs))
-        except RayError as exc:  # a loaded value was lost with its node
-            return pack(Done(Reply(lost=first_line(exc)))), pack([])
-        if self.broken is not None:
-            return pack(Failed(self._placed(self.broken))), pack([])
-        outcome, dumps = self._call(values, items, data)
-        return pack(outcome), pack(dumps)
-
-    def _call(self, values: list[Any], items: list[Any], data: list[Any]) -> tuple[Outcome, Any]:
-        from graphbook.engine.runners import dump_calls
-        from graphbook.logs import metric_context, node_context
-
-        logs: list[tuple[str, Any, Any]] = []
-        metrics: list[Any] = []
-
-        def logged(node: str, message: Any, level: Any) -> None:
-            logs.append((node, message, level))
-
-        with (
-            node_context(self.node_id, logged),
-            metric_context(lambda node, reported: metrics.append(reported)),
-        ):
-            before = state_of(self.step)
-            try:
-                dumps = dump_calls(self.step, self.step.on_item_batch(values, items, data))
-            except Exception as exc:
-                failed = Failed(self._placed(ErrorInfo.from_exception(exc)))
-                return _with_metrics(failed, metrics), []
-        self.calls += 1
-        changed = changed_state(before, state_of(self.step)) if self.calls > 1 else []
-        done = Done(Reply(data, len(dumps), logs, changed=changed))
-        return _with_metrics(done, metrics), dumps
-
-    def _placed(self, error: ErrorInfo) -> ErrorInfo:
-        if not self.where:
-            return error
-        return ErrorInfo(error.type, f"{error.message} (on {self.where})", error.traceback)
-
-
-def _with_metrics(outcome: Outcome, metrics: list[Any]) -> Outcome:
-    if metrics:
-        object.__setattr__(outcome, "metrics", tuple(metrics))
-    return outcome
-
-
-def to_gpu(step: Any) -> None:
-    """On an actor Ray gave a GPU: the step's models there, as devices.prepare puts them."""
-    import torch
-
-    from graphbook.engine.devices import prepare
-
-    for value in vars(step).values():
-        if isinstance(value, torch.nn.Module):
-            prepare(value, {"device": "cuda", "cpu_slices": 1}, training=True)
-
-
-def _where(driver_node: str) -> str:
-    """'Ray node ID on HOST' when this actor runs on another node than the driver, else ''."""
-    import socket
-
-    import ray
-
-    node = ray.get_runtime_context().get_node_id()
-    if not driver_node or node == driver_node:
-        return ""
-    return f"Ray node {node[:8]} on {socket.gethostname()}"
-
-
-__all__ = ["AUTO", "OFF", "ON", "STAGES", "RayStage", "StageActor", "stage_for", "stages_problem"]
+__all__ = [
+    "AUTO",
+    "OFF",
+    "ON",
+    "STAGES",
+    "RayStage",
+    "Spares",
+    "StageHost",
+    "stage_for",
+    "stages_problem",
+]

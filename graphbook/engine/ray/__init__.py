@@ -1,0 +1,1 @@
+"""Graphbook on Ray: the Ray pool, its actors, and the stage actors of batch steps."""
