@@ -42,6 +42,8 @@ class NodeProgress:
     outputs: dict[str, p.OutputPreview] = field(default_factory=dict)
     logs_dropped: int = 0
     """Lines not in `logs`: older than the last MAX_LOGS, or left out by the server."""
+    timing: p.BatchTiming | None = None
+    """A batch step's compute and wait seconds, as last reported."""
 
     def snapshot(self) -> p.NodeSnapshot:
         return p.NodeSnapshot(
@@ -59,6 +61,7 @@ class NodeProgress:
             list(self.logs),
             dict(self.outputs),
             self.logs_dropped,
+            self.timing,
         )
 
 
@@ -166,6 +169,7 @@ class RunView:
                     dict(message.counts),
                     message.rate,
                 )
+                node.timing = message.timing or node.timing
             case p.NodeLog():
                 node.logs_dropped += message.skipped + (len(node.logs) == MAX_LOGS)
                 node.logs.append(p.LogEntry(message.level, message.message))
@@ -181,6 +185,7 @@ class RunView:
                     message.seconds,
                 )
                 node.rate = average_rate(message.counts, message.seconds)
+                node.timing = message.timing or node.timing
 
     def _finished(self, run: RunProgress, message: p.RunFinished) -> None:
         run.status, run.seconds, run.errors = message.status, message.seconds, message.errors

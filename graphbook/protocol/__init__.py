@@ -11,6 +11,7 @@ A message is a JSON object whose `type` names it. Fields are never renamed or re
 protocol `VERSION`; new optional fields may be added.
 """
 
+from graphbook.events import BatchTiming as BatchTiming
 from graphbook.events import ErrorInfo as ErrorInfo
 from graphbook.events import NodeError as NodeError
 from graphbook.events import NodeFinished as NodeFinished

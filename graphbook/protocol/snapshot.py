@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphbook.events import (
+    BatchTiming,
     ErrorInfo,
     NodeState,
     PauseReason,
@@ -56,6 +57,8 @@ class NodeSnapshot:
     """The latest preview per output."""
     logs_dropped: int = 0
     """Log entries older than `logs` that are no longer kept, or that the server left out."""
+    timing: BatchTiming | None = None
+    """A batch step's compute and wait seconds (graphbook/engine/timing.py)."""
 
 
 @dataclass(frozen=True)

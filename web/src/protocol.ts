@@ -215,6 +215,7 @@ export interface NodeSnapshot {
   logs: LogEntry[];
   outputs: Record<string, OutputPreview>;
   logs_dropped: number;
+  timing: BatchTiming | null;
 }
 
 export interface RunSnapshot {

@@ -47,9 +47,18 @@ describe('applyMessage', () => {
         counts: { out: 10 },
         errors: 0,
         seconds: 0,
+        timing: null,
       },
       { type: 'node_started', run_id: run, node_id: 's' },
-      { type: 'node_progress', run_id: run, node_id: 's', received: 4, counts: { A: 2, B: 2 }, rate: 8 },
+      {
+        type: 'node_progress',
+        run_id: run,
+        node_id: 's',
+        received: 4,
+        counts: { A: 2, B: 2 },
+        rate: 8,
+        timing: { batches: 2, compute: 3, waited: 1, device: '', device_busy: null },
+      },
       { type: 'node_log', run_id: run, node_id: 's', level: 'info', message: 'hi', skipped: 0 },
       { type: 'node_output', run_id: run, node_id: 's', output: 'A', index: 1, preview: { n: 2 } },
       {
@@ -65,6 +74,7 @@ describe('applyMessage', () => {
     expect(state.run?.nodes.g?.cause).toBe('unchanged');
     expect(s?.state).toBe('running');
     expect(s?.counts).toEqual({ A: 2, B: 2 });
+    expect(s?.timing?.waited).toBe(1);
     expect(s?.logs).toEqual([{ level: 'info', message: 'hi' }]);
     expect(s?.outputs.A).toEqual({ index: 1, preview: { n: 2 } });
     expect(s?.errors[0]?.error.type).toBe('ValueError');
@@ -157,6 +167,7 @@ describe('applyMessage', () => {
             logs: [],
             outputs: {},
             logs_dropped: 7,
+            timing: null,
           },
         ],
       },

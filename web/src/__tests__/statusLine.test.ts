@@ -2,6 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { statusLine } from '../canvas/statusLine';
+import { timingText } from '../timing';
 import { type NodeRun, emptyNode } from '../store/runState';
 
 const node = (fields: Partial<NodeRun>): NodeRun => ({ ...emptyNode('n'), ...fields });
@@ -26,6 +27,16 @@ describe('statusLine of a step', () => {
       word: 'failed',
       figures: '1 in · 0 out · 5 ms',
     });
+  });
+
+  it('says how much of its time a batch step waited for input, or its GPU sat idle', () => {
+    const timing = { batches: 6, compute: 3, waited: 1, device: '', device_busy: null };
+    const done = node({ state: 'done', received: 60, counts: { out: 60 }, seconds: 4, timing });
+    expect(statusLine(done, step).figures).toBe('60 in · 60 out · 4.0 s · waited 25%');
+    expect(timingText(timing)).toBe('6 batches: 3.0 s running them, 1.0 s waiting for input (25% of its time)');
+    const gpu = { ...timing, device: 'cuda:0', device_busy: 2.4 };
+    expect(statusLine(node({ ...done, timing: gpu }), step).figures).toBe('60 in · 60 out · 4.0 s · GPU idle 40%');
+    expect(timingText(gpu)).toContain('; cuda:0 idle 40%');
   });
 
   it('says a node whose errors the run let through completed with errors, and how many', () => {

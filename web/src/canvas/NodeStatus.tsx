@@ -5,6 +5,7 @@ import type { NodeRun } from '../store/runState';
 import { useRun } from '../store/run';
 import { isActive } from '../store/runState';
 import { useUi } from '../store/ui';
+import { timingText } from '../timing';
 import { statusLine } from './statusLine';
 
 const STALE = 'As it was when the connection to the server was lost; reconnecting…';
@@ -25,7 +26,8 @@ export function NodeStatus({ id, run, resource, stale }: Props) {
   const completed = useRun((s) => s.run?.status === 'completed');
   const line = statusLine(run, { resource, active, paused, stepped, completed });
   const error = run?.errors[run.errors.length - 1];
-  const title = stale && run ? STALE : run?.reason || undefined;
+  const timing = run?.timing ? timingText(run.timing) : '';
+  const title = stale && run ? STALE : [run?.reason, timing].filter(Boolean).join('\n') || undefined;
   return (
     <div className={`gb-status gb-status-${line.state}${stale && run ? ' gb-status-stale' : ''}`} title={title}>
       <div className="gb-progress" />

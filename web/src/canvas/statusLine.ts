@@ -3,6 +3,7 @@
 
 import { formatRate, formatSeconds } from '../preview';
 import { MAX_ERRORS, type NodeRun } from '../store/runState';
+import { waitFigure } from '../timing';
 
 export interface StatusLine {
   state: string;
@@ -42,6 +43,7 @@ function stepFigures(run: NodeRun, state: string): string {
     out || run.state !== 'waiting' ? `${out} out` : '',
     state === 'running' ? formatRate(run.rate) : '',
     run.seconds && run.state !== 'running' ? formatSeconds(run.seconds) : '',
+    run.timing ? waitFigure(run.timing) : '',
   ]
     .filter(Boolean)
     .join(' · ');

@@ -26,6 +26,7 @@ import {
   trialsOf,
 } from '../runRecords';
 import { usePastRuns } from '../store/pastRuns';
+import { timingText } from '../timing';
 import { JsonTree } from './JsonTree';
 import { MetricCharts } from './MetricCharts';
 
@@ -112,6 +113,9 @@ function NodeMore({ node }: { node: NodeSnapshot }) {
         <p className="gb-runpage-note">
           {node.action === 'reuse' ? 'Reused' : 'Why it ran'}: {node.reason}
         </p>
+      ) : null}
+      {node.timing ? (
+        <p className="gb-runpage-note gb-runpage-timing">Where its time went: {timingText(node.timing)}</p>
       ) : null}
       <Logs node={node} />
     </div>

@@ -64,6 +64,7 @@ export function emptyNode(node_id: string, title = node_id): NodeRun {
     logs: [],
     outputs: {},
     logs_dropped: 0,
+    timing: null,
   };
 }
 
@@ -204,6 +205,7 @@ function nodeAfter(n: NodeRun, message: NodeMessage): NodeRun {
         received: message.received,
         counts: message.counts,
         rate: message.rate,
+        timing: message.timing ?? n.timing,
       };
     case 'node_log': {
       const entry: LogEntry = { level: message.level, message: message.message };
@@ -219,7 +221,8 @@ function nodeAfter(n: NodeRun, message: NodeMessage): NodeRun {
     }
     case 'node_finished': {
       const { counts, seconds } = message;
-      return { ...n, state: message.status, counts, seconds, rate: averageRate(counts, seconds) };
+      const timing = message.timing ?? n.timing;
+      return { ...n, state: message.status, counts, seconds, rate: averageRate(counts, seconds), timing };
     }
   }
 }
