@@ -30,7 +30,7 @@ async def _serve(app: web.Application) -> None:
     from graphbook.server.mcp.server import build_server
 
     runner = web.AppRunner(app, handle_signals=False)
-    await runner.setup()  # starts what `serve` starts: the session, the node folder, its watcher
+    await runner.setup()  # as `serve` starts: the run manager, the node folder, its watcher
     try:
         await build_server(app).run_stdio_async()
     finally:

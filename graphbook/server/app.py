@@ -33,7 +33,7 @@ from graphbook.server.keys import (
     JOBS,
     MEDIA,
     REGISTRY,
-    SESSION,
+    RUN_MANAGER,
     SETTINGS,
     STORE,
     WORKFLOWS,
@@ -42,8 +42,8 @@ from graphbook.server.mcp import http as mcp_http
 from graphbook.server.media import MediaStore
 from graphbook.server.openapi import OBJECT, OK, Route, document
 from graphbook.server.request import reply
+from graphbook.server.runmanager import RunManager
 from graphbook.server.security import error_middleware, security_middleware
-from graphbook.server.session import Session
 from graphbook.server.settings import ServerSettings
 from graphbook.server.watcher import watcher_ctx
 from graphbook.server.workflows import WorkflowFiles
@@ -308,10 +308,10 @@ def create_app(
         middlewares=[error_middleware, security_middleware(settings)],
     )
     _build(app, settings, registry or Registry.with_builtins())
-    app.cleanup_ctx.append(_session_ctx)
+    app.cleanup_ctx.append(_run_manager_ctx)
     app.on_shutdown.append(_close_sockets)
     app.cleanup_ctx.append(watcher_ctx)
-    app.cleanup_ctx.append(jobs_ctx)  # once node files are loaded; closed before the session
+    app.cleanup_ctx.append(jobs_ctx)  # once node files are loaded; closed before the run manager
     app.add_routes(openapi_routes)
     mcp_http.install(app)
     for module in (
@@ -349,8 +349,8 @@ def _build(app: web.Application, settings: ServerSettings, registry: Registry) -
     app[MEDIA] = media_store
     app[WORKFLOWS] = files
     app[COMPONENTS] = library
-    app[SESSION] = Session(settings, registry, store, hub, media_store, files)
-    app[JOBS] = JobQueue(app[SESSION], store, hub)
+    app[RUN_MANAGER] = RunManager(settings, registry, store, hub, media_store, files)
+    app[JOBS] = JobQueue(app[RUN_MANAGER], store, hub)
 
 
 async def _close_sockets(app: web.Application) -> None:
@@ -359,10 +359,10 @@ async def _close_sockets(app: web.Application) -> None:
     await app[HUB].close()
 
 
-async def _session_ctx(app: web.Application) -> AsyncIterator[None]:
-    """Start the worker pool with the app; on shutdown stop the run, then close everything."""
-    session = app[SESSION]
-    await session.open()
+async def _run_manager_ctx(app: web.Application) -> AsyncIterator[None]:
+    """Start the run host with the app; on shutdown stop the run, then close everything."""
+    manager = app[RUN_MANAGER]
+    await manager.open()
     yield
     await app[HUB].close()
-    await session.close()
+    await manager.close()

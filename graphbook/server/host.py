@@ -16,7 +16,7 @@ does), keeping its cache: a node's cache key holds its code.
 Messages come back over one pipe, in order, read by one thread here (`_read`): the run's
 messages as clients get them, the events the run store needs, images (kept by the server's
 media store), replies to requests, and `ended`. The reader hands them on as the run's own
-thread did before (Session). Requests with replies (cache reads and changes, pool stats) wait
+thread did before (RunManager). Requests with replies (cache reads and changes, pool stats) wait
 on a Future: from a thread, or awaited on the loop (`ask`), never blocking it.
 
 The cache lives in the host. When a host is ended, what it cached is gone: the next host is
@@ -216,7 +216,7 @@ class RunHost:
 
 
 class HostCache:
-    """The session's view of the output cache in the run host: what the system and workflow
+    """The run manager's view of the output cache in the run host: what the system and workflow
     routes read and change (as `OutputCache`), forwarded to the host."""
 
     def __init__(self, budget: int, host: Callable[[], RunHost]) -> None:

@@ -21,7 +21,7 @@ from graphbook.graph import build_graph
 from graphbook.inputs import input_schema
 from graphbook.registry import Registry
 from graphbook.server.errors import ServerError, bad_message, conflict, not_found
-from graphbook.server.keys import HUB, SESSION, WORKFLOWS
+from graphbook.server.keys import HUB, RUN_MANAGER, WORKFLOWS
 from graphbook.server.paths import Root
 from graphbook.server.request import ok, read_json, reply
 from graphbook.workflow import TEMPORARY, Workflow, atomic_write
@@ -239,9 +239,9 @@ async def rename_workflow(request: web.Request) -> web.Response:
         raise bad_message('give the new name as {"path": "new.json"}')
     async with files.lock:
         old = files.name(relative)
-        request.app[SESSION].refuse_while_running(old)
+        request.app[RUN_MANAGER].refuse_while_running(old)
         document = files.rename(relative, new)
-    request.app[SESSION].cache.rename(old, document.path)
+    request.app[RUN_MANAGER].cache.rename(old, document.path)
     request.app[HUB].publish(p.WorkflowsChanged(old, "renamed", document.path))
     return reply(document)
 
@@ -251,8 +251,8 @@ async def delete_workflow(request: web.Request) -> web.Response:
     files, relative = request.app[WORKFLOWS], request.match_info["path"]
     async with files.lock:
         name = files.name(relative)
-        request.app[SESSION].refuse_while_running(name)
+        request.app[RUN_MANAGER].refuse_while_running(name)
         files.delete(relative)
-    request.app[SESSION].cache.forget(name)
+    request.app[RUN_MANAGER].cache.forget(name)
     request.app[HUB].publish(p.WorkflowsChanged(name, "deleted"))
     return ok(status=204)

@@ -1,4 +1,4 @@
-"""Session: the server's interactive runs, one at a time, each in the run host (a child
+"""RunManager: the server's interactive runs, one at a time, each in the run host (a child
 process, graphbook/server/host.py, NOTE [ Run host ]), on `serve --ray` too (the host is then
 the Ray driver).
 
@@ -92,7 +92,7 @@ class ActiveRun:
     ended: bool = False
     """The host has said the run is over (or the host has ended)."""
     released: bool = False
-    """The session has been told the run is over (`Session._release`)."""
+    """The run manager has been told the run is over (`RunManager._release`)."""
     order: RunOrder | None = None
     """What the host was sent to run (sent again if the host ended before it began)."""
     heard: bool = False
@@ -101,7 +101,7 @@ class ActiveRun:
     """The order went to a second host once (it is not sent a third time)."""
 
 
-class Session:
+class RunManager:
     def __init__(
         self,
         settings: ServerSettings,
@@ -292,7 +292,7 @@ class Session:
     # -- starting ----------------------------------------------------------------------------
     async def start(self, request: p.Run) -> str:
         """Validate and start a run; raises ServerError when it cannot start. The workflow is
-        read and its graph built in a thread; meanwhile the session is `starting` and refuses
+        read and its graph built in a thread; meanwhile the manager is `starting` and refuses
         other runs as it does while one is active."""
         self._refuse_another()
         name = self.files.name(request.workflow)
@@ -381,7 +381,7 @@ class Session:
         return graph, config, running
 
     def _release(self, active: ActiveRun, messages: Sequence[p.ServerMessage] = ()) -> None:
-        """The run has ended: free the session for the next run, then send its last `messages`
+        """The run has ended: free the manager for the next run, then send its last `messages`
         (run_finished), in one step on the loop, so that no client sees run_finished while
         runs are refused. (Workers a stopped run left busy are the host's to end.)"""
         if active.released:
