@@ -9,23 +9,11 @@ from aiohttp import web
 
 from graphbook import protocol as p
 from graphbook.registry import Registry
-from graphbook.server import (
-    catalog,
-    components,
-    jobroutes,
-    media,
-    runs,
-    system,
-    templates,
-    webapp,
-    workflows,
-    ws,
-)
 from graphbook.server.catalog import CatalogState
 from graphbook.server.components import ComponentFiles
 from graphbook.server.history import mark_interrupted
 from graphbook.server.hub import Hub
-from graphbook.server.jobs import JobQueue, jobs_ctx
+from graphbook.server.jobs import JobQueue
 from graphbook.server.keys import (
     CATALOG,
     COMPONENTS,
@@ -42,6 +30,18 @@ from graphbook.server.mcp import http as mcp_http
 from graphbook.server.media import MediaStore
 from graphbook.server.openapi import OBJECT, OK, Route, document
 from graphbook.server.request import reply
+from graphbook.server.routes import (
+    catalog,
+    components,
+    jobs,
+    media,
+    runs,
+    system,
+    templates,
+    webapp,
+    workflows,
+    ws,
+)
 from graphbook.server.runmanager import RunManager
 from graphbook.server.security import error_middleware, security_middleware
 from graphbook.server.settings import ServerSettings
@@ -311,7 +311,7 @@ def create_app(
     app.cleanup_ctx.append(_run_manager_ctx)
     app.on_shutdown.append(_close_sockets)
     app.cleanup_ctx.append(watcher_ctx)
-    app.cleanup_ctx.append(jobs_ctx)  # once node files are loaded; closed before the run manager
+    app.cleanup_ctx.append(_jobs_ctx)  # once node files are loaded; closed before the run manager
     app.add_routes(openapi_routes)
     mcp_http.install(app)
     for module in (
@@ -320,7 +320,7 @@ def create_app(
         components,
         templates,
         runs,
-        jobroutes,
+        jobs,
         media,
         system,
         ws,
@@ -366,3 +366,12 @@ async def _run_manager_ctx(app: web.Application) -> AsyncIterator[None]:
     yield
     await app[HUB].close()
     await manager.close()
+
+
+async def _jobs_ctx(app: web.Application) -> AsyncIterator[None]:
+    """Read the queue back and start it with the app (after the run manager opened); close it
+    before the run manager closes."""
+    queue = app[JOBS]
+    await queue.open()
+    yield
+    await queue.close()

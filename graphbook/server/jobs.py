@@ -9,7 +9,7 @@ becomes a run through `RunManager.start`; the run manager's `on_finished` hook e
 starts the next. On start, the job that was running when the server ended is `interrupted`
 (or, when its request says `retry_interrupted`, put back at the head of the queue).
 
-The queue is the Python API the HTTP routes (graphbook/server/jobroutes.py), the websocket and
+The queue is the Python API the HTTP routes (graphbook/server/routes/jobs.py), the websocket and
 other front ends share: `submit`, `get`, `find`, `listing`, `cancel`, `move`, `stop`, `wait`.
 """
 
@@ -23,16 +23,13 @@ import sqlite3
 import time
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import Coroutine
 from typing import Literal, get_args
-
-from aiohttp import web
 
 from graphbook import protocol as p
 from graphbook.events import RunFinished
 from graphbook.server.errors import ServerError, conflict, not_found
 from graphbook.server.hub import Hub
-from graphbook.server.keys import JOBS
 from graphbook.server.runmanager import RunManager
 from graphbook.store import JobRecord, Store, StoreBusy, StoreUnavailable
 
@@ -315,15 +312,6 @@ class JobQueue:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             logger.error("the job queue failed", exc_info=task.exception())
-
-
-async def jobs_ctx(app: web.Application) -> AsyncIterator[None]:
-    """Read the queue back and start it with the app (after the run manager opened); close it
-    before the run manager closes."""
-    queue = app[JOBS]
-    await queue.open()
-    yield
-    await queue.close()
 
 
 def _read_queue(store: Store) -> tuple[list[JobRecord], list[JobRecord]]:

@@ -1,4 +1,8 @@
-"""The typed keys under which the app holds its parts (one of each per app)."""
+"""The typed keys under which the app holds its parts (one of each per app).
+
+The parts (catalog, workflow files, run manager, job queue, ...) never import this module: they
+are plain objects, built and wired in app.py. What reads them from the app imports it: the
+routes, the MCP tools and the folder watcher."""
 
 from __future__ import annotations
 
