@@ -23,9 +23,20 @@ from graphbook.workflow import Workflow
 R = TypeVar("R")
 
 
+class Message:
+    """Pickled as its class and its fields' values, in order: a frozen dataclass's own pickling
+    (a dict of its fields, each set again through object.__setattr__) costs a third more per
+    message, and a run sends one for each of its events."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[type[Message], tuple[Any, ...]]:
+        return type(self), tuple(self.__dict__.values())
+
+
 # -- what a host runs with -------------------------------------------------------------------
 @dataclass(frozen=True)
-class HostConfig:
+class HostConfig(Message):
     nodes: Path
     roots: dict[str, Path]
     workers: int
@@ -40,7 +51,7 @@ class HostConfig:
 
 
 @dataclass(frozen=True)
-class RunOrder:
+class RunOrder(Message):
     run_id: str
     workflow: Workflow
     """The workflow as it runs (overrides set), checked by the server."""
@@ -54,24 +65,24 @@ class RunOrder:
 
 # -- to the host, without a reply --------------------------------------------------------------
 @dataclass(frozen=True)
-class Pause:
+class Pause(Message):
     run_id: str
 
 
 @dataclass(frozen=True)
-class Resume:
+class Resume(Message):
     run_id: str
 
 
 @dataclass(frozen=True)
-class Step:
+class Step(Message):
     run_id: str
     node: str | None
     """The node to step, or None for the one the executor picks."""
 
 
 @dataclass(frozen=True)
-class Stop:
+class Stop(Message):
     run_id: str
 
 
@@ -79,7 +90,7 @@ RunControlMessage = Pause | Resume | Step | Stop
 
 
 @dataclass(frozen=True)
-class Answer:
+class Answer(Message):
     """A client's answer to the prompt of node `node_id`."""
 
     node_id: str
@@ -87,25 +98,25 @@ class Answer:
 
 
 @dataclass(frozen=True)
-class Close:
+class Close(Message):
     """End: stop the run, close the pool, exit."""
 
 
 # -- requests, each answered by a reply of type R ----------------------------------------------
 @dataclass(frozen=True)
-class Request(Generic[R]):
+class Request(Message, Generic[R]):
     """A question for the host whose answer is an R."""
 
 
 @dataclass(frozen=True)
-class CacheUsage:
+class CacheUsage(Message):
     used: int
     """Bytes."""
     entries: int
 
 
 @dataclass(frozen=True)
-class OutputShown:
+class OutputShown(Message):
     count: int
     """How many dicts the node handed on there."""
     shown: Any
@@ -167,7 +178,7 @@ class ReadPoolStats(Request[PoolStats | None]):
 
 
 @dataclass(frozen=True)
-class Call:
+class Call(Message):
     call: int
     """The number the reply names."""
     request: Request[Any]
@@ -179,18 +190,18 @@ ToHost = RunOrder | RunControlMessage | Answer | Call | Close
 
 # -- from the host -----------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Ready:
+class Ready(Message):
     """The host has loaded its registry and pool."""
 
 
 @dataclass(frozen=True)
-class Replied:
+class Replied(Message):
     call: int
     value: Any
 
 
 @dataclass(frozen=True)
-class Refused:
+class Refused(Message):
     """The request raised in the host: its exception, in words."""
 
     call: int
@@ -198,7 +209,7 @@ class Refused:
 
 
 @dataclass(frozen=True)
-class Image:
+class Image(Message):
     """An image a preview shows, for the server's media store (sent before that preview)."""
 
     media_id: str
@@ -206,7 +217,7 @@ class Image:
 
 
 @dataclass(frozen=True)
-class RunEvent:
+class RunEvent(Message):
     run_id: str
     event: Event | None
     """The event as it is, when the run history records it (else None)."""
@@ -215,7 +226,7 @@ class RunEvent:
 
 
 @dataclass(frozen=True)
-class RunCrashed:
+class RunCrashed(Message):
     """The run ended abnormally (a bug, or a graph that no longer builds in the host)."""
 
     run_id: str
@@ -223,7 +234,7 @@ class RunCrashed:
 
 
 @dataclass(frozen=True)
-class RunEnded:
+class RunEnded(Message):
     """The run is over in the host (after its last RunEvent, or RunCrashed)."""
 
     run_id: str
@@ -233,7 +244,7 @@ FromHost = Ready | Replied | Refused | Image | RunEvent | RunCrashed | RunEnded
 
 
 @dataclass(frozen=True)
-class HostExited:
+class HostExited(Message):
     """Said by the server's reader, not the host: the host's pipe closed, its process ended."""
 
     code: int | None
