@@ -133,7 +133,7 @@ class RunHostChild:
             self.conn.send(message)
 
     def serve(self) -> None:
-        """Answer the server until it closes the pipe (or says `close`)."""
+        """Answer the server until it closes the pipe (or sends Close)."""
         self.runner.start()
         self.send(Ready())
         while True:
