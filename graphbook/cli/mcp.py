@@ -9,8 +9,9 @@ from aiohttp import web
 from rich.console import Console
 from rich.text import Text
 
-from graphbook.server import ServerSettings, create_app
+from graphbook.server.app import create_app
 from graphbook.server.mcp import MISSING
+from graphbook.server.settings import ServerSettings
 
 OK = 0
 FAILED = 1
@@ -30,7 +31,7 @@ async def _serve(app: web.Application) -> None:
     from graphbook.server.mcp.server import build_server
 
     runner = web.AppRunner(app, handle_signals=False)
-    await runner.setup()  # starts what `serve` starts: the session, the node folder, its watcher
+    await runner.setup()  # as `serve` starts: the run manager, the node folder, its watcher
     try:
         await build_server(app).run_stdio_async()
     finally:

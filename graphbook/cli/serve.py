@@ -26,7 +26,7 @@ from graphbook.store import data_home
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from graphbook.server import ServerSettings
+    from graphbook.server.settings import ServerSettings
 
 
 def cmd_openapi(args: argparse.Namespace) -> int:
@@ -40,7 +40,7 @@ def cmd_openapi(args: argparse.Namespace) -> int:
 
 def server_settings(args: argparse.Namespace, **more: Any) -> ServerSettings:
     """The settings the folder options (and `more`) give."""
-    from graphbook.server import ServerSettings
+    from graphbook.server.settings import ServerSettings
 
     media = args.media if args.media is not None else [Path("data")]
     workflows, nodes = serve_folders(args)
@@ -65,7 +65,7 @@ def server_settings(args: argparse.Namespace, **more: Any) -> ServerSettings:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from graphbook.server import create_app
+    from graphbook.server.app import create_app
 
     settings = server_settings(
         args, host=args.host, port=args.port, allowed_origins=tuple(args.allow_origin)

@@ -1,6 +1,2 @@
-"""The Graphbook server: HTTP API, websocket event stream and interactive runs (aiohttp)."""
-
-from graphbook.server.app import create_app
-from graphbook.server.settings import ServerSettings
-
-__all__ = ["ServerSettings", "create_app"]
+"""The Graphbook server: HTTP API, websocket event stream and interactive runs (aiohttp).
+`graphbook.server.app.create_app` builds it from `graphbook.server.settings.ServerSettings`."""

@@ -10,23 +10,11 @@ from aiohttp import web
 from graphbook import protocol as p
 from graphbook.nodes import library_registry
 from graphbook.registry import Registry
-from graphbook.server import (
-    catalog,
-    components,
-    jobroutes,
-    media,
-    runs,
-    system,
-    templates,
-    webapp,
-    workflows,
-    ws,
-)
 from graphbook.server.catalog import CatalogState
 from graphbook.server.components import ComponentFiles
 from graphbook.server.history import mark_interrupted
 from graphbook.server.hub import Hub
-from graphbook.server.jobs import JobQueue, jobs_ctx
+from graphbook.server.jobs import JobQueue
 from graphbook.server.keys import (
     CATALOG,
     COMPONENTS,
@@ -34,7 +22,7 @@ from graphbook.server.keys import (
     JOBS,
     MEDIA,
     REGISTRY,
-    SESSION,
+    RUN_MANAGER,
     SETTINGS,
     STORE,
     WORKFLOWS,
@@ -43,8 +31,20 @@ from graphbook.server.mcp import http as mcp_http
 from graphbook.server.media import MediaStore
 from graphbook.server.openapi import OBJECT, OK, Route, document
 from graphbook.server.request import reply
+from graphbook.server.routes import (
+    catalog,
+    components,
+    jobs,
+    media,
+    runs,
+    system,
+    templates,
+    webapp,
+    workflows,
+    ws,
+)
+from graphbook.server.runmanager import RunManager
 from graphbook.server.security import error_middleware, security_middleware
-from graphbook.server.session import Session
 from graphbook.server.settings import ServerSettings
 from graphbook.server.watcher import watcher_ctx
 from graphbook.server.workflows import WorkflowFiles
@@ -309,10 +309,10 @@ def create_app(
         middlewares=[error_middleware, security_middleware(settings)],
     )
     _build(app, settings, registry or library_registry())
-    app.cleanup_ctx.append(_session_ctx)
+    app.cleanup_ctx.append(_run_manager_ctx)
     app.on_shutdown.append(_close_sockets)
     app.cleanup_ctx.append(watcher_ctx)
-    app.cleanup_ctx.append(jobs_ctx)  # once node files are loaded; closed before the session
+    app.cleanup_ctx.append(_jobs_ctx)  # once node files are loaded; closed before the run manager
     app.add_routes(openapi_routes)
     mcp_http.install(app)
     for module in (
@@ -321,7 +321,7 @@ def create_app(
         components,
         templates,
         runs,
-        jobroutes,
+        jobs,
         media,
         system,
         ws,
@@ -350,8 +350,8 @@ def _build(app: web.Application, settings: ServerSettings, registry: Registry) -
     app[MEDIA] = media_store
     app[WORKFLOWS] = files
     app[COMPONENTS] = library
-    app[SESSION] = Session(settings, registry, store, hub, media_store, files)
-    app[JOBS] = JobQueue(app[SESSION], store, hub)
+    app[RUN_MANAGER] = RunManager(settings, registry, store, hub, media_store, files)
+    app[JOBS] = JobQueue(app[RUN_MANAGER], store, hub)
 
 
 async def _close_sockets(app: web.Application) -> None:
@@ -360,10 +360,19 @@ async def _close_sockets(app: web.Application) -> None:
     await app[HUB].close()
 
 
-async def _session_ctx(app: web.Application) -> AsyncIterator[None]:
-    """Start the worker pool with the app; on shutdown stop the run, then close everything."""
-    session = app[SESSION]
-    await session.open()
+async def _run_manager_ctx(app: web.Application) -> AsyncIterator[None]:
+    """Start the run host with the app; on shutdown stop the run, then close everything."""
+    manager = app[RUN_MANAGER]
+    await manager.open()
     yield
     await app[HUB].close()
-    await session.close()
+    await manager.close()
+
+
+async def _jobs_ctx(app: web.Application) -> AsyncIterator[None]:
+    """Read the queue back and start it with the app (after the run manager opened); close it
+    before the run manager closes."""
+    queue = app[JOBS]
+    await queue.open()
+    yield
+    await queue.close()

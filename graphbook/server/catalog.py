@@ -8,19 +8,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from aiohttp import web
-
 from graphbook import protocol as p
 from graphbook.engine.runners import json_data
 from graphbook.errors import LoadFailure
 from graphbook.params import type_fits
 from graphbook.registry import Registry
-from graphbook.server.keys import CATALOG
-from graphbook.server.request import reply
 from graphbook.spec import NodeSpec
 
 logger = logging.getLogger(__name__)
-routes = web.RouteTableDef()
 
 
 class CatalogState:
@@ -125,8 +120,3 @@ def node_info(spec: NodeSpec) -> p.NodeInfo:
         spec.pack,
         spec.pack_kind,
     )
-
-
-@routes.get("/api/catalog")
-async def catalog(request: web.Request) -> web.Response:
-    return reply(request.app[CATALOG].catalog())

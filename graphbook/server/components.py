@@ -7,8 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from aiohttp import web
-
 from graphbook import protocol as p
 from graphbook.components import ExposedParam, Library, exposed_params, from_json, version_of
 from graphbook.errors import Problem, WorkflowError, WorkflowFormatError
@@ -16,16 +14,13 @@ from graphbook.graph import build_graph
 from graphbook.registry import Registry
 from graphbook.server.catalog import param_info
 from graphbook.server.errors import ServerError, conflict, not_found
-from graphbook.server.keys import CATALOG, COMPONENTS, HUB
 from graphbook.server.paths import Root
-from graphbook.server.request import ok, read_json, reply
 from graphbook.server.workflows import digest, listing
 from graphbook.workflow import ComponentBody, ComponentRef, Workflow
 from graphbook.workflow_codec import body_json
 
 SUFFIX = ".json"
 CATEGORY = "Components"
-routes = web.RouteTableDef()
 
 
 class ComponentFiles:
@@ -163,40 +158,3 @@ def _json(raw: bytes, name: str) -> Any:
         return json.loads(raw)
     except (ValueError, RecursionError) as exc:
         raise ServerError(422, "invalid_workflow", f"{name} is not valid JSON: {exc}") from None
-
-
-def announce(app: web.Application, name: str, action: str) -> None:
-    """The catalog changed (`action`: added, changed or deleted): pages fetch it again."""
-    entry = [f"components/{name}"]
-    added, removed = (entry if action == "added" else []), (entry if action == "deleted" else [])
-    changed = entry if action == "changed" else []
-    app[HUB].publish(app[CATALOG].changed_elsewhere(added, removed, changed))
-
-
-# -- routes ------------------------------------------------------------------------------------
-@routes.get("/api/components")
-async def list_components(request: web.Request) -> web.Response:
-    return reply(request.app[COMPONENTS].listing())
-
-
-@routes.get("/api/components/{path:.+}")
-async def read_component(request: web.Request) -> web.Response:
-    return reply(request.app[COMPONENTS].document(request.match_info["path"]))
-
-
-@routes.put("/api/components/{path:.+}")
-async def write_component(request: web.Request) -> web.Response:
-    files, relative = request.app[COMPONENTS], request.match_info["path"]
-    body = await read_json(request)
-    existed = files.path(relative).is_file()
-    document = files.write(relative, body, request.headers.get("If-Match"))
-    announce(request.app, document.name, "changed" if existed else "added")
-    return reply(document)
-
-
-@routes.delete("/api/components/{path:.+}")
-async def delete_component(request: web.Request) -> web.Response:
-    files, relative = request.app[COMPONENTS], request.match_info["path"]
-    files.delete(relative)
-    announce(request.app, files.name(relative), "deleted")
-    return ok(status=204)

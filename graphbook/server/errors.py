@@ -7,7 +7,7 @@ from graphbook.errors import Problem
 
 
 class ServerError(Exception):
-    """Raised by handlers and the session; replied as `ErrorReply` (HTTP) or `error` (ws)."""
+    """Raised by handlers and the run manager; replied as `ErrorReply` (HTTP) or `error` (ws)."""
 
     def __init__(
         self,

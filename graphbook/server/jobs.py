@@ -1,15 +1,15 @@
-"""JobQueue: runs waiting their turn, started one after another as the session becomes free,
+"""JobQueue: runs waiting their turn, started one after another as the run manager becomes free,
 kept in the run store so that a killed server loses none of them.
 
-Everything here runs on the event loop; the store is written by the session's `Recorder` (its
+Everything here runs on the event loop; the store is written by the run manager's `Recorder` (its
 own thread, in order with the runs' records: a busy store delays a write, loses nothing; a
 failing one is told to clients as for runs) and read in threads. A job's record is
 written before `submit` returns, so a job the client was told about survives `kill -9`. A job
-becomes a run through `Session.start`; the session's `on_finished` hook ends it and starts the
-next. On start, the job that was running when the server ended is `interrupted` (or, when its
-request says `retry_interrupted`, put back at the head of the queue).
+becomes a run through `RunManager.start`; the run manager's `on_finished` hook ends it and
+starts the next. On start, the job that was running when the server ended is `interrupted`
+(or, when its request says `retry_interrupted`, put back at the head of the queue).
 
-The queue is the Python API the HTTP routes (graphbook/server/jobroutes.py), the websocket and
+The queue is the Python API the HTTP routes (graphbook/server/routes/jobs.py), the websocket and
 other front ends share: `submit`, `get`, `find`, `listing`, `cancel`, `move`, `stop`, `wait`.
 """
 
@@ -23,17 +23,14 @@ import sqlite3
 import time
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import Coroutine
 from typing import Literal, get_args
-
-from aiohttp import web
 
 from graphbook import protocol as p
 from graphbook.events import RunFinished
 from graphbook.server.errors import ServerError, conflict, not_found
 from graphbook.server.hub import Hub
-from graphbook.server.keys import JOBS
-from graphbook.server.session import Session
+from graphbook.server.runmanager import RunManager
 from graphbook.store import JobRecord, Store, StoreBusy, StoreUnavailable
 
 logger = logging.getLogger(__name__)
@@ -50,14 +47,14 @@ Move = Literal["up", "down", "top", "bottom"] | int
 
 
 class JobQueue:
-    """The server's queue of jobs. Build it with the session it starts runs on, call `open`
-    (on the loop) once the session is open, and `close` as the server stops."""
+    """The server's queue of jobs. Build it with the run manager it starts runs on, call `open`
+    (on the loop) once the run manager is open, and `close` as the server stops."""
 
-    def __init__(self, session: Session, store: Store, hub: Hub) -> None:
-        self.session = session
+    def __init__(self, runs: RunManager, store: Store, hub: Hub) -> None:
+        self.runs = runs
         self.store = store
         self.hub = hub
-        self.recorder = session.recorder
+        self.recorder = runs.recorder
         self._jobs: dict[str, p.Job] = {}
         self._queued: list[str] = []
         self._running: str | None = None
@@ -66,7 +63,7 @@ class JobQueue:
         self._tasks: set[asyncio.Task[None]] = set()
         self._next_rank = 0
         self._open = False
-        session.on_finished.append(self._run_finished)
+        runs.on_finished.append(self._run_finished)
 
     # -- the Python API ----------------------------------------------------------------------
     async def submit(self, request: p.JobRequest) -> p.Job:
@@ -75,7 +72,7 @@ class JobQueue:
         a full queue (409), a store that cannot be written (503)."""
         if len(self._queued) >= MAX_QUEUED:
             raise conflict(f"the queue holds {MAX_QUEUED} jobs already; wait for some to run")
-        name = self.session.files.name(request.workflow)
+        name = self.runs.files.name(request.workflow)
         request = dataclasses.replace(request, workflow=name)
         job = p.Job(uuid.uuid4().hex[:12], "queued", request, time.time())
         job = dataclasses.replace(job, inline=request.graph is not None)
@@ -142,11 +139,11 @@ class JobQueue:
     def stop(self, job_id: str) -> p.Job:
         """Stop the running job's run (as Stop does); 409 for a job that is not running."""
         job = self.get(job_id)
-        active = self.session.active
+        active = self.runs.active
         if job.state != "running" or job.run_id is None or active is None:
             raise conflict(f"job {job_id} is {_words(job)}; only the running job can be stopped")
         if active.run_id == job.run_id:
-            self.session.stop()
+            self.runs.stop()
         return self.get(job_id)
 
     async def wait(self, job_id: str, timeout: float) -> p.JobWait:
@@ -184,16 +181,16 @@ class JobQueue:
 
     async def close(self) -> None:
         """Start no more jobs; the running one is `interrupted` for the next server to see
-        (its run is stopped with the session)."""
+        (its run is stopped with the run manager)."""
         self._open = False
         for task in list(self._tasks):
-            task.cancel()  # the session's recorder writes what is waiting as it closes
+            task.cancel()  # the run manager's recorder writes what is waiting as it closes
 
     # -- running the queue -------------------------------------------------------------------
     def _pump(self) -> None:
         """Start the first queued job when nothing runs (a run started by hand runs first:
         the queue goes on when it ends)."""
-        busy = self.session.active is not None or self.session.starting is not None
+        busy = self.runs.active is not None or self.runs.starting is not None
         if not self._open or busy or self._running is not None or not self._queued:
             return
         job_id = self._queued.pop(0)
@@ -204,7 +201,7 @@ class JobQueue:
     async def _start(self, job_id: str) -> None:
         job = self._jobs[job_id]
         try:
-            run_id = await self.session.start(_run(job.request))
+            run_id = await self.runs.start(_run(job.request))
         except ServerError as exc:
             self._running = None
             if exc.code == "run_active" or not self._open:  # a run by hand got there first
@@ -224,7 +221,7 @@ class JobQueue:
         self._changed()
 
     def _run_finished(self, end: RunFinished) -> None:
-        """The session's hook: the running job's run ended (or a run started by hand did)."""
+        """The run manager's hook: the running job's run ended (or a run started by hand did)."""
         job_id = self._running
         job = self._jobs.get(job_id) if job_id is not None else None
         if not self._open:
@@ -285,7 +282,7 @@ class JobQueue:
     def _add(self, job: p.Job, rank: int) -> None:
         """Write a new job (in a thread); a store that cannot take it refuses the job."""
         request = job.request
-        if request.graph is None and not self.session.files.path(request.workflow).is_file():
+        if request.graph is None and not self.runs.files.path(request.workflow).is_file():
             raise not_found(f"no workflow file {request.workflow}; GET /api/workflows lists them")
         try:
             self.store.save_job(_record(job, rank))
@@ -315,15 +312,6 @@ class JobQueue:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             logger.error("the job queue failed", exc_info=task.exception())
-
-
-async def jobs_ctx(app: web.Application) -> AsyncIterator[None]:
-    """Read the queue back and start it with the app (after the session opened); close it
-    before the session closes."""
-    queue = app[JOBS]
-    await queue.open()
-    yield
-    await queue.close()
 
 
 def _read_queue(store: Store) -> tuple[list[JobRecord], list[JobRecord]]:

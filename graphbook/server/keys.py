@@ -1,4 +1,8 @@
-"""The typed keys under which the app holds its parts (one of each per app)."""
+"""The typed keys under which the app holds its parts (one of each per app).
+
+The parts (catalog, workflow files, run manager, job queue, ...) never import this module: they
+are plain objects, built and wired in app.py. What reads them from the app imports it: the
+routes, the MCP tools and the folder watcher."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ if TYPE_CHECKING:
     from graphbook.server.hub import Hub
     from graphbook.server.jobs import JobQueue
     from graphbook.server.media import MediaStore
-    from graphbook.server.session import Session
+    from graphbook.server.runmanager import RunManager
     from graphbook.server.settings import ServerSettings
     from graphbook.server.workflows import WorkflowFiles
     from graphbook.store import Store
@@ -24,7 +28,7 @@ CATALOG: web.AppKey[CatalogState] = web.AppKey("catalog")
 STORE: web.AppKey[Store] = web.AppKey("store")
 MEDIA: web.AppKey[MediaStore] = web.AppKey("media")
 HUB: web.AppKey[Hub] = web.AppKey("hub")
-SESSION: web.AppKey[Session] = web.AppKey("session")
+RUN_MANAGER: web.AppKey[RunManager] = web.AppKey("run_manager")
 WORKFLOWS: web.AppKey[WorkflowFiles] = web.AppKey("workflows")
 COMPONENTS: web.AppKey[ComponentFiles] = web.AppKey("components")
 JOBS: web.AppKey[JobQueue] = web.AppKey("jobs")

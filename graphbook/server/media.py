@@ -3,7 +3,6 @@ thumbnails of image files anywhere (thumbnails.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import secrets
 import threading
@@ -13,10 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from aiohttp import web
-
 from graphbook.server.errors import ServerError, not_found
-from graphbook.server.keys import MEDIA
 from graphbook.server.paths import Root
 from graphbook.server.thumbnails import Thumbnails
 
@@ -30,8 +26,6 @@ IMAGE_SUFFIXES = {
 }
 CAPACITY = 1024
 """In-memory images kept for the browser; the oldest are dropped first."""
-
-routes = web.RouteTableDef()
 
 
 class MediaStore:
@@ -141,29 +135,3 @@ def png_bytes(image: Any) -> bytes:
     shown = image if image.mode in ("RGB", "RGBA", "L", "LA", "P", "1") else image.convert("RGB")
     shown.save(buffer, format="PNG")
     return buffer.getvalue()
-
-
-@routes.get("/api/media/mem/{media_id}")
-async def memory_image(request: web.Request) -> web.Response:
-    image = request.app[MEDIA].get(request.match_info["media_id"])
-    if image is None:
-        raise not_found("no such image (images are kept for the latest outputs only)")
-    data = await asyncio.to_thread(png_bytes, image)
-    return web.Response(body=data, content_type="image/png")
-
-
-@routes.get("/api/media/thumb")
-async def thumbnail(request: web.Request) -> web.FileResponse:
-    query = request.query
-    if "path" not in query or "sig" not in query:
-        raise ServerError(400, "bad_message", "give the path and sig a gallery row's thumb has")
-    thumbnails = request.app[MEDIA].thumbnails
-    path, signature = query["path"], query["sig"]
-    made = await asyncio.to_thread(lambda: thumbnails.make(thumbnails.check(path, signature)))
-    return web.FileResponse(made, headers={"Content-Type": "image/jpeg"})
-
-
-@routes.get("/api/media/file/{root}/{path:.+}")
-async def file_image(request: web.Request) -> web.FileResponse:
-    path = request.app[MEDIA].file(request.match_info["root"], request.match_info["path"])
-    return web.FileResponse(path, headers={"Content-Type": IMAGE_SUFFIXES[path.suffix.lower()]})

@@ -14,8 +14,9 @@ import aiohttp
 from aiohttp import web
 
 from graphbook import protocol as p
-from graphbook.server import ServerSettings, create_app
-from graphbook.server.keys import SESSION
+from graphbook.server.app import create_app
+from graphbook.server.keys import RUN_MANAGER
+from graphbook.server.settings import ServerSettings
 from graphbook.workflow import Workflow
 
 TIMEOUT = 20.0
@@ -122,10 +123,10 @@ class Server:
         return finished
 
     async def idle(self) -> None:
-        """Wait until the session has no active run (its thread has handed back)."""
-        session = self.app[SESSION]
+        """Wait until the run manager has no active run (its thread has handed back)."""
+        runs = self.app[RUN_MANAGER]
         for _ in range(int(TIMEOUT / 0.01)):
-            if session.active is None:
+            if runs.active is None:
                 return
             await asyncio.sleep(0.01)
         raise AssertionError("the run did not end")
@@ -161,7 +162,7 @@ async def serving(settings: ServerSettings, scenario: Scenario, headers: dict[st
     site = web.TCPSite(runner, settings.host, 0)
     await site.start()
     host, port = runner.addresses[0][:2]
-    run_host = app[SESSION].host  # scenarios time runs from a loaded run host, as a person does
+    run_host = app[RUN_MANAGER].host  # scenarios time runs from a loaded run host, as a person does
     if run_host is not None:
         await asyncio.to_thread(run_host.ready.wait, 60)
     try:

@@ -27,7 +27,7 @@ from mcp_agent import (
 from server_harness import Serve, Server
 
 from graphbook import protocol as p
-from graphbook.server.keys import SESSION
+from graphbook.server.keys import RUN_MANAGER
 
 TOKEN = "s3cret"
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ async def agent_at(url: str, headers: dict[str, str]) -> AsyncIterator[Agent]:
 @contextmanager
 def held(server: Server) -> Iterator[None]:
     """The server's run process stopped (SIGSTOP) meanwhile: it reads nothing sent to it."""
-    host = server.app[SESSION].host
+    host = server.app[RUN_MANAGER].host
     assert host is not None, "the server has no run process"
     pid = host.pid
     os.kill(pid, signal.SIGSTOP)
@@ -111,7 +111,8 @@ from pathlib import Path
 sys.modules["mcp"] = None  # as if the SDK were not installed
 import aiohttp
 from aiohttp import web
-from graphbook.server import ServerSettings, create_app
+from graphbook.server.app import create_app
+from graphbook.server.settings import ServerSettings
 
 async def main(root):
     folders = dict(workflows=root / "w", nodes=root / "n", data=root / "d", watch=False)

@@ -11,7 +11,7 @@ from server_harness import Serve, Server, settings_for
 
 from graphbook import protocol as p
 from graphbook.nodes import library_registry
-from graphbook.server import create_app
+from graphbook.server.app import create_app
 from graphbook.server.catalog import CatalogState
 from graphbook.server.keys import CATALOG
 

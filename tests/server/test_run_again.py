@@ -1,4 +1,4 @@
-"""A client that sees `run_finished` may start the next run at once: the session is free
+"""A client that sees `run_finished` may start the next run at once: the run manager is free
 before the message goes out."""
 
 from __future__ import annotations

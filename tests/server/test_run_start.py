@@ -14,7 +14,7 @@ from server_harness import Serve, Server, chain
 
 from graphbook import protocol as p
 from graphbook.graph import Graph, build_graph
-from graphbook.server import session as session_module
+from graphbook.server import runmanager
 from graphbook.server.outbox import SLICE, Outbox
 
 HELD = 10.0
@@ -38,7 +38,7 @@ def test_the_server_answers_while_a_run_is_read_and_checked(
         release.wait(HELD)
         return build_graph(*args)
 
-    monkeypatch.setattr(session_module, "build_graph", held_build)
+    monkeypatch.setattr(runmanager, "build_graph", held_build)
 
     async def scenario(server: Server) -> None:
         loop = threading.current_thread().name
@@ -68,7 +68,7 @@ def test_the_server_answers_while_a_run_is_read_and_checked(
     serving(scenario)
 
 
-def test_a_run_that_cannot_start_frees_the_session(serving: Serve) -> None:
+def test_a_run_that_cannot_start_frees_the_run_manager(serving: Serve) -> None:
     async def scenario(server: Server) -> None:
         server.save("chain.json", chain(n=3))
         status, reply = await server.post("/api/runs", {"workflow": "missing.json"})

@@ -12,7 +12,8 @@ from yarl import URL
 
 from graphbook import protocol as p
 from graphbook.errors import GraphbookError
-from graphbook.server import ServerSettings, create_app
+from graphbook.server.app import create_app
+from graphbook.server.settings import ServerSettings
 
 TOKEN = "s3cret-token"
 

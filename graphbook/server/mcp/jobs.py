@@ -1,5 +1,5 @@
 """Jobs: what the MCP tools queue, watch, answer and stop, in one place over the server's
-JobQueue (jobs run one after another), its Session (prompts) and its Hub (live run state)."""
+JobQueue (jobs run one after another), its RunManager (prompts) and its Hub (live run state)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from aiohttp import web
 from graphbook import protocol as p
 from graphbook.server.errors import ServerError
 from graphbook.server.history import run_snapshot, saved_nodes
-from graphbook.server.keys import HUB, JOBS, SESSION, STORE
+from graphbook.server.keys import HUB, JOBS, RUN_MANAGER, STORE
 from graphbook.store import Store
 
 PROMPT_CHECK = 0.1
@@ -75,7 +75,7 @@ class Jobs:
         return queue.stop(job_id)
 
     def answer(self, prompt_id: str, answer: Any) -> None:
-        self.app[SESSION].answer(prompt_id, answer)
+        self.app[RUN_MANAGER].answer(prompt_id, answer)
 
     def _live(self, run_id: str) -> tuple[p.RunSnapshot, list[p.Prompt]] | None:
         hub = self.app[HUB]
@@ -97,7 +97,7 @@ class Jobs:
 
     def _stopping(self, run_id: str) -> bool:
         """A stopped run's prompts were cancelled; they linger in the view until it ends."""
-        active = self.app[SESSION].active
+        active = self.app[RUN_MANAGER].active
         return active is not None and active.run_id == run_id and active.control.stopping
 
 

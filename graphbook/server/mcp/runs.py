@@ -10,7 +10,7 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from graphbook import protocol as p
-from graphbook.server.keys import SESSION
+from graphbook.server.keys import RUN_MANAGER
 from graphbook.server.mcp.jobs import Jobs, JobView
 from graphbook.server.mcp.workflows import WorkflowPath
 
@@ -89,7 +89,8 @@ class RunTools:
     ) -> dict[str, Any]:
         """A preview of one dict a node handed on in the workflow's last run (outputs are kept
         between runs); `total` says how many there are."""
-        item: dict[str, Any] = p.to_json(await self.app[SESSION].output(path, node, output, index))
+        shown = await self.app[RUN_MANAGER].output(path, node, output, index)
+        item: dict[str, Any] = p.to_json(shown)
         return item
 
     def answer_prompt(

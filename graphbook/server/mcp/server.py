@@ -35,7 +35,7 @@ class GraphbookMCP(MCPServer[Any]):
 
 def build_server(app: web.Application) -> GraphbookMCP:
     """The tools and resources over `app`'s parts (its keys: catalog, workflow files,
-    session, hub, store); the app must be started (its cleanup contexts entered) to run."""
+    run manager, hub, store); the app must be started (its cleanup contexts entered) to run."""
     server = GraphbookMCP(
         "graphbook", version=about.version(), instructions=INSTRUCTIONS, log_level="WARNING"
     )

@@ -15,7 +15,8 @@ from graphbook.errors import Problem
 from graphbook.server.errors import not_found
 from graphbook.server.keys import CATALOG, WORKFLOWS
 from graphbook.server.mcp.edits import Operation, apply_all
-from graphbook.server.workflows import WorkflowFiles, save
+from graphbook.server.routes.workflows import save
+from graphbook.server.workflows import WorkflowFiles
 from graphbook.workflow import Workflow
 
 WorkflowPath = Annotated[

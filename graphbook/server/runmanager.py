@@ -1,5 +1,5 @@
-"""Session: the server's interactive runs, one at a time, each in the run host (a child
-process, graphbook/server/host.py, NOTE [ Run host ]), on `serve --ray` too (the host is then
+"""RunManager: the server's interactive runs, one at a time, each in the run host (a child
+process, graphbook/server/runhost/, NOTE [ Run host ]), on `serve --ray` too (the host is then
 the Ray driver).
 
 Outputs are cached per workflow file between runs (graphbook.engine.cache); the run can be
@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from graphbook import protocol as p
 from graphbook.components import flatten
@@ -39,17 +39,35 @@ from graphbook.server.desk import check_answer
 from graphbook.server.errors import ServerError, bad_message, conflict, not_found
 from graphbook.server.gallery import GalleryQuery, GalleryQueryError, check_query
 from graphbook.server.history import HistorySink, Recorder, RunConfig
-from graphbook.server.host import HostCache, HostGone, HostPool, RunHost
 from graphbook.server.hub import Hub
 from graphbook.server.media import MediaStore
 from graphbook.server.outbox import Outbox
-from graphbook.server.runhost import HostConfig, RunOrder
+from graphbook.server.runhost.messages import (
+    Answer,
+    ClearCached,
+    HostConfig,
+    HostExited,
+    Pause,
+    ReadGallery,
+    ReadOutput,
+    Report,
+    Request,
+    Resume,
+    RunCrashed,
+    RunEnded,
+    RunEvent,
+    RunOrder,
+    Step,
+    Stop,
+)
+from graphbook.server.runhost.parent import HostCache, HostGone, HostPool, RunHost
 from graphbook.server.settings import ServerSettings
 from graphbook.server.workflows import WorkflowFiles, from_body
 from graphbook.store import Store
 from graphbook.workflow import Workflow
 
 logger = logging.getLogger(__name__)
+R = TypeVar("R")
 STOP_GRACE = 2.0
 """Seconds a stopped run has to end by itself before its run host is ended."""
 
@@ -67,7 +85,7 @@ FOLD_WAIT = 5.0
 # Work in worker processes (or Ray actors) is the pool's: a stopped run's busy workers are ended
 # (the pool is replaced; on Ray, only the busy actors are).
 #
-# Every run executes in the run host (graphbook/server/host.py, NOTE [ Run host ]), on
+# Every run executes in the run host (graphbook/server/runhost/, NOTE [ Run host ]), on
 # `serve --ray` too: node code that ignores the request gets STOP_GRACE seconds, then the host is
 # ended with SIGKILL, whatever the code is doing (a loop, a call blocked in C, a C call holding
 # the GIL), its worker processes with it (on Ray its load and dump actors are kept: the next
@@ -92,7 +110,7 @@ class ActiveRun:
     ended: bool = False
     """The host has said the run is over (or the host has ended)."""
     released: bool = False
-    """The session has been told the run is over (`Session._release`)."""
+    """The run manager has been told the run is over (`RunManager._release`)."""
     order: RunOrder | None = None
     """What the host was sent to run (sent again if the host ended before it began)."""
     heard: bool = False
@@ -101,7 +119,7 @@ class ActiveRun:
     """The order went to a second host once (it is not sent a third time)."""
 
 
-class Session:
+class RunManager:
     def __init__(
         self,
         settings: ServerSettings,
@@ -180,23 +198,23 @@ class Session:
         )
         return RunHost(config, self.media, self._from_host)
 
-    def _from_host(self, host: RunHost, message: tuple[Any, ...]) -> None:
-        """A message from a run host (in its reader thread), in the order it was sent."""
-        kind = message[0]
-        if kind == "exit":
-            self._host_exited(host, message[1])
+    def _from_host(self, host: RunHost, report: Report) -> None:
+        """A report from a run host (in its reader thread), in the order it was sent."""
+        if isinstance(report, HostExited):
+            self._host_exited(host, report.code)
             return
         active = self._current
-        if active is None or active.host is not host or active.run_id != message[1]:
+        if active is None or active.host is not host or active.run_id != report.run_id:
             return
         active.heard = True
-        if kind == "event":
-            self._deliver(active, message[2], message[3])
-        elif kind == "crash":
-            active.history.error = active.history.error or str(message[2])
-            self._deliver(active, _end_message(active, "failed"), None)
-        elif kind == "ended":
-            active.ended = True
+        match report:
+            case RunEvent(_, event, messages):
+                self._deliver(active, event, messages)
+            case RunCrashed(_, error):
+                active.history.error = active.history.error or error
+                self._deliver(active, _end_message(active, "failed"), None)
+            case RunEnded():
+                active.ended = True
 
     def _deliver(
         self, active: ActiveRun, event: Event | None, messages: Sequence[p.ServerMessage] | None
@@ -292,7 +310,7 @@ class Session:
     # -- starting ----------------------------------------------------------------------------
     async def start(self, request: p.Run) -> str:
         """Validate and start a run; raises ServerError when it cannot start. The workflow is
-        read and its graph built in a thread; meanwhile the session is `starting` and refuses
+        read and its graph built in a thread; meanwhile the manager is `starting` and refuses
         other runs as it does while one is active."""
         self._refuse_another()
         name = self.files.name(request.workflow)
@@ -381,7 +399,7 @@ class Session:
         return graph, config, running
 
     def _release(self, active: ActiveRun, messages: Sequence[p.ServerMessage] = ()) -> None:
-        """The run has ended: free the session for the next run, then send its last `messages`
+        """The run has ended: free the manager for the next run, then send its last `messages`
         (run_finished), in one step on the loop, so that no client sees run_finished while
         runs are refused. (Workers a stopped run left busy are the host's to end.)"""
         if active.released:
@@ -411,30 +429,27 @@ class Session:
             raise conflict("no run is going", "no_run")
         return self.active
 
-    def _control(self, active: ActiveRun, op: str, node: str | None = None) -> None:
-        active.host.send(("control", active.run_id, op, node))
-
     def pause(self) -> None:
         active = self.require_active()
         active.control.pause()
-        self._control(active, "pause")
+        active.host.send(Pause(active.run_id))
 
     def resume(self) -> None:
         active = self.require_active()
         active.control.resume()
-        self._control(active, "resume")
+        active.host.send(Resume(active.run_id))
 
     def step(self, node: str | None) -> None:
         active = self.require_active()
         if node is not None and node not in active.graph.nodes:
             raise bad_message(f"the run has no node {node!r}")
         active.control.step(node)
-        self._control(active, "step", node)
+        active.host.send(Step(active.run_id, node))
 
     def stop(self) -> None:
         active = self.require_active()
         active.control.stop()  # the host cancels its open prompts
-        self._control(active, "stop")
+        active.host.send(Stop(active.run_id))
         if self._loop is not None:
             self._loop.call_later(STOP_GRACE, self._interrupt, active)
 
@@ -460,7 +475,7 @@ class Session:
         active = self.active
         if active is None:
             raise not_found(f"no open prompt {prompt_id!r} (the run ended)")
-        active.host.send(("answer", info.node_id, answer))
+        active.host.send(Answer(info.node_id, answer))
         # answered now for every client and wait, not once the run process says so (it
         # says so too: a second prompt_answered changes nothing)
         self.hub.publish(p.PromptAnswered(active.run_id, prompt_id, info.node_id, answer))
@@ -468,21 +483,20 @@ class Session:
     async def clear(self, workflow: str, node: str | None) -> p.CacheCleared:
         name = self.files.name(workflow)
         self.refuse_while_running(name)
-        dropped = await self._ask("clear", name, node)
+        dropped = await self._ask(ClearCached(name, node))
         cleared = p.CacheCleared(name, dropped)
         self.hub.publish(cleared)
         return cleared
 
     async def output(self, workflow: str, node: str, output: str, index: int) -> p.OutputItem:
         name = self.files.name(workflow)
-        found = await self._ask("output", name, node, output, index)
-        shown = found[1] if found is not None else None
+        found = await self._ask(ReadOutput(name, node, output, index))
         if found is None:
             raise not_found(f"no outputs of node {node!r} are kept for {name}; run it first")
-        count = found[0]
+        count = found.count
         if not 0 <= index < count:
             raise not_found(f"node {node!r} has {count} dict(s) on {output!r}, not #{index}")
-        return p.OutputItem(name, node, output, index, count, shown)
+        return p.OutputItem(name, node, output, index, count, found.shown)
 
     async def gallery(
         self, workflow: str, node: str, output: str, query: GalleryQuery
@@ -493,14 +507,14 @@ class Session:
             check_query(query)
         except GalleryQueryError as exc:
             raise bad_message(str(exc)) from None
-        found: p.GalleryPage | None = await self._ask("gallery", name, node, output, query)
+        found = await self._ask(ReadGallery(name, node, output, query))
         if found is None:
             raise not_found(f"no outputs of node {node!r} are kept for {name}; run it first")
         return found
 
-    async def _ask(self, method: str, *args: Any) -> Any:
+    async def _ask(self, request: Request[R]) -> R:
         try:
-            return await self._host().ask(method, *args)
+            return await self._host().ask(request)
         except HostGone:
             raise ServerError(503, "conflict", "the run process is restarting; try again") from None
 

@@ -1,10 +1,10 @@
-"""RunHost: the server's handle on the run host, the child process where served runs execute.
+"""RunHost: the server's side of the run host, the child process where served runs execute.
 
 NOTE [ Run host ]
 A served run's engine (the executor, node code, the output cache, the worker pool, prompts
 waiting for answers) runs in a run host: a child process started as a fresh interpreter
 (`python -c`, not a fork of the threaded server) that loads the registry from the server's node
-folder (graphbook/server/runhost.py). The server's loop never runs user code, and Stop can
+folder (RunHostChild, child.py). The server's loop never runs user code, and Stop can
 always end a run: a run that does not stop when asked is ended with its process (SIGKILL),
 whatever its code is doing (blocked in C, holding the GIL). Its worker processes die with it
 (PR_SET_PDEATHSIG) and unlink their shared memory.
@@ -13,11 +13,12 @@ One host is kept warm: it starts with the server and after each one that is ende
 does not pay for imports. Between runs it re-imports node files that changed (as the catalog
 does), keeping its cache: a node's cache key holds its code.
 
-Messages come back over one pipe, in order, read by one thread here (`_read`): the run's
-messages as clients get them, the events the run store needs, images (kept by the server's
-media store), replies to requests, and `ended`. The reader hands them on as the run's own
-thread did before (Session). Requests with replies (cache reads and changes, pool stats) wait
-on a Future: from a thread, or awaited on the loop (`ask`), never blocking it.
+The two sides talk in the typed messages of messages.py. They come back over one pipe, in
+order, read by one thread here (`_read`): the run's messages as clients get them with the
+events the run store needs (RunEvent), images (kept by the server's media store), replies to
+requests, and RunEnded. The reader hands the run's reports to the run manager. Requests with
+replies (cache reads and changes, pool stats) wait on a Future: from a thread, or awaited on
+the loop (`ask`), never blocking it.
 
 The cache lives in the host. When a host is ended, what it cached is gone: the next host is
 told which workflows it had (`lost`), and their nodes re-run with the cause `lost` ("its cached
@@ -42,20 +43,40 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, TypeVar
 
 from graphbook.engine import processes
 from graphbook.events import PoolStats
 from graphbook.server.media import MediaStore
-from graphbook.server.runhost import HostConfig, Reply, RunOrder
+from graphbook.server.runhost.messages import (
+    Call,
+    Close,
+    ForgetCached,
+    FromHost,
+    HostConfig,
+    HostExited,
+    Image,
+    ReadCacheUsage,
+    ReadPoolStats,
+    Ready,
+    Refused,
+    RenameCached,
+    Replied,
+    Report,
+    Request,
+    RunOrder,
+    SetCacheBudget,
+    ToHost,
+)
 
 logger = logging.getLogger(__name__)
 CALL_TIMEOUT = 10.0
 """Seconds a request from a thread waits for the host's reply."""
 
-BOOT = "from graphbook.server.runhost import main; main"
+BOOT = "from graphbook.server.runhost.child import main; main"
 """What the host's fresh interpreter runs (with the file descriptor of its end of the pipe)."""
-Listener = Callable[["RunHost", tuple[Any, ...]], None]
+Listener = Callable[["RunHost", Report], None]
+R = TypeVar("R")
 
 
 class HostGone(Exception):
@@ -63,13 +84,13 @@ class HostGone(Exception):
 
 
 class RunHost:
-    """One run host process and its pipe."""
+    """One run host process and its pipe, as the server holds them."""
 
     def __init__(self, config: HostConfig, media: MediaStore, listener: Listener) -> None:
         self.config = config
         self.media = media
         self.listener = listener
-        """Called in the reader thread with each run message, and ("exit", code) at the end."""
+        """Called in the reader thread with each run report, and HostExited at the end."""
         self.ran: set[str] = set()
         """Workflows run on this host: what it holds in its cache."""
         self.killed = False
@@ -88,10 +109,10 @@ class RunHost:
         theirs.close()
         self.gone = False
         """Its end of the pipe has closed: it has ended."""
-        self._outgoing: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self._outgoing: queue.SimpleQueue[HostConfig | ToHost | None] = queue.SimpleQueue()
         writer = threading.Thread(target=self._write, name="graphbook-host-write", daemon=True)
         writer.start()
-        self.send(("config", config))
+        self._outgoing.put(config)
         self.ready = threading.Event()
         self._reader = threading.Thread(target=self._read, name="graphbook-host-read", daemon=True)
         self._reader.start()
@@ -101,7 +122,7 @@ class RunHost:
         return self.process.pid
 
     # -- to the host -------------------------------------------------------------------------
-    def send(self, message: tuple[Any, ...]) -> bool:
+    def send(self, message: ToHost) -> bool:
         """Hand a message to the host, never waiting for it (its writer thread writes it: a
         host that is still loading reads nothing yet); False if it is gone."""
         if self.gone:
@@ -119,35 +140,38 @@ class RunHost:
             except (OSError, ValueError):
                 return
             except Exception:  # a message that cannot be pickled: say so, go on
-                logger.exception("a %s message could not be sent to the run host", message[0])
+                logger.exception("a %s could not be sent to the run host", type(message).__name__)
 
     def run(self, order: RunOrder) -> bool:
         self.ran.add(order.name)
-        return self.send(("run", order))
+        return self.send(order)
 
-    def request(self, method: str, *args: Any) -> Future[Any]:
-        future: Future[Any] = Future()
-        request = next(self._ids)
+    def request(self, request: Request[R]) -> Future[R]:
+        """The host's reply to come; it raises HostGone if the host ends first, RuntimeError
+        (naming the host's exception) if the request raised there."""
+        future: Future[R] = Future()
+        call = next(self._ids)
         with self._lock:
-            self._calls[request] = future
-        if not self.send(("call", request, method, args)):
-            self._fail(request)
+            self._calls[call] = future
+        if not self.send(Call(call, request)):
+            self._fail(call)
         return future
 
-    def call(self, method: str, *args: Any, timeout: float = CALL_TIMEOUT) -> Any:
+    def call(self, request: Request[R], timeout: float = CALL_TIMEOUT) -> R:
         """The host's reply (from a thread, never the loop); raises HostGone."""
         try:
-            return self.request(method, *args).result(timeout)
+            return self.request(request).result(timeout)
         except TimeoutError:
-            raise HostGone(f"the run host did not answer {method} in {timeout:.0f} s") from None
+            what = type(request).__name__
+            raise HostGone(f"the run host did not answer {what} in {timeout:.0f} s") from None
 
-    async def ask(self, method: str, *args: Any) -> Any:
+    async def ask(self, request: Request[R]) -> R:
         """The host's reply, awaited on the loop; raises HostGone."""
-        return await asyncio.wrap_future(self.request(method, *args))
+        return await asyncio.wrap_future(self.request(request))
 
-    def _fail(self, request: int) -> None:
+    def _fail(self, call: int) -> None:
         with self._lock:
-            future = self._calls.pop(request, None)
+            future = self._calls.pop(call, None)
         if future is not None and not future.done():
             future.set_exception(HostGone("the run host ended"))
 
@@ -160,7 +184,7 @@ class RunHost:
 
     def close(self, timeout: float = 10.0) -> None:
         """Ask the host to end (its run stopped, its pool closed); kill it past `timeout`."""
-        self.send(("close",))
+        self.send(Close())
         try:
             self.process.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -185,38 +209,36 @@ class RunHost:
         self._outgoing.put(None)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(5)
-        for request in list(self._calls):
-            self._fail(request)
+        for call in list(self._calls):
+            self._fail(call)
         self.ready.set()
-        self.listener(self, ("exit", self.process.returncode))
+        self.listener(self, HostExited(self.process.returncode))
         if self.killed or self.process.returncode:
             _sweep_after_kill()
 
-    def _dispatch(self, message: tuple[Any, ...]) -> None:
-        kind = message[0]
-        if kind == "reply":
-            self._reply(message[1])
-        elif kind == "media":
-            self.media.put(message[1], message[2])
-        elif kind == "ready":
-            self.loaded = True
-            self.ready.set()
-        else:
-            self.listener(self, message)
+    def _dispatch(self, message: FromHost) -> None:
+        match message:
+            case Replied(call, value):
+                self._settle(call, lambda future: future.set_result(value))
+            case Refused(call, error):
+                self._settle(call, lambda future: future.set_exception(RuntimeError(error)))
+            case Image(media_id, image):
+                self.media.put(media_id, image)
+            case Ready():
+                self.loaded = True
+                self.ready.set()
+            case _:
+                self.listener(self, message)
 
-    def _reply(self, reply: Reply) -> None:
+    def _settle(self, call: int, settle: Callable[[Future[Any]], None]) -> None:
         with self._lock:
-            future = self._calls.pop(reply.request, None)
-        if future is None or future.done():
-            return
-        if reply.ok:
-            future.set_result(reply.value)
-        else:
-            future.set_exception(RuntimeError(reply.value))
+            future = self._calls.pop(call, None)
+        if future is not None and not future.done():
+            settle(future)
 
 
 class HostCache:
-    """The session's view of the output cache in the run host: what the system and workflow
+    """The run manager's view of the output cache in the run host: what the system and workflow
     routes read and change (as `OutputCache`), forwarded to the host."""
 
     def __init__(self, budget: int, host: Callable[[], RunHost]) -> None:
@@ -226,15 +248,15 @@ class HostCache:
     def usage(self) -> tuple[int, int]:
         """Bytes used and entries of the host's cache, in one call to it (0, 0 without one)."""
         try:
-            used, entries = self._host().call("cache_stats", timeout=2.0)
+            usage = self._host().call(ReadCacheUsage(), timeout=2.0)
         except (HostGone, RuntimeError):
             return 0, 0
-        return int(used), int(entries)
+        return usage.used, usage.entries
 
     def set_budget(self, budget: int) -> None:
         self.budget = budget  # a host started later gets it too
         with contextlib.suppress(HostGone):
-            self._host().request("set_budget", budget)
+            self._host().request(SetCacheBudget(budget))
 
     def rename(self, old: str, new: str) -> None:
         with contextlib.suppress(HostGone):
@@ -242,13 +264,13 @@ class HostCache:
             if old in host.ran:
                 host.ran.discard(old)
                 host.ran.add(new)
-            host.request("rename", old, new)
+            host.request(RenameCached(old, new))
 
     def forget(self, name: str) -> None:
         with contextlib.suppress(HostGone):
             host = self._host()
             host.ran.discard(name)
-            host.request("forget", name)
+            host.request(ForgetCached(name))
 
 
 class HostPool:
@@ -259,10 +281,9 @@ class HostPool:
 
     def stats(self) -> PoolStats | None:
         try:
-            stats = self._host().call("pool_stats", timeout=2.0)
+            return self._host().call(ReadPoolStats(), timeout=2.0)
         except (HostGone, RuntimeError):
             return None
-        return stats if isinstance(stats, PoolStats) else None
 
 
 SWEEPS = (0.0, 0.5, 2.0)

@@ -13,9 +13,9 @@ from graphbook import about
 from graphbook import protocol as p
 from graphbook.events import PoolStats
 from graphbook.server.errors import bad_message
-from graphbook.server.keys import HUB, SESSION
+from graphbook.server.keys import HUB, RUN_MANAGER
 from graphbook.server.request import read_object, reply
-from graphbook.server.session import Session
+from graphbook.server.runmanager import RunManager
 
 routes = web.RouteTableDef()
 
@@ -67,44 +67,44 @@ def gpus() -> list[p.GpuInfo]:
     return found
 
 
-def pool_info(session: Session) -> PoolStats | None:
-    return session.pool.stats()
+def pool_info(runs: RunManager) -> PoolStats | None:
+    return runs.pool.stats()
 
 
-def system_stats(session: Session) -> p.SystemStats:
+def system_stats(runs: RunManager) -> p.SystemStats:
     used, total = memory()
-    used_bytes, entries = session.cache.usage()
-    cache = p.CacheInfo(used_bytes, session.cache.budget, entries)
-    return p.SystemStats(cpu_percent(), used, total, gpus(), pool_info(session), cache)
+    used_bytes, entries = runs.cache.usage()
+    cache = p.CacheInfo(used_bytes, runs.cache.budget, entries)
+    return p.SystemStats(cpu_percent(), used, total, gpus(), pool_info(runs), cache)
 
 
-def settings_json(session: Session) -> dict[str, Any]:
-    return {"cache_budget_bytes": session.cache.budget, "workers": session.settings.workers}
+def settings_json(runs: RunManager) -> dict[str, Any]:
+    return {"cache_budget_bytes": runs.cache.budget, "workers": runs.settings.workers}
 
 
 @routes.get("/api/system")
 async def system(request: web.Request) -> web.Response:
-    return reply(await asyncio.to_thread(system_stats, request.app[SESSION]))
+    return reply(await asyncio.to_thread(system_stats, request.app[RUN_MANAGER]))
 
 
 @routes.get("/api/settings")
 async def get_settings(request: web.Request) -> web.Response:
-    return reply(settings_json(request.app[SESSION]))
+    return reply(settings_json(request.app[RUN_MANAGER]))
 
 
 @routes.put("/api/settings")
 async def put_settings(request: web.Request) -> web.Response:
-    body, session = await read_object(request), request.app[SESSION]
+    body, runs = await read_object(request), request.app[RUN_MANAGER]
     budget = body.get("cache_budget_bytes")
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise bad_message("cache_budget_bytes must be a whole number of bytes, 0 or more")
-    session.cache.set_budget(budget)
-    return reply(settings_json(session))
+    runs.cache.set_budget(budget)
+    return reply(settings_json(runs))
 
 
 @routes.get("/api/info")
 async def info(request: web.Request) -> web.Response:
-    settings = request.app[SESSION].settings
+    settings = request.app[RUN_MANAGER].settings
     roots = {name: str(folder.resolve()) for name, folder in settings.roots().items()}
     return reply(
         {

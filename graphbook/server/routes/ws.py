@@ -9,7 +9,7 @@ from aiohttp import WSMsgType, web
 
 from graphbook import protocol as p
 from graphbook.server.hub import Client
-from graphbook.server.keys import HUB, JOBS, SESSION, SETTINGS
+from graphbook.server.keys import HUB, JOBS, RUN_MANAGER, SETTINGS
 
 logger = logging.getLogger(__name__)
 routes = web.RouteTableDef()
@@ -23,10 +23,10 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     limit = request.app[SETTINGS].max_message
     ws = web.WebSocketResponse(heartbeat=30, max_msg_size=limit * HARD_LIMIT_FACTOR)
     await ws.prepare(request)
-    hub, session = request.app[HUB], request.app[SESSION]
+    hub, runs = request.app[HUB], request.app[RUN_MANAGER]
     client = hub.attach(ws)
-    if session.recorder.problem is not None:  # a client connecting later is told too
-        client.send(p.Error("store_failed", session.recorder.problem))
+    if runs.recorder.problem is not None:  # a client connecting later is told too
+        client.send(p.Error("store_failed", runs.recorder.problem))
     client.send(request.app[JOBS].message())
     try:
         async for message in ws:

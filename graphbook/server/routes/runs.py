@@ -21,7 +21,7 @@ from graphbook.server.history import (
     run_snapshot,
     saved_nodes,
 )
-from graphbook.server.keys import HUB, SESSION, STORE, WORKFLOWS
+from graphbook.server.keys import HUB, RUN_MANAGER, STORE, WORKFLOWS
 from graphbook.server.metrics import MAX_RUNS, run_metrics
 from graphbook.server.request import ok, read_object, reply
 from graphbook.store import RunRecord, Store, StoreBusy, StoreUnavailable
@@ -38,7 +38,7 @@ T = TypeVar("T")
 async def start_run(request: web.Request) -> web.Response:
     body = await read_object(request)
     run = p.from_json(p.Run, {**body, "type": "run"}, "run")
-    run_id = await request.app[SESSION].start(run)
+    run_id = await request.app[RUN_MANAGER].start(run)
     return reply(p.RunAccepted(run_id), status=202)
 
 
@@ -110,7 +110,7 @@ async def rerun(request: web.Request) -> web.Response:
         run = rerun_request(record)
     except ValueError as exc:
         raise ServerError(409, "conflict", str(exc)) from None
-    started = await request.app[SESSION].start(run)
+    started = await request.app[RUN_MANAGER].start(run)
     return reply(p.RunAccepted(started), status=202)
 
 
@@ -139,7 +139,7 @@ async def _query(request: web.Request, read: Callable[[Store], T]) -> T:
     """`read(store)` in a thread, so the loop never waits on SQLite: a store that another
     process holds locked answers 503 after READ_TIMEOUT seconds; any store failure is a 503,
     and so is every read while writing the store fails."""
-    store, problem = request.app[STORE], request.app[SESSION].recorder.problem
+    store, problem = request.app[STORE], request.app[RUN_MANAGER].recorder.problem
     if problem is not None:  # what it holds is not what happened: runs missing, or "running"
         raise ServerError(503, "store_failed", problem)
     try:
@@ -159,16 +159,16 @@ def _record(store: Store, run_id: str) -> RunRecord:
 
 @routes.post("/api/runs/current/{action}")
 async def control(request: web.Request) -> web.Response:
-    session, action = request.app[SESSION], request.match_info["action"]
+    runs, action = request.app[RUN_MANAGER], request.match_info["action"]
     if action == "pause":
-        session.pause()
+        runs.pause()
     elif action == "resume":
-        session.resume()
+        runs.resume()
     elif action == "stop":
-        session.stop()
+        runs.stop()
     elif action == "step":
         body = await read_object(request) if request.can_read_body else {}
-        session.step(_optional_str(body.get("node"), "node"))
+        runs.step(_optional_str(body.get("node"), "node"))
     else:
         raise not_found(f"no run action {action!r}; use pause, resume, step or stop")
     return ok()
@@ -179,7 +179,7 @@ async def answer(request: web.Request) -> web.Response:
     body = await read_object(request)
     if "answer" not in body:
         raise bad_message('give the answer as {"answer": VALUE}')
-    request.app[SESSION].answer(request.match_info["prompt_id"], body["answer"])
+    request.app[RUN_MANAGER].answer(request.match_info["prompt_id"], body["answer"])
     return ok()
 
 
@@ -190,14 +190,14 @@ async def clear(request: web.Request) -> web.Response:
     if not isinstance(workflow, str):
         raise bad_message('give the workflow as {"workflow": "name.json", "node": ID or null}')
     node = _optional_str(body.get("node"), "node")
-    return reply(await request.app[SESSION].clear(workflow, node))
+    return reply(await request.app[RUN_MANAGER].clear(workflow, node))
 
 
 @routes.get("/api/outputs")
 async def output(request: web.Request) -> web.Response:
     query = _required(request.query, "workflow", "node")
     index = _int(query.get("index", "0"), "index")
-    item = await request.app[SESSION].output(
+    item = await request.app[RUN_MANAGER].output(
         query["workflow"], query["node"], query.get("output", "out"), index
     )
     return reply(item)
@@ -216,7 +216,7 @@ async def gallery(request: web.Request) -> web.Response:
         offset=_int(query.get("offset", "0"), "offset"),
         limit=_int(query.get("limit", "100"), "limit"),
     )
-    page = await request.app[SESSION].gallery(
+    page = await request.app[RUN_MANAGER].gallery(
         query["workflow"], query["node"], query.get("output", "out"), wanted
     )
     return reply(page)

@@ -1,11 +1,12 @@
-"""The run host's own side: the process where a served run's engine runs (see NOTE [ Run host ]
-in graphbook/server/host.py, which starts it and talks to it).
+"""RunHostChild: the run host's own side, the child process where a served run's engine runs
+(see NOTE [ Run host ] in parent.py, whose RunHost starts it and talks to it).
 
 It loads the registry from the server's node folder, keeps the output cache and the worker
 pool, and runs one run at a time in its run thread; its main thread answers the server's
-requests (control, prompt answers, cache reads and changes) meanwhile. What it sends back, in
-order over one pipe: the run's messages as clients get them (logs limited and previewed here),
-the events the run store needs, images for the media store, replies, and `ended`.
+messages (messages.py: run controls, prompt answers, cache reads and changes) meanwhile. What
+it sends back, in order over one pipe: the run's messages as clients get them (logs limited and
+previewed here) with the events the run store needs, images for the media store, replies, and
+RunEnded.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 from graphbook import protocol as p
 from graphbook.engine.cache import OutputCache
 from graphbook.engine.control import RunControl
-from graphbook.engine.executor import Backend, Executor, make_pool
+from graphbook.engine.executor import Executor, make_pool
 from graphbook.engine.pool import Pool
 from graphbook.engine.ray.pool import RayPool
 from graphbook.events import Event, NodeError, NodeFinished, NodeMetrics, RunFinished, RunStarted
@@ -33,53 +34,49 @@ from graphbook.graph import build_graph
 from graphbook.node_index import node_files
 from graphbook.nodes import library_registry
 from graphbook.server.desk import PromptDesk
-from graphbook.server.gallery import GalleryQuery, Selections
+from graphbook.server.gallery import Selections
 from graphbook.server.gallery import page as gallery_page
 from graphbook.server.loglimit import LogLimiter
 from graphbook.server.media import MediaStore
 from graphbook.server.previews import FULL, LIVE, Previewer
-from graphbook.workflow import Workflow
+from graphbook.server.runhost.messages import (
+    Answer,
+    CacheUsage,
+    Call,
+    ClearCached,
+    Close,
+    ForgetCached,
+    FromHost,
+    HostConfig,
+    Image,
+    OutputShown,
+    Pause,
+    ReadCacheUsage,
+    ReadGallery,
+    ReadOutput,
+    ReadPoolStats,
+    Ready,
+    Refused,
+    RenameCached,
+    Replied,
+    Request,
+    Resume,
+    RunControlMessage,
+    RunCrashed,
+    RunEnded,
+    RunEvent,
+    RunOrder,
+    SetCacheBudget,
+    Step,
+    Stop,
+    ToHost,
+)
 
 logger = logging.getLogger(__name__)
 CLOSE_GRACE = 3.0
+"""Seconds a run has to end when the server closes the host, before the host ends anyway."""
 RECORDED = (RunStarted, NodeError, NodeMetrics, NodeFinished, RunFinished)
 """The events the server's run history needs as they are (the others only as clients see them)."""
-"""Seconds a run has to end when the server closes the host, before the host ends anyway."""
-
-
-@dataclass(frozen=True)
-class HostConfig:
-    nodes: Path
-    roots: dict[str, Path]
-    workers: int
-    cache_budget: int
-    lost: frozenset[str] = frozenset()
-    """Workflows whose cached outputs a host before this one held when it was ended."""
-    backend: Backend = "local"
-    """Where the pool works: worker processes, or Ray actors (the host is then Ray's driver,
-    joining the address given: the server's local Ray, or a cluster)."""
-    thumb_secret: bytes | None = None
-    """The server's key for thumbnail URLs (thumbnails.py), so previews made here link them."""
-
-
-@dataclass(frozen=True)
-class RunOrder:
-    run_id: str
-    workflow: Workflow
-    """The workflow as it runs (overrides set), checked by the server."""
-    name: str
-    until: str | None
-    trigger: str | None
-    stepping: str | None = None
-    """Set when the run starts in step mode: the node to step (or "" for any)."""
-    continue_on_error: bool = False
-
-
-@dataclass
-class Reply:
-    request: int
-    ok: bool
-    value: Any
 
 
 @dataclass
@@ -95,7 +92,7 @@ class HostMedia(MediaStore):
     def __init__(
         self,
         roots: dict[str, Path],
-        send: Callable[[tuple[Any, ...]], None],
+        send: Callable[[FromHost], None],
         secret: bytes | None = None,
     ) -> None:
         super().__init__(roots, secret=secret)
@@ -103,11 +100,14 @@ class HostMedia(MediaStore):
 
     def add(self, image: Any) -> str:
         media_id = uuid.uuid4().hex[:16]
-        self._send(("media", media_id, image))
+        self._send(Image(media_id, image))
         return media_id
 
 
-class Host:
+class RunHostChild:
+    """The run host process: its registry, cache and pool, its run thread, and its end of the
+    pipe to the server."""
+
     def __init__(self, conn: Connection, config: HostConfig) -> None:
         self.conn = conn
         self.config = config
@@ -128,58 +128,57 @@ class Host:
         self.runner = threading.Thread(target=self._runs, name="graphbook-host-run", daemon=True)
 
     # -- the pipe ----------------------------------------------------------------------------
-    def send(self, message: tuple[Any, ...]) -> None:
+    def send(self, message: FromHost) -> None:
         with self._send_lock:
             self.conn.send(message)
 
     def serve(self) -> None:
-        """Answer the server until it closes the pipe (or says `close`)."""
+        """Answer the server until it closes the pipe (or sends Close)."""
         self.runner.start()
-        self.send(("ready",))
+        self.send(Ready())
         while True:
             try:
                 message = self.conn.recv()
             except (EOFError, OSError):  # the server is gone (killed): so is its run
                 os._exit(0)  # the workers end with this process (PR_SET_PDEATHSIG)
-            if message[0] == "close":
+            if isinstance(message, Close):
                 break
             self._handle(message)
         self._close()
 
-    def _handle(self, message: tuple[Any, ...]) -> None:
-        kind = message[0]
-        if kind == "run":
-            self.orders.put(message[1])
-        elif kind == "control":
-            self._control(message[1], message[2], message[3])
-        elif kind == "answer":
-            self.desk.answer(message[1], message[2])
-        elif kind == "cancel_prompts":
-            self.desk.cancel_all()
-        elif kind == "call":
-            self._call(message[1], message[2], message[3])
+    def _handle(self, message: ToHost) -> None:
+        match message:
+            case RunOrder():
+                self.orders.put(message)
+            case Answer(node_id, answer):
+                self.desk.answer(node_id, answer)
+            case Call(call, request):
+                self._call(call, request)
+            case Pause() | Resume() | Step() | Stop():
+                self._control(message)
 
-    def _control(self, run_id: str, op: str, node: str | None) -> None:
+    def _control(self, message: RunControlMessage) -> None:
         control = self.state.control
-        if control is None or self.state.run_id != run_id:
+        if control is None or self.state.run_id != message.run_id:
             return
-        if op == "stop":
-            control.stop()
-            self.desk.cancel_all()
-        elif op == "pause":
-            control.pause()
-        elif op == "resume":
-            control.resume()
-        elif op == "step":
-            control.step(node)
+        match message:
+            case Stop():
+                control.stop()
+                self.desk.cancel_all()
+            case Pause():
+                control.pause()
+            case Resume():
+                control.resume()
+            case Step(_, node):
+                control.step(node)
 
-    def _call(self, request: int, method: str, args: tuple[Any, ...]) -> None:
+    def _call(self, call: int, request: Request[Any]) -> None:
         try:
-            value = getattr(self, f"do_{method}")(*args)
+            value = self._answer(request)
         except Exception as exc:
-            self.send(("reply", Reply(request, False, f"{type(exc).__name__}: {exc}")))
+            self.send(Refused(call, f"{type(exc).__name__}: {exc}"))
         else:
-            self.send(("reply", Reply(request, True, value)))
+            self.send(Replied(call, value))
 
     def _close(self) -> None:
         control = self.state.control
@@ -191,41 +190,43 @@ class Host:
         self.pool.close()
 
     # -- requests with replies ---------------------------------------------------------------
-    def do_cache_stats(self) -> tuple[int, int]:
-        return self.cache.usage()
+    def _answer(self, request: Request[Any]) -> Any:
+        """The reply to `request` (messages.py says what each is answered with)."""
+        cache = self.cache
+        match request:
+            case ReadCacheUsage():
+                return CacheUsage(*cache.usage())
+            case SetCacheBudget(budget):
+                return cache.set_budget(budget)
+            case RenameCached(old, new):
+                return cache.rename(old, new)
+            case ForgetCached(name):
+                return cache.forget(name)
+            case ClearCached(name, node):
+                return cache.workflow(name).clear(node)
+            case ReadOutput():
+                return self._output(request)
+            case ReadGallery():
+                return self._gallery(request)
+            case ReadPoolStats():
+                return self.pool.stats()
+        raise TypeError(f"the run host has no answer to a {type(request).__name__}")
 
-    def do_set_budget(self, budget: int) -> None:
-        self.cache.set_budget(budget)
+    def _output(self, request: ReadOutput) -> OutputShown | None:
+        items = self.cache.workflow(request.name).items(request.node, request.output)
+        if items is None:
+            return None
+        if not 0 <= request.index < len(items):
+            return OutputShown(len(items), None)
+        return OutputShown(len(items), self.full_previewer(items[request.index]))
 
-    def do_rename(self, old: str, new: str) -> None:
-        self.cache.rename(old, new)
-
-    def do_forget(self, name: str) -> None:
-        self.cache.forget(name)
-
-    def do_clear(self, name: str, node: str | None) -> list[str]:
-        return self.cache.workflow(name).clear(node)
-
-    def do_output(self, name: str, node: str, output: str, index: int) -> tuple[int, Any] | None:
-        """(how many dicts, the full preview of dict #index), or None if none are kept."""
+    def _gallery(self, request: ReadGallery) -> p.GalleryPage | None:
+        name, node, output = request.name, request.node, request.output
         items = self.cache.workflow(name).items(node, output)
         if items is None:
             return None
-        if not 0 <= index < len(items):
-            return len(items), None
-        return len(items), self.full_previewer(items[index])
-
-    def do_gallery(
-        self, name: str, node: str, output: str, query: GalleryQuery
-    ) -> p.GalleryPage | None:
-        """A page of the gallery over a node's dicts, or None if none are kept."""
-        items = self.cache.workflow(name).items(node, output)
-        if items is None:
-            return None
-        return gallery_page(name, node, output, items, query, self.media.link, self.selections)
-
-    def do_pool_stats(self) -> Any:
-        return self.pool.stats()
+        link, selections = self.media.link, self.selections
+        return gallery_page(name, node, output, items, request.query, link, selections)
 
     # -- runs --------------------------------------------------------------------------------
     def _runs(self) -> None:
@@ -244,7 +245,7 @@ class Host:
 
         def sink(event: Event) -> None:
             kept = event if isinstance(event, RECORDED) else None
-            self.send(("event", order.run_id, kept, limit(event)))
+            self.send(RunEvent(order.run_id, kept, limit(event)))
 
         try:
             self._load_nodes()
@@ -267,12 +268,12 @@ class Host:
             )
         except BaseException as exc:  # a bug, or a graph that no longer builds here
             logger.exception("run %s ended abnormally", order.run_id)
-            self.send(("crash", order.run_id, f"the run ended abnormally: {exc!r:.300}"))
+            self.send(RunCrashed(order.run_id, f"the run ended abnormally: {exc!r:.300}"))
         finally:
             self.desk.cancel_all()
             self._renew_pool_if_busy(control)
             self.state.control, self.state.run_id = None, None
-            self.send(("ended", order.run_id))
+            self.send(RunEnded(order.run_id))
 
     def _renew_pool_if_busy(self, control: RunControl) -> None:
         """Stop is real for worker processes too: a stopped run's busy workers are ended."""
@@ -316,5 +317,5 @@ def main(fd: int) -> None:
     logging.basicConfig(level=logging.WARNING, format="run host: %(levelname)s %(message)s")
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the server decides
     conn = Connection(fd)
-    _, config = conn.recv()
-    Host(conn, config).serve()
+    config: HostConfig = conn.recv()
+    RunHostChild(conn, config).serve()

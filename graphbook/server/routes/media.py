@@ -1,0 +1,40 @@
+"""/api/media: images runs made (PNG), image files under the media roots, and thumbnails of
+image files outputs named (media.py keeps and finds them)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+
+from graphbook.server.errors import ServerError, not_found
+from graphbook.server.keys import MEDIA
+from graphbook.server.media import IMAGE_SUFFIXES, png_bytes
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/api/media/mem/{media_id}")
+async def memory_image(request: web.Request) -> web.Response:
+    image = request.app[MEDIA].get(request.match_info["media_id"])
+    if image is None:
+        raise not_found("no such image (images are kept for the latest outputs only)")
+    data = await asyncio.to_thread(png_bytes, image)
+    return web.Response(body=data, content_type="image/png")
+
+
+@routes.get("/api/media/thumb")
+async def thumbnail(request: web.Request) -> web.FileResponse:
+    query = request.query
+    if "path" not in query or "sig" not in query:
+        raise ServerError(400, "bad_message", "give the path and sig a gallery row's thumb has")
+    thumbnails = request.app[MEDIA].thumbnails
+    path, signature = query["path"], query["sig"]
+    made = await asyncio.to_thread(lambda: thumbnails.make(thumbnails.check(path, signature)))
+    return web.FileResponse(made, headers={"Content-Type": "image/jpeg"})
+
+
+@routes.get("/api/media/file/{root}/{path:.+}")
+async def file_image(request: web.Request) -> web.FileResponse:
+    path = request.app[MEDIA].file(request.match_info["root"], request.match_info["path"])
+    return web.FileResponse(path, headers={"Content-Type": IMAGE_SUFFIXES[path.suffix.lower()]})
