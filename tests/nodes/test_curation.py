@@ -12,7 +12,7 @@ import pytest
 
 from graphbook import Workflow, run_workflow
 from graphbook.engine.executor import RunResult
-from graphbook.nodes.curation import HammingIndex
+from graphbook.nodes.curation.near_duplicates import HammingIndex
 from graphbook.registry import Registry
 
 Rows = list[dict[str, Any]]
