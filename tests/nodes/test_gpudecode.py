@@ -6,6 +6,7 @@ CUDA is."""
 from __future__ import annotations
 
 import io
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,7 @@ def test_only_whole_baseline_colour_jpegs_go_to_the_gpu(picture: Image.Image) ->
 
 def test_the_workers_read_jpegs_and_decode_the_rest(tmp_path: Path, picture: Image.Image) -> None:
     loader = ImageLoader("imagenet", 48, 40, "skip")
-    load = JpegBytes(loader)
+    load = pickle.loads(pickle.dumps(JpegBytes(loader)))  # as the worker pool ships it
     jpeg, png, grey = tmp_path / "a.jpg", tmp_path / "b.png", tmp_path / "c.jpg"
     jpeg.write_bytes(encoded(picture, quality=90))
     picture.save(png)
