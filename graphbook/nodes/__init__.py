@@ -3,9 +3,11 @@
 The registry (graphbook/registry.py) knows no node of its own: whoever runs workflows (the CLI,
 the server's run host, `run_workflow`) builds one with `library_registry()`, the library loaded.
 
-A pack is a module of node classes and decorated functions (graphbook.nodes.images, ...). Its
-nodes name their category ("Sources", "Images", ...), which is where the palette shows them;
-the pack says where they come from. A pack imports its heavy libraries (PIL, torch, pyarrow)
+A pack is a module of node classes and decorated functions (graphbook.nodes.files, ...), or a
+package of such modules split by the kind of work (graphbook.nodes.curation: routing, sampling,
+duplicates, fields), whose `__init__` docstring is the pack's. Its nodes name their category
+("Sources", "Images", ...), which is where the palette shows them; the pack says where they come
+from. A pack imports its heavy libraries (PIL, torch, pyarrow)
 inside the functions that need them, so loading the library stays cheap for a workflow that
 uses none of it.
 
@@ -17,6 +19,8 @@ Other people's packs are Python packages that name a module in the entry point g
 from __future__ import annotations
 
 import functools
+import importlib.util
+import pkgutil
 from dataclasses import replace
 from importlib.metadata import EntryPoint, entry_points
 
@@ -42,7 +46,8 @@ def load_library(registry: Registry) -> None:
     node pack."""
     load_core(registry)
     for name in PACKS:
-        registry.load_module(f"{__name__}.{name}", pack=name, pack_kind="builtin")
+        for module in pack_modules(name):
+            registry.load_module(module, pack=name, pack_kind="builtin")
     registry.load_module(EXAMPLES, pack="examples", pack_kind="example")
     for point in installed_packs():
         registry.load_module(point.module, pack=pack_name(point), pack_kind="pack")
@@ -56,6 +61,18 @@ def load_core(registry: Registry) -> None:
     for name, res_cls in core.RESOURCES.items():
         spec = class_spec(res_cls)
         registry.add_spec(replace(spec, name=name, pack="core", pack_kind="builtin"))
+
+
+def pack_modules(name: str) -> list[str]:
+    """The modules of the library's pack `name`: the module itself, or each module of the
+    package (found on disk, not imported here: a pack that fails to import is the registry's
+    to report)."""
+    found = importlib.util.find_spec(f"{__name__}.{name}")
+    folders = found.submodule_search_locations if found is not None else None
+    if not folders:
+        return [f"{__name__}.{name}"]
+    names = sorted(info.name for info in pkgutil.iter_modules(list(folders)))
+    return [f"{__name__}.{name}.{module}" for module in names]
 
 
 @functools.cache

@@ -8,20 +8,22 @@ through shared memory. A JPEG much larger than its target is decoded at 1/2, 1/4
 by libjpeg itself (PIL's draft mode): a 1024x768 photo for a 256 resize decodes in a fraction
 of the time, and only the crop's region is resampled. The parent stacks a batch and normalises
 it in one pass (`to_model_batch`), on the model's device, in channels-last memory format.
+
+With decode "gpu" the workers send a JPEG's bytes instead, and the batch step decodes it on the
+GPU and cuts the same box from it (`crop_box`; graphbook/nodes/gpudecode.py).
 """
 
 from __future__ import annotations
 
 import io
 import math
-import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from graphbook.lifecycle import BatchStep
-from graphbook.nodes.common import Data, NodeInputError, image_path, targets
+from graphbook.nodes.common import NodeInputError, image_path
+from graphbook.stacking import stack
 
 if TYPE_CHECKING:
     import numpy as np
@@ -201,19 +203,50 @@ def resized(image: Image.Image, size: int, crop: int) -> Image.Image:
         image.load()
         return rgb(image)
     scale = size / min(width, height) if size > 0 else 1.0
-    out_w, out_h = _resized_size(width, height, size)
-    box_w, box_h = (min(crop, out_w), min(crop, out_h)) if crop > 0 else (out_w, out_h)
-    left, top = round((out_w - box_w) / 2), round((out_h - box_h) / 2)
+    box = crop_box(width, height, size, crop)
     if image.format == "JPEG" and scale < 0.5:
         image.draft("RGB", (math.ceil(width * scale), math.ceil(height * scale)))
     image = rgb(image)  # decodes (at the draft's scale)
-    factor_x, factor_y = image.size[0] / out_w, image.size[1] / out_h
-    source = (left * factor_x, top * factor_y, (left + box_w) * factor_x, (top + box_h) * factor_y)
-    if (box_w, box_h) != image.size or source != (0, 0, box_w, box_h):
+    factor_x, factor_y = image.size[0] / box.out_w, image.size[1] / box.out_h
+    source = (
+        box.left * factor_x,
+        box.top * factor_y,
+        (box.left + box.width) * factor_x,
+        (box.top + box.height) * factor_y,
+    )
+    if (box.width, box.height) != image.size or source != (0, 0, box.width, box.height):
         image = image.resize(
-            (box_w, box_h), Image.Resampling.BILINEAR, box=source, reducing_gap=3.0
+            (box.width, box.height), Image.Resampling.BILINEAR, box=source, reducing_gap=3.0
         )
-    return padded(image, crop) if crop > min(box_w, box_h) else image
+    return padded(image, crop) if box.pads else image
+
+
+@dataclass(frozen=True)
+class CropBox:
+    """Where Resize(size) + CenterCrop(crop) take an image: the resized size (out_w, out_h),
+    the crop's place in it (left, top, width, height), and whether the crop is larger than
+    the image (`pads`: the crop is centred on black)."""
+
+    out_w: int
+    out_h: int
+    left: int
+    top: int
+    width: int
+    height: int
+    crop: int
+
+    @property
+    def pads(self) -> bool:
+        return self.crop > min(self.width, self.height)
+
+
+def crop_box(width: int, height: int, size: int, crop: int) -> CropBox:
+    """The crop box of an image `width` x `height` resized to `size` (0: kept) and centre-
+    cropped to `crop` (0: none); the CPU loader and the GPU decoder both cut it."""
+    out_w, out_h = resized_size(width, height, size)
+    box_w, box_h = (min(crop, out_w), min(crop, out_h)) if crop > 0 else (out_w, out_h)
+    left, top = round((out_w - box_w) / 2), round((out_h - box_h) / 2)
+    return CropBox(out_w, out_h, left, top, box_w, box_h, crop)
 
 
 def padded(image: Image.Image, crop: int) -> Image.Image:
@@ -225,7 +258,7 @@ def padded(image: Image.Image, crop: int) -> Image.Image:
     return canvas
 
 
-def _resized_size(width: int, height: int, size: int) -> tuple[int, int]:
+def resized_size(width: int, height: int, size: int) -> tuple[int, int]:
     """torchvision's Resize(size) output: the short side `size`, the long side truncated."""
     if size <= 0:
         return width, height
@@ -243,17 +276,20 @@ def to_tensor(image: Image.Image) -> torch.Tensor:
 
 
 def to_model_batch(
-    tensors: list[torch.Tensor],
+    tensors: Sequence[torch.Tensor],
     preset: str = "imagenet",
     device: torch.device | str = "cpu",
     channels_last: bool = True,
 ) -> torch.Tensor:
     """Stack uint8 (3, H, W) tensors and normalise them for a model: float32 on `device`,
-    (x / 255 - mean) / std in one multiply-add, channels-last unless told otherwise."""
+    (x / 255 - mean) / std in one multiply-add, channels-last unless told otherwise.
+
+    The tensors are stacked with `graphbook.stacking.stack`: a batch the load workers laid out
+    as one slab (a `Loaded` list with its stacked form) is read where it lies, not copied."""
     import torch
 
     try:
-        batch = torch.stack(tensors)
+        batch = stack(tensors)
     except RuntimeError:
         sizes = sorted({"x".join(map(str, t.shape)) for t in tensors})
         raise NodeInputError(
@@ -263,151 +299,13 @@ def to_model_batch(
         ) from None
     recipe = preset_of(preset)
     batch = batch.to(device, non_blocking=True)
-    if channels_last and batch.dim() == 4:
-        batch = batch.contiguous(memory_format=torch.channels_last)
     scale = torch.tensor([1 / (255 * s) for s in recipe.std], device=batch.device)
     shift = torch.tensor([-m / s for m, s in zip(recipe.mean, recipe.std, strict=True)])
-    out = torch.empty_like(batch, dtype=torch.float32)  # keeps the memory format
-    # x / 255 * (1 / std) - mean / std, read and written in one pass
+    out = torch.empty(batch.shape, dtype=torch.float32, device=batch.device)
+    if channels_last and batch.dim() == 4:
+        out = out.contiguous(memory_format=torch.channels_last)
+    # x / 255 * (1 / std) - mean / std, read and written in one pass, straight into the
+    # memory format asked for (reordering the uint8 batch first is one more pass over it)
     return torch.addcmul(
         shift.to(batch.device).view(1, 3, 1, 1), batch, scale.view(1, 3, 1, 1), out=out
     )
-
-
-# -- the base of image model steps -------------------------------------------------------------
-def is_pipeline(model: Any) -> bool:
-    transformers = sys.modules.get("transformers")
-    pipelines = getattr(transformers, "Pipeline", None) if transformers else None
-    return pipelines is not None and isinstance(model, pipelines)
-
-
-def device_of(model: Any) -> torch.device:
-    """The device of the model's first parameter; the CPU for one without (ONNX, ...)."""
-    import torch
-
-    parameters = getattr(model, "parameters", None)
-    if callable(parameters):
-        for parameter in parameters():
-            return parameter.device  # type: ignore[no-any-return]
-    return torch.device("cpu")
-
-
-IMAGE_STEP_PARAMETERS: dict[str, Any] = {
-    "model": {"type": "resource", "required": True, "description": "a model resource"},
-    "batch_size": {"type": "int", "default": 32, "description": "images per forward pass"},
-    "item_key": {
-        "type": "string",
-        "default": "image",
-        "description": "the field holding the image (or a list of image records)",
-    },
-    "preset": {
-        "type": "string",
-        "default": "imagenet",
-        "description": "normalisation: imagenet, clip or none (0..1)",
-    },
-    "size": {"type": "int", "default": 256, "description": "short side after resizing (0: keep)"},
-    "crop": {"type": "int", "default": 224, "description": "centre crop side (0: none)"},
-    "on_error": {
-        "type": "string",
-        "default": "fail",
-        "description": 'an unreadable image: "fail" (that dict fails) or "skip" (dropped, counted)',
-    },
-}
-
-
-class ImageBatchStep(BatchStep):
-    """What the image model steps share: decoding in the workers, a batch on the model's
-    device, results on each dict (or each record of a list), unreadable images skipped."""
-
-    Parameters: ClassVar[dict[str, Any]] = IMAGE_STEP_PARAMETERS
-    Category: ClassVar[str] = "Models"
-    model: Any
-    preset: str = "imagenet"
-
-    def __init__(
-        self,
-        model: Any = None,
-        batch_size: int = 32,
-        item_key: str = "image",
-        preset: str = "imagenet",
-        size: int = 256,
-        crop: int = 224,
-        on_error: str = "fail",
-        **params: Any,
-    ) -> None:
-        super().__init__(batch_size=batch_size, item_key=item_key or "image", **params)
-        if model is None:
-            raise NodeInputError("no model: wire a model resource (TorchvisionModel, ...) to it")
-        self.model = model
-        self.preset = preset
-        self.on_error = check_on_error(on_error)
-        mode: Mode = "array" if is_pipeline(model) else "tensor"
-        loader = ImageLoader(preset, int(size), int(crop), self.on_error, mode)
-        self.load_fn = loader  # type: ignore[misc]  # the engine reads the instance's
-        self.skipped_ids: set[int] = set()
-        self.skipped = 0
-        self.first_skip = ""
-
-    def on_start(self) -> None:
-        self.skipped, self.first_skip = 0, ""
-        self.skipped_ids.clear()
-
-    def on_end(self) -> None:
-        if self.skipped:
-            self.log(f"skipped {self.skipped} unreadable images: first {self.first_skip}")
-
-    def on_item_batch(self, outputs: list[Any], items: list[Any], data: list[Data]) -> None:
-        kept = [
-            (o, i, d) for o, i, d in zip(outputs, items, data, strict=True) if self.keep(o, i, d)
-        ]
-        if not kept:
-            return
-        results = self.results([o for o, _, _ in kept])
-        for (_, item, owner), result in zip(kept, results, strict=True):
-            self.target(item, owner).update(result)
-
-    def results(self, images: list[Any]) -> list[Data]:
-        """One dict of fields for each image of the batch."""
-        raise NotImplementedError
-
-    def keep(self, output: Any, item: Any, owner: Data) -> bool:
-        if not isinstance(output, Unreadable):
-            return True
-        if not self.skipped:
-            self.first_skip = f"{output.file}: {output.reason}"
-            self.log(f"skipping unreadable image {self.first_skip}", "warning")
-        self.skipped += 1
-        self.skipped_ids.add(id(self.target(item, owner)))
-        return False
-
-    def target(self, item: Any, owner: Data) -> Data:
-        """The dict an image's results go on: the dict itself, or the image's record."""
-        key = str(self.item_key)
-        if isinstance(owner.get(key), list | tuple):
-            targets(owner, key, 0)  # refuses a list of plain paths, saying why
-            return item  # type: ignore[no-any-return]
-        return owner
-
-    def route(self, data: Data) -> str | None:
-        if not self.skipped_ids:
-            return self.Outputs[0]
-        if id(data) in self.skipped_ids:
-            self.skipped_ids.discard(id(data))
-            return None
-        value = data.get(str(self.item_key))
-        if isinstance(value, list) and any(id(r) in self.skipped_ids for r in value):
-            kept = [r for r in value if id(r) not in self.skipped_ids]
-            self.skipped_ids.difference_update(id(r) for r in value)
-            data[str(self.item_key)] = kept
-            if not kept:
-                return None
-        return self.Outputs[0]
-
-    def forward(self, model: Any, images: list[Any]) -> Any:
-        """The model's output on a batch of decoded images, under inference mode."""
-        import torch
-
-        device = device_of(model)
-        batch = to_model_batch(images, self.preset, device, channels_last=device.type != "mps")
-        with torch.inference_mode():
-            return model(batch)

@@ -13,7 +13,7 @@ import pytest
 from graphbook import Workflow, run_workflow
 from graphbook.engine.executor import RunResult
 from graphbook.nodes import library_registry
-from graphbook.nodes.curation import HammingIndex
+from graphbook.nodes.curation.near_duplicates import HammingIndex
 
 Rows = list[dict[str, Any]]
 REGISTRY = library_registry()
