@@ -121,6 +121,7 @@ class Filter(Step):
         "expression": {
             "type": "string",
             "required": True,
+            "expression": True,
             "description": "a Python expression over the fields, e.g. confidence >= 0.8 and "
             'label != "cat"',
         },
@@ -830,6 +831,7 @@ class SetField(Step):
         "value": {
             "type": "string",
             "required": True,
+            "expression": True,
             "description": 'a Python expression, e.g. label.upper() or "fixed"',
         },
     }
