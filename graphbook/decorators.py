@@ -245,14 +245,27 @@ def _check_call(fn: Any, arguments: tuple[str, ...], what: str) -> None:
     try:
         signature.bind(*arguments)
     except TypeError:
-        code = getattr(fn, "__code__", None)
-        where = f" ({code.co_filename}, line {code.co_firstlineno})" if code else ""
+        where = _where(fn)
         wanted = ", ".join(arguments)
         raise NodeDefinitionError(
             f"{what} function is called as {fn.__name__}({wanted}), but "
             f"{fn.__name__}{signature}{where} cannot take that; write "
             f"`def {fn.__name__}({wanted}):`"
         ) from None
+
+
+def _where(fn: Any) -> str:
+    """` (FILE, line N)`: where the function's `def` is, for a message; "" if unknown."""
+    try:
+        lines, start = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(fn)
+    except (OSError, TypeError):
+        return ""
+    found = next((i for i, line in enumerate(lines) if line.lstrip().startswith(DEFS)), 0)
+    return f" ({file}, line {start + found})"
+
+
+DEFS = ("def ", "async def ")
 
 
 def _gives(fn: Any) -> str:
