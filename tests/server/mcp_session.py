@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -134,7 +134,7 @@ class Shared:
                 await session.initialize()
                 yield session
 
-    def run(self, scenario: Callable[[Agent], Awaitable[T]], timeout: float = 120) -> T:
+    def run(self, scenario: Callable[[Agent], Coroutine[Any, Any, T]], timeout: float = 120) -> T:
         """Run `scenario` with the shared agent, in the session's thread; its result."""
         assert self.agent is not None, "the session is not open"
         agent = self.agent

@@ -39,6 +39,10 @@ def save(server: Shared, name: str, workflow: Workflow) -> None:
     (server.workflows / name).write_text(json.dumps(workflow.to_json()))
 
 
+def text_of(result: types.CallToolResult) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
 async def run(agent: Agent, path: str, **arguments: Any) -> dict[str, Any]:
     """Run a workflow to its end; its status."""
     job = (await agent.call("run_workflow", path=path, **arguments))["job_id"]
@@ -128,7 +132,7 @@ def test_images_come_as_pictures(server: Shared) -> None:
         await agent.call("edit_workflow", path="pictures.json", operations=ops, create=True)
         job = (await run(agent, "pictures.json"))["job_id"]
         result = await agent.result("node_output", job_id=job, node="pic")
-        answer = json.loads(result.content[0].text)
+        answer = json.loads(text_of(result))
         pictures = [block for block in result.content if isinstance(block, types.ImageContent)]
         assert len(pictures) == 2, answer
         (item,) = answer["items"]
@@ -189,7 +193,7 @@ def test_outputs_logs_and_status_belong_to_the_job(server: Shared) -> None:
 def test_listings_are_short_compact_and_paged(server: Shared) -> None:
     async def scenario(agent: Agent) -> None:
         result = await agent.result("list_nodes")
-        text = result.content[0].text
+        text = text_of(result)
         listing = json.loads(text)
         assert text == json.dumps(listing, separators=(",", ":"), ensure_ascii=False)
         assert result.structured_content is None, "one copy of the answer, not two"
@@ -204,8 +208,8 @@ def test_listings_are_short_compact_and_paged(server: Shared) -> None:
 
         await agent.call("write_node_file", path="broken.py", source="raise ValueError('x')\n")
         listed = await agent.result("list_nodes", search="Numbers")
-        assert json.loads(listed.content[0].text)["failed_files"] == ["broken.py"]
-        assert "Traceback" not in listed.content[0].text, "tracebacks go to node_failures"
+        assert json.loads(text_of(listed))["failed_files"] == ["broken.py"]
+        assert "Traceback" not in text_of(listed), "tracebacks go to node_failures"
         failures = (await agent.call("node_failures"))["failures"]
         (failure,) = [f for f in failures if f["path"] == "broken.py"]
         assert failure["error"] == "ValueError: x" and "raise ValueError" in failure["traceback"]
@@ -335,7 +339,7 @@ def test_asking_the_person(server: Shared) -> None:
             text = json.dumps(answer, separators=(",", ":"))
         assert json.loads(text) == {"answer": "dog"}
         asked = server.person.asked[-1]
-        assert asked.message == "Which pet?"
+        assert isinstance(asked, types.ElicitRequestFormParams) and asked.message == "Which pet?"
         assert asked.requested_schema["properties"]["answer"]["enum"] == ["cat", "dog"]
 
     server.run(scenario)
@@ -364,12 +368,12 @@ def test_tools_say_what_they_do(server: Shared) -> None:
         assert "add_node needs a `type`" in text and "Component" not in text
         await agent.call("edit_workflow", path="stop.json", operations=NUMBERS[:1], create=True)
         job = (await run(agent, "stop.json"))["job_id"]
-        for tool, arguments in (
+        for refused, arguments in (
             ("stop_job", {"job_id": job}),
             ("job_status", {"job_id": "nope"}),
             ("run_workflow", {"path": "nope.json"}),
         ):
-            text = await agent.refused(tool, **arguments)
+            text = await agent.refused(refused, **arguments)
             assert "/api/" not in text, text
         assert "list_workflows lists them" in text
 

@@ -47,11 +47,11 @@ class Pictures:
                     self.shown.append(picture)
                     image["image"] = len(self.shown)
             for link in LINKS:
-                if isinstance(image.get(link), str):
-                    if self.base is None:
-                        del image[link]
-                    else:
-                        image[link] = self.base + image[link]
+                if self.base is None:  # a link, and why there is none, mean nothing here
+                    image.pop(link, None)
+                    image.pop("outside", None)
+                elif isinstance(image.get(link), str):
+                    image[link] = self.base + image[link]
         return preview
 
     def thumbnail(self, image: dict[str, Any]) -> ImageContent | None:

@@ -262,8 +262,31 @@ def _node(node: p.NodeSnapshot) -> dict[str, Any]:
         "state": node.state,
         "counts": node.counts,
         "seconds": round(node.seconds, 3),
-        "errors": [p.to_json(entry) for entry in node.errors],
+        "errors": errors(node.errors),
     }
+
+
+OTHER_MESSAGES = 3
+"""Other messages of one kind of error a node's status lists (beside its first, in full)."""
+
+
+def errors(entries: list[p.ErrorEntry]) -> list[dict[str, Any]]:
+    """A node's errors by type: the first of each in full (its traceback, the dict it failed
+    on), how many there were, and a few of the others' messages: twelve dicts failing one way
+    are one traceback, not twelve."""
+    kinds: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        kind = kinds.get(entry.error.type)
+        if kind is None:
+            kinds[entry.error.type] = p.to_json(entry) | {"count": 1}
+            continue
+        kind["count"] += 1
+        others = kind.setdefault("others", [])
+        message = entry.error.message
+        fresh = message != kind["error"]["message"] and message not in others
+        if fresh and len(others) < OTHER_MESSAGES:
+            others.append(message)
+    return list(kinds.values())
 
 
 def _listed(job: p.Job, state: Listed | None) -> bool:
