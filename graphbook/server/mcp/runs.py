@@ -63,7 +63,9 @@ class RunTools:
         job = await self.jobs.submit(request)
         return {"job_id": job.id, "state": job.state, "position": job.position}
 
-    def list_jobs(
+    # The tools below are async even where they do not wait: the SDK runs a plain function in
+    # a worker thread, and the queue and the hub are the event loop's (answers publish).
+    async def list_jobs(
         self,
         state: Annotated[
             Listed | None,
@@ -213,7 +215,7 @@ class RunTools:
         series = await asyncio.to_thread(read)
         return {"run_id": run_id, "curves": [_curve(s, points) for s in series]}
 
-    def answer_prompt(
+    async def answer_prompt(
         self,
         prompt_id: Annotated[str, Field(description="the prompt's id, from job_status")],
         answer: Annotated[Any, Field(description="the answer, of the kind the prompt asks")],
@@ -222,7 +224,7 @@ class RunTools:
         self.jobs.answer(prompt_id, answer)
         return {"answered": prompt_id}
 
-    def stop_job(self, job_id: JobId) -> dict[str, Any]:
+    async def stop_job(self, job_id: JobId) -> dict[str, Any]:
         """Stop the running job (it ends within seconds), or cancel a queued one."""
         job = self.jobs.stop(job_id)
         return {"job_id": job.id, "state": job.state}
