@@ -9,6 +9,9 @@ figures (issue 25).
 - stop: Stop at a random moment of runs of 1 to 10,000 nodes (never recorded `failed`)
 - stop stuck: Stop of node code blocked in C or holding the GIL: the run ends `stopped` within
   STUCK_BOUND seconds, the server answers meanwhile, and the next run is taken
+- large edit: an MCP edit_workflow of 4,000 then 20,000 add_node operations (over /mcp) ends
+  within EDIT_BOUND seconds, /api/info answering within PROMPT meanwhile; one of more than the
+  limit is refused
 
 It also prints the median time from starting a run to its first `node_started` (the run host
 is warm, or the engine's thread starts), to compare before and after a change.
@@ -73,6 +76,9 @@ SERVING = re.compile(r"serving on (http://127\.0\.0\.1:\d+/)")
 PROMPT = 1.0
 STUCK_BOUND = 10.0
 """Seconds within which a Stop of node code that does not stop must end the run."""
+EDIT_BOUND = 30.0
+"""Seconds within which an edit of 20,000 operations must be applied and written."""
+EDIT_SIZES = (4_000, 20_000)
 """Seconds within which the server must answer while a probe is going on."""
 BAD = "\\ud800"
 """A lone surrogate as JSON writes it."""
@@ -344,6 +350,39 @@ async def stop_stuck_tries(probe: Probe, tally: Tally, tries: int) -> None:
         tally.add(held, why)
 
 
+async def large_edit(probe: Probe, tally: Tally, tries: int) -> None:
+    """edit_workflow with thousands of operations, /api/info asked all the while."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        streamable_http_client(probe.url + "mcp") as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        for i in range(tries):
+            size = EDIT_SIZES[i % len(EDIT_SIZES)]
+            operations = [{"op": "add_node", "type": "Count"} for _ in range(size)]
+            arguments = {"path": f"large{i}.json", "operations": operations, "create": True}
+            began = time.monotonic()
+            editing = asyncio.create_task(session.call_tool("edit_workflow", arguments))
+            slowest = 0.0
+            while not editing.done():
+                asked = time.monotonic()
+                await probe.call("GET", "/api/info")
+                slowest = max(slowest, time.monotonic() - asked)
+                await asyncio.sleep(0.02)
+            result, took = await editing, time.monotonic() - began
+            why = f"{size:,} operations: {took:.1f} s, /api/info at most {slowest:.2f} s"
+            print(f"  large edit: {why}", file=sys.stderr, flush=True)
+            held = not result.is_error and took < EDIT_BOUND and slowest < PROMPT
+            tally.add(held, why if not result.is_error else f"{size:,}: refused")
+        arguments["operations"] = [{"op": "add_node", "type": "Count"}] * 50_001
+        over = await session.call_tool("edit_workflow", arguments)
+        text = getattr(over.content[0], "text", "")
+        tally.add(over.is_error and "at most 50,000" in text, f"over the limit: {text:.120}")
+
+
 async def run_to_end(probe: Probe, workflow: str) -> int:
     """Start a run and wait for its end (it may wait for a run host that is loading, which
     /api/runs/current does not show); the status its start was answered with."""
@@ -370,7 +409,7 @@ async def first_node(probe: Probe, tries: int) -> list[float]:
 
 
 async def probe_all(url: str, folder: Path, tries: int, largest: int) -> dict[str, Tally]:
-    names = ("encoding", "store lock", "finish/run", "stop", "stop stuck")
+    names = ("encoding", "store lock", "finish/run", "stop", "stop stuck", "large edit")
     tallies = {name: Tally() for name in names}
     async with aiohttp.ClientSession() as http:
         probe = Probe(http, url)
@@ -384,6 +423,7 @@ async def probe_all(url: str, folder: Path, tries: int, largest: int) -> dict[st
             ("finish/run", lambda: finish_run(probe, tallies["finish/run"], tries * 3)),
             ("stop", lambda: stop(probe, tallies["stop"], tries, largest)),
             ("stop stuck", lambda: stop_stuck(probe, tallies["stop stuck"], tries)),
+            ("large edit", lambda: large_edit(probe, tallies["large edit"], min(tries, 4))),
         ]
         for name, step in steps:
             began = time.monotonic()

@@ -172,6 +172,11 @@ class HistorySink:
         run_id = event.run_id
         self.recorder.submit(lambda s: s.finish_run(run_id, status, counts, error, paused))
 
+    def outputs(self, kept: dict[str, Any]) -> None:
+        """Record previews of the first dicts the run's nodes handed on (sent before its end)."""
+        run_id = self.run_id
+        self.recorder.submit(lambda s: s.save_run_outputs(run_id, kept))
+
     def _report(self, rows: list[Row]) -> None:
         run_id = self.run_id
         self.recorder.submit(lambda s: s.report_metric_rows(run_id, rows))

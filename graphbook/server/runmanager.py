@@ -57,6 +57,7 @@ from graphbook.server.runhost.messages import (
     RunEnded,
     RunEvent,
     RunOrder,
+    RunOutputs,
     Step,
     Stop,
 )
@@ -210,6 +211,8 @@ class RunManager:
         match report:
             case RunEvent(_, event, messages):
                 self._deliver(active, event, messages)
+            case RunOutputs(_, outputs):
+                active.history.outputs(outputs)
             case RunCrashed(_, error):
                 active.history.error = active.history.error or error
                 self._deliver(active, _end_message(active, "failed"), None)
@@ -373,16 +376,7 @@ class RunManager:
             workflow.library = self.files.library
         else:
             workflow = self.files.load(name)
-        try:
-            overrides = run_overrides(workflow, registry, request.overrides, request.inputs)
-            running = with_overrides(workflow, overrides)
-            graph = build_graph(running, registry)
-            running = flatten(running)[0]  # the host runs what was checked, library read once
-            refuse_broken_files(graph, registry)
-        except WorkflowError as exc:
-            raise ServerError(422, "invalid_workflow", str(exc), exc.problems) from None
-        except GraphbookError as exc:
-            raise ServerError(422, "invalid_workflow", str(exc)) from None
+        graph, running = checked_run(workflow, registry, request.overrides, request.inputs)
         node = _target(request, graph)
         params = {n.id: dict(n.params) for n in running.nodes.values()}
         given = {k: dict(v) for k, v in (request.overrides or {}).items()} or None
@@ -488,9 +482,13 @@ class RunManager:
         self.hub.publish(cleared)
         return cleared
 
-    async def output(self, workflow: str, node: str, output: str, index: int) -> p.OutputItem:
+    async def output(
+        self, workflow: str, node: str, output: str, index: int, *, brief: bool = False
+    ) -> p.OutputItem:
+        """Dict #index of a node's output in the workflow's last run, previewed in full (or,
+        `brief`, as the live view previews it)."""
         name = self.files.name(workflow)
-        found = await self._ask(ReadOutput(name, node, output, index))
+        found = await self._ask(ReadOutput(name, node, output, index, brief))
         if found is None:
             raise not_found(f"no outputs of node {node!r} are kept for {name}; run it first")
         count = found.count
@@ -553,6 +551,30 @@ def _target(request: p.Run, graph: Graph) -> str | None:
     if problem is not None:
         raise bad_message(problem)
     return node
+
+
+def checked_run(
+    workflow: Workflow,
+    registry: Registry,
+    overrides: dict[str, dict[str, Any]] | None,
+    inputs: dict[str, Any] | None,
+) -> tuple[Graph, Workflow]:
+    """Everything starting a run checks before it starts (validate_workflow makes the same
+    checks, so that "valid" means a run starts): the overrides and inputs, the graph (node
+    types, parameter values against their types, expressions and function sources compiled,
+    required parameters, wires, cycles) and the node files its types come from. Returns the
+    graph and the flat workflow the host runs (the library read once); raises ServerError 422
+    naming every problem."""
+    try:
+        running = with_overrides(workflow, run_overrides(workflow, registry, overrides, inputs))
+        graph = build_graph(running, registry)
+        running = flatten(running)[0]
+        refuse_broken_files(graph, registry)
+    except WorkflowError as exc:
+        raise ServerError(422, "invalid_workflow", str(exc), exc.problems) from None
+    except GraphbookError as exc:
+        raise ServerError(422, "invalid_workflow", str(exc)) from None
+    return graph, running
 
 
 def refuse_broken_files(graph: Graph, registry: Registry) -> None:

@@ -51,6 +51,9 @@ CREATE TABLE IF NOT EXISTS run_links (
 CREATE TABLE IF NOT EXISTS run_nodes (
     run_id TEXT PRIMARY KEY REFERENCES runs(id), nodes TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS run_outputs (
+    run_id TEXT PRIMARY KEY REFERENCES runs(id), outputs TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY, state TEXT NOT NULL, request TEXT NOT NULL, created REAL NOT NULL,
     rank INTEGER NOT NULL DEFAULT 0, run_id TEXT, started REAL, ended REAL, error TEXT,

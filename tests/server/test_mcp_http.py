@@ -100,7 +100,9 @@ def test_mcp_needs_the_token_and_a_known_origin(serving: Serve) -> None:
         assert status == 200, reply
         assert reply["result"]["serverInfo"]["name"] == "graphbook"
         async with agent_at(server.url, {"Authorization": f"Bearer {TOKEN}"}) as agent:
-            assert "Numbers" in {n["name"] for n in (await agent.call("list_nodes"))["nodes"]}
+            assert "Numbers" in {
+                n["name"] for n in (await agent.call("list_nodes", search="Numbers"))["nodes"]
+            }
 
     serving(scenario, token=TOKEN)
 

@@ -51,7 +51,12 @@ async def agent_session(root: Path) -> None:
 
 async def writes_a_node_file(agent: Agent, nodes: Path) -> None:
     written = await agent.call("write_node_file", path="agent_nodes.py", source=NODE)
-    assert written == {"path": "agent_nodes.py", "nodes": ["Double"], "error": None}
+    assert written == {
+        "path": "agent_nodes.py",
+        "file": str((nodes / "agent_nodes.py").resolve()),
+        "nodes": ["Double"],
+        "error": None,
+    }
     described = await agent.call("describe_node", name="Double")
     assert [q["name"] for q in described["params"]] == ["times"]
     ops = [{"op": "add_node", "type": "Double", "params": {"times": 3}}]

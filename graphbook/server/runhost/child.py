@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from graphbook import protocol as p
-from graphbook.engine.cache import OutputCache
+from graphbook.engine.cache import OutputCache, WorkflowCache
 from graphbook.engine.control import RunControl
 from graphbook.engine.executor import Executor, make_pool
 from graphbook.engine.pool import Pool
@@ -49,6 +49,7 @@ from graphbook.server.runhost.messages import (
     FromHost,
     HostConfig,
     Image,
+    KeptOutputs,
     OutputShown,
     Pause,
     ReadCacheUsage,
@@ -66,6 +67,7 @@ from graphbook.server.runhost.messages import (
     RunEnded,
     RunEvent,
     RunOrder,
+    RunOutputs,
     SetCacheBudget,
     Step,
     Stop,
@@ -122,6 +124,7 @@ class RunHostChild:
         self.selections = Selections()
         self.previewer = Previewer(media, LIVE)
         self.full_previewer = Previewer(media, FULL)
+        self.kept_previewer = KeptPreviewer(media, LIVE)
         self.desk = PromptDesk()
         self.pool: Pool = make_pool(config.workers, config.backend)
         self.orders: queue.Queue[RunOrder | None] = queue.Queue()
@@ -218,7 +221,8 @@ class RunHostChild:
             return None
         if not 0 <= request.index < len(items):
             return OutputShown(len(items), None)
-        return OutputShown(len(items), self.full_previewer(items[request.index]))
+        preview = self.previewer if request.brief else self.full_previewer
+        return OutputShown(len(items), preview(items[request.index]))
 
     def _gallery(self, request: ReadGallery) -> p.GalleryPage | None:
         name, node, output = request.name, request.node, request.output
@@ -244,6 +248,10 @@ class RunHostChild:
         limit = LogLimiter(self.previewer)
 
         def sink(event: Event) -> None:
+            if isinstance(event, RunFinished):  # its outputs, before clients see it ended
+                cache = self.cache.workflow(order.name)
+                outputs = kept_outputs(cache, event.counts, self.kept_previewer)
+                self.send(RunOutputs(order.run_id, outputs))
             kept = event if isinstance(event, RECORDED) else None
             self.send(RunEvent(order.run_id, kept, limit(event)))
 
@@ -309,6 +317,36 @@ class RunHostChild:
         for name in set(before) - set(now):
             self.registry.unload_file(name)
         self.state.files = now
+
+
+class KeptPreviewer(Previewer):
+    """Previews kept with a run in the store: an image in memory is said, not sent (the
+    server keeps a bounded number of them; an image file's path outlives them)."""
+
+    def image(self, value: Any) -> Any:
+        size = getattr(value, "size", None)
+        return {"type": "image", "size": list(size) if size else None, "kept": False}
+
+
+KEPT_PER_OUTPUT = 5
+"""Dicts of each output of each node whose previews a run keeps in the store."""
+KEPT_PER_RUN = 200
+"""Previews a run keeps in the store in all (the first nodes' first)."""
+
+
+def kept_outputs(cache: WorkflowCache, counts: dict[str, Any], preview: Previewer) -> KeptOutputs:
+    """Previews of the first dicts of each output of the run's nodes (`counts`: the nodes
+    it ran or reused), at most KEPT_PER_OUTPUT an output and KEPT_PER_RUN in all."""
+    kept: KeptOutputs = {}
+    left = KEPT_PER_RUN
+    for node in counts:
+        entry = cache.entry(node)
+        for output, items in entry.by_output.items() if entry is not None else ():
+            shown = items[: min(KEPT_PER_OUTPUT, left)]
+            left -= len(shown)
+            previews = [preview(item) for item in shown]
+            kept.setdefault(node, {})[output] = {"count": len(items), "items": previews}
+    return kept
 
 
 def main(fd: int) -> None:

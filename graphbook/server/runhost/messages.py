@@ -3,8 +3,9 @@ dataclass a kind, pickled over the pipe and dispatched by type on either side.
 
 To the host: its `HostConfig` first, then `RunOrder`s, run controls (`Pause` ... `Stop`),
 `Answer`s to prompts, `Call`s (a `Request` with the number its reply names) and `Close`. From
-the host: `Ready`, a run's `RunEvent`s then `RunCrashed` (if it ended abnormally) and
-`RunEnded`, `Image`s for the media store, and a `Replied` or `Refused` for each call.
+the host: `Ready`, a run's `RunEvent`s (its `RunOutputs` before the last), then `RunCrashed`
+(if it ended abnormally) and `RunEnded`, `Image`s for the media store, and a `Replied` or
+`Refused` for each call.
 """
 
 from __future__ import annotations
@@ -160,6 +161,8 @@ class ReadOutput(Request[OutputShown | None]):
     node: str
     output: str
     index: int
+    brief: bool = False
+    """Previewed as the live view previews (long texts and lists cut), not in full."""
 
 
 @dataclass(frozen=True)
@@ -225,6 +228,20 @@ class RunEvent(Message):
     """What clients get for it (logs limited, values previewed)."""
 
 
+KeptOutputs = dict[str, dict[str, dict[str, Any]]]
+"""`{node: {output: {"count": N, "items": [preview, ...]}}}`: the first dicts of each output of
+a run's nodes, previewed, kept with the run in the store (`RunOutputs`)."""
+
+
+@dataclass(frozen=True)
+class RunOutputs(Message):
+    """Previews of the first dicts each node of the run handed on (sent before its end, so
+    the run's record has them once it is seen ended)."""
+
+    run_id: str
+    outputs: KeptOutputs
+
+
 @dataclass(frozen=True)
 class RunCrashed(Message):
     """The run ended abnormally (a bug, or a graph that no longer builds in the host)."""
@@ -240,7 +257,7 @@ class RunEnded(Message):
     run_id: str
 
 
-FromHost = Ready | Replied | Refused | Image | RunEvent | RunCrashed | RunEnded
+FromHost = Ready | Replied | Refused | Image | RunEvent | RunOutputs | RunCrashed | RunEnded
 
 
 @dataclass(frozen=True)
@@ -250,5 +267,5 @@ class HostExited(Message):
     code: int | None
 
 
-Report = RunEvent | RunCrashed | RunEnded | HostExited
+Report = RunEvent | RunOutputs | RunCrashed | RunEnded | HostExited
 """What the run manager hears from a host, in order."""
