@@ -20,7 +20,7 @@ FLOW.add("Split", "load")
 PROGRESS = NodeProgress("run1", "load", 3, {"out": 3}, 1.5)
 SAMPLES: list[m.Message] = [
     m.HostConfig(Path("nodes"), {"data": Path("data")}, 2, 1 << 20, frozenset({"a.json"}), "local"),
-    m.RunOrder("run1", FLOW, "a.json", None, "load", "", continue_on_error=True),
+    m.RunOrder("run1", p.RunRequest("a.json", "step", "load", continue_on_error=True), FLOW),
     m.Pause("run1"),
     m.Resume("run1"),
     m.Step("run1", None),

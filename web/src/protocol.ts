@@ -185,6 +185,17 @@ export interface LoadFailure {
   traceback: string;
 }
 
+export interface RunRequest {
+  workflow: string;
+  mode: RunMode;
+  node: string | null;
+  graph: Record<string, unknown> | null;
+  continue_on_error: boolean;
+  overrides: Record<string, Record<string, unknown>> | null;
+  inputs: Record<string, unknown> | null;
+  retry_interrupted: boolean;
+}
+
 export interface ErrorEntry {
   error: ErrorInfo;
   item: unknown;
@@ -303,21 +314,10 @@ export interface Ping {
   type: 'ping';
 }
 
-export interface JobRequest {
-  workflow: string;
-  mode: RunMode;
-  node: string | null;
-  graph: Record<string, unknown> | null;
-  continue_on_error: boolean;
-  overrides: Record<string, Record<string, unknown>> | null;
-  inputs: Record<string, unknown> | null;
-  retry_interrupted: boolean;
-}
-
 export interface Job {
   id: string;
   state: 'queued' | 'running' | 'completed' | 'failed' | 'stopped' | 'cancelled' | 'interrupted';
-  request: JobRequest;
+  request: RunRequest;
   created: number;
   position: number | null;
   run_id: string | null;
@@ -346,18 +346,6 @@ export interface Jobs {
   running: Job | null;
   finished: Job[];
   type: 'jobs';
-}
-
-export interface Run {
-  workflow: string;
-  mode: RunMode;
-  node: string | null;
-  graph: Record<string, unknown> | null;
-  continue_on_error: boolean;
-  overrides: Record<string, Record<string, unknown>> | null;
-  inputs: Record<string, unknown> | null;
-  ref: string | null;
-  type: 'run';
 }
 
 export interface ParamInfo {

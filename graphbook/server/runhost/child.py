@@ -237,9 +237,9 @@ class RunHostChild:
             self._run(order)
 
     def _run(self, order: RunOrder) -> None:
-        control = RunControl()
-        if order.stepping is not None:
-            control.step(order.stepping or None)
+        request, control = order.request, RunControl()
+        if request.stepping is not None:
+            control.step(request.stepping or None)
         self.state.control, self.state.run_id = control, order.run_id
         limit = LogLimiter(self.previewer)
 
@@ -249,22 +249,22 @@ class RunHostChild:
 
         try:
             self._load_nodes()
-            graph = build_graph(order.workflow, self.registry)
+            graph = build_graph(order.workflow, self.registry)  # this process's node classes
             executor = Executor(
                 self.pool,
-                continue_on_error=order.continue_on_error,
+                continue_on_error=request.continue_on_error,
                 prompter=self.desk.ask,
                 previewer=self.previewer,
             )
             executor.run(
                 graph,
                 sink,
-                until=order.until,
-                trigger=order.trigger,
+                until=request.until,
+                trigger=request.trigger,
                 control=control,
-                cache=self.cache.workflow(order.name),
+                cache=self.cache.workflow(request.workflow),
                 run_id=order.run_id,
-                workflow=order.name,
+                workflow=request.workflow,
             )
         except BaseException as exc:  # a bug, or a graph that no longer builds here
             logger.exception("run %s ended abnormally", order.run_id)

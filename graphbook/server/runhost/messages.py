@@ -53,14 +53,11 @@ class HostConfig(Message):
 @dataclass(frozen=True)
 class RunOrder(Message):
     run_id: str
+    request: p.RunRequest
+    """The run's request as the server checked it (its `workflow` the file's name: the cache
+    the run uses; its `graph` left out: `workflow` below is what runs)."""
     workflow: Workflow
-    """The workflow as it runs (overrides set), checked by the server."""
-    name: str
-    until: str | None
-    trigger: str | None
-    stepping: str | None = None
-    """Set when the run starts in step mode: the node to step (or "" for any)."""
-    continue_on_error: bool = False
+    """The workflow as it runs (components flattened, overrides and inputs set), checked."""
 
 
 # -- to the host, without a reply --------------------------------------------------------------

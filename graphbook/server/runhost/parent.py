@@ -143,7 +143,7 @@ class RunHost:
                 logger.exception("a %s could not be sent to the run host", type(message).__name__)
 
     def run(self, order: RunOrder) -> bool:
-        self.ran.add(order.name)
+        self.ran.add(order.request.workflow)
         return self.send(order)
 
     def request(self, request: Request[R]) -> Future[R]:
