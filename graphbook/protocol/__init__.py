@@ -1,11 +1,11 @@
 """The wire protocol between the server and its clients: every websocket message in both
 directions and every HTTP payload, as typed frozen dataclasses with one `encode` and one
 `decode`. The messages about a run are the engine's events (graphbook.events), sent as they
-are, and so is the request for a run (graphbook/run_request.py's RunRequest, which every front
-end builds); this package adds the rest, one module a concept: the run's snapshot
-(snapshot.py), the job queue (jobs.py), the websocket's messages (messages.py), the HTTP
-bodies (bodies.py), and the one encode and decode (codec.py). Every name is here, on the
-package (`p.RunStarted`).
+are, and so are the previews they carry (graphbook/previews.py) and the request for a run
+(graphbook/run_request.py's RunRequest, which every front end builds); this package adds the
+rest, one module a concept: the run's snapshot (snapshot.py), the job queue (jobs.py), the
+websocket's messages (messages.py), the HTTP bodies (bodies.py), and the one encode and
+decode (codec.py). Every name is here, on the package (`p.RunStarted`).
 `web/src/protocol.ts` is generated from both (by tests/web/protocol_ts.py); docs/protocol.md
 documents them.
 
@@ -36,6 +36,9 @@ from graphbook.events import RunPaused as RunPaused
 from graphbook.events import RunResumed as RunResumed
 from graphbook.events import RunStarted as RunStarted
 from graphbook.events import RunStatus as RunStatus
+from graphbook.previews import ImagePreview as ImagePreview
+from graphbook.previews import Preview as Preview
+from graphbook.previews import TensorPreview as TensorPreview
 from graphbook.protocol.bodies import CacheInfo as CacheInfo
 from graphbook.protocol.bodies import Catalog as Catalog
 from graphbook.protocol.bodies import ComponentDocument as ComponentDocument

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from graphbook.errors import LoadFailure, Problem
 from graphbook.events import PoolStats
+from graphbook.previews import Preview
 from graphbook.protocol.codec import ErrorCode
 from graphbook.protocol.snapshot import NodeSnapshot, RunSnapshot
 
@@ -239,7 +240,8 @@ class OutputItem:
     output: str
     index: int
     total: int
-    item: Any
+    item: Preview
+    """The dict, previewed large (deeper, longer text and more items than a live preview)."""
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from graphbook.server.runhost.messages import (
     HostExited,
     Pause,
     ReadGallery,
+    ReadImage,
     ReadOutput,
     Report,
     Request,
@@ -193,7 +194,7 @@ class RunManager:
             self.backend,
             self.media.thumbnails.secret,
         )
-        return RunHost(config, self.media, self._from_host)
+        return RunHost(config, self._from_host)
 
     def _from_host(self, host: RunHost, report: Report) -> None:
         """A report from a run host (in its reader thread), in the order it was sent."""
@@ -337,7 +338,7 @@ class RunManager:
         """Raise the ServerError `start` would raise for the request's workflow, overrides,
         inputs and node (read and checked in a thread), without starting it."""
         name = self.files.name(request.workflow)
-        await asyncio.to_thread(self._prepare, request, name, self.registry.copy())
+        await asyncio.to_thread(self._checked, request, name, self.registry.copy())
 
     def _start_hosted(self, active: ActiveRun, running: Workflow) -> None:
         """Send the run to its host (holding the host lock). A host that has ended and whose
@@ -363,6 +364,15 @@ class RunManager:
     ) -> tuple[CheckedRun, RunConfig]:
         """The run checked and what its record keeps (in a thread); raises ServerError for
         what is wrong with it."""
+        checked, workflow = self._checked(request, name, registry)
+        params = {n.id: dict(n.params) for n in checked.workflow.nodes.values()}
+        return checked, RunConfig(checked.request, params, workflow.to_json())
+
+    def _checked(
+        self, request: p.RunRequest, name: str, registry: Registry
+    ) -> tuple[CheckedRun, Workflow]:
+        """The request checked (run_request.check_run) and the workflow it names (the file's,
+        or the request's inline graph); raises ServerError for what is wrong with it."""
         if request.graph is not None:
             workflow = from_body(request.graph, name)
             workflow.library = self.files.library
@@ -373,8 +383,7 @@ class RunManager:
         refused = refusal(checked)
         if refused is not None:
             raise refused
-        params = {n.id: dict(n.params) for n in checked.workflow.nodes.values()}
-        return checked, RunConfig(request, params, workflow.to_json())
+        return checked, workflow
 
     def _release(self, active: ActiveRun, messages: Sequence[p.ServerMessage] = ()) -> None:
         """The run has ended: free the manager for the next run, then send its last `messages`
@@ -489,6 +498,16 @@ class RunManager:
         if found is None:
             raise not_found(f"no outputs of node {node!r} are kept for {name}; run it first")
         return found
+
+    async def image(self, media_id: str) -> bytes | None:
+        """An image a run made, as PNG: the bytes fetched before, else from the run host that
+        keeps it (encoded there the first time); None if it is no longer kept."""
+        data = await asyncio.to_thread(self.media.encoded, media_id)
+        if data is None:
+            data = await self._ask(ReadImage(media_id))
+            if data is not None:
+                self.media.put(media_id, data)
+        return data
 
     async def _ask(self, request: Request[R]) -> R:
         try:

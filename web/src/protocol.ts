@@ -16,6 +16,8 @@ export type PauseReason = 'pause' | 'step';
 export type WorkflowAction = 'saved' | 'deleted' | 'renamed';
 export type ErrorCode = 'bad_json' | 'bad_message' | 'unknown_type' | 'too_large' | 'not_found' | 'bad_path' | 'conflict' | 'invalid_workflow' | 'unauthorized' | 'forbidden' | 'no_run' | 'run_active' | 'store_failed' | 'internal';
 
+export type Preview = ImagePreview | TensorPreview | string | number | boolean | null | Preview[] | { [key: string]: Preview };
+
 export interface ErrorInfo {
   type: string;
   message: string;
@@ -101,7 +103,7 @@ export interface NodeOutput {
   node_id: string;
   output: string;
   index: number;
-  preview: unknown;
+  preview: Preview;
   type: 'node_output';
 }
 
@@ -116,7 +118,7 @@ export interface NodeError {
   run_id: string;
   node_id: string;
   error: ErrorInfo;
-  item: unknown;
+  item: Preview;
   type: 'node_error';
 }
 
@@ -151,7 +153,7 @@ export interface Prompt {
   prompt_id: string;
   node_id: string;
   prompt: Record<string, unknown>;
-  data: unknown;
+  data: Preview;
   type: 'prompt';
 }
 
@@ -171,6 +173,27 @@ export interface RunFinished {
   errors: number;
   paused: number;
   type: 'run_finished';
+}
+
+export interface ImagePreview {
+  url: string | null;
+  thumb: string | null;
+  outside: string | null;
+  size: number[] | null;
+  mode: string | null;
+  value: string | null;
+  fields: Record<string, Preview>;
+  type: 'image';
+}
+
+export interface TensorPreview {
+  type: 'tensor' | 'array';
+  shape: number[];
+  dtype: string;
+  device: string | null;
+  min: number | string | null;
+  max: number | string | null;
+  mean: number | string | null;
 }
 
 export interface Problem {
@@ -198,17 +221,17 @@ export interface RunRequest {
 
 export interface ErrorEntry {
   error: ErrorInfo;
-  item: unknown;
+  item: Preview;
 }
 
 export interface LogEntry {
   level: string;
-  message: unknown;
+  message: Preview;
 }
 
 export interface OutputPreview {
   index: number;
-  preview: unknown;
+  preview: Preview;
 }
 
 export interface NodeSnapshot {
@@ -495,7 +518,7 @@ export interface OutputItem {
   output: string;
   index: number;
   total: number;
-  item: unknown;
+  item: Preview;
 }
 
 export interface GalleryRow {

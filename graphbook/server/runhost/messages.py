@@ -4,7 +4,8 @@ dataclass a kind, pickled over the pipe and dispatched by type on either side.
 To the host: its `HostConfig` first, then `RunOrder`s, run controls (`Pause` ... `Stop`),
 `Answer`s to prompts, `Call`s (a `Request` with the number its reply names) and `Close`. From
 the host: `Ready`, a run's `RunEvent`s then `RunCrashed` (if it ended abnormally) and
-`RunEnded`, `Image`s for the media store, and a `Replied` or `Refused` for each call.
+`RunEnded`, and a `Replied` or `Refused` for each call. Images the run's previews show stay
+in the host until someone looks (`ReadImage`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Generic, TypeVar
 from graphbook import protocol as p
 from graphbook.engine.executor import Backend
 from graphbook.events import Event, PoolStats
+from graphbook.previews import Preview
 from graphbook.server.gallery import GalleryQuery
 from graphbook.workflow import Workflow
 
@@ -116,7 +118,7 @@ class CacheUsage(Message):
 class OutputShown(Message):
     count: int
     """How many dicts the node handed on there."""
-    shown: Any
+    shown: Preview
     """The full preview of the dict asked for; None if there is no such dict."""
 
 
@@ -175,6 +177,14 @@ class ReadPoolStats(Request[PoolStats | None]):
 
 
 @dataclass(frozen=True)
+class ReadImage(Request[bytes | None]):
+    """An image a run made, as PNG bytes (encoded the first time it is asked for); None if
+    the host no longer keeps it."""
+
+    media_id: str
+
+
+@dataclass(frozen=True)
 class Call(Message):
     call: int
     """The number the reply names."""
@@ -206,14 +216,6 @@ class Refused(Message):
 
 
 @dataclass(frozen=True)
-class Image(Message):
-    """An image a preview shows, for the server's media store (sent before that preview)."""
-
-    media_id: str
-    image: Any
-
-
-@dataclass(frozen=True)
 class RunEvent(Message):
     run_id: str
     event: Event | None
@@ -237,7 +239,7 @@ class RunEnded(Message):
     run_id: str
 
 
-FromHost = Ready | Replied | Refused | Image | RunEvent | RunCrashed | RunEnded
+FromHost = Ready | Replied | Refused | RunEvent | RunCrashed | RunEnded
 
 
 @dataclass(frozen=True)
