@@ -66,7 +66,7 @@ class JobQueue:
         runs.on_finished.append(self._run_finished)
 
     # -- the Python API ----------------------------------------------------------------------
-    async def submit(self, request: p.JobRequest) -> p.Job:
+    async def submit(self, request: p.RunRequest) -> p.Job:
         """Add a job at the end of the queue; it is in the store when this returns. Raises
         ServerError: a workflow path that is not one (400), a file that does not exist (404),
         a full queue (409), a store that cannot be written (503)."""
@@ -201,7 +201,7 @@ class JobQueue:
     async def _start(self, job_id: str) -> None:
         job = self._jobs[job_id]
         try:
-            run_id = await self.runs.start(_run(job.request))
+            run_id = await self.runs.start(job.request)
         except ServerError as exc:
             self._running = None
             if exc.code == "run_active" or not self._open:  # a run by hand got there first
@@ -335,18 +335,6 @@ def _brief(job: p.Job, position: int | None = None) -> p.Job:
     return dataclasses.replace(job, request=request, position=position)
 
 
-def _run(request: p.JobRequest) -> p.Run:
-    return p.Run(
-        request.workflow,
-        request.mode,
-        request.node,
-        request.graph,
-        request.continue_on_error,
-        request.overrides,
-        request.inputs,
-    )
-
-
 def _place(to: Move, old: int, size: int) -> int:
     if isinstance(to, int):
         return max(0, min(to, size - 1))
@@ -385,7 +373,7 @@ def _record(job: p.Job, rank: int) -> JobRecord:
 
 
 def _from_record(record: JobRecord) -> p.Job:
-    request = p.from_json(p.JobRequest, record.request, "job.request")
+    request = p.from_json(p.RunRequest, record.request, "job.request")
     state = record.state if record.state in get_args(p.JobState) else "failed"
     return p.Job(
         record.id,

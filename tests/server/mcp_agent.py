@@ -232,3 +232,47 @@ async def reads_node_docs(agent: Agent) -> None:
     assert "Yields `n` dicts" in getattr(doc.contents[0], "text", "")
     text = await agent.refused("describe_node", name="Ad")
     assert "unknown node type 'Ad'" in text
+
+
+def called(n: int = 3) -> dict[str, Any]:
+    """numbers -> add, callable like a function: its input `count` is the source's `n`."""
+    from graphbook.workflow import Workflow
+
+    flow = Workflow()
+    src = flow.add("Numbers", id="src", n=n)
+    flow.connect(src, flow.add("Add", id="plus", add=1))
+    flow.input("count", src, "n", "how many numbers")
+    return flow.to_json()
+
+
+BAD_RUNS: list[tuple[dict[str, Any], list[str]]] = [
+    ({"overrides": {"plus": {"add": "ten"}}}, ["node 'plus'", "expects a whole number"]),
+    ({"overrides": {"plus": {"ad": 2}}}, ["has no parameter 'ad'", "did you mean 'add'?"]),
+    ({"overrides": {"ghost": {"n": 2}}}, ["override 'ghost': no node has that id or title"]),
+    ({"inputs": {"cnt": 2}}, ["the workflow has no input 'cnt'", "its inputs are: count"]),
+    ({"inputs": {"count": "two"}}, ["input 'count'", "expects a whole number"]),
+]
+"""Run arguments the HTTP API refuses with 422, and what its message says."""
+
+
+async def refuses_bad_runs(
+    agent: Agent, workflows: Path, http_says: Callable[[dict[str, Any]], Any] | None = None
+) -> None:
+    """A run with bad overrides or inputs is refused in the call, with the message the HTTP
+    API's 422 gives (`http_says(body)`: that message, where there is a server), and queues
+    nothing; workflow inputs are taken as HTTP takes them."""
+    (workflows / "called.json").write_text(json.dumps(called()))
+    before = await agent.call("list_jobs")
+    for arguments, says in BAD_RUNS:
+        text = await agent.refused("run_workflow", path="called.json", **arguments)
+        assert all(words in text for words in says), text
+        if http_says is not None:
+            assert await http_says({"workflow": "called.json", **arguments}) in text
+    after = await agent.call("list_jobs")
+    assert (after["queued"], after["running"]) == ([], None), after
+    assert len(after["finished"]) == len(before["finished"]), "nothing ran or failed"
+
+    job = (await agent.call("run_workflow", path="called.json", inputs={"count": 2}))["job_id"]
+    done = await agent.call("wait_for_job", job_id=job, timeout=WAIT)
+    assert done["status"] == "completed", done
+    assert (await agent.call("node_output", path="called.json", node="plus"))["total"] == 2

@@ -121,8 +121,9 @@ async def thumbnails_outside_the_roots(server: Server, socket: Any) -> None:
 
     live = [m for m in socket.of(p.NodeOutput) if m.node_id == "shots"]
     image = live[0].preview["image"]
-    assert image["url"] is None and "outside" in image["outside"]
-    assert image["thumb"].startswith("/api/media/thumb?")
+    assert isinstance(image, p.ImagePreview)
+    assert image.url is None and "outside" in (image.outside or "")
+    assert (image.thumb or "").startswith("/api/media/thumb?")
 
 
 def test_gallery_of_outputs_kept_in_the_server_on_ray(

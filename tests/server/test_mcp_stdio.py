@@ -15,6 +15,7 @@ from mcp_agent import (
     builds_and_runs,
     reads_a_failure,
     refuses_bad_input,
+    refuses_bad_runs,
     stays_inside_the_roots,
 )
 from server_harness import settings_for
@@ -45,6 +46,7 @@ async def agent_session(root: Path) -> None:
         await builds_and_runs(agent)
         await reads_a_failure(agent)
         await refuses_bad_input(agent, settings.workflows)
+        await refuses_bad_runs(agent, settings.workflows)
         await stays_inside_the_roots(agent, root)
         await writes_a_node_file(agent, settings.nodes)
 

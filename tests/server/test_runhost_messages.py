@@ -20,7 +20,7 @@ FLOW.add("Split", "load")
 PROGRESS = NodeProgress("run1", "load", 3, {"out": 3}, 1.5)
 SAMPLES: list[m.Message] = [
     m.HostConfig(Path("nodes"), {"data": Path("data")}, 2, 1 << 20, frozenset({"a.json"}), "local"),
-    m.RunOrder("run1", FLOW, "a.json", None, "load", "", continue_on_error=True),
+    m.RunOrder("run1", p.RunRequest("a.json", "step", "load", continue_on_error=True), FLOW),
     m.Pause("run1"),
     m.Resume("run1"),
     m.Step("run1", None),
@@ -38,11 +38,11 @@ SAMPLES: list[m.Message] = [
     m.ReadOutput("a.json", "load", "out", 0, brief=True),
     m.ReadGallery("a.json", "load", "out", GalleryQuery("x > 1", "x", "desc", 5, 10)),
     m.ReadPoolStats(),
+    m.ReadImage("abc"),
     m.Call(7, m.ReadOutput("a.json", "load", "out", 2)),
     m.Ready(),
     m.Replied(7, m.CacheUsage(1, 1)),
     m.Refused(7, "KeyError: 'load'"),
-    m.Image("abc", b"pixels"),
     m.RunEvent("run1", PROGRESS, [PROGRESS, p.Error("store_failed", "locked")]),
     m.RunOutputs("run1", {"load": {"out": {"count": 9, "items": [{"x": 1}]}}}),
     m.RunCrashed("run1", "the run ended abnormally"),

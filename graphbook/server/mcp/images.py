@@ -17,7 +17,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import ImageContent
 
 from graphbook.server.errors import ServerError
-from graphbook.server.keys import MEDIA
+from graphbook.server.keys import MEDIA, RUN_MANAGER
 from graphbook.server.media import MediaStore
 from graphbook.server.thumbnails import SIZE
 
@@ -32,6 +32,7 @@ class Pictures:
 
     def __init__(self, app: web.Application, base: str | None, limit: int) -> None:
         self.media: MediaStore = app[MEDIA]
+        self.runs = app[RUN_MANAGER]
         self.base = base
         """The server's address (`http://host:port`) the agent reached it at; None on stdio."""
         self.limit = min(limit, MAX_IMAGES)
@@ -42,7 +43,7 @@ class Pictures:
         marked with its place among the answer's images (`"image": N`, from 1)."""
         for image in list(_images(preview)):
             if len(self.shown) < self.limit:
-                picture = await asyncio.to_thread(self.thumbnail, image)
+                picture = await self.thumbnail(image)
                 if picture is not None:
                     self.shown.append(picture)
                     image["image"] = len(self.shown)
@@ -54,25 +55,38 @@ class Pictures:
                     image[link] = self.base + image[link]
         return preview
 
-    def thumbnail(self, image: dict[str, Any]) -> ImageContent | None:
-        """A JPEG of at most SIZE pixels a side: of an image a run keeps in memory, or of an
-        image file an output names (as the thumbnails route draws it); None if neither is
-        there any more."""
+    async def thumbnail(self, image: dict[str, Any]) -> ImageContent | None:
+        """A JPEG of at most SIZE pixels a side: of an image a run keeps (fetched from its run
+        host as the media route fetches it), or of an image file an output names (as the
+        thumbnails route draws it); None if neither is there any more."""
         url, thumb = image.get("url"), image.get("thumb")
         if isinstance(url, str) and url.startswith(MEMORY):
-            kept = self.media.get(url[len(MEMORY) :])
             try:
-                return _content(_jpeg(kept)) if kept is not None else None
-            except (OSError, ValueError):  # not a picture PIL can draw
+                kept = await self.runs.image(url[len(MEMORY) :])
+            except ServerError:  # the run host is restarting
                 return None
+            return await asyncio.to_thread(_from_png, kept) if kept is not None else None
         if isinstance(thumb, str):
-            query = parse_qs(urlsplit(thumb).query)
-            thumbnails = self.media.thumbnails
-            try:
-                file = thumbnails.check(query["path"][0], query["sig"][0])
-                return _content(Path(thumbnails.make(file)).read_bytes())
-            except (KeyError, ServerError, OSError):
-                return None
+            return await asyncio.to_thread(self._file_thumbnail, thumb)
+        return None
+
+    def _file_thumbnail(self, thumb: str) -> ImageContent | None:
+        query = parse_qs(urlsplit(thumb).query)
+        thumbnails = self.media.thumbnails
+        try:
+            file = thumbnails.check(query["path"][0], query["sig"][0])
+            return _content(Path(thumbnails.make(file)).read_bytes())
+        except (KeyError, ServerError, OSError):
+            return None
+
+
+def _from_png(data: bytes) -> ImageContent | None:
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            return _content(_jpeg(image))
+    except (OSError, ValueError):  # not a picture PIL can draw
         return None
 
 

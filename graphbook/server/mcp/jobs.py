@@ -44,8 +44,11 @@ class Jobs:
     def __init__(self, app: web.Application) -> None:
         self.app = app
 
-    async def submit(self, request: p.JobRequest) -> p.Job:
-        """Queue a run; it starts when the runs before it have ended."""
+    async def submit(self, request: p.RunRequest) -> p.Job:
+        """Queue a run; it starts when the runs before it have ended. A request with problems
+        (bad overrides or inputs, an invalid workflow) is refused now, as POST /api/runs
+        refuses it, not queued to fail later."""
+        await self.app[RUN_MANAGER].check(request)
         return await self.app[JOBS].submit(request)
 
     def listing(self) -> p.JobList:

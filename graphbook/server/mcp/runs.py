@@ -49,6 +49,10 @@ class RunTools:
             dict[str, dict[str, Any]] | None,
             Field(description="{node id or unique title: {parameter: value}} for this run only"),
         ] = None,
+        inputs: Annotated[
+            dict[str, Any] | None,
+            Field(description="{input name: value} for the workflow's inputs (read_workflow)"),
+        ] = None,
         mode: Annotated[
             Literal["all", "until"], Field(description="all: every node; until: what `node` needs")
         ] = "all",
@@ -58,8 +62,9 @@ class RunTools:
         ] = False,
     ) -> dict[str, Any]:
         """Queue a run of a saved workflow file; returns its job id at once. Jobs run one
-        after another: it starts now if nothing else runs (wait_for_job waits for it)."""
-        request = p.JobRequest(path, mode, node, None, continue_on_error, overrides)
+        after another: it starts now if nothing else runs (wait_for_job waits for it). Bad
+        overrides or inputs, or a workflow that cannot run, are refused here, saying why."""
+        request = p.RunRequest(path, mode, node, None, continue_on_error, overrides, inputs)
         job = await self.jobs.submit(request)
         return {"job_id": job.id, "state": job.state, "position": job.position}
 

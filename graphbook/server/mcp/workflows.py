@@ -17,13 +17,13 @@ from graphbook.errors import Problem, WorkflowError
 from graphbook.graph import Graph
 from graphbook.inputs import input_schema
 from graphbook.paths import absolute
-from graphbook.server.errors import ServerError, not_found
+from graphbook.run_request import RunRequest, check_run
+from graphbook.server.errors import not_found
 from graphbook.server.keys import CATALOG, WORKFLOWS
 from graphbook.server.mcp.edits import Operation, apply_all
 from graphbook.server.mcp.errors import for_agent
 from graphbook.server.mcp.tools import CHANGES, READS, add
 from graphbook.server.routes.workflows import save
-from graphbook.server.runmanager import checked_run
 from graphbook.server.workflows import WorkflowFiles
 from graphbook.workflow import Workflow
 
@@ -72,12 +72,9 @@ class WorkflowTools:
 
         def check() -> dict[str, Any]:
             workflow = files.load(path)
-            graph: Graph | None = None
-            try:
-                graph = checked_run(workflow, registry, overrides, inputs)[0]
-                problems: list[Problem] = []
-            except ServerError as exc:
-                problems = exc.problems or [Problem(None, exc.message, "")]
+            request = RunRequest(files.name(path), overrides=overrides, inputs=inputs)
+            checked = check_run(request, workflow, registry)
+            graph, problems = checked.graph, checked.problems
             answer = {"path": files.name(path), "valid": not problems}
             answer["problems"] = named(problems, workflow)
             if graph is not None and (found := resolved_paths(graph)):

@@ -5,8 +5,8 @@ It loads the registry from the server's node folder, keeps the output cache and 
 pool, and runs one run at a time in its run thread; its main thread answers the server's
 messages (messages.py: run controls, prompt answers, cache reads and changes) meanwhile. What
 it sends back, in order over one pipe: the run's messages as clients get them (logs limited and
-previewed here) with the events the run store needs, images for the media store, replies, and
-RunEnded.
+previewed here) with the events the run store needs, replies, and RunEnded. The images the
+previews show are kept here, encoded when the server first asks for one.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ import os
 import queue
 import signal
 import threading
-import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -48,12 +46,12 @@ from graphbook.server.runhost.messages import (
     ForgetCached,
     FromHost,
     HostConfig,
-    Image,
     KeptOutputs,
     OutputShown,
     Pause,
     ReadCacheUsage,
     ReadGallery,
+    ReadImage,
     ReadOutput,
     ReadPoolStats,
     Ready,
@@ -88,24 +86,6 @@ class HostState:
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
-class HostMedia(MediaStore):
-    """Images are kept by the server: each one goes there (before the message that shows it)."""
-
-    def __init__(
-        self,
-        roots: dict[str, Path],
-        send: Callable[[FromHost], None],
-        secret: bytes | None = None,
-    ) -> None:
-        super().__init__(roots, secret=secret)
-        self._send = send
-
-    def add(self, image: Any) -> str:
-        media_id = uuid.uuid4().hex[:16]
-        self._send(Image(media_id, image))
-        return media_id
-
-
 class RunHostChild:
     """The run host process: its registry, cache and pool, its run thread, and its end of the
     pipe to the server."""
@@ -119,7 +99,7 @@ class RunHostChild:
         self._load_nodes()
         self.cache = OutputCache(config.cache_budget)
         self.cache.lost = set(config.lost)
-        media = HostMedia(config.roots, self.send, config.thumb_secret)
+        media = MediaStore(config.roots, secret=config.thumb_secret)
         self.media = media
         self.selections = Selections()
         self.previewer = Previewer(media, LIVE)
@@ -213,6 +193,8 @@ class RunHostChild:
                 return self._gallery(request)
             case ReadPoolStats():
                 return self.pool.stats()
+            case ReadImage(media_id):
+                return self.media.encoded(media_id)
         raise TypeError(f"the run host has no answer to a {type(request).__name__}")
 
     def _output(self, request: ReadOutput) -> OutputShown | None:
@@ -241,15 +223,15 @@ class RunHostChild:
             self._run(order)
 
     def _run(self, order: RunOrder) -> None:
-        control = RunControl()
-        if order.stepping is not None:
-            control.step(order.stepping or None)
+        request, control = order.request, RunControl()
+        if request.stepping is not None:
+            control.step(request.stepping or None)
         self.state.control, self.state.run_id = control, order.run_id
         limit = LogLimiter(self.previewer)
 
         def sink(event: Event) -> None:
             if isinstance(event, RunFinished):  # its outputs, before clients see it ended
-                cache = self.cache.workflow(order.name)
+                cache = self.cache.workflow(request.workflow)
                 outputs = kept_outputs(cache, event.counts, self.kept_previewer)
                 self.send(RunOutputs(order.run_id, outputs))
             kept = event if isinstance(event, RECORDED) else None
@@ -257,22 +239,22 @@ class RunHostChild:
 
         try:
             self._load_nodes()
-            graph = build_graph(order.workflow, self.registry)
+            graph = build_graph(order.workflow, self.registry)  # this process's node classes
             executor = Executor(
                 self.pool,
-                continue_on_error=order.continue_on_error,
+                continue_on_error=request.continue_on_error,
                 prompter=self.desk.ask,
                 previewer=self.previewer,
             )
             executor.run(
                 graph,
                 sink,
-                until=order.until,
-                trigger=order.trigger,
+                until=request.until,
+                trigger=request.trigger,
                 control=control,
-                cache=self.cache.workflow(order.name),
+                cache=self.cache.workflow(request.workflow),
                 run_id=order.run_id,
-                workflow=order.name,
+                workflow=request.workflow,
             )
         except BaseException as exc:  # a bug, or a graph that no longer builds here
             logger.exception("run %s ended abnormally", order.run_id)

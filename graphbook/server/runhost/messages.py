@@ -4,8 +4,8 @@ dataclass a kind, pickled over the pipe and dispatched by type on either side.
 To the host: its `HostConfig` first, then `RunOrder`s, run controls (`Pause` ... `Stop`),
 `Answer`s to prompts, `Call`s (a `Request` with the number its reply names) and `Close`. From
 the host: `Ready`, a run's `RunEvent`s (its `RunOutputs` before the last), then `RunCrashed`
-(if it ended abnormally) and `RunEnded`, `Image`s for the media store, and a `Replied` or
-`Refused` for each call.
+(if it ended abnormally) and `RunEnded`, and a `Replied` or `Refused` for each call. Images the
+run's previews show stay in the host until someone looks (`ReadImage`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 from graphbook import protocol as p
 from graphbook.engine.executor import Backend
 from graphbook.events import Event, PoolStats
+from graphbook.previews import Preview
 from graphbook.server.gallery import GalleryQuery
 from graphbook.workflow import Workflow
 
@@ -54,14 +55,11 @@ class HostConfig(Message):
 @dataclass(frozen=True)
 class RunOrder(Message):
     run_id: str
+    request: p.RunRequest
+    """The run's request as the server checked it (its `workflow` the file's name: the cache
+    the run uses; its `graph` left out: `workflow` below is what runs)."""
     workflow: Workflow
-    """The workflow as it runs (overrides set), checked by the server."""
-    name: str
-    until: str | None
-    trigger: str | None
-    stepping: str | None = None
-    """Set when the run starts in step mode: the node to step (or "" for any)."""
-    continue_on_error: bool = False
+    """The workflow as it runs (components flattened, overrides and inputs set), checked."""
 
 
 # -- to the host, without a reply --------------------------------------------------------------
@@ -120,7 +118,7 @@ class CacheUsage(Message):
 class OutputShown(Message):
     count: int
     """How many dicts the node handed on there."""
-    shown: Any
+    shown: Preview
     """The full preview of the dict asked for; None if there is no such dict."""
 
 
@@ -181,6 +179,14 @@ class ReadPoolStats(Request[PoolStats | None]):
 
 
 @dataclass(frozen=True)
+class ReadImage(Request[bytes | None]):
+    """An image a run made, as PNG bytes (encoded the first time it is asked for); None if
+    the host no longer keeps it."""
+
+    media_id: str
+
+
+@dataclass(frozen=True)
 class Call(Message):
     call: int
     """The number the reply names."""
@@ -209,14 +215,6 @@ class Refused(Message):
 
     call: int
     error: str
-
-
-@dataclass(frozen=True)
-class Image(Message):
-    """An image a preview shows, for the server's media store (sent before that preview)."""
-
-    media_id: str
-    image: Any
 
 
 @dataclass(frozen=True)
@@ -257,7 +255,7 @@ class RunEnded(Message):
     run_id: str
 
 
-FromHost = Ready | Replied | Refused | Image | RunEvent | RunOutputs | RunCrashed | RunEnded
+FromHost = Ready | Replied | Refused | RunEvent | RunOutputs | RunCrashed | RunEnded
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,13 @@ does), keeping its cache: a node's cache key holds its code.
 
 The two sides talk in the typed messages of messages.py. They come back over one pipe, in
 order, read by one thread here (`_read`): the run's messages as clients get them with the
-events the run store needs (RunEvent), images (kept by the server's media store), replies to
-requests, and RunEnded. The reader hands the run's reports to the run manager. Requests with
-replies (cache reads and changes, pool stats) wait on a Future: from a thread, or awaited on
-the loop (`ask`), never blocking it.
+events the run store needs (RunEvent), replies to requests, and RunEnded. The reader hands the
+run's reports to the run manager. Requests with replies (cache reads and changes, pool stats,
+images) wait on a Future: from a thread, or awaited on the loop (`ask`), never blocking it.
+
+The images a run's previews show stay in the host (its media store) until someone looks: the
+server asks for one (ReadImage), encoded there once, and keeps the bytes. A preview's pixels
+never cross the pipe unasked (a 224x224 image was 150,600 bytes with every preview).
 
 The cache lives in the host. When a host is ended, what it cached is gone: the next host is
 told which workflows it had (`lost`), and their nodes re-run with the cause `lost` ("its cached
@@ -47,7 +50,6 @@ from typing import Any, TypeVar
 
 from graphbook.engine import processes
 from graphbook.events import PoolStats
-from graphbook.server.media import MediaStore
 from graphbook.server.runhost.messages import (
     Call,
     Close,
@@ -55,7 +57,6 @@ from graphbook.server.runhost.messages import (
     FromHost,
     HostConfig,
     HostExited,
-    Image,
     ReadCacheUsage,
     ReadPoolStats,
     Ready,
@@ -86,9 +87,8 @@ class HostGone(Exception):
 class RunHost:
     """One run host process and its pipe, as the server holds them."""
 
-    def __init__(self, config: HostConfig, media: MediaStore, listener: Listener) -> None:
+    def __init__(self, config: HostConfig, listener: Listener) -> None:
         self.config = config
-        self.media = media
         self.listener = listener
         """Called in the reader thread with each run report, and HostExited at the end."""
         self.ran: set[str] = set()
@@ -143,7 +143,7 @@ class RunHost:
                 logger.exception("a %s could not be sent to the run host", type(message).__name__)
 
     def run(self, order: RunOrder) -> bool:
-        self.ran.add(order.name)
+        self.ran.add(order.request.workflow)
         return self.send(order)
 
     def request(self, request: Request[R]) -> Future[R]:
@@ -222,8 +222,6 @@ class RunHost:
                 self._settle(call, lambda future: future.set_result(value))
             case Refused(call, error):
                 self._settle(call, lambda future: future.set_exception(RuntimeError(error)))
-            case Image(media_id, image):
-                self.media.put(media_id, image)
             case Ready():
                 self.loaded = True
                 self.ready.set()
