@@ -114,6 +114,22 @@ def hog(ctx: Any, data: dict) -> None:
     sum(range(10**15))
 
 
+@step("Faults/Fork")
+@param("marks", "string", default="")
+@param("leave", "boolean", default=False)
+def fork(ctx: Any, data: dict) -> None:
+    """Node code that forks a child which never exits (as a library on multiprocessing's fork
+    start method may), then blocks; with `leave`, the child leaves the process group."""
+    if os.fork() == 0:
+        if ctx.leave:
+            os.setsid()
+        _mark(ctx.marks, "forked")
+        while True:
+            time.sleep(60)
+    _mark(ctx.marks, "fork")
+    threading.Event().wait()
+
+
 @step("Faults/Stuck")
 @param("marks", "string", default="")
 def stuck(ctx: Any, data: dict) -> None:
@@ -266,12 +282,13 @@ def project(folder: Path) -> Path:
 
 
 def workflow(folder: Path, name: str, kind: str, n: int = 4) -> str:
-    """Count(n) -> `kind` (Hang, Slow, Stuck), which marks what it runs under marks/."""
+    """Count(n) -> `kind` (Hang, Slow, Stuck, Fork), which marks what it runs under marks/."""
     from graphbook.workflow import Workflow
 
     wf = Workflow()
     src = wf.add("Count", id="src", n=n, marks=str(folder / "marks"))
-    node = wf.add(kind, id="node", **({"marks": str(folder / "marks")} if kind == "Stuck" else {}))
+    marked = {"marks": str(folder / "marks")} if kind in ("Stuck", "Fork") else {}
+    node = wf.add(kind, id="node", **marked)
     wf.connect(src, node)
     (folder / "workflows" / name).write_text(json.dumps(wf.to_json()))
     return name

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fault_procs import Served, alive, marks, project, serve, wait_until, workflow
+from fault_procs import Served, alive, marks, project, reaping, serve, wait_until, workflow
 
 BOUND = 15.0
 """Generous over the promised STOP_GRACE (2 s) and a host's end, for a loaded machine."""
@@ -109,6 +109,37 @@ def test_stop_ends_a_run_stuck_in_c_and_the_server_takes_new_runs(
     finally:
         err = server.stop()
     assert "left behind" not in err
+
+
+@pytest.mark.parametrize("leave", [False, True], ids=["in-group", "left-group"])
+def test_stop_ends_a_run_whose_node_forked_a_child_that_never_exits(
+    tmp_path: Path, leave: bool
+) -> None:
+    """The fork holds the run host's pipe open: the run still ends `stopped`, the fork ends
+    with the host's process group (one that left the group lives on, but holds nothing up),
+    and the server takes the next run."""
+    folder = project(tmp_path)
+    forking = workflow(folder, "fork.json", "Fork", n=1)
+    if leave:
+        document = json.loads((folder / "workflows" / forking).read_text())
+        next(n for n in document["nodes"] if n["id"] == "node")["params"]["leave"] = True
+        (folder / "workflows" / forking).write_text(json.dumps(document))
+    quick = workflow(folder, "slow.json", "Slow", n=1)
+    server = serve(folder)
+    forked: list[int] = []
+    try:
+        run = server.start(forking)
+        forked += wait_until(lambda: marks(folder, "forked"), "the node's fork to start")
+        wait_until(lambda: marks(folder, "fork"), "the node to block")
+        assert server.call("POST", "/api/runs/current/stop")[0] in (200, 202, 204)
+        assert server.ended(run, timeout=BOUND) == "stopped"
+        if not leave:
+            wait_until(lambda: not alive(forked[0]), "the fork to end with the run host")
+        assert server.ended(server.start(quick)) == "completed"
+    finally:
+        with reaping() as pids:  # first: a live fork holds the server's output pipes open
+            pids += forked
+        server.stop()
 
 
 def test_stop_ends_a_node_holding_the_gil_while_the_server_answers(tmp_path: Path) -> None:
