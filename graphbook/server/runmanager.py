@@ -195,6 +195,7 @@ class RunManager:
             lost,
             self.backend,
             self.media.thumbnails.secret,
+            frozenset(self.registry.failures),
         )
         return RunHost(config, self.media, self._from_host)
 
@@ -349,6 +350,7 @@ class RunManager:
             trigger,
             (config.node or "") if stepping else None,
             config.continue_on_error,
+            frozenset(self.registry.failures),
         )
         active.order = order
         self.active = self._current = active

@@ -298,8 +298,9 @@ def marks(folder: Path, what: str) -> list[int]:
     return [int(p.suffix[1:]) for p in (folder / "marks").glob(f"{what}.*")]
 
 
-def serve(folder: Path, *args: str, port: int = 0) -> Served:
-    command = [sys.executable, "-m", "graphbook", "serve", "--no-watch", "--port", str(port)]
+def serve(folder: Path, *args: str, port: int = 0, watch: bool = False) -> Served:
+    command = [sys.executable, "-m", "graphbook", "serve", "--port", str(port)]
+    command += [] if watch else ["--no-watch"]
     command += ["--nodes", str(folder / "nodes"), "--workflows", str(folder / "workflows")]
     process = subprocess.Popen(
         [*command, "--data", str(folder / "data"), "--media", str(folder / "media"), *args],

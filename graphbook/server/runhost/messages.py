@@ -48,6 +48,9 @@ class HostConfig(Message):
     joining the address given: the server's local Ray, or a cluster)."""
     thumb_secret: bytes | None = None
     """The server's key for thumbnail URLs (thumbnails.py), so previews made here link them."""
+    skip: frozenset[str] = frozenset()
+    """Node files not to import: those the server's catalog found failing (NOTE [ Node files
+    at import ]: one may end or freeze the process that imports it)."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,8 @@ class RunOrder(Message):
     stepping: str | None = None
     """Set when the run starts in step mode: the node to step (or "" for any)."""
     continue_on_error: bool = False
+    skip: frozenset[str] = frozenset()
+    """Node files not to import (HostConfig.skip), as the catalog knows them now."""
 
 
 # -- to the host, without a reply --------------------------------------------------------------
