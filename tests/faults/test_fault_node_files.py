@@ -26,13 +26,13 @@ BAD_FILES = {
 }
 """File name -> (its source, what its failure says)."""
 
-LATE = '''from graphbook import step
+LATE = """from graphbook import step
 
 
 @step("Faults/Late")
 def late(ctx, data):
     pass
-'''
+"""
 
 
 def failures(server: Served) -> dict[str, str]:
