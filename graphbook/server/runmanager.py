@@ -173,6 +173,7 @@ class RunManager:
         self._closing = True  # a run being read and checked now does not start
         active = self.active
         if active is not None:
+            active.history.interrupted = True  # as its job will say
             active.control.stop()
         if self.host is not None:
             await asyncio.to_thread(self.host.close, STOP_GRACE * 2)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
 import time
 import urllib.request
 from pathlib import Path
@@ -328,3 +329,31 @@ def test_actors_of_a_killed_serve_ray_end_when_their_lease_runs_out(
         wait_until(lambda: not any(map(alive, actors)), "the killed server's actors to end", 30)
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
+def test_a_job_and_its_run_ended_by_the_servers_end_agree(
+    tmp_path: Path, how: signal.Signals
+) -> None:
+    """SIGTERM or SIGINT to the server mid-run: the next server says the job and its run were
+    both `interrupted`."""
+    folder = project(tmp_path)
+    slow = workflow(folder, "slow.json", "Slow", n=500)
+    server = serve(folder)
+    try:
+        status, job = server.call("POST", "/api/jobs", {"workflow": slow})
+        assert status in (200, 201, 202), job
+        wait_until(lambda: marks(folder, "load"), "the job's run to be going")
+        run = wait_until(
+            lambda: server.call("GET", f"/api/jobs/{job['id']}")[1].get("run_id"), "its run"
+        )
+        server.process.send_signal(how)
+        server.process.wait(30)
+    finally:
+        server.stop()
+    again = serve(folder)
+    try:
+        assert again.call("GET", f"/api/jobs/{job['id']}")[1]["state"] == "interrupted"
+        assert record(again, run)["status"] == "interrupted"
+    finally:
+        again.stop()

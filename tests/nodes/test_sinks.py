@@ -131,8 +131,10 @@ def test_written_files_get_the_mode_the_umask_gives(
     tmp_path: Path, photos: list[dict[str, Any]]
 ) -> None:
     for kind, name in [*TABLES, ("DumpJSONL", "d.jsonl")]:
-        key = "jsonl_path" if kind == "DumpJSONL" else "path"
-        assert run(kind, [{"x": 1}], **{key: str(tmp_path / name)}).ok
+        where: dict[str, Any] = {
+            "jsonl_path" if kind == "DumpJSONL" else "path": str(tmp_path / name)
+        }
+        assert run(kind, [{"x": 1}], 0, **where).ok
         assert mode(tmp_path / name) == 0o644, (kind, oct(mode(tmp_path / name)))
     out = tmp_path / "sorted"
     assert run("WriteImageFolder", photos, 2, folder=str(out), by="label").ok
