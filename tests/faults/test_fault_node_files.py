@@ -117,3 +117,24 @@ async def write_over_stdio(folder: Path) -> dict[str, Any]:
             assert not result.is_error, text
             found[name] = json.loads(text)
     return found
+
+
+def test_a_symlinked_node_file_leading_outside_is_refused_without_showing_where(
+    tmp_path: Path,
+) -> None:
+    folder = project(tmp_path)
+    outside = tmp_path / "elsewhere" / "secret_nodes.py"
+    outside.parent.mkdir()
+    outside.write_text(LATE)
+    (folder / "nodes" / "linked.py").symlink_to(outside)
+    server = serve(folder)
+    try:
+        status, catalog = server.call("GET", "/api/catalog")
+        assert status == 200, catalog
+        [failure] = [f for f in catalog["failures"] if f["path"].endswith("linked.py")]
+        assert failure["path"] == str((folder / "nodes").resolve() / "linked.py")
+        assert "outside the node folder" in failure["error"]
+        assert "elsewhere" not in json.dumps(catalog), "where the link leads is not shown"
+        assert "Late" not in node_names(server)
+    finally:
+        server.stop()
