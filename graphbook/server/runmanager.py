@@ -172,6 +172,7 @@ class RunManager:
         self._closing = True  # a run being read and checked now does not start
         active = self.active
         if active is not None:
+            active.history.interrupted = True  # as its job will say
             active.control.stop()
         if self.host is not None:
             await asyncio.to_thread(self.host.close, STOP_GRACE * 2)
@@ -194,6 +195,7 @@ class RunManager:
             lost,
             self.backend,
             self.media.thumbnails.secret,
+            frozenset(self.registry.failures),
         )
         return RunHost(config, self._from_host)
 
@@ -347,7 +349,8 @@ class RunManager:
         """Send the run to its host (holding the host lock). A host that has ended and whose
         reader has not yet started the next one is sent nothing: that reader, waiting on the
         lock, sends the run to the new host (`_resend`)."""
-        order = RunOrder(active.run_id, active.config.request, running)
+        skip = frozenset(self.registry.failures)
+        order = RunOrder(active.run_id, active.config.request, running, skip)
         active.order = order
         self.active = self._current = active
         active.host.run(order)
