@@ -86,7 +86,8 @@ class TaskActor:
         return str(ray.get_runtime_context().get_node_id())
 
     def preload(self, modules: Sequence[str]) -> None:
-        """Import what the driver has imported (torch: seconds), before the first task needs it."""
+        """Import the slow modules the workflow's code uses (torch: seconds), before the first task
+        needs them (graphbook/engine/ray/preload.py)."""
         import importlib
 
         had_torch = "torch" in sys.modules
