@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from graphbook.engine.pool import Done, Failed, Outcome, call
 from graphbook.engine.ray.detached import LEASE, watch
 from graphbook.engine.ray.ship import importable
+from graphbook.engine.slabs import Part
 from graphbook.events import ErrorInfo
 from graphbook.logs import collect_in_this_process
 
@@ -157,7 +158,11 @@ class TaskActor:
 
     def _placed(self, outcome: Outcome) -> Outcome:
         """A failure on another node than the driver's says which node and host it ran on; a
-        file not found where the driver's folder is missing says why relative paths missed."""
+        file not found where the driver's folder is missing says why relative paths missed.
+        The items of a batch's part are placed each (slabs.py: a part is loaded as one task)."""
+        if isinstance(outcome, Done) and isinstance(outcome.value, Part):
+            outcome.value.outcomes[:] = [self._placed(o) for o in outcome.value.outcomes]
+            return outcome
         if not isinstance(outcome, Failed):
             return outcome
         error = outcome.error
