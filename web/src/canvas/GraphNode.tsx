@@ -4,6 +4,7 @@ import { memo, useMemo } from 'react';
 import { Handle, NodeResizeControl, Position, type NodeProps } from '@xyflow/react';
 import { OFFLINE, run } from '../actions/run';
 import type { NodeSpec } from '../catalog';
+import { useExposedPorts } from '../hooks/useExposedPorts';
 import { useNodeProblems } from '../hooks/useNodeProblems';
 import { useNodePrompt } from '../hooks/useNodePrompt';
 import { useNodeRun } from '../hooks/useNodeRun';
@@ -21,7 +22,7 @@ import { NodeStatus } from './NodeStatus';
 import { ParamRow, UnknownParamRow } from './ParamRow';
 import { Ports } from './Ports';
 import { PromptForm } from './PromptForm';
-import type { GraphFlowNode } from '../workflow/flow';
+import { type GraphFlowNode, titleOf } from '../workflow/flow';
 
 /** `"in|A"`-style keys keep the selectors' results primitive, so nodes re-render only on change. */
 function useWires(id: string): { into: Map<string, string>; handlesIn: string[]; handlesOut: string[] } {
@@ -168,7 +169,7 @@ function NodeHeader({ id, data, spec, collapsed }: HeaderProps) {
       <FoldButton id={id} collapsed={collapsed} />
       <span className="gb-dot" />
       <span className="gb-title" title={`${data.type}${spec ? `, a ${spec.kind}` : ''} (id ${id})`}>
-        {data.label || data.type}
+        {titleOf(data)}
       </span>
       <span className="gb-kind">{spec ? spec.kind : loaded ? 'unknown type' : ''}</span>
       {mode ? (
@@ -246,6 +247,19 @@ function ModeStatus({ mode }: { mode: NonNullable<Mode> }) {
   );
 }
 
+/** Drag the right edge to make the node wider or narrower. */
+function WidthHandle() {
+  return (
+    <NodeResizeControl
+      className="gb-resize nodrag"
+      position="right"
+      resizeDirection="horizontal"
+      minWidth={200}
+      maxWidth={900}
+    />
+  );
+}
+
 function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
   const spec = useCatalog((s) => specOf(data, s.catalog));
   const problems = useNodeProblems(id);
@@ -253,6 +267,7 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
   const prompt = useNodePrompt(id);
   const stale = useRun(isOffline) && !!nodeRun;
   const { into, handlesIn, handlesOut } = useWires(id);
+  const exposed = useExposedPorts(id);
   const names = Object.keys(data.params);
   const { inputs, outputs, unknown } = portsOf(spec, handlesIn, handlesOut, names);
   const extra = spec ? names.filter((n) => !spec.params.some((p) => p.name === n)) : names;
@@ -263,13 +278,7 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
   const flags = { collapsed, selected: !!selected, problems: !!problems.length, failed, asking: !!prompt, stale };
   return (
     <div className={nodeClasses(data, kind, nodeRun, flags)} data-node={id} data-type={data.type}>
-      <NodeResizeControl
-        className="gb-resize nodrag"
-        position="right"
-        resizeDirection="horizontal"
-        minWidth={200}
-        maxWidth={900}
-      />
+      <WidthHandle />
       <NodeHeader id={id} data={data} spec={spec} collapsed={collapsed} />
       {data.libraryEdit ? <LibraryEditBar id={id} edit={data.libraryEdit} /> : null}
       {collapsed ? null : <NodeProblems problems={problems} />}
@@ -279,6 +288,7 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
         counts={nodeRun?.counts ?? {}}
         resource={kind === 'resource'}
         unknown={unknown}
+        exposed={exposed}
         action={spec?.kind === 'source' && !mode ? <TriggerButton id={id} /> : undefined}
       />
       {collapsed ? (

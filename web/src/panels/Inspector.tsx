@@ -9,6 +9,7 @@ import { useEditor } from '../store/editor';
 import { runOf, useRun } from '../store/run';
 import { type InspectorTab, useUi } from '../store/ui';
 import { specOf } from '../workflow/components';
+import { titleOf } from '../workflow/flow';
 import { TabBar } from '../widgets/TabBar';
 import { DocsTab } from './DocsTab';
 import { ErrorsTab } from './ErrorsTab';
@@ -25,7 +26,8 @@ const TABS: [InspectorTab, string][] = [
 
 type NodeRunOf = ReturnType<typeof useNodeRun>;
 
-function InspectorHead({ id, label, type }: { id: string; label: string; type: string }) {
+/** `unnamed`: what the node is called while its label is empty (its type, or a library component's name). */
+function InspectorHead({ id, label, type, unnamed }: { id: string; label: string; type: string; unnamed: string }) {
   const setLabel = useEditor((s) => s.setLabel);
   return (
     <>
@@ -34,7 +36,7 @@ function InspectorHead({ id, label, type }: { id: string; label: string; type: s
           className="gb-input gb-title-input"
           aria-label="node title"
           value={label}
-          placeholder={type}
+          placeholder={unnamed}
           onChange={(e) => setLabel(id, e.target.value)}
         />
         <button
@@ -79,7 +81,12 @@ function NodeInspector({ id }: { id: string }) {
   const counts = tabCounts(run, problems.length);
   return (
     <div className="gb-inspector-body" data-inspecting={id}>
-      <InspectorHead id={id} label={node.data.label} type={node.data.type} />
+      <InspectorHead
+        id={id}
+        label={node.data.label}
+        type={node.data.type}
+        unnamed={titleOf({ ...node.data, label: '' })}
+      />
       <TabBar
         tabs={TABS}
         current={tab}
