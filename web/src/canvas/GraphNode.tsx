@@ -164,12 +164,16 @@ function NodeHeader({ id, data, spec, collapsed }: HeaderProps) {
   const loaded = useCatalog((s) => s.loaded);
   const inspect = useUi((s) => s.inspect);
   const mode = data.mode;
+  const title = titleOf(data);
   return (
     <header className="gb-node-header">
       <FoldButton id={id} collapsed={collapsed} />
       <span className="gb-dot" />
-      <span className="gb-title" title={`${data.type}${spec ? `, a ${spec.kind}` : ''} (id ${id})`}>
-        {titleOf(data)}
+      <span
+        className="gb-title"
+        title={`${title === data.type ? '' : `${title}: `}${data.type}${spec ? `, a ${spec.kind}` : ''} (id ${id})`}
+      >
+        {title}
       </span>
       <span className="gb-kind">{spec ? spec.kind : loaded ? 'unknown type' : ''}</span>
       {mode ? (

@@ -223,7 +223,7 @@ function RunOrQueue({ state, times }: { state: ButtonState; times: number }) {
       title={why(times > 1 ? `${tip}; ${times} runs (batch count, in the run options)` : tip)}
       aria-label={active ? 'queue' : 'run'}
     >
-      <Icon name={active ? 'plus' : 'play'} /> {word}
+      <Icon name={active ? 'plus' : 'play'} /> <span className="gb-run-word">{word}</span>
       {times > 1 ? <span className="gb-run-times-badge">×{times}</span> : null}
     </button>
   );
