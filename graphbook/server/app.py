@@ -231,6 +231,15 @@ API: tuple[Route, ...] = (
     ),
     Route(
         "GET",
+        "/api/media/image",
+        "an image file an output named, whole, wherever it lies (its preview's signed url)",
+        reply=OBJECT,
+        media="application/octet-stream",
+        errors=(400, 403, 404),
+        query=("path: the image file", "sig: the server's signature of it"),
+    ),
+    Route(
+        "GET",
         "/api/media/mem/{media_id}",
         "an image a run made",
         reply=OBJECT,
