@@ -420,6 +420,7 @@ def test_a_load_fn_error_comes_back_with_its_traceback_and_item(backend: dict[st
 
 def test_a_resource_that_fails_fails_the_run_and_what_uses_it_never_starts() -> None:
     """Sources may have started while it built (resources build beside the run)."""
+
     @resource("Test/BadResource")
     def bad(ctx: Any) -> Any:
         raise OSError("weights not found")
