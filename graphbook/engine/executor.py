@@ -614,12 +614,13 @@ class _GraphRun:
             if runner.status == "done":
                 self.cache.commit(runner.id, self.plan.keys[runner.id], runner.recording)
             else:
-                self.cache.abandon(runner.id)
+                self.cache.abandon(runner.id, self.plan.keys[runner.id])
         built = {r.id for r in self.runners if not isinstance(r, Waiting)}
         for node_id, decision in self.plan.decisions.items():
             node = self.graph.nodes[node_id]
             if decision.action == "run" and node_id not in built and not node.spec.is_resource:
-                self.cache.abandon(node_id)  # the run failed before this node was built
+                # the run failed before this node was built
+                self.cache.abandon(node_id, self.plan.keys[node_id])
 
 
 def _scope(graph: Graph, until: str | None, trigger: str | None) -> Graph:

@@ -115,7 +115,7 @@ API: tuple[Route, ...] = (
     Route(
         "POST",
         "/api/templates/{name}",
-        'a template into a new file: {"path": NEW}',
+        'a template into a new file: {"path": NEW}, or one with no nodes: {"path", "fill": true}',
         request=OBJECT,
         reply=p.TemplateCreated,
         status=201,

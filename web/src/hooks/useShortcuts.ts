@@ -74,6 +74,7 @@ function plain(fit: () => void): Record<string, Handler> {
     escape: () => {
       useUi.getState().openSearch(null);
       useUi.getState().showShortcuts(false);
+      useUi.getState().inspect(null); // the inspector closes on the node, as its × does
       useEditor.getState().select([]);
       return false;
     },

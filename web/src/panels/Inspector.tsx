@@ -2,6 +2,7 @@
 // inspected, the workflow's description, problems and the shortcuts.
 
 import { clear } from '../actions/run';
+import { useDropBeside } from '../hooks/useDropBeside';
 import { useNodeProblems } from '../hooks/useNodeProblems';
 import { useNodeRun } from '../hooks/useNodeRun';
 import { useCatalog } from '../store/catalog';
@@ -109,5 +110,10 @@ function tabCounts(run: NodeRunOf, problems: number): Record<InspectorTab, numbe
 
 export function Inspector() {
   const inspected = useUi((s) => s.inspected);
-  return <aside className="gb-inspector">{inspected ? <NodeInspector id={inspected} /> : <WorkflowOverview />}</aside>;
+  const drops = useDropBeside();
+  return (
+    <aside className="gb-inspector" {...drops}>
+      {inspected ? <NodeInspector id={inspected} /> : <WorkflowOverview />}
+    </aside>
+  );
 }
