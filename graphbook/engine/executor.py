@@ -379,10 +379,18 @@ class _GraphRun:
                 self._resource_built(item.node_id, item.value, item.seconds)
         for waiting in [r for r in self.runners if isinstance(r, Waiting)]:
             if not waiting.closed and not self._needs_building(waiting.node):
-                self._take_place(waiting, self._runner(waiting.node))
+                self._take_place(waiting, self._built(waiting))
         if not self._settled and not self._unbuilt and not self.builds.building:
             self._settled = True
             self._settle_models()
+
+    def _built(self, waiting: Waiting) -> Runner[Any]:
+        """The runner of a node that waited; one that fails to build ended failed (said)."""
+        try:
+            return self._runner(waiting.node)
+        except RunAborted:
+            waiting.closed, waiting.status = True, "failed"
+            raise
 
     def _resource_built(self, node_id: str, value: Any, seconds: float) -> None:
         self.values[node_id] = value
