@@ -1,5 +1,8 @@
-"""Image pipeline on a GPU: Graphbook (the plain resource and BatchStep, through the CLI) against
-DataLoader(num_workers=N, pin_memory=True), N from 2 to the machine's cores.
+"""Image pipeline on a GPU: Graphbook against DataLoader(num_workers=N, pin_memory=True), N from 2
+to the machine's cores. Graphbook runs through the CLI as: the plain resource and BatchStep
+(`torch.stack(images)`), the same with `stack(images)` (the workers' slab, sent to the GPU two
+batches ahead), and the node library's ImageFolder -> ClassifyImages -> WriteCSV with JPEGs
+decoded on the CPU workers and on the GPU (`decode`), `precision` following `--amp`.
 
     python -m bench.gpu [--quick] [--models resnet50 vit_b_16] [--workers 2 4 8 16]
                         [--amp off|fp16|bf16] [--images N] [--reps R]
@@ -26,7 +29,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -100,13 +103,15 @@ def autocast(amp: str) -> Iterator[None]:
         yield
 
 
-def graphbook(model_name: str, folder: Path, out: Path, workers: int, amp: str) -> Any:
+def graphbook(
+    model_name: str, folder: Path, out: Path, workers: int, amp: str, stacked: bool = False
+) -> Any:
     """`graphbook run` on the plain workflow with the model on `cuda`."""
     doc = json.loads(PLAIN_WORKFLOW.read_text())
     params = {
         "files": {"folder": str(folder)},
         "model": {"model": model_name, "device": "cuda"},
-        "classify": {"out": str(out), "amp": "" if amp == "off" else amp},
+        "classify": {"out": str(out), "amp": "" if amp == "off" else amp, "stacked": stacked},
     }
     for node in doc["nodes"]:
         node["params"].update(params.get(node["id"], {}))
@@ -114,6 +119,25 @@ def graphbook(model_name: str, folder: Path, out: Path, workers: int, amp: str) 
     path.write_text(json.dumps(doc, indent=2))
     command = ["--workers", str(workers), "--nodes", str(NODES), "--json"]
     return run_measured(python("graphbook", "run", str(path), *command))
+
+
+def library(model_name: str, folder: Path, out: Path, workers: int, amp: str, decode: str) -> Any:
+    """`graphbook run` of the library's nodes: ImageFolder -> ClassifyImages (a TorchvisionModel
+    of random weights on `cuda`, `decode` cpu or gpu, `precision` from `amp`) -> WriteCSV."""
+    from graphbook import Workflow
+
+    workflow = Workflow(f"Classify a folder on the GPU, decode {decode}")
+    images = workflow.add("ImageFolder", id="images", folder=str(folder))
+    model = workflow.add("TorchvisionModel", id="model", arch=model_name, device="cuda")
+    precision = "fp32" if amp == "off" else amp
+    classify = workflow.add(
+        "ClassifyImages", id="classify", model=model, decode=decode, precision=precision
+    )
+    workflow.connect(images, classify)
+    workflow.connect(classify, workflow.add("WriteCSV", id="csv", path=str(out), overwrite=True))
+    path = OUT / f"gpu-library-{model_name}-{decode}.json"
+    workflow.save(path)
+    return run_measured(python("graphbook", "run", str(path), "--workers", str(workers), "--json"))
 
 
 # -- GPU busy fraction ----------------------------------------------------------------------
@@ -155,10 +179,22 @@ class GpuBusy:
 
 
 # -- the harness ------------------------------------------------------------------------------
+Contender = Callable[[str, Path, Path, int, str], Any]
+GRAPHBOOK: dict[str, Contender] = {
+    "Graphbook (run)": lambda m, f, o, w, a: graphbook(m, f, o, w, a),
+    "Graphbook stack() (run)": lambda m, f, o, w, a: graphbook(m, f, o, w, a, stacked=True),
+    "library, decode cpu (run)": lambda m, f, o, w, a: library(m, f, o, w, a, "cpu"),
+    "library, decode gpu (run)": lambda m, f, o, w, a: library(m, f, o, w, a, "gpu"),
+}
+"""The Graphbook contenders: each runs `graphbook run` and writes one line per image (and a
+CSV header for the library's)."""
+
+
 def measure(model: str, images: int, workers: int, amp: str, reps: int) -> list[list[Any]]:
     folder = image_folder(images)
-    rates: dict[str, list[float]] = {"DataLoader": [], "Graphbook (run)": []}
-    busy: dict[str, list[float]] = {"DataLoader": [], "Graphbook (run)": []}
+    names = ["DataLoader", *GRAPHBOOK]
+    rates: dict[str, list[float]] = {name: [] for name in names}
+    busy: dict[str, list[float]] = {name: [] for name in names}
     for _ in range(reps):
         out = OUT / f"top5-gpu-dataloader-{model}.jsonl"
         command = _contender(model, folder, out, workers, amp)
@@ -166,13 +202,15 @@ def measure(model: str, images: int, workers: int, amp: str, reps: int) -> list[
             loader = run_measured(command)
         rates["DataLoader"].append(loader.figures["ips"])
         busy["DataLoader"].append(sampler.fraction)
-        out = OUT / f"top5-gpu-graphbook-{model}.jsonl"
-        with GpuBusy() as sampler:
-            run = graphbook(model, folder, out, workers, amp)
-        if _lines(out) != images:
-            raise RuntimeError(f"Graphbook wrote {_lines(out)} lines for {images} images")
-        rates["Graphbook (run)"].append(images / _run_seconds(run))
-        busy["Graphbook (run)"].append(sampler.fraction)
+        for name, run_one in GRAPHBOOK.items():
+            out = OUT / f"gpu-{model}-{len(rates[name])}.out"
+            with GpuBusy() as sampler:
+                run = run_one(model, folder, out, workers, amp)
+            lines = _lines(out) - (1 if name.startswith("library") else 0)
+            if lines != images:
+                raise RuntimeError(f"{name} wrote {lines} rows for {images} images")
+            rates[name].append(images / _run_seconds(run))
+            busy[name].append(sampler.fraction)
         latest = ", ".join(f"{k} {v[-1]:.1f}" for k, v in rates.items())
         print(f"  {model} workers {workers} amp {amp}: {latest} images/s", flush=True)
     loader_rate = median(rates["DataLoader"])

@@ -10,7 +10,7 @@ items from its workers to the step that batches them (issue 35). The load makes 
   `DataLoader(num_workers=2, batch_size=32)`; the loop takes each batch (collated in the
   workers) and does nothing more with it.
 * **Graphbook, stack()**: `run_workflow` of a source of `{"i": n}` dicts -> a `@batch(32, "i",
-  load_fn=...)` step whose `on_item_batch` takes `graphbook.stacking.stack(outputs)`: the batch
+  load_fn=...)` step whose `on_item_batch` takes `graphbook.stack(outputs)`: the batch
   as the workers laid it out, the documented stacked form.
 * **Graphbook, torch.stack**: the same step written as seed 004 writes it,
   `torch.stack(images)` of the list it receives (a copy in the parent).
@@ -68,8 +68,7 @@ def dataloader(items: int, workers: int) -> int:
 def graphbook(items: int, workers: int, form: str) -> int:
     import torch
 
-    from graphbook import Workflow, batch, run_workflow, source, step
-    from graphbook.stacking import stack
+    from graphbook import Workflow, batch, run_workflow, source, stack, step
 
     seen = [0]
 

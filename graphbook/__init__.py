@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the names __getattr__ gives, for the type checker
     from graphbook.engine.executor import RunControl as RunControl
     from graphbook.engine.executor import RunResult as RunResult
     from graphbook.engine.executor import run_workflow as run_workflow
+    from graphbook.engine.feed import to_device as to_device
     from graphbook.errors import GraphbookError as GraphbookError
     from graphbook.errors import Problem as Problem
     from graphbook.errors import WorkflowError as WorkflowError
@@ -45,6 +46,7 @@ if TYPE_CHECKING:  # the names __getattr__ gives, for the type checker
     from graphbook.logs import log_metric as log_metric
     from graphbook.logs import log_metrics as log_metrics
     from graphbook.registry import Registry as Registry
+    from graphbook.stacking import stack as stack
     from graphbook.workflow import Workflow as Workflow
 
 PUBLIC: dict[str, tuple[str, str | None]] = {
@@ -75,7 +77,9 @@ PUBLIC: dict[str, tuple[str, str | None]] = {
     "resource": ("graphbook.decorators", "resource"),
     "resources": ("graphbook.resources", None),
     "run_workflow": ("graphbook.engine.executor", "run_workflow"),
+    "to_device": ("graphbook.engine.feed", "to_device"),
     "source": ("graphbook.decorators", "source"),
+    "stack": ("graphbook.stacking", "stack"),
     "step": ("graphbook.decorators", "step"),
     "steps": ("graphbook.steps", None),
     "utils": ("graphbook.utils", None),

@@ -143,12 +143,15 @@ def param(
     description: str = "",
     cast_as: Callable[[Any], Any] | None = None,
     path: bool = False,
+    expression: bool = False,
 ) -> Callable[[F], F]:
     """Declare a parameter; its value is `ctx.<name>` when the step runs. `path=True`: the
-    value is a file or folder, which a run on a Ray cluster makes absolute on the driver."""
+    value is a file or folder, which a run on a Ray cluster makes absolute on the driver.
+    `expression=True`: the value is a Python expression, checked to compile before a run."""
 
     def update(draft: Draft) -> None:
-        spec = ParamSpec(name, normalize_type(type), default, description, required, path)
+        kind = normalize_type(type)
+        spec = ParamSpec(name, kind, default, description, required, path, expression)
         # Decorators apply bottom-up; putting each new one first keeps the order they read in.
         draft.params = {name: spec, **{k: v for k, v in draft.params.items() if k != name}}
         if cast_as is not None:
@@ -193,6 +196,7 @@ def function_spec(fn: Any) -> NodeSpec:
             f"{name}: a parameter cannot be called {clash[0]!r}, because ctx.{clash[0]} is "
             "part of every node; rename the parameter"
         )
+    check_signature(fn, draft, name)
     outputs = (RESOURCE_OUTPUT,) if draft.is_resource else tuple(draft.outputs or ["out"])
     return NodeSpec(
         name=name,
@@ -207,6 +211,61 @@ def function_spec(fn: Any) -> NodeSpec:
         code_hash=code_hash(plain),
         gives=_gives(plain) if draft.is_resource else ANY,
     )
+
+
+CALLED_WITH = {
+    "step": ("data",),
+    "source": (),
+    "batch": ("outputs", "items", "data"),
+    "prompt": ("data", "response"),
+    "resource": (),
+}
+"""What each kind of node function is called with after `ctx` (a @staticmethod: without it)."""
+
+
+def check_signature(fn: Any, draft: Draft, name: str) -> None:
+    """Refuse, as the file is imported, a node function that cannot take what the engine
+    will call it with: the message names the function, its file and line, and the signature
+    to write (a TypeError at run time would show only Graphbook's frames)."""
+    if draft.role == "step" and draft.main_event not in (None, "on_data"):
+        return  # another hook: its own arguments
+    given = CALLED_WITH[draft.role]
+    with_ctx = not isinstance(fn, staticmethod)
+    _check_call(_plain(fn), ("ctx", *given) if with_ctx else given, f"{name}: a {draft.role}")
+    get_prompt = draft.events.get("get_prompt")
+    if draft.role == "prompt" and callable(get_prompt):
+        _check_call(_plain(get_prompt), ("ctx", "data"), f"{name}: its get_prompt")
+
+
+def _check_call(fn: Any, arguments: tuple[str, ...], what: str) -> None:
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin or a C callable: nothing to read
+        return
+    try:
+        signature.bind(*arguments)
+    except TypeError:
+        where = _where(fn)
+        wanted = ", ".join(arguments)
+        raise NodeDefinitionError(
+            f"{what} function is called as {fn.__name__}({wanted}), but "
+            f"{fn.__name__}{signature}{where} cannot take that; write "
+            f"`def {fn.__name__}({wanted}):`"
+        ) from None
+
+
+def _where(fn: Any) -> str:
+    """` (FILE, line N)`: where the function's `def` is, for a message; "" if unknown."""
+    try:
+        lines, start = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(fn)
+    except (OSError, TypeError):
+        return ""
+    found = next((i for i, line in enumerate(lines) if line.lstrip().startswith(DEFS)), 0)
+    return f" ({file}, line {start + found})"
+
+
+DEFS = ("def ", "async def ")
 
 
 def _gives(fn: Any) -> str:

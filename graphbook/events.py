@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from graphbook.previews import Preview
+
 RunMode = Literal["all", "until", "step", "trigger"]
 """`all`: the whole graph; `until`: only what `node` needs; `step`: pause after each unit;
 `trigger`: `node` runs again (never from the cache) and so does everything it feeds."""
@@ -169,6 +171,7 @@ class NodeLog:
     level: str
     """info, warning, error, json or image."""
     message: Any
+    """What the node logged: text, or (as the server and `run --json` send it) its Preview."""
     skipped: int = 0
     """Lines logged just before this one that are not sent: over the server's rate limit, or
     older than the last lines a cache kept."""
@@ -183,7 +186,7 @@ class NodeOutput:
     node_id: str
     output: str
     index: int
-    preview: Any
+    preview: Preview
     type: Literal["node_output"] = "node_output"
 
 
@@ -207,7 +210,7 @@ class NodeError:
     run_id: str
     node_id: str
     error: ErrorInfo
-    item: Any = None
+    item: Preview = None
     type: Literal["node_error"] = "node_error"
 
 
@@ -255,7 +258,7 @@ class Prompt:
     node_id: str
     prompt: dict[str, Any]
     """`{"type", "msg", "def", "options", "show_images"}` as graphbook.prompts builds it."""
-    data: Any
+    data: Preview
     type: Literal["prompt"] = "prompt"
 
 

@@ -51,6 +51,9 @@ class ParamSpec:
     path: bool = False
     """The value names a file or folder (or a list of them): on a Ray cluster a relative one
     is made absolute against the driver's folder before the run leaves it (graphbook/paths.py)."""
+    expression: bool = False
+    """The value is a Python expression (a string type): it must compile, or the workflow does
+    not build (graph.py), as a function's source must."""
 
     @property
     def is_resource(self) -> bool:
@@ -83,6 +86,7 @@ def make_param(name: str, spec: Mapping[str, Any] | str) -> ParamSpec:
         description=str(spec.get("description", "")),
         required=bool(spec.get("required", False)),
         path=bool(spec.get("path", False)),
+        expression=bool(spec.get("expression", False)),
     )
 
 
@@ -97,7 +101,10 @@ def coerce(spec: ParamSpec, value: Any) -> Any:
     if kind.startswith("list"):
         return _coerce_list(spec, value)
     converter = _CONVERTERS.get(kind)
-    return value if converter is None else converter(spec, value)
+    converted = value if converter is None else converter(spec, value)
+    if spec.expression and isinstance(converted, str):
+        _check_expression(spec, converted)
+    return converted
 
 
 _EXPECTED = {
@@ -187,6 +194,21 @@ def _to_function(spec: ParamSpec, value: Any) -> Callable[..., Any]:
         ) from None
     except Exception as exc:  # the source ran and raised (NameError, ...): report it, typed
         raise ParamError(f"parameter {spec.name!r}: {exc}") from None
+
+
+def _check_expression(spec: ParamSpec, text: str) -> None:
+    if not text.strip():
+        raise ParamError(
+            f"parameter {spec.name!r} expects a Python expression, got an empty one; "
+            "write one, e.g. confidence >= 0.8"
+        )
+    try:
+        compile(text.strip(), f"<{spec.name}>", "eval")
+    except SyntaxError as exc:
+        raise ParamError(
+            f"parameter {spec.name!r}: {text.strip()!r:.80} is not a Python expression "
+            f"({exc.msg}, at character {exc.offset})"
+        ) from None
 
 
 def _to_dict(spec: ParamSpec, value: Any) -> dict[str, Any]:

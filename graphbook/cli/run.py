@@ -27,6 +27,7 @@ from graphbook.engine.ray.stage import AUTO
 from graphbook.errors import GraphbookError
 from graphbook.inputs import parse_inputs
 from graphbook.overrides import parse_settings
+from graphbook.run_request import RunRequest
 from graphbook.workflow import Workflow
 
 if TYPE_CHECKING:
@@ -53,25 +54,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     print_notes(workflow, err)
     folders = node_folders(args.nodes, args.workflow)
     registry = load_registry(folders, err, args.verbose, workflow)
-    overrides = parse_settings(workflow, registry, args.set)
-    inputs = parse_inputs(workflow, registry, args.input) if args.input else None
+    request = RunRequest(
+        args.workflow.name,
+        "until" if args.until is not None else "all",
+        args.until,
+        continue_on_error=args.continue_on_error,
+        overrides=parse_settings(workflow, registry, args.set),
+        inputs=parse_inputs(workflow, registry, args.input) if args.input else None,
+    )
     backend = backend_of(args, folders)
     pool = make_pool(workers_of(args.workers, backend), backend)
     if isinstance(backend, RayBackend) and backend.address is not None:
         print_cluster(backend, pool, err)
     sink = make_sink(args, err, getattr(pool, "stats", None))
     _, code = run_here(
-        workflow,
-        pool,
-        sink,
-        registry=registry,
-        until=args.until,
-        continue_on_error=args.continue_on_error,
-        overrides=overrides,
-        inputs=inputs,
-        name=args.workflow.name,
-        loggers=args.logger,
-        trace=args.trace,
+        workflow, request, pool, sink, registry=registry, loggers=args.logger, trace=args.trace
     )
     if args.trace is not None:
         err.print(f"trace written to {args.trace} (open it in ui.perfetto.dev)")

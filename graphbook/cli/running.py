@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from pathlib import Path
 from types import FrameType
@@ -19,8 +19,8 @@ from graphbook.cli.metrics import RunRecording
 from graphbook.cli.terminal import JsonSink, TerminalSink
 from graphbook.engine.executor import RunControl, RunResult, run_workflow
 from graphbook.engine.pool import Pool
-from graphbook.overrides import Overrides
 from graphbook.registry import Registry
+from graphbook.run_request import RunRequest
 from graphbook.workflow import Workflow
 
 Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers
@@ -28,38 +28,31 @@ Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers
 
 def run_here(
     workflow: Workflow,
+    request: RunRequest,
     pool: Pool,
     sink: JsonSink | TerminalSink,
     *,
     registry: Registry | None = None,
-    until: str | None = None,
-    continue_on_error: bool = False,
-    overrides: Overrides | None = None,
-    inputs: Mapping[str, Any] | None = None,
-    name: str = "workflow",
     loggers: Sequence[tuple[str, str]] = (),
     trace: Path | None = None,
 ) -> tuple[RunResult, int]:
-    """Run `workflow` (called `name` in the run store) on `pool` with its events to `sink`
-    (both closed at the end), its metrics recorded and written through `loggers` (KIND, DEST);
-    the result and the exit code a shell sees (0 ok, 1 a node failed, 128 + the signal when
-    stopped)."""
+    """Run `workflow` as `request` asks (its `workflow` the name in the run store) on `pool`
+    with its events to `sink` (both closed at the end), its metrics recorded and written
+    through `loggers` (KIND, DEST); the result and the exit code a shell sees (0 ok, 1 a node
+    failed, 128 + the signal when stopped)."""
     control = RunControl()
     prompter = prompter_for(sink, output_console(), error_console())
-    recording = RunRecording(sink, loggers, name)
+    recording = RunRecording(sink, loggers, request.workflow)
     with closing(pool), closing(sink), closing(recording), StopOnSignal(control) as stopper:
         result = run_workflow(
             workflow,
             registry=registry,
             sink=recording,
-            continue_on_error=continue_on_error,
-            until=until,
             control=control,
             pool=pool,
             prompter=prompter,
-            overrides=overrides,
-            inputs=inputs,
             trace=trace,
+            request=request,
         )
     return result, exit_code(result, stopper)
 

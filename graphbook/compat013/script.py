@@ -165,10 +165,12 @@ def _run(workflow: Workflow, workers: int, until: str | None) -> Any:
     from graphbook.cli.running import run_here
     from graphbook.cli.terminal import TerminalSink
     from graphbook.engine.executor import make_pool
+    from graphbook.run_request import RunRequest
 
     pool = make_pool(workers)
     sink = TerminalSink(output_console(), error_console(), pool_stats=pool.stats)
-    result, _ = run_here(workflow, pool, sink, until=until)
+    request = RunRequest("workflow", "until" if until is not None else "all", until)
+    result, _ = run_here(workflow, request, pool, sink)
     return result
 
 

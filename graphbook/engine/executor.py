@@ -58,15 +58,15 @@ from graphbook.events import (
     Sink,
     null_sink,
 )
-from graphbook.graph import Graph, GraphNode, build_graph, target_problem
-from graphbook.inputs import run_overrides
+from graphbook.graph import Graph, GraphNode, target_problem
 from graphbook.lifecycle import Data
 from graphbook.logs import metric_context, node_context
 from graphbook.nodes import library_registry
-from graphbook.overrides import Overrides, with_overrides
+from graphbook.overrides import Overrides
 from graphbook.params import coerce
 from graphbook.paths import absolute_paths
 from graphbook.registry import Registry
+from graphbook.run_request import RunRequest, check_run
 from graphbook.workflow import Workflow
 
 logger = logging.getLogger(__name__)
@@ -728,13 +728,18 @@ def run_workflow(
     overrides: Overrides | None = None,
     inputs: Mapping[str, Any] | None = None,
     trace: Path | str | None = None,
+    request: RunRequest | None = None,
 ) -> RunResult:
     """Validate and run a workflow (object or file) with its node folders, here and now.
 
     `overrides` (`{node id or unique title: {parameter: value}}`) are set on a copy of the
     workflow before it is checked (graphbook/overrides.py): validated as the file's values are.
     `inputs` (`{input name: value}`) set the workflow's inputs (graphbook/inputs.py), merged
-    with `overrides` (one parameter given two different values raises WorkflowError).
+    with `overrides` (one parameter given two different values raises WorkflowError). A front
+    end that made a `request` (graphbook/run_request.py: `graphbook run` does) gives it instead
+    of `until`, `continue_on_error`, `overrides` and `inputs`. The run is checked once
+    (run_request.check_run): its problems raise WorkflowError, a node it cannot run up to
+    RunTargetError.
 
     The run has a pool of `workers` processes of its own (or Ray actors, with `backend` "ray"
     or a `RayBackend`), closed at the end, unless `pool` is given: then it runs on that one,
@@ -745,19 +750,41 @@ def run_workflow(
     if not isinstance(workflow, Workflow):
         name = Path(workflow).name
         workflow = Workflow.load(workflow)
+    if request is None:
+        request = _request(name, until, continue_on_error, overrides, inputs)
     registry = load_nodes(workflow, nodes, registry)
-    workflow = with_overrides(workflow, run_overrides(workflow, registry, overrides, inputs))
-    graph = build_graph(workflow, registry)
+    checked = check_run(request, workflow, registry)
+    if checked.graph is None:
+        raise checked.error()
     own = pool is None
     pool = make_pool(workers, backend) if pool is None else pool
     tracer = Tracer() if trace is not None else None
+    control = control or RunControl()
+    if request.stepping is not None:
+        control.step(request.stepping or None)
     try:
         executor = Executor(
-            pool, continue_on_error=continue_on_error, collect=collect, prompter=prompter
+            pool, continue_on_error=request.continue_on_error, collect=collect, prompter=prompter
         )
-        return executor.run(graph, sink, until=until, control=control, workflow=name, tracer=tracer)
+        until, trigger = request.until, request.trigger
+        run = functools.partial(executor.run, control=control, workflow=name, tracer=tracer)
+        return run(checked.graph, sink, until=until, trigger=trigger)
     finally:
         if own:
             pool.close()
         if tracer is not None and trace is not None:
             tracer.write(trace)
+
+
+def _request(
+    name: str,
+    until: str | None,
+    continue_on_error: bool,
+    overrides: Overrides | None,
+    inputs: Mapping[str, Any] | None,
+) -> RunRequest:
+    """The request `run_workflow`'s keyword arguments make."""
+    mode: RunMode = "until" if until is not None else "all"
+    given = {k: dict(v) for k, v in overrides.items()} if overrides is not None else None
+    values = dict(inputs) if inputs is not None else None
+    return RunRequest(name, mode, until, None, continue_on_error, given, values)

@@ -197,7 +197,7 @@ class DeviceFeed:
         key = key_of(batch)
         if key not in self._ahead:
             self._ahead[key] = self._copy(batch)
-            while len(self._ahead) > self.ring.slots - 1:  # the oldest one's buffer is reused
+            while len(self._ahead) > self.ring.slots:  # a safety net: turns passed drop them
                 self._ahead.pop(next(iter(self._ahead)))
 
     def forget(self, batch: torch.Tensor) -> None:

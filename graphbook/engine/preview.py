@@ -1,5 +1,6 @@
-"""Previews of node outputs: JSON-safe, bounded in size, tensors and images summarised. A
-picture of a value, not the value: graphbook/plain.py is the walk that keeps it whole."""
+"""Previews of node outputs: JSON-safe, bounded in size, tensors and images summarised as the
+typed previews of graphbook/previews.py. A picture of a value, not the value:
+graphbook/plain.py is the walk that keeps it whole."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from graphbook.previews import ImagePreview, Preview, TensorPreview
 
 MAX_DEPTH = 4
 MAX_ITEMS = 20
@@ -32,10 +35,10 @@ class PreviewWalk:
     def __init__(self, limits: Limits = SMALL) -> None:
         self.limits = limits
 
-    def __call__(self, value: Any) -> Any:
+    def __call__(self, value: Any) -> Preview:
         return self.preview(value, 0)
 
-    def preview(self, value: Any, depth: int) -> Any:
+    def preview(self, value: Any, depth: int) -> Preview:
         if value is None or isinstance(value, bool | int):
             return value
         if isinstance(value, str):
@@ -52,26 +55,26 @@ class PreviewWalk:
             return self.sequence(value, depth)
         return self.leaf(value)
 
-    def image(self, value: Any) -> Any:
-        return {"type": "image", "size": list(value.size), "mode": value.mode}
+    def image(self, value: Any) -> Preview:
+        return ImagePreview(size=list(value.size), mode=str(value.mode))
 
-    def mapping(self, value: Mapping[Any, Any], depth: int) -> Any:
+    def mapping(self, value: Mapping[Any, Any], depth: int) -> Preview:
         return self.plain_mapping(value, depth)
 
-    def plain_mapping(self, value: Mapping[Any, Any], depth: int) -> dict[str, Any]:
+    def plain_mapping(self, value: Mapping[Any, Any], depth: int) -> dict[str, Preview]:
         items = list(value.items())
         shown = {str(k): self.preview(v, depth + 1) for k, v in items[: self.limits.items]}
         if len(items) > self.limits.items:
             shown["…"] = f"{len(items) - self.limits.items} more keys"
         return shown
 
-    def sequence(self, value: list[Any] | tuple[Any, ...], depth: int) -> list[Any]:
+    def sequence(self, value: list[Any] | tuple[Any, ...], depth: int) -> list[Preview]:
         shown = [self.preview(v, depth + 1) for v in value[: self.limits.items]]
         if len(value) > self.limits.items:
             shown.append(f"… {len(value) - self.limits.items} more")
         return shown
 
-    def leaf(self, value: Any) -> Any:
+    def leaf(self, value: Any) -> Preview:
         kind = type(value).__module__.split(".")[0]
         if kind == "torch" and hasattr(value, "shape"):
             return tensor_summary(value)
@@ -86,7 +89,7 @@ class PreviewWalk:
 _SMALL_WALK = PreviewWalk()
 
 
-def preview(value: Any, depth: int = 0) -> Any:
+def preview(value: Any, depth: int = 0) -> Preview:
     """A small JSON-safe picture of `value`, for the terminal, the browser and the logs."""
     return _SMALL_WALK.preview(value, depth)
 
@@ -96,28 +99,22 @@ def is_image(value: Any) -> bool:
     return type(value).__module__.split(".")[0] == "PIL" and hasattr(value, "size")
 
 
-def tensor_summary(tensor: Any) -> dict[str, Any]:
-    summary: dict[str, Any] = {
-        "type": "tensor",
-        "shape": list(tensor.shape),
-        "dtype": str(tensor.dtype).removeprefix("torch."),
-        "device": str(tensor.device),
-    }
-    if tensor.numel() and (tensor.is_floating_point() or not tensor.is_complex()):
-        values = tensor.detach().float()
-        summary.update(min=_num(values.min()), max=_num(values.max()), mean=_num(values.mean()))
-    return summary
+def tensor_summary(tensor: Any) -> TensorPreview:
+    shape, dtype = list(tensor.shape), str(tensor.dtype).removeprefix("torch.")
+    device = str(tensor.device)
+    if not tensor.numel() or not (tensor.is_floating_point() or not tensor.is_complex()):
+        return TensorPreview("tensor", shape, dtype, device)
+    values = tensor.detach().float()
+    low, high, mean = _num(values.min()), _num(values.max()), _num(values.mean())
+    return TensorPreview("tensor", shape, dtype, device, low, high, mean)
 
 
-def array_summary(array: Any) -> dict[str, Any]:
-    summary: dict[str, Any] = {
-        "type": "array",
-        "shape": list(array.shape),
-        "dtype": str(array.dtype),
-    }
-    if array.size and array.dtype.kind in "biuf":
-        summary.update(min=_num(array.min()), max=_num(array.max()), mean=_num(array.mean()))
-    return summary
+def array_summary(array: Any) -> TensorPreview:
+    shape, dtype = list(array.shape), str(array.dtype)
+    if not array.size or array.dtype.kind not in "biuf":
+        return TensorPreview("array", shape, dtype)
+    low, high, mean = _num(array.min()), _num(array.max()), _num(array.mean())
+    return TensorPreview("array", shape, dtype, None, low, high, mean)
 
 
 def _num(value: Any) -> float | str:

@@ -1,9 +1,11 @@
 """The wire protocol between the server and its clients: every websocket message in both
 directions and every HTTP payload, as typed frozen dataclasses with one `encode` and one
 `decode`. The messages about a run are the engine's events (graphbook.events), sent as they
-are; this package adds the rest, one module a concept: the run's snapshot (snapshot.py), the
-job queue (jobs.py), the websocket's messages (messages.py), the HTTP bodies (bodies.py), and
-the one encode and decode (codec.py). Every name is here, on the package (`p.RunStarted`).
+are, and so are the previews they carry (graphbook/previews.py) and the request for a run
+(graphbook/run_request.py's RunRequest, which every front end builds); this package adds the
+rest, one module a concept: the run's snapshot (snapshot.py), the job queue (jobs.py), the
+websocket's messages (messages.py), the HTTP bodies (bodies.py), and the one encode and
+decode (codec.py). Every name is here, on the package (`p.RunStarted`).
 `web/src/protocol.ts` is generated from both (by tests/web/protocol_ts.py); docs/protocol.md
 documents them.
 
@@ -34,6 +36,9 @@ from graphbook.events import RunPaused as RunPaused
 from graphbook.events import RunResumed as RunResumed
 from graphbook.events import RunStarted as RunStarted
 from graphbook.events import RunStatus as RunStatus
+from graphbook.previews import ImagePreview as ImagePreview
+from graphbook.previews import Preview as Preview
+from graphbook.previews import TensorPreview as TensorPreview
 from graphbook.protocol.bodies import CacheInfo as CacheInfo
 from graphbook.protocol.bodies import Catalog as Catalog
 from graphbook.protocol.bodies import ComponentDocument as ComponentDocument
@@ -49,7 +54,6 @@ from graphbook.protocol.bodies import NodeInfo as NodeInfo
 from graphbook.protocol.bodies import OutputItem as OutputItem
 from graphbook.protocol.bodies import ParamInfo as ParamInfo
 from graphbook.protocol.bodies import RefusedFile as RefusedFile
-from graphbook.protocol.bodies import Run as Run
 from graphbook.protocol.bodies import RunAccepted as RunAccepted
 from graphbook.protocol.bodies import RunDetails as RunDetails
 from graphbook.protocol.bodies import RunList as RunList
@@ -72,7 +76,6 @@ from graphbook.protocol.codec import to_json as to_json
 from graphbook.protocol.jobs import JOB_ENDED as JOB_ENDED
 from graphbook.protocol.jobs import Job as Job
 from graphbook.protocol.jobs import JobList as JobList
-from graphbook.protocol.jobs import JobRequest as JobRequest
 from graphbook.protocol.jobs import Jobs as Jobs
 from graphbook.protocol.jobs import JobState as JobState
 from graphbook.protocol.jobs import JobWait as JobWait
@@ -100,3 +103,4 @@ from graphbook.protocol.snapshot import LogEntry as LogEntry
 from graphbook.protocol.snapshot import NodeSnapshot as NodeSnapshot
 from graphbook.protocol.snapshot import OutputPreview as OutputPreview
 from graphbook.protocol.snapshot import RunSnapshot as RunSnapshot
+from graphbook.run_request import RunRequest as RunRequest

@@ -7,38 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from graphbook.errors import LoadFailure, Problem
-from graphbook.events import (
-    PoolStats,
-    RunMode,
-)
+from graphbook.events import PoolStats
+from graphbook.previews import Preview
 from graphbook.protocol.codec import ErrorCode
 from graphbook.protocol.snapshot import NodeSnapshot, RunSnapshot
-
-
-@dataclass(frozen=True)
-class Run:
-    """The body of POST /api/runs (and of a job, POST /api/jobs): run `workflow` (a path
-    under the workflows folder). `ref` and `type` are accepted and ignored.
-
-    `graph` is the editor's unsaved workflow document, run instead of the file's content
-    (its cache is still the file's). `node` is required for `until` and optional for `step`.
-    `continue_on_error`: a node that fails on a dict reports it and the run goes on (as
-    `graphbook run --continue-on-error`); by default the first error ends the run.
-    `overrides`: `{node id or unique title: {parameter: value}}` set for this run only (as
-    `graphbook run --set`), checked as the file's values are; the run record keeps them.
-    `inputs`: `{input name: value}` for the workflow's inputs (as `graphbook run --input`),
-    turned into overrides; one parameter given different values by both is refused.
-    """
-
-    workflow: str
-    mode: RunMode = "all"
-    node: str | None = None
-    graph: dict[str, Any] | None = None
-    continue_on_error: bool = False
-    overrides: dict[str, dict[str, Any]] | None = None
-    inputs: dict[str, Any] | None = None
-    ref: str | None = None
-    type: Literal["run"] = "run"
 
 
 @dataclass(frozen=True)
@@ -268,7 +240,8 @@ class OutputItem:
     output: str
     index: int
     total: int
-    item: Any
+    item: Preview
+    """The dict, previewed large (deeper, longer text and more items than a live preview)."""
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ the codes a refusal is called by."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import types
 import typing
@@ -13,6 +14,7 @@ from functools import partial
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from graphbook.plain import plain
+from graphbook.previews import KINDS, ImagePreview
 from graphbook.text import encodable_json
 
 ErrorCode = Literal[
@@ -116,6 +118,8 @@ def _check(hint: Any, value: Any, where: str) -> Any:
     if hint is Any:
         return value
     if origin in (Union, types.UnionType):
+        if ImagePreview in get_args(hint):  # graphbook.previews.Preview
+            return _check_preview(value, where)
         return _check_union(get_args(hint), value, where)
     if origin is Literal:
         if value not in get_args(hint):
@@ -131,6 +135,21 @@ def _check(hint: Any, value: Any, where: str) -> Any:
     if is_dataclass(hint):
         return from_json(typing.cast(type[Any], hint), value, where)
     return _check_scalar(hint, value, where)
+
+
+def _check_preview(value: Any, where: str) -> Any:
+    """A preview read back: an object with a typed preview's `type` and only its fields is that
+    preview (graphbook/previews.py's KINDS); any other object or list is walked for them."""
+    if isinstance(value, dict):
+        name = value.get("type")
+        kind = KINDS.get(name) if isinstance(name, str) else None
+        if kind is not None and value.keys() <= {f.name for f in fields(kind)}:
+            with contextlib.suppress(ProtocolError):  # a dict of a node's that looks like one
+                return from_json(kind, value, where)
+        return {k: _check_preview(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [_check_preview(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    return value
 
 
 def _check_union(options: tuple[Any, ...], value: Any, where: str) -> Any:

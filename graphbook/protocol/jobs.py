@@ -1,14 +1,12 @@
-"""The job queue on the wire: a job (a run waiting its turn), its request, the queue as
-`GET /api/jobs` and the `jobs` message send it."""
+"""The job queue on the wire: a job (a run waiting its turn, its request a RunRequest as
+`POST /api/jobs` takes it), the queue as `GET /api/jobs` and the `jobs` message send it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-from graphbook.events import (
-    RunMode,
-)
+from graphbook.run_request import RunRequest
 
 JobState = Literal[
     "queued", "running", "completed", "failed", "stopped", "cancelled", "interrupted"
@@ -22,30 +20,15 @@ JOB_ENDED: frozenset[str] = frozenset(
 
 
 @dataclass(frozen=True)
-class JobRequest:
-    """What a job runs, as `POST /api/jobs` takes it: the fields of `run` (a workflow path, or
-    an inline `graph` run under that name) and `retry_interrupted`: a job the server was
-    running when it ended goes back to the head of the queue instead of ending `interrupted`."""
-
-    workflow: str
-    mode: RunMode = "all"
-    node: str | None = None
-    graph: dict[str, Any] | None = None
-    continue_on_error: bool = False
-    overrides: dict[str, dict[str, Any]] | None = None
-    inputs: dict[str, Any] | None = None
-    """`{input name: value}` for the workflow's inputs, as `Run.inputs`."""
-    retry_interrupted: bool = False
-
-
-@dataclass(frozen=True)
 class Job:
     """One job of the queue. `position` is its place among the queued jobs (0 runs next; null
     once it left the queue); `run_id` the run it became (the last one, when retried)."""
 
     id: str
     state: JobState
-    request: JobRequest
+    request: RunRequest
+    """What it runs, as `POST /api/jobs` took it (the stored jobs of earlier versions read
+    as one too)."""
     created: float
     """Unix time it was queued."""
     position: int | None = None

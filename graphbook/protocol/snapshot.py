@@ -4,7 +4,6 @@ server keeps it: each node's counts, its latest errors, logs and output previews
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from graphbook.events import (
     BatchTiming,
@@ -16,25 +15,27 @@ from graphbook.events import (
     RunMode,
     RunStatus,
 )
+from graphbook.previews import Preview
 
 
 @dataclass(frozen=True)
 class ErrorEntry:
     error: ErrorInfo
-    item: Any = None
+    item: Preview = None
     """A preview of the dict or item the node was working on, if any."""
 
 
 @dataclass(frozen=True)
 class LogEntry:
     level: str
-    message: Any
+    message: Preview
+    """The line, or a preview of what the node logged when it was not text."""
 
 
 @dataclass(frozen=True)
 class OutputPreview:
     index: int
-    preview: Any
+    preview: Preview
 
 
 @dataclass(frozen=True)

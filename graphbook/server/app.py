@@ -125,7 +125,7 @@ API: tuple[Route, ...] = (
         "POST",
         "/api/runs",
         "start a run (inputs, overrides)",
-        request=p.Run,
+        request=p.RunRequest,
         reply=p.RunAccepted,
         status=202,
         errors=(404, 409, 422),
@@ -258,7 +258,7 @@ API: tuple[Route, ...] = (
         "POST",
         "/api/jobs",
         "queue a job: a workflow with overrides or inputs, run when the jobs before it ended",
-        request=p.JobRequest,
+        request=p.RunRequest,
         reply=p.Job,
         status=201,
         errors=(404, 422, 503),
@@ -318,9 +318,9 @@ def create_app(
         middlewares=[error_middleware, security_middleware(settings)],
     )
     _build(app, settings, registry or library_registry())
+    app.cleanup_ctx.append(watcher_ctx)  # first: the run host skips node files that fail
     app.cleanup_ctx.append(_run_manager_ctx)
     app.on_shutdown.append(_close_sockets)
-    app.cleanup_ctx.append(watcher_ctx)
     app.cleanup_ctx.append(_jobs_ctx)  # once node files are loaded; closed before the run manager
     app.add_routes(openapi_routes)
     mcp_http.install(app)
@@ -341,7 +341,7 @@ def create_app(
 
 
 def _build(app: web.Application, settings: ServerSettings, registry: Registry) -> None:
-    state = CatalogState(registry, settings.nodes)
+    state = CatalogState(registry, settings.nodes, settings.import_limit)
     store, moved = open_store(settings.data / STORE_FILE, move_damaged=settings.move_damaged_store)
     if moved is not None:
         logger.warning("moved the damaged run store aside to %s; starting a new history", moved)

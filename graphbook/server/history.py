@@ -30,28 +30,37 @@ LAYOUT = frozenset({"position", "width", "collapsed", "color", "label"})
 
 @dataclass(frozen=True)
 class RunConfig:
-    """What a run was asked to do, as stored with it."""
+    """What a run was asked to do, as stored with it: its request (its workflow's name, mode,
+    node, overrides, inputs), each node's parameters and the workflow as it ran."""
 
-    workflow: str
-    mode: e.RunMode
-    node: str | None
+    request: p.RunRequest
+    """As it was made, its workflow the file's name (its `graph` is `graph` below)."""
     params: dict[str, dict[str, Any]]
-    continue_on_error: bool = False
     graph: dict[str, Any] | None = field(default=None, compare=False)
-    """The workflow as it ran (canonical JSON), so the run can be run again as it was."""
-    overrides: dict[str, dict[str, Any]] | None = None
-    """The parameter values set for this run only, on top of `graph` (which has them not)."""
-    inputs: dict[str, Any] | None = None
-    """The workflow inputs given for this run (turned into overrides as it started)."""
+    """The workflow as it ran (canonical JSON, without the overrides), so the run can be run
+    again as it was."""
+
+    @property
+    def workflow(self) -> str:
+        return self.request.workflow
+
+    @property
+    def mode(self) -> e.RunMode:
+        return self.request.mode
+
+    @property
+    def node(self) -> str | None:
+        return self.request.node
 
     def to_json(self) -> dict[str, Any]:
-        config: dict[str, Any] = {"mode": self.mode, "node": self.node, "params": self.params}
-        if self.continue_on_error:
+        request = self.request
+        config: dict[str, Any] = {"mode": request.mode, "node": request.node, "params": self.params}
+        if request.continue_on_error:
             config["continue_on_error"] = True
-        if self.overrides:
-            config["overrides"] = self.overrides
-        if self.inputs is not None:
-            config["inputs"] = self.inputs
+        if request.overrides:
+            config["overrides"] = request.overrides
+        if request.inputs is not None:
+            config["inputs"] = request.inputs
         return config | ({GRAPH: self.graph} if self.graph is not None else {})
 
 
@@ -144,6 +153,9 @@ class HistorySink:
         self.recorder = recorder
         self.config = config
         self.error: str | None = None
+        self.interrupted = False
+        """The server is shutting down: a stop now is recorded `interrupted`, as the job that
+        ran it is (graphbook/server/jobs.py)."""
         self.metric_rows = RunMetricRows()
         self.held: list[Row] = []
         """Metric rows not written yet: a node's figures as it ends (a run of 4,000 nodes would
@@ -168,9 +180,17 @@ class HistorySink:
         self(event)
         if nodes is not None:
             self._save_nodes(event.run_id, nodes)
-        status, counts, error, paused = event.status, event.counts, self.error, event.paused
+        counts, error, paused = event.counts, self.error, event.paused
+        status: str = event.status
+        if self.interrupted and status == "stopped":
+            status, error = "interrupted", INTERRUPTED
         run_id = event.run_id
         self.recorder.submit(lambda s: s.finish_run(run_id, status, counts, error, paused))
+
+    def outputs(self, kept: dict[str, Any]) -> None:
+        """Record previews of the first dicts the run's nodes handed on (sent before its end)."""
+        run_id = self.run_id
+        self.recorder.submit(lambda s: s.save_run_outputs(run_id, kept))
 
     def _report(self, rows: list[Row]) -> None:
         run_id = self.run_id
@@ -180,6 +200,9 @@ class HistorySink:
         # Outputs are left out: their previews point at images kept in memory only.
         nodes = [p.to_json(node) | {"outputs": {}} for node in snapshots]
         self.recorder.submit(lambda s: s.save_run_nodes(run_id, nodes))
+
+
+INTERRUPTED = "the server ended while it ran"
 
 
 def mark_interrupted(store: Store) -> None:
@@ -287,9 +310,9 @@ def saved_nodes(store: Store, run_id: str) -> list[p.NodeSnapshot]:
     return [p.from_json(p.NodeSnapshot, node, "node") for node in store.run_nodes(run_id) or []]
 
 
-def rerun_request(record: RunRecord) -> p.Run:
-    """The `run` that runs a past workflow run again as it was: its workflow, parameters,
-    wires, mode and node."""
+def rerun_request(record: RunRecord) -> p.RunRequest:
+    """The request that runs a past workflow run again as it was: its workflow, parameters,
+    wires, mode and node (what RunConfig.to_json stored)."""
     graph = record.config.get(GRAPH)
     if record.kind != KIND or not isinstance(graph, dict):
         raise ValueError(
@@ -302,7 +325,7 @@ def rerun_request(record: RunRecord) -> p.Run:
             )
         )
     config = record.config
-    return p.Run(
+    return p.RunRequest(
         workflow=record.name,
         mode=config.get("mode", "all"),
         node=config.get("node"),

@@ -31,7 +31,7 @@ from graphbook.events import RunFinished
 from graphbook.server.errors import ServerError, conflict, not_found
 from graphbook.server.hub import Hub
 from graphbook.server.runmanager import RunManager
-from graphbook.store import JobRecord, Store, StoreBusy, StoreUnavailable
+from graphbook.store import JobRecord, Store, StoreBusy, StoreUnavailable, is_busy
 
 logger = logging.getLogger(__name__)
 MAX_WAIT = 300.0
@@ -41,7 +41,8 @@ MAX_QUEUED = 1000
 RECENT = 50
 """Ended jobs kept in memory and listed, newest first; older ones are read from the store."""
 READ_TIMEOUT = 2.0
-"""Seconds a read waits for a lock another process holds on the store."""
+"""Seconds a call a person waits on (a job read, a job added: 503 after) waits for a lock on
+the store."""
 Move = Literal["up", "down", "top", "bottom"] | int
 """Where `move` puts a queued job: one place up or down, first, last, or at an index."""
 
@@ -66,7 +67,7 @@ class JobQueue:
         runs.on_finished.append(self._run_finished)
 
     # -- the Python API ----------------------------------------------------------------------
-    async def submit(self, request: p.JobRequest) -> p.Job:
+    async def submit(self, request: p.RunRequest) -> p.Job:
         """Add a job at the end of the queue; it is in the store when this returns. Raises
         ServerError: a workflow path that is not one (400), a file that does not exist (404),
         a full queue (409), a store that cannot be written (503)."""
@@ -201,7 +202,7 @@ class JobQueue:
     async def _start(self, job_id: str) -> None:
         job = self._jobs[job_id]
         try:
-            run_id = await self.runs.start(_run(job.request))
+            run_id = await self.runs.start(job.request)
         except ServerError as exc:
             self._running = None
             if exc.code == "run_active" or not self._open:  # a run by hand got there first
@@ -285,7 +286,7 @@ class JobQueue:
         if request.graph is None and not self.runs.files.path(request.workflow).is_file():
             raise not_found(f"no workflow file {request.workflow}; GET /api/workflows lists them")
         try:
-            self.store.save_job(_record(job, rank))
+            self.store.waiting(READ_TIMEOUT).save_job(_record(job, rank))
         except (sqlite3.Error, StoreBusy) as exc:
             raise _store_failed(self.store, exc) from None
 
@@ -335,18 +336,6 @@ def _brief(job: p.Job, position: int | None = None) -> p.Job:
     return dataclasses.replace(job, request=request, position=position)
 
 
-def _run(request: p.JobRequest) -> p.Run:
-    return p.Run(
-        request.workflow,
-        request.mode,
-        request.node,
-        request.graph,
-        request.continue_on_error,
-        request.overrides,
-        request.inputs,
-    )
-
-
 def _place(to: Move, old: int, size: int) -> int:
     if isinstance(to, int):
         return max(0, min(to, size - 1))
@@ -362,6 +351,8 @@ def _could_not_start(exc: ServerError) -> str:
 
 
 def _store_failed(store: Store, exc: BaseException) -> ServerError:
+    if is_busy(exc):
+        exc = StoreBusy(store.path, READ_TIMEOUT)
     text = str(exc) if isinstance(exc, StoreBusy) else str(StoreUnavailable(store.path, exc))
     return ServerError(503, "store_failed", text)
 
@@ -385,7 +376,7 @@ def _record(job: p.Job, rank: int) -> JobRecord:
 
 
 def _from_record(record: JobRecord) -> p.Job:
-    request = p.from_json(p.JobRequest, record.request, "job.request")
+    request = p.from_json(p.RunRequest, record.request, "job.request")
     state = record.state if record.state in get_args(p.JobState) else "failed"
     return p.Job(
         record.id,

@@ -1,5 +1,6 @@
-"""Media: images nodes produce (kept in memory, served as PNG), image files under roots, and
-thumbnails of image files anywhere (thumbnails.py)."""
+"""Media: images nodes produce (kept in memory where the run made them, encoded as PNG once, when
+first asked for), image files under roots, and thumbnails of image files anywhere
+(thumbnails.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from graphbook.previews import ImagePreview
 from graphbook.server.errors import ServerError, not_found
 from graphbook.server.paths import Root
 from graphbook.server.thumbnails import Thumbnails
@@ -29,7 +31,11 @@ CAPACITY = 1024
 
 
 class MediaStore:
-    """Images by id for `/api/media/mem/{id}`, and URLs for image files under the roots."""
+    """Images by id for `/api/media/mem/{id}`, and URLs for image files under the roots.
+
+    The run host keeps the images its runs make, as the nodes made them, and encodes one (PNG)
+    the first time it is asked for, keeping the bytes in its place; nothing crosses to the
+    server until someone looks. The server's store keeps the bytes it fetched (`put`)."""
 
     def __init__(
         self,
@@ -44,17 +50,13 @@ class MediaStore:
         self.thumbnails = Thumbnails(secret or secrets.token_bytes(32), data)
         """Thumbnail URLs signed here; made into `data` (the server's data folder)."""
         self._images: OrderedDict[str, Any] = OrderedDict()
+        """An image as a node made it, or its PNG bytes once they were asked for."""
         self._ids: dict[int, str] = {}
         self._lock = threading.Lock()
 
-    def image_preview(self, image: Any) -> dict[str, Any]:
-        media_id = self.add(image)
-        return {
-            "type": "image",
-            "url": f"/api/media/mem/{media_id}",
-            "size": list(image.size),
-            "mode": str(getattr(image, "mode", "")),
-        }
+    def image_preview(self, image: Any) -> ImagePreview:
+        url = f"/api/media/mem/{self.add(image)}"
+        return ImagePreview(url, size=list(image.size), mode=str(getattr(image, "mode", "")))
 
     def add(self, image: Any) -> str:
         with self._lock:
@@ -70,17 +72,27 @@ class MediaStore:
                 self._ids.pop(id(old), None)
             return media_id
 
-    def put(self, media_id: str, image: Any) -> None:
-        """Keep an image under the id another process gave it (the run host's previews)."""
+    def put(self, media_id: str, data: bytes) -> None:
+        """Keep an image's PNG bytes under the id the run host gave it."""
         with self._lock:
-            self._images[media_id] = image
+            self._images[media_id] = data
             while len(self._images) > self.capacity:
                 _, old = self._images.popitem(last=False)
                 self._ids.pop(id(old), None)
 
-    def get(self, media_id: str) -> Any:
+    def encoded(self, media_id: str) -> bytes | None:
+        """The image's PNG bytes, encoded the first time they are asked for (then kept in the
+        image's place); None if it is not kept."""
         with self._lock:
-            return self._images.get(media_id)
+            image = self._images.get(media_id)
+        if image is None or isinstance(image, bytes):
+            return image
+        data = png_bytes(image)
+        with self._lock:
+            if self._images.get(media_id) is image:
+                self._images[media_id] = data
+                self._ids.pop(id(image), None)  # its id may be another image's once it is gone
+        return data
 
     def file_url(self, path: str) -> str | None:
         """The URL of an image file, if it lies under one of the roots."""

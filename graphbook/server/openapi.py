@@ -19,6 +19,7 @@ from aiohttp import web
 
 from graphbook import about
 from graphbook import protocol as p
+from graphbook.previews import ImagePreview, TensorPreview
 
 Body = type[Any] | dict[str, Any] | None
 """A protocol dataclass, an inline JSON Schema, or nothing."""
@@ -74,6 +75,8 @@ class Components:
         """The JSON Schema of a type hint; a dataclass becomes a `$ref` to its component."""
         if hint is Any:
             return {}
+        if ImagePreview in get_args(hint):  # graphbook.previews.Preview, a recursive union
+            return self._preview()
         if is_dataclass(hint) and isinstance(hint, type):
             return self._ref(hint)
         simple = _SIMPLE.get(hint)
@@ -92,6 +95,23 @@ class Components:
         if origin is dict:
             return {"type": "object", "additionalProperties": self.of(args[1])}
         raise TypeError(f"no JSON Schema for {hint!r}; add it to graphbook/server/openapi.py")
+
+    def _preview(self) -> dict[str, Any]:
+        ref = {"$ref": REF + "Preview"}
+        if "Preview" not in self.schemas:
+            self.schemas["Preview"] = {}  # taken before its parts, which refer to it
+            self.schemas["Preview"] = {
+                "description": "A preview (graphbook/previews.py): an image, a tensor or an "
+                "array, or plain JSON holding them.",
+                "anyOf": [
+                    self._ref(ImagePreview),
+                    self._ref(TensorPreview),
+                    *({"type": kind} for kind in ("string", "number", "boolean", "null")),
+                    {"type": "array", "items": ref},
+                    {"type": "object", "additionalProperties": ref},
+                ],
+            }
+        return ref
 
     def _ref(self, cls: type[Any]) -> dict[str, Any]:
         name = cls.__name__

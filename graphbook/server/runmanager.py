@@ -20,21 +20,18 @@ import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from graphbook import protocol as p
-from graphbook.components import flatten
 from graphbook.engine.control import RunControl
 from graphbook.engine.executor import Backend, RayBackend, titles
 from graphbook.engine.ray.connection import local_ray_address
 from graphbook.engine.ray.detached import LEASE, LEASE_SETTING
-from graphbook.errors import GraphbookError, Problem, WorkflowError
+from graphbook.errors import WorkflowError
 from graphbook.events import Event, RunFinished, RunStarted
-from graphbook.graph import Graph, build_graph, target_problem
-from graphbook.inputs import run_overrides
-from graphbook.overrides import with_overrides
+from graphbook.graph import Graph
 from graphbook.registry import Registry
+from graphbook.run_request import CheckedRun, check_run
 from graphbook.server.desk import check_answer
 from graphbook.server.errors import ServerError, bad_message, conflict, not_found
 from graphbook.server.gallery import GalleryQuery, GalleryQueryError, check_query
@@ -49,6 +46,7 @@ from graphbook.server.runhost.messages import (
     HostExited,
     Pause,
     ReadGallery,
+    ReadImage,
     ReadOutput,
     Report,
     Request,
@@ -57,6 +55,7 @@ from graphbook.server.runhost.messages import (
     RunEnded,
     RunEvent,
     RunOrder,
+    RunOutputs,
     Step,
     Stop,
 )
@@ -173,6 +172,7 @@ class RunManager:
         self._closing = True  # a run being read and checked now does not start
         active = self.active
         if active is not None:
+            active.history.interrupted = True  # as its job will say
             active.control.stop()
         if self.host is not None:
             await asyncio.to_thread(self.host.close, STOP_GRACE * 2)
@@ -195,8 +195,9 @@ class RunManager:
             lost,
             self.backend,
             self.media.thumbnails.secret,
+            frozenset(self.registry.failures),
         )
-        return RunHost(config, self.media, self._from_host)
+        return RunHost(config, self._from_host)
 
     def _from_host(self, host: RunHost, report: Report) -> None:
         """A report from a run host (in its reader thread), in the order it was sent."""
@@ -210,6 +211,8 @@ class RunManager:
         match report:
             case RunEvent(_, event, messages):
                 self._deliver(active, event, messages)
+            case RunOutputs(_, outputs):
+                active.history.outputs(outputs)
             case RunCrashed(_, error):
                 active.history.error = active.history.error or error
                 self._deliver(active, _end_message(active, "failed"), None)
@@ -308,51 +311,49 @@ class RunManager:
         return fresh.run(active.order)
 
     # -- starting ----------------------------------------------------------------------------
-    async def start(self, request: p.Run) -> str:
-        """Validate and start a run; raises ServerError when it cannot start. The workflow is
-        read and its graph built in a thread; meanwhile the manager is `starting` and refuses
-        other runs as it does while one is active."""
+    async def start(self, request: p.RunRequest) -> str:
+        """Check and start a run; raises ServerError when it cannot start. The workflow is
+        read and checked (run_request.check_run) in a thread; meanwhile the manager is
+        `starting` and refuses other runs as it does while one is active."""
         self._refuse_another()
         name = self.files.name(request.workflow)
         registry = self.registry.copy()  # a reload of node files may replace the registry's
         self.starting = name
         try:
-            graph, config, running = await asyncio.to_thread(self._prepare, request, name, registry)
+            checked, config = await asyncio.to_thread(self._prepare, request, name, registry)
         finally:
             self.starting = None
         if self._closing:
             raise conflict("the server is shutting down", "conflict")
         control = RunControl()
-        if request.mode == "step":
+        if config.request.stepping is not None:
             control.step(config.node)
         run_id = uuid.uuid4().hex[:12]
         history = HistorySink(self.recorder, config)
+        graph = checked.graph
+        assert graph is not None  # _prepare refused it otherwise
         with self._host_lock:
             if self.host is None:
                 self.host = self._new_host(self._lost)
             active = ActiveRun(run_id, config, control, graph, time.time(), self.host, history)
-            self._start_hosted(active, running, request.mode == "step")
+            self._start_hosted(active, checked.workflow)
         return run_id
 
-    def _start_hosted(self, active: ActiveRun, running: Workflow, stepping: bool) -> None:
+    async def check(self, request: p.RunRequest) -> None:
+        """Raise the ServerError `start` would raise for the request's workflow, overrides,
+        inputs and node (read and checked in a thread), without starting it."""
+        name = self.files.name(request.workflow)
+        await asyncio.to_thread(self._checked, request, name, self.registry.copy())
+
+    def _start_hosted(self, active: ActiveRun, running: Workflow) -> None:
         """Send the run to its host (holding the host lock). A host that has ended and whose
         reader has not yet started the next one is sent nothing: that reader, waiting on the
         lock, sends the run to the new host (`_resend`)."""
-        config, host = active.config, active.host
-        until = config.node if config.mode in ("until", "step") else None
-        trigger = config.node if config.mode == "trigger" else None
-        order = RunOrder(
-            active.run_id,
-            running,
-            config.workflow,
-            until,
-            trigger,
-            (config.node or "") if stepping else None,
-            config.continue_on_error,
-        )
+        skip = frozenset(self.registry.failures)
+        order = RunOrder(active.run_id, active.config.request, running, skip)
         active.order = order
         self.active = self._current = active
-        host.run(order)
+        active.host.run(order)
 
     def _refuse_another(self) -> None:
         if self.active is not None:
@@ -365,38 +366,30 @@ class RunManager:
             raise conflict(f"a run of {self.starting} is starting; wait for it", "run_active")
 
     def _prepare(
-        self, request: p.Run, name: str, registry: Registry
-    ) -> tuple[Graph, RunConfig, Workflow]:
-        """The run's graph and what it runs, checked (in a thread)."""
+        self, request: p.RunRequest, name: str, registry: Registry
+    ) -> tuple[CheckedRun, RunConfig]:
+        """The run checked and what its record keeps (in a thread); raises ServerError for
+        what is wrong with it."""
+        checked, workflow = self._checked(request, name, registry)
+        params = {n.id: dict(n.params) for n in checked.workflow.nodes.values()}
+        return checked, RunConfig(checked.request, params, workflow.to_json())
+
+    def _checked(
+        self, request: p.RunRequest, name: str, registry: Registry
+    ) -> tuple[CheckedRun, Workflow]:
+        """The request checked (run_request.check_run) and the workflow it names (the file's,
+        or the request's inline graph); raises ServerError for what is wrong with it."""
         if request.graph is not None:
             workflow = from_body(request.graph, name)
             workflow.library = self.files.library
         else:
             workflow = self.files.load(name)
-        try:
-            overrides = run_overrides(workflow, registry, request.overrides, request.inputs)
-            running = with_overrides(workflow, overrides)
-            graph = build_graph(running, registry)
-            running = flatten(running)[0]  # the host runs what was checked, library read once
-            refuse_broken_files(graph, registry)
-        except WorkflowError as exc:
-            raise ServerError(422, "invalid_workflow", str(exc), exc.problems) from None
-        except GraphbookError as exc:
-            raise ServerError(422, "invalid_workflow", str(exc)) from None
-        node = _target(request, graph)
-        params = {n.id: dict(n.params) for n in running.nodes.values()}
-        given = {k: dict(v) for k, v in (request.overrides or {}).items()} or None
-        config = RunConfig(
-            name,
-            request.mode,
-            node,
-            params,
-            request.continue_on_error,
-            workflow.to_json(),
-            given,
-            dict(request.inputs) if request.inputs is not None else None,
-        )
-        return graph, config, running
+        request = replace(request, workflow=name, graph=None)  # the graph is the workflow now
+        checked = check_run(request, workflow, registry)
+        refused = refusal(checked)
+        if refused is not None:
+            raise refused
+        return checked, workflow
 
     def _release(self, active: ActiveRun, messages: Sequence[p.ServerMessage] = ()) -> None:
         """The run has ended: free the manager for the next run, then send its last `messages`
@@ -488,9 +481,13 @@ class RunManager:
         self.hub.publish(cleared)
         return cleared
 
-    async def output(self, workflow: str, node: str, output: str, index: int) -> p.OutputItem:
+    async def output(
+        self, workflow: str, node: str, output: str, index: int, *, brief: bool = False
+    ) -> p.OutputItem:
+        """Dict #index of a node's output in the workflow's last run, previewed in full (or,
+        `brief`, as the live view previews it)."""
         name = self.files.name(workflow)
-        found = await self._ask(ReadOutput(name, node, output, index))
+        found = await self._ask(ReadOutput(name, node, output, index, brief))
         if found is None:
             raise not_found(f"no outputs of node {node!r} are kept for {name}; run it first")
         count = found.count
@@ -511,6 +508,16 @@ class RunManager:
         if found is None:
             raise not_found(f"no outputs of node {node!r} are kept for {name}; run it first")
         return found
+
+    async def image(self, media_id: str) -> bytes | None:
+        """An image a run made, as PNG: the bytes fetched before, else from the run host that
+        keeps it (encoded there the first time); None if it is no longer kept."""
+        data = await asyncio.to_thread(self.media.encoded, media_id)
+        if data is None:
+            data = await self._ask(ReadImage(media_id))
+            if data is not None:
+                self.media.put(media_id, data)
+        return data
 
     async def _ask(self, request: Request[R]) -> R:
         try:
@@ -542,31 +549,12 @@ def _end_message(active: ActiveRun, status: Literal["failed", "stopped"]) -> Run
     return RunFinished(active.run_id, status, seconds, {}, 1 if status == "failed" else 0)
 
 
-def _target(request: p.Run, graph: Graph) -> str | None:
-    node = request.node
-    if request.mode == "until" and node is None:
-        raise bad_message('mode "until" needs the node to run up to')
-    if request.mode == "trigger" and node is None:
-        raise bad_message('mode "trigger" needs the node to run again')
-    retrigger = request.mode == "trigger"
-    problem = None if node is None else target_problem(graph, node, retrigger=retrigger)
-    if problem is not None:
-        raise bad_message(problem)
-    return node
-
-
-def refuse_broken_files(graph: Graph, registry: Registry) -> None:
-    """Raises WorkflowError naming each node whose node file has stopped loading (a syntax
-    error saved): it would run the last definition that loaded, not the file as it is now."""
-    problems = []
-    for node in graph.nodes.values():
-        failure = registry.broken_file(node.spec.name)
-        if failure is not None:
-            message = (
-                f"its node file {Path(failure.path).name} does not load ({failure.error}); "
-                f"a run now would use the last {node.spec.name} that loaded"
-            )
-            fix = "fix the file (the palette shows its error); the run starts once it loads"
-            problems.append(Problem(node.id, message, fix))
-    if problems:
-        raise WorkflowError(problems)
+def refusal(checked: CheckedRun) -> ServerError | None:
+    """What the HTTP API (and every front end over it) answers a run with problems: 400 for a
+    request whose mode's node cannot be one, 422 listing the workflow's problems."""
+    problems = checked.problems
+    if not problems:
+        return None
+    if checked.about == "request":
+        return bad_message(problems[0].message)
+    return ServerError(422, "invalid_workflow", str(WorkflowError(problems)), problems)

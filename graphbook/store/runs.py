@@ -1,5 +1,6 @@
 """The runs table: a run of any kind (a workflow, a batch job, a training, a search), its
-status, counts and config; what each node of a workflow run did (run_nodes)."""
+status, counts and config; what each node of a workflow run did (run_nodes) and previews of
+the first dicts it handed on (run_outputs)."""
 
 from __future__ import annotations
 
@@ -94,6 +95,22 @@ class RunTable(Database):
         with self._read() as db:
             row = db.execute("SELECT nodes FROM run_nodes WHERE run_id=?", (run_id,)).fetchone()
         return None if row is None else list(json.loads(row[0]))
+
+    def save_run_outputs(self, run_id: str, outputs: dict[str, Any]) -> None:
+        """Previews of the first dicts each node of a workflow run handed on, per output, with
+        how many there were (`{node: {output: {"count", "items"}}}`), as the run ended."""
+        with self._connect() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO run_outputs (run_id, outputs) VALUES (?,?)",
+                (run_id, dump(outputs)),
+            )
+
+    def run_outputs(self, run_id: str) -> dict[str, Any] | None:
+        """The previews saved with `save_run_outputs`, or None if none were."""
+        with self._read() as db:
+            query = "SELECT outputs FROM run_outputs WHERE run_id=?"
+            row = db.execute(query, (run_id,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
 
     def latest_run(self, kind: RunKind, name: str) -> RunRecord | None:
         """The most recently started run of `kind` called `name`, or None."""

@@ -497,7 +497,8 @@ def test_the_last_dict_each_node_handed_on_is_previewed_as_it_ends() -> None:
     assert run_workflow(wf, sink=events.append).ok
     for node_id in ("0", "1"):
         previews = [e for e in events if isinstance(e, NodeOutput) and e.node_id == node_id]
-        assert previews[-1].index == 19 and previews[-1].preview["i"] == 19, previews
+        shown = previews[-1].preview
+        assert previews[-1].index == 19 and isinstance(shown, dict) and shown["i"] == 19, previews
         assert [e.index for e in previews] == sorted({e.index for e in previews}), "no repeats"
         finished = next(e for e in events if isinstance(e, NodeFinished) and e.node_id == node_id)
         assert events.index(previews[-1]) < events.index(finished), "the preview before the end"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from graphbook import Workflow, run_workflow
+from graphbook import Workflow, WorkflowError, run_workflow
 from graphbook.engine.executor import RunResult
 from graphbook.nodes import library_registry
 from graphbook.nodes.curation.near_duplicates import HammingIndex
@@ -76,10 +76,11 @@ def test_filter_names_a_missing_field_and_lists_the_dicts_fields(tmp_path: Path)
     assert "'score'" in message and "'label', 'confidence'" in message
 
 
-def test_filter_with_a_syntax_error_fails_before_any_data_flows(tmp_path: Path) -> None:
-    result = run(tmp_path, ANIMALS, "Filter", expression="confidence >")
-    assert "not a Python expression" in error(result)
-    assert result.counts["rows"]["out"] == 0, "the source never ran"
+def test_filter_with_a_syntax_error_fails_before_the_run_starts(tmp_path: Path) -> None:
+    with pytest.raises(WorkflowError) as refused:  # the expression is declared: checked first
+        run(tmp_path, ANIMALS, "Filter", expression="confidence >")
+    (problem,) = refused.value.problems
+    assert problem.node_id == "node" and "not a Python expression" in problem.message
 
 
 # -- RouteByField, Limit ----------------------------------------------------------------------

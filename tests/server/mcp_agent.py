@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager as ContextManager
 from pathlib import Path
 from typing import Any
 
-from mcp import ClientSession
+from mcp import ClientSession, types
 
 WAIT = 60
 
@@ -18,6 +18,13 @@ WAIT = 60
 class Agent:
     def __init__(self, session: ClientSession) -> None:
         self.session = session
+
+    async def result(self, tool: str, **arguments: Any) -> types.CallToolResult:
+        """The tool's whole result (text and images), which must not be an error."""
+        result = await self.session.call_tool(tool, arguments)
+        text = "".join(getattr(block, "text", "") for block in result.content)
+        assert not result.is_error, f"{tool} failed: {text}"
+        return result
 
     async def call(self, tool: str, **arguments: Any) -> Any:
         result = await self.session.call_tool(tool, arguments)
@@ -43,7 +50,7 @@ BUILD = [
 
 async def builds_and_runs(agent: Agent) -> None:
     """From nothing to a run's outputs."""
-    found = await agent.call("list_nodes", search="test")
+    found = await agent.call("list_nodes", search="test", detail="full")
     names = {node["name"] for node in found["nodes"]}
     assert {"Numbers", "Add", "Boom"} <= names, names
     add = next(node for node in found["nodes"] if node["name"] == "Add")
@@ -64,7 +71,7 @@ async def builds_and_runs(agent: Agent) -> None:
     counts = {n["node_id"]: n["counts"] for n in done["nodes"]}
     assert counts["plus"] == {"out": 3}
     output = await agent.call("node_output", path="agent.json", node="plus", index=2)
-    assert output["total"] == 3 and output["item"] == {"x": 7}
+    assert output["total"] == 3 and output["items"] == [{"x": 7}]
     logs = await agent.call("job_logs", job_id=job, node="plus")
     assert [entry["message"] for entry in logs["plus"]["logs"]] == ["x=0", "x=1", "x=2"]
 
@@ -74,7 +81,7 @@ async def builds_and_runs(agent: Agent) -> None:
     done = await agent.call("wait_for_job", job_id=overridden["job_id"], timeout=WAIT)
     assert done["status"] == "completed", done
     output = await agent.call("node_output", path="agent.json", node="plus", index=2)
-    assert output["item"] == {"x": 102}, "the override, not the file's 5"
+    assert output["items"] == [{"x": 102}], "the override, not the file's 5"
     assert (await agent.call("read_workflow", path="agent.json"))["hash"] == edited["hash"]
     by_override = await outputs(agent, "agent.json", "plus", 3)
 
@@ -88,7 +95,7 @@ async def builds_and_runs(agent: Agent) -> None:
 async def outputs(agent: Agent, path: str, node: str, count: int) -> list[Any]:
     """The dicts a node handed on in the workflow's last run."""
     return [
-        (await agent.call("node_output", path=path, node=node, index=i))["item"]
+        (await agent.call("node_output", path=path, node=node, index=i))["items"][0]
         for i in range(count)
     ]
 
@@ -190,7 +197,7 @@ async def answers_and_stops(agent: Agent, hold: Callable[[], ContextManager[None
         assert (shown["status"], shown["prompts"]) == ("running", []), shown
     assert (await agent.call("wait_for_job", job_id=job, timeout=WAIT))["status"] == "completed"
     labelled = await agent.call("node_output", path="ask.json", node="label")
-    assert labelled["item"] == {"x": 0, "label": "dog"}
+    assert labelled["items"] == [{"x": 0, "label": "dog"}]
 
     again = {"src": {"n": 2}}  # not the cached outputs of the run before: it asks again
     job = (await agent.call("run_workflow", path="ask.json", overrides=again))["job_id"]
@@ -206,7 +213,8 @@ async def answers_and_stops(agent: Agent, hold: Callable[[], ContextManager[None
     queued = await agent.call("run_workflow", path="ask.json")
     assert (queued["state"], queued["position"]) == ("queued", 0)
     listing = await agent.call("list_jobs")
-    assert listing["running"]["id"] == job and listing["queued"][0]["id"] == queued["job_id"]
+    shown = [(j["job_id"], j["state"]) for j in listing["jobs"][:2]]
+    assert shown == [(job, "running"), (queued["job_id"], "queued")], listing
     cancelled = await agent.call("stop_job", job_id=queued["job_id"])
     assert cancelled["state"] == "cancelled"
     await agent.call("stop_job", job_id=job)
@@ -214,7 +222,7 @@ async def answers_and_stops(agent: Agent, hold: Callable[[], ContextManager[None
     assert stopped["status"] == "stopped", stopped
     await agent.refused("stop_job", job_id=job)
     text = await agent.refused("job_status", job_id="nope")
-    assert "no job 'nope'" in text
+    assert "no job or run 'nope'" in text
 
 
 async def reads_node_docs(agent: Agent) -> None:
@@ -224,3 +232,49 @@ async def reads_node_docs(agent: Agent) -> None:
     assert "Yields `n` dicts" in getattr(doc.contents[0], "text", "")
     text = await agent.refused("describe_node", name="Ad")
     assert "unknown node type 'Ad'" in text
+
+
+def called(n: int = 3) -> dict[str, Any]:
+    """numbers -> add, callable like a function: its input `count` is the source's `n`."""
+    from graphbook.workflow import Workflow
+
+    flow = Workflow()
+    src = flow.add("Numbers", id="src", n=n)
+    flow.connect(src, flow.add("Add", id="plus", add=1))
+    flow.input("count", src, "n", "how many numbers")
+    return flow.to_json()
+
+
+BAD_RUNS: list[tuple[dict[str, Any], list[str]]] = [
+    ({"overrides": {"plus": {"add": "ten"}}}, ["node 'plus'", "expects a whole number"]),
+    ({"overrides": {"plus": {"ad": 2}}}, ["has no parameter 'ad'", "did you mean 'add'?"]),
+    ({"overrides": {"ghost": {"n": 2}}}, ["override 'ghost': no node has that id or title"]),
+    ({"inputs": {"cnt": 2}}, ["the workflow has no input 'cnt'", "its inputs are: count"]),
+    ({"inputs": {"count": "two"}}, ["input 'count'", "expects a whole number"]),
+]
+"""Run arguments the HTTP API refuses with 422, and what its message says."""
+
+
+async def refuses_bad_runs(
+    agent: Agent, workflows: Path, http_says: Callable[[dict[str, Any]], Any] | None = None
+) -> None:
+    """A run with bad overrides or inputs is refused in the call, with the message the HTTP
+    API's 422 gives (`http_says(body)`: that message, where there is a server), and queues
+    nothing; workflow inputs are taken as HTTP takes them."""
+    (workflows / "called.json").write_text(json.dumps(called()))
+    before = await agent.call("list_jobs")
+    for arguments, says in BAD_RUNS:
+        text = await agent.refused("run_workflow", path="called.json", **arguments)
+        assert all(words in text for words in says), text
+        if http_says is not None:
+            assert await http_says({"workflow": "called.json", **arguments}) in text
+    queued = await agent.call("list_jobs", state="queued")
+    running = await agent.call("list_jobs", state="running")
+    assert (queued["total"], running["total"]) == (0, 0), (queued, running)
+    after = await agent.call("list_jobs")
+    assert after["total"] == before["total"], "nothing ran or failed"
+
+    job = (await agent.call("run_workflow", path="called.json", inputs={"count": 2}))["job_id"]
+    done = await agent.call("wait_for_job", job_id=job, timeout=WAIT)
+    assert done["status"] == "completed", done
+    assert (await agent.call("node_output", path="called.json", node="plus"))["total"] == 2

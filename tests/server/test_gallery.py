@@ -128,8 +128,9 @@ async def images_outside_the_roots(server: Server, socket: Any) -> None:
 
     live = [m for m in socket.of(p.NodeOutput) if m.node_id == "shots"]
     image = live[0].preview["image"]
-    assert image["url"].startswith("/api/media/image?") and "outside" not in image
-    assert image["thumb"].startswith("/api/media/thumb?")
+    assert isinstance(image, p.ImagePreview)
+    assert (image.url or "").startswith("/api/media/image?") and image.outside is None
+    assert (image.thumb or "").startswith("/api/media/thumb?")
 
 
 def test_gallery_of_outputs_kept_in_the_server_on_ray(

@@ -12,6 +12,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from graphbook import protocol as p
 from tests.faults.fault_procs import Served, project, serve, wait_until, workflow
 
 
@@ -243,5 +244,32 @@ def test_an_old_store_opens_with_an_empty_queue(tmp_path: Path) -> None:
         added = submit(served, "short.json")
         done = served.call("GET", f"/api/jobs/{added['id']}?wait=30")[1]
         assert done["job"]["state"] == "completed"
+    finally:
+        served.stop()
+
+
+def test_jobs_an_earlier_version_stored_load_and_run(tmp_path: Path) -> None:
+    """Job rows as the queue wrote them before (a request without `inputs`, one without
+    `overrides` and `inputs`) are read back as the one run request and run."""
+    from graphbook.store import JobRecord, Store
+
+    folder = project(tmp_path)
+    workflow(folder, "short.json", "Slow", n=1)
+    (folder / "data").mkdir()
+    store = Store(folder / "data" / "graphbook.sqlite")
+    common: dict[str, Any] = {"workflow": "short.json", "mode": "all", "node": None, "graph": None}
+    rows: dict[str, dict[str, Any]] = {
+        "older": {**common, "continue_on_error": False, "retry_interrupted": False},
+        "old": {**common, "continue_on_error": True, "overrides": {"src": {"n": 3}}},
+    }
+    for rank, (job_id, request) in enumerate(rows.items()):
+        store.save_job(JobRecord(job_id, "queued", request, 1.0 + rank, rank))
+    served = serve(folder)
+    try:
+        for job_id, stored in rows.items():
+            done = served.call("GET", f"/api/jobs/{job_id}?wait=30")[1]
+            assert done["job"]["state"] == "completed", done
+            assert done["job"]["request"] == {**p.to_json(p.RunRequest("short.json")), **stored}
+        assert done["job"]["counts"]["node"] == {"out": 3}, "the stored override held"
     finally:
         served.stop()

@@ -22,7 +22,7 @@ BUILD = [
 
 
 async def lists_the_library(agent: Agent, version: str) -> None:
-    found = await agent.call("list_nodes", search="components")
+    found = await agent.call("list_nodes", search="components", detail="full")
     (entry,) = [n for n in found["nodes"] if n["name"] == f"{PREFIX}adder"]
     assert entry["component"] == "adder" and entry["version"] == version
     assert entry["category"] == "Components"

@@ -11,7 +11,7 @@ from pydantic import TypeAdapter
 from graphbook import Workflow
 from graphbook.nodes import library_registry
 from graphbook.registry import Registry
-from graphbook.server.mcp.edits import EditError, Operation, apply_all
+from graphbook.server.mcp.edits import MAX_OPERATIONS, EditError, Operation, apply_all
 from graphbook.workflow import Edge
 
 OPS: TypeAdapter[list[Operation]] = TypeAdapter(list[Operation])
@@ -85,3 +85,26 @@ def test_a_bad_operation_names_itself_and_changes_nothing(
         apply(wf, registry, {"op": "move", "node": "src", "position": [5, 5]}, op)
     assert f"operation 1 ({op['op']}" in str(refused.value) and why in str(refused.value)
     assert wf.to_json() == before
+
+
+def test_fresh_ids_and_places_follow_on_from_the_batch_and_the_file(registry: Registry) -> None:
+    wf = chain()
+    wf.add("Split", id="split_3")
+    added = [{"op": "add_node", "type": "Split"} for _ in range(3)]
+    edited = apply(wf, registry, *added, {"op": "remove_node", "node": "split_4"})
+    assert set(edited.nodes) == {"src", "split", "split_2", "split_3", "split_5"}
+    assert edited.nodes["split_5"].position == (900.0, 0.0), "right of the last one added"
+
+
+def test_add_node_without_a_type_says_it_needs_one(registry: Registry) -> None:
+    with pytest.raises(EditError, match="add_node needs a `type`") as refused:
+        apply(chain(), registry, {"op": "add_node", "id": "x"})
+    assert "Component" not in str(refused.value)
+
+
+def test_a_batch_over_the_limit_is_refused_naming_it(registry: Registry) -> None:
+    wf = chain()
+    ops = [{"op": "move", "node": "src", "position": [1, 1]}] * (MAX_OPERATIONS + 1)
+    with pytest.raises(EditError, match="at most 50,000 operations a call"):
+        apply(wf, registry, *ops)
+    assert len(apply(wf, registry, *ops[:MAX_OPERATIONS]).nodes) == 2

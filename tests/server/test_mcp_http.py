@@ -11,6 +11,7 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx2
 from mcp import ClientSession
@@ -22,6 +23,7 @@ from mcp_agent import (
     reads_a_failure,
     reads_node_docs,
     refuses_bad_input,
+    refuses_bad_runs,
     stays_inside_the_roots,
 )
 from server_harness import Serve, Server
@@ -67,11 +69,20 @@ def test_an_agent_over_http(serving: Serve, tmp_path: Path) -> None:
             assert {n["id"] for n in changed.workflow["nodes"]} == {"src", "plus"}
             await reads_a_failure(agent)
             await refuses_bad_input(agent, tmp_path / "workflows")
+            http_says = functools.partial(refusal, server)
+            await refuses_bad_runs(agent, tmp_path / "workflows", http_says)
             await stays_inside_the_roots(agent, tmp_path)
             await answers_and_stops(agent, functools.partial(held, server))
             await reads_node_docs(agent)
 
     serving(scenario)
+
+
+async def refusal(server: Server, body: dict[str, Any]) -> str:
+    """What POST /api/runs answers `body` with: a 422 and its message."""
+    status, reply = await server.post("/api/runs", body)
+    assert status == 422, reply
+    return str(reply["error"]["message"])
 
 
 def test_mcp_needs_the_token_and_a_known_origin(serving: Serve) -> None:
@@ -100,7 +111,9 @@ def test_mcp_needs_the_token_and_a_known_origin(serving: Serve) -> None:
         assert status == 200, reply
         assert reply["result"]["serverInfo"]["name"] == "graphbook"
         async with agent_at(server.url, {"Authorization": f"Bearer {TOKEN}"}) as agent:
-            assert "Numbers" in {n["name"] for n in (await agent.call("list_nodes"))["nodes"]}
+            assert "Numbers" in {
+                n["name"] for n in (await agent.call("list_nodes", search="Numbers"))["nodes"]
+            }
 
     serving(scenario, token=TOKEN)
 

@@ -15,6 +15,7 @@ from mcp_agent import (
     builds_and_runs,
     reads_a_failure,
     refuses_bad_input,
+    refuses_bad_runs,
     stays_inside_the_roots,
 )
 from server_harness import settings_for
@@ -45,13 +46,19 @@ async def agent_session(root: Path) -> None:
         await builds_and_runs(agent)
         await reads_a_failure(agent)
         await refuses_bad_input(agent, settings.workflows)
+        await refuses_bad_runs(agent, settings.workflows)
         await stays_inside_the_roots(agent, root)
         await writes_a_node_file(agent, settings.nodes)
 
 
 async def writes_a_node_file(agent: Agent, nodes: Path) -> None:
     written = await agent.call("write_node_file", path="agent_nodes.py", source=NODE)
-    assert written == {"path": "agent_nodes.py", "nodes": ["Double"], "error": None}
+    assert written == {
+        "path": "agent_nodes.py",
+        "file": str((nodes / "agent_nodes.py").resolve()),
+        "nodes": ["Double"],
+        "error": None,
+    }
     described = await agent.call("describe_node", name="Double")
     assert [q["name"] for q in described["params"]] == ["times"]
     ops = [{"op": "add_node", "type": "Double", "params": {"times": 3}}]

@@ -20,12 +20,18 @@ def test_images_in_outputs_become_urls(serving: Serve) -> None:
         socket = await server.connect()
         await server.run_to_end(socket, "pic.json")
         preview = socket.of(p.NodeOutput)[0].preview
-        assert preview["image"]["size"] == [8, 6]
-        assert preview["file"]["url"] == "/api/media/file/media/blue.png"
-        for url in (preview["image"]["url"], preview["file"]["url"]):
+        assert isinstance(preview, dict)
+        made, file = preview["image"], preview["file"]
+        assert isinstance(made, p.ImagePreview) and isinstance(file, p.ImagePreview)
+        assert (made.size, made.mode) == ([8, 6], "RGB")
+        assert (file.url, file.value) == ("/api/media/file/media/blue.png", str(media / "blue.png"))
+        for url in (made.url, file.url, made.url):  # the image a node made: encoded once, kept
+            assert url is not None
             async with server.http.get(server.url + url) as response:
                 assert response.status == 200 and response.content_type == "image/png"
                 assert (await response.read()).startswith(b"\x89PNG")
+        status, gone = await server.get("/api/media/mem/0123456789abcdef")
+        assert status == 404 and "latest outputs only" in gone["error"]["message"]
 
     serving(scenario)
 

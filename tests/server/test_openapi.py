@@ -59,12 +59,12 @@ def test_the_served_document_covers_every_route_and_holds_together(serving: Serv
                 for response in op["responses"].values():
                     for content in response.get("content", {}).values():
                         assert "schema" in content, (method, path)
-        run = doc["components"]["schemas"]["Run"]
+        run = doc["components"]["schemas"]["RunRequest"]
         assert {"inputs", "overrides", "workflow"} <= run["properties"].keys()
         assert run["required"] == ["workflow"]
         post = doc["paths"]["/api/runs"]["post"]
         assert post["requestBody"]["content"]["application/json"]["schema"] == {
-            "$ref": "#/components/schemas/Run"
+            "$ref": "#/components/schemas/RunRequest"
         }
         assert "422" in post["responses"] and "202" in post["responses"]
         inputs = doc["paths"]["/api/workflows/{path}/inputs"]["get"]

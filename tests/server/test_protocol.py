@@ -14,11 +14,20 @@ import pytest
 from graphbook import protocol as p
 
 ROOT = Path(__file__).resolve().parents[2]
+PREVIEW: p.Preview = {
+    "image": p.ImagePreview("/api/media/mem/ab12", size=[2, 2], mode="RGB"),
+    "file": p.ImagePreview(None, "/api/media/thumb?x", "outside", value="a.png", fields={"n": 1}),
+    "batch": [p.TensorPreview("tensor", [3], "float32", "cpu", 0.0, "nan", 0.5), "text", None],
+    "looks like one": {"type": "image", "value": "b.png", "label": "cat"},
+}
+"""A preview holding each typed preview, and a node's dict that only looks like one."""
 
 
 def sample(hint: Any) -> Any:
     """A value of the type `hint` (dataclasses filled in field by field)."""
     origin = get_origin(hint)
+    if p.ImagePreview in get_args(hint):
+        return PREVIEW
     if origin is Literal:
         return get_args(hint)[0]
     if origin is list:
@@ -40,6 +49,16 @@ def sample(hint: Any) -> Any:
 def test_server_messages_round_trip(name: str) -> None:
     message = sample(p.SERVER_TYPES[name])
     assert p.decode_server(p.encode(message)) == message
+
+
+def test_previews_come_back_typed() -> None:
+    """An image or a tensor in a preview is read back as its typed preview; a dict of a node's
+    with fields of its own stays a dict, whole."""
+    message = p.NodeOutput("r", "n", "out", 0, PREVIEW)
+    read = p.decode_server(p.encode(message))
+    assert read == message and isinstance(read, p.NodeOutput) and isinstance(read.preview, dict)
+    assert isinstance(read.preview["image"], p.ImagePreview)
+    assert read.preview["looks like one"] == {"type": "image", "value": "b.png", "label": "cat"}
 
 
 @pytest.mark.parametrize("name", sorted(p.CLIENT_TYPES))

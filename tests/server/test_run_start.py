@@ -1,5 +1,5 @@
-"""Starting a run never holds up the server: the workflow is read and its graph built off the
-event loop, and what the run's thread hands the loop is run a slice at a time."""
+"""Starting a run never holds up the server: the workflow is read and checked (its graph
+built) off the event loop, and what the run's thread hands the loop is run a slice at a time."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from server_harness import Serve, Server, chain
 
 from graphbook import protocol as p
-from graphbook.graph import Graph, build_graph
+from graphbook.run_request import CheckedRun, check_run
 from graphbook.server import runmanager
 from graphbook.server.outbox import SLICE, Outbox
 
@@ -28,17 +28,18 @@ def ended(message: p.RunFinished, run_id: str) -> bool:
 def test_the_server_answers_while_a_run_is_read_and_checked(
     serving: Serve, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The build of a run's graph is held until the test has been answered by /api/info, by
-    the websocket, and refused a second run: on the loop, it would hold all of them up."""
+    """The check of a run (its graph built) is held until the test has been answered by
+    /api/info, by the websocket, and refused a second run: on the loop, it would hold all of
+    them up."""
     release = threading.Event()
     built_on: list[str] = []
 
-    def held_build(*args: Any) -> Graph:
+    def held_check(*args: Any) -> CheckedRun:
         built_on.append(threading.current_thread().name)
         release.wait(HELD)
-        return build_graph(*args)
+        return check_run(*args)
 
-    monkeypatch.setattr(runmanager, "build_graph", held_build)
+    monkeypatch.setattr(runmanager, "check_run", held_check)
 
     async def scenario(server: Server) -> None:
         loop = threading.current_thread().name

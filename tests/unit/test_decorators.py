@@ -375,3 +375,28 @@ def test_a_resource_parameter_cannot_be_called_value() -> None:
 
     with pytest.raises(NodeDefinitionError, match="cannot be called 'value'"):
         Registry().add(clash)
+
+
+def test_a_function_that_cannot_take_what_it_is_called_with_is_refused_at_once() -> None:
+    def question(ctx: Any, data: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "bool"}
+
+    @step("Ask")
+    @prompt(question)
+    def ask(data: dict[str, Any]) -> None:
+        pass
+
+    with pytest.raises(NodeDefinitionError) as refused:
+        Registry().add(ask)
+    message = str(refused.value)
+    assert "a prompt function is called as ask(ctx, data, response)" in message
+    line = ask.__code__.co_firstlineno + 2  # the two decorators above its def
+    assert f"test_decorators.py, line {line})" in message
+    assert "write `def ask(ctx, data, response):`" in message
+
+    @step("Many")
+    @batch(2, "x")
+    def many(ctx: Any, *values: Any) -> None:  # takes anything: accepted
+        pass
+
+    assert Registry().add(many).kind == "batch"

@@ -199,3 +199,23 @@ def test_a_wrong_typed_value_in_a_workflow_is_reported_on_its_node() -> None:
     assert problem.node_id == "n"
     assert "parameter 'shift' expects a number, got str 'lots'" in problem.message
     assert problem.fix == "give 'shift' a number"
+
+
+def test_an_expression_parameter_must_compile_before_a_run() -> None:
+    @step("Keep")
+    @param("test", "string", required=True, expression=True)
+    def keep(ctx: Any, data: dict[str, Any]) -> None:
+        pass
+
+    registry = Registry()
+    registry.add(keep)
+    wf = Workflow()
+    wf.add("Keep", id="keep", test="x >")
+    with pytest.raises(WorkflowError) as refused:
+        build_graph(wf, registry)
+    (problem,) = refused.value.problems
+    assert problem.node_id == "keep" and "'x >' is not a Python expression" in problem.message
+    spec = ParamSpec("test", "string", expression=True)
+    assert coerce(spec, "x > 1") == "x > 1"
+    with pytest.raises(ParamError, match="got an empty one"):
+        coerce(spec, "  ")

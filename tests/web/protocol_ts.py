@@ -1,5 +1,6 @@
-"""The TypeScript mirror of graphbook/protocol/ (with the run events of graphbook/events.py
-and the problems of graphbook/errors.py it sends): what web/src/protocol.ts must declare.
+"""The TypeScript mirror of graphbook/protocol/ (with the run events of graphbook/events.py,
+the previews of graphbook/previews.py, the problems of graphbook/errors.py and the run
+request of graphbook/run_request.py it sends): what web/src/protocol.ts must declare.
 
 `python tests/web/protocol_ts.py --write` rewrites the generated block of protocol.ts after a
 change to those modules; test_protocol_sync.py fails until they agree.
@@ -14,14 +15,14 @@ import typing
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
-from graphbook import errors, events, protocol
+from graphbook import errors, events, previews, protocol, run_request
 from graphbook.protocol import bodies, jobs, messages, snapshot
 
 PROTOCOL_TS = Path(__file__).resolve().parents[2] / "web" / "src" / "protocol.ts"
 BEGIN = "// <generated from graphbook/protocol/ by tests/web/protocol_ts.py>"
 WIRE = (snapshot, messages, jobs, bodies)
 """graphbook.protocol's modules of types, in the order protocol.ts declares them."""
-MODULES = (events, errors, *WIRE)
+MODULES = (events, previews, errors, run_request, *WIRE)
 """Where the wire's types are defined, in the order protocol.ts declares them."""
 END = "// </generated>"
 ALIASES = (
@@ -37,6 +38,11 @@ ALIASES = (
     "ErrorCode",
 )
 SCALARS = {str: "string", int: "number", float: "number", bool: "boolean"}
+PREVIEW = (
+    "export type Preview = ImagePreview | TensorPreview | string | number | boolean | null | "
+    "Preview[] | { [key: string]: Preview };"
+)
+"""graphbook.previews.Preview, a recursive union, as TypeScript says it."""
 
 
 def literal(values: tuple[Any, ...]) -> str:
@@ -53,6 +59,8 @@ def ts_type(hint: Any) -> str:
     if alias:
         return alias
     origin = get_origin(hint)
+    if origin in (Union, types.UnionType) and previews.ImagePreview in get_args(hint):
+        return "Preview"
     if origin is Literal:
         return literal(get_args(hint))
     if origin in (Union, types.UnionType):
@@ -82,7 +90,7 @@ def dataclasses_of_module() -> list[type[Any]]:
         if isinstance(cls, type)
         and dataclasses.is_dataclass(cls)
         and cls.__module__ == module.__name__
-        and (module is events or id(cls) in used)
+        and (module in (events, previews) or id(cls) in used)
     ]
     return list(dict.fromkeys(found))
 
@@ -110,7 +118,7 @@ def union(name: str, types_by_name: dict[str, type[Any]]) -> str:
 
 def generated() -> str:
     aliases = [f"export type {n} = {literal(get_args(alias_value(n)))};" for n in ALIASES]
-    parts = [f"export const VERSION = {protocol.VERSION};", "\n".join(aliases)]
+    parts = [f"export const VERSION = {protocol.VERSION};", "\n".join(aliases), PREVIEW]
     parts += [interface(cls) for cls in dataclasses_of_module()]
     parts.append(union("ServerMessage", protocol.SERVER_TYPES))
     parts.append(union("ClientMessage", protocol.CLIENT_TYPES))

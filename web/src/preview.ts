@@ -1,29 +1,14 @@
-// Reading previews the server sends: images to show, tensor summaries, short text.
+// Reading previews the server sends (the typed union of graphbook/previews.py, generated into
+// protocol.ts): images to show, tensor summaries, short text.
 
-export interface ImagePreview {
-  type: 'image';
-  /** The full image; null when the server does not serve it (`outside` says why). */
-  url: string | null;
-  /** A small picture the server makes of an image file wherever it lies. */
-  thumb?: string | null;
-  /** Why the full image is not served (it lies outside the server's folders). */
-  outside?: string;
-  label?: string;
-}
+import type { ImagePreview, Preview, TensorPreview } from './protocol';
 
-export interface TensorPreview {
-  type: 'tensor' | 'array';
-  shape: number[];
-  dtype: string;
-  device?: string;
-  min?: number | string;
-  max?: number | string;
-  mean?: number | string;
-}
+export type { ImagePreview, Preview, TensorPreview };
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** An image there is something to show of: its full image, or a thumbnail of its file. */
 export function isImage(value: unknown): value is ImagePreview {
   return (
     isRecord(value) && value.type === 'image' && (typeof value.url === 'string' || typeof value.thumb === 'string')
@@ -33,9 +18,31 @@ export function isImage(value: unknown): value is ImagePreview {
 /** What to show of an image: the full image if the server serves it, else its thumbnail. */
 export const imageSrc = (image: ImagePreview): string => image.url ?? image.thumb ?? '';
 
-/** An image's fields to list beside it (not its URLs). */
-export const imageFields = (image: ImagePreview): [string, unknown][] =>
-  Object.entries(image).filter(([k]) => k !== 'type' && k !== 'url' && k !== 'thumb' && k !== 'outside');
+/** An image's fields to list beside it: its file, its size and mode, its record's other fields
+ * (not its URLs). */
+export function imageFields(image: ImagePreview): [string, Preview][] {
+  const own: [string, Preview][] = [];
+  if (image.value != null) own.push(['value', image.value]);
+  if (image.size != null) own.push(['size', image.size]);
+  if (image.mode != null) own.push(['mode', image.mode]);
+  return [...own, ...Object.entries(image.fields ?? {})];
+}
+
+/** The image's label (its record's `label`), for alternative text. */
+export function imageLabel(image: ImagePreview): string | undefined {
+  const label = image.fields?.label;
+  return typeof label === 'string' ? label : undefined;
+}
+
+/** An image preview of what the server sends elsewhere (a gallery row), its fields beside it. */
+export function imageOf(
+  url: string | null,
+  thumb: string | null,
+  fields: Record<string, Preview>,
+  more: Partial<ImagePreview> = {},
+): ImagePreview {
+  return { type: 'image', url, thumb, outside: null, size: null, mode: null, value: null, fields, ...more };
+}
 
 export function isTensor(value: unknown): value is TensorPreview {
   return isRecord(value) && (value.type === 'tensor' || value.type === 'array') && Array.isArray(value.shape);
@@ -54,9 +61,10 @@ export function imagesIn(value: unknown, limit = 8, found: ImagePreview[] = []):
 }
 
 export function tensorText(t: TensorPreview): string {
-  const stats = ['min', 'max', 'mean']
-    .filter((k) => t[k as keyof TensorPreview] !== undefined)
-    .map((k) => `${k} ${formatNumber(t[k as keyof TensorPreview] as number | string)}`);
+  const stats = (['min', 'max', 'mean'] as const).flatMap((k) => {
+    const value = t[k];
+    return value == null ? [] : [`${k} ${formatNumber(value)}`];
+  });
   return [`${t.type} ${t.dtype}[${t.shape.join('×')}]`, t.device, ...stats].filter(Boolean).join(' · ');
 }
 

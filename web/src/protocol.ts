@@ -16,6 +16,8 @@ export type PauseReason = 'pause' | 'step';
 export type WorkflowAction = 'saved' | 'deleted' | 'renamed';
 export type ErrorCode = 'bad_json' | 'bad_message' | 'unknown_type' | 'too_large' | 'not_found' | 'bad_path' | 'conflict' | 'invalid_workflow' | 'unauthorized' | 'forbidden' | 'no_run' | 'run_active' | 'store_failed' | 'internal';
 
+export type Preview = ImagePreview | TensorPreview | string | number | boolean | null | Preview[] | { [key: string]: Preview };
+
 export interface ErrorInfo {
   type: string;
   message: string;
@@ -101,7 +103,7 @@ export interface NodeOutput {
   node_id: string;
   output: string;
   index: number;
-  preview: unknown;
+  preview: Preview;
   type: 'node_output';
 }
 
@@ -116,7 +118,7 @@ export interface NodeError {
   run_id: string;
   node_id: string;
   error: ErrorInfo;
-  item: unknown;
+  item: Preview;
   type: 'node_error';
 }
 
@@ -151,7 +153,7 @@ export interface Prompt {
   prompt_id: string;
   node_id: string;
   prompt: Record<string, unknown>;
-  data: unknown;
+  data: Preview;
   type: 'prompt';
 }
 
@@ -173,6 +175,27 @@ export interface RunFinished {
   type: 'run_finished';
 }
 
+export interface ImagePreview {
+  url: string | null;
+  thumb: string | null;
+  outside: string | null;
+  size: number[] | null;
+  mode: string | null;
+  value: string | null;
+  fields: Record<string, Preview>;
+  type: 'image';
+}
+
+export interface TensorPreview {
+  type: 'tensor' | 'array';
+  shape: number[];
+  dtype: string;
+  device: string | null;
+  min: number | string | null;
+  max: number | string | null;
+  mean: number | string | null;
+}
+
 export interface Problem {
   node_id: string | null;
   message: string;
@@ -185,19 +208,30 @@ export interface LoadFailure {
   traceback: string;
 }
 
+export interface RunRequest {
+  workflow: string;
+  mode: RunMode;
+  node: string | null;
+  graph: Record<string, unknown> | null;
+  continue_on_error: boolean;
+  overrides: Record<string, Record<string, unknown>> | null;
+  inputs: Record<string, unknown> | null;
+  retry_interrupted: boolean;
+}
+
 export interface ErrorEntry {
   error: ErrorInfo;
-  item: unknown;
+  item: Preview;
 }
 
 export interface LogEntry {
   level: string;
-  message: unknown;
+  message: Preview;
 }
 
 export interface OutputPreview {
   index: number;
-  preview: unknown;
+  preview: Preview;
 }
 
 export interface NodeSnapshot {
@@ -303,21 +337,10 @@ export interface Ping {
   type: 'ping';
 }
 
-export interface JobRequest {
-  workflow: string;
-  mode: RunMode;
-  node: string | null;
-  graph: Record<string, unknown> | null;
-  continue_on_error: boolean;
-  overrides: Record<string, Record<string, unknown>> | null;
-  inputs: Record<string, unknown> | null;
-  retry_interrupted: boolean;
-}
-
 export interface Job {
   id: string;
   state: 'queued' | 'running' | 'completed' | 'failed' | 'stopped' | 'cancelled' | 'interrupted';
-  request: JobRequest;
+  request: RunRequest;
   created: number;
   position: number | null;
   run_id: string | null;
@@ -346,18 +369,6 @@ export interface Jobs {
   running: Job | null;
   finished: Job[];
   type: 'jobs';
-}
-
-export interface Run {
-  workflow: string;
-  mode: RunMode;
-  node: string | null;
-  graph: Record<string, unknown> | null;
-  continue_on_error: boolean;
-  overrides: Record<string, Record<string, unknown>> | null;
-  inputs: Record<string, unknown> | null;
-  ref: string | null;
-  type: 'run';
 }
 
 export interface ParamInfo {
@@ -507,7 +518,7 @@ export interface OutputItem {
   output: string;
   index: number;
   total: number;
-  item: unknown;
+  item: Preview;
 }
 
 export interface GalleryRow {

@@ -39,6 +39,7 @@ from graphbook.lifecycle import (
     routed,
 )
 from graphbook.logs import node_context
+from graphbook.previews import Preview
 
 CHUNK = 256
 """Dicts a runner handles per turn: large enough to amortise scheduling, small to stream."""
@@ -55,7 +56,8 @@ PREVIEW_EVERY = 1.0
 Prompter = Callable[[str, dict[str, Any], Data], Any]
 """Asks the person (node id, prompt, dict) and returns the answer, or a `Future` of it: then
 the prompt node parks the dict and the rest of the graph runs on until the answer comes."""
-PreviewFn = Callable[[Any], Any]
+PreviewFn = Callable[[Any], Preview]
+"""What makes a value's preview (graphbook/previews.py): the engine's walk, or the server's."""
 
 
 def clock_due(done: int) -> bool:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphbook.engine import feed
+from graphbook.engine.devices import SLICES_ENV
 from graphbook.engine.pool import WORKER_DIED, BatchResult, Done, Failed, Lane, Outcome, Stage
 from graphbook.engine.runners.base import CHUNK, RunContext, Runner
 from graphbook.engine.slabs import LoadEach, Part, in_memory
@@ -107,6 +108,7 @@ class BatchRunner(Runner[BatchStep]):
         self.clock = BatchClock(node.id, run.tracer)
         self.devices: set[Any] = set()
         """The devices its batches went to (learnt as it runs): the next ones are sent ahead."""
+        self._threads_set = not run.pool.workers
 
     def start(self) -> None:
         if self.stage is not None:
@@ -324,6 +326,8 @@ class BatchRunner(Runner[BatchStep]):
             self.batches.submit(batch, ([r.value for r in batch], items, data))
             return
         outputs = _outputs(batch)
+        if not self._threads_set:
+            self._threads_set = one_intra_op_thread()
         if self.devices:
             self._send_ahead()
         self.clock.begin()
@@ -433,6 +437,28 @@ class BatchRunner(Runner[BatchStep]):
                 self.fail(exc, holder.data)
                 continue
             self.emit(pairs)
+
+
+# NOTE [ Batch steps copy on one intra-op thread ]
+# What a batch step does around its model is copying: `torch.stack(images)`, normalising, moving
+# outputs. torch spreads a copy over one intra-op thread per core, and each copy then waits for
+# the slowest of them, on cores the worker pool keeps busy: stacking 32 decoded 224x224 images
+# took 8.2 ms on 2 threads against 0.18 ms on one, with the load workers running (bench/README.md,
+# transport). So once a batch step with a worker pool runs its first batch, the run's thread
+# takes one intra-op thread, as it does when it feeds a GPU (feed.py) or cuts a CPU model into
+# slices (slices.py), where each slice has a thread of its own. GRAPHBOOK_CPU_SLICES=1 (the model
+# as torch runs it) leaves torch's threads alone.
+
+
+def one_intra_op_thread() -> bool:
+    """Put this thread on one torch intra-op thread (see the NOTE above); False while torch is not
+    imported yet (asked again at the next batch)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    if os.environ.get(SLICES_ENV, "").strip() != "1":
+        torch.set_num_threads(1)
+    return True
 
 
 def _is_tensor(value: Any) -> bool:

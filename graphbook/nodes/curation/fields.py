@@ -72,6 +72,7 @@ class SetField(Step):
         "value": {
             "type": "string",
             "required": True,
+            "expression": True,
             "description": 'a Python expression, e.g. label.upper() or "fixed"',
         },
     }

@@ -33,6 +33,7 @@ class Filter(Step):
         "expression": {
             "type": "string",
             "required": True,
+            "expression": True,
             "description": "a Python expression over the fields, e.g. confidence >= 0.8 and "
             'label != "cat"',
         },

@@ -11,13 +11,27 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, InputRequiredResult
 
 from graphbook import about
-from graphbook.server.mcp import nodes, resources, runs, workflows
+from graphbook.server.mcp import (
+    asking,
+    files,
+    guide,
+    info,
+    nodefiles,
+    nodes,
+    resources,
+    runs,
+    workflows,
+)
 from graphbook.server.mcp.errors import EXPECTED, message
 
 INSTRUCTIONS = """Graphbook runs ML data pipelines drawn as graphs of Python nodes.
-list_nodes shows the node types; edit_workflow builds or changes a workflow file in one batch
-of operations (all applied or none); validate_workflow checks it; run_workflow starts it and
-wait_for_job waits for it; job_status, job_logs and node_output show what it did."""
+list_nodes shows the node types (describe_node one in full); edit_workflow builds or changes a
+workflow file in one batch of operations (all applied or none); validate_workflow checks it as
+a run's start would; run_workflow queues a run and wait_for_job waits for it; job_status,
+job_logs, node_output (images as pictures) and run_metrics show what it did, by job id.
+Node files: read the guide (resource graphbook://guide/nodes, prompt write_node), then
+write_node_file, edit_node_file; node_failures lists files that did not import.
+ask_user asks your person; server_info says where the server's folders are."""
 
 
 class GraphbookMCP(MCPServer[Any]):
@@ -39,8 +53,7 @@ def build_server(app: web.Application) -> GraphbookMCP:
     server = GraphbookMCP(
         "graphbook", version=about.version(), instructions=INSTRUCTIONS, log_level="WARNING"
     )
-    nodes.register(server, app)
-    workflows.register(server, app)
-    runs.register(server, app)
-    resources.register(server, app)
+    for part in (nodes, nodefiles, workflows, files, runs, asking, info, resources):
+        part.register(server, app)
+    guide.register(server)
     return server

@@ -19,7 +19,7 @@ MOVES = ("up", "down", "top", "bottom")
 @routes.post("/api/jobs")
 async def submit(request: web.Request) -> web.Response:
     body = await read_object(request)
-    job = p.from_json(p.JobRequest, body, "job")
+    job = p.from_json(p.RunRequest, body, "job")
     return reply(await request.app[JOBS].submit(job), status=201)
 
 

@@ -1,5 +1,6 @@
-"""/api/media: images runs made (PNG), image files under the media roots, and thumbnails of
-image files outputs named and those files whole (signed URLs; media.py keeps and finds them)."""
+"""/api/media: images runs made (PNG, from the run host that keeps them), image files under the
+media roots, and thumbnails of image files outputs named and those files whole (signed URLs;
+media.py keeps and finds them)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,17 @@ import asyncio
 from aiohttp import web
 
 from graphbook.server.errors import ServerError, not_found
-from graphbook.server.keys import MEDIA
-from graphbook.server.media import IMAGE_SUFFIXES, png_bytes
+from graphbook.server.keys import MEDIA, RUN_MANAGER
+from graphbook.server.media import IMAGE_SUFFIXES
 
 routes = web.RouteTableDef()
 
 
 @routes.get("/api/media/mem/{media_id}")
 async def memory_image(request: web.Request) -> web.Response:
-    image = request.app[MEDIA].get(request.match_info["media_id"])
-    if image is None:
+    data = await request.app[RUN_MANAGER].image(request.match_info["media_id"])
+    if data is None:
         raise not_found("no such image (images are kept for the latest outputs only)")
-    data = await asyncio.to_thread(png_bytes, image)
     return web.Response(body=data, content_type="image/png")
 
 

@@ -36,8 +36,8 @@ T = TypeVar("T")
 
 @routes.post("/api/runs")
 async def start_run(request: web.Request) -> web.Response:
-    body = await read_object(request)
-    run = p.from_json(p.Run, {**body, "type": "run"}, "run")
+    body = await read_object(request)  # `ref` and `type`, which clients may send, are ignored
+    run = p.from_json(p.RunRequest, body, "run")
     run_id = await request.app[RUN_MANAGER].start(run)
     return reply(p.RunAccepted(run_id), status=202)
 

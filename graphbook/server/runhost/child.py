@@ -5,8 +5,8 @@ It loads the registry from the server's node folder, keeps the output cache and 
 pool, and runs one run at a time in its run thread; its main thread answers the server's
 messages (messages.py: run controls, prompt answers, cache reads and changes) meanwhile. What
 it sends back, in order over one pipe: the run's messages as clients get them (logs limited and
-previewed here) with the events the run store needs, images for the media store, replies, and
-RunEnded.
+previewed here) with the events the run store needs, replies, and RunEnded. The images the
+previews show are kept here, encoded when the server first asks for one.
 """
 
 from __future__ import annotations
@@ -16,23 +16,23 @@ import os
 import queue
 import signal
 import threading
-import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 from graphbook import protocol as p
-from graphbook.engine.cache import OutputCache
+from graphbook.engine.cache import OutputCache, WorkflowCache
 from graphbook.engine.control import RunControl
 from graphbook.engine.executor import Executor, make_pool
 from graphbook.engine.pool import Pool
 from graphbook.engine.ray.pool import RayPool
+from graphbook.errors import GraphbookError
 from graphbook.events import Event, NodeError, NodeFinished, NodeMetrics, RunFinished, RunStarted
-from graphbook.graph import build_graph
+from graphbook.graph import Graph, build_graph
 from graphbook.node_index import node_files
 from graphbook.nodes import library_registry
+from graphbook.registry import file_key
 from graphbook.server.desk import PromptDesk
 from graphbook.server.gallery import Selections
 from graphbook.server.gallery import page as gallery_page
@@ -48,11 +48,12 @@ from graphbook.server.runhost.messages import (
     ForgetCached,
     FromHost,
     HostConfig,
-    Image,
+    KeptOutputs,
     OutputShown,
     Pause,
     ReadCacheUsage,
     ReadGallery,
+    ReadImage,
     ReadOutput,
     ReadPoolStats,
     Ready,
@@ -66,6 +67,7 @@ from graphbook.server.runhost.messages import (
     RunEnded,
     RunEvent,
     RunOrder,
+    RunOutputs,
     SetCacheBudget,
     Step,
     Stop,
@@ -86,24 +88,6 @@ class HostState:
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
-class HostMedia(MediaStore):
-    """Images are kept by the server: each one goes there (before the message that shows it)."""
-
-    def __init__(
-        self,
-        roots: dict[str, Path],
-        send: Callable[[FromHost], None],
-        secret: bytes | None = None,
-    ) -> None:
-        super().__init__(roots, secret=secret)
-        self._send = send
-
-    def add(self, image: Any) -> str:
-        media_id = uuid.uuid4().hex[:16]
-        self._send(Image(media_id, image))
-        return media_id
-
-
 class RunHostChild:
     """The run host process: its registry, cache and pool, its run thread, and its end of the
     pipe to the server."""
@@ -114,14 +98,15 @@ class RunHostChild:
         self._send_lock = threading.Lock()
         self.registry = library_registry()
         self.state = HostState()
-        self._load_nodes()
+        self._load_nodes(config.skip)
         self.cache = OutputCache(config.cache_budget)
         self.cache.lost = set(config.lost)
-        media = HostMedia(config.roots, self.send, config.thumb_secret)
+        media = MediaStore(config.roots, secret=config.thumb_secret)
         self.media = media
         self.selections = Selections()
         self.previewer = Previewer(media, LIVE)
         self.full_previewer = Previewer(media, FULL)
+        self.kept_previewer = KeptPreviewer(media, LIVE)
         self.desk = PromptDesk()
         self.pool: Pool = make_pool(config.workers, config.backend)
         self.orders: queue.Queue[RunOrder | None] = queue.Queue()
@@ -210,6 +195,8 @@ class RunHostChild:
                 return self._gallery(request)
             case ReadPoolStats():
                 return self.pool.stats()
+            case ReadImage(media_id):
+                return self.media.encoded(media_id)
         raise TypeError(f"the run host has no answer to a {type(request).__name__}")
 
     def _output(self, request: ReadOutput) -> OutputShown | None:
@@ -218,7 +205,8 @@ class RunHostChild:
             return None
         if not 0 <= request.index < len(items):
             return OutputShown(len(items), None)
-        return OutputShown(len(items), self.full_previewer(items[request.index]))
+        preview = self.previewer if request.brief else self.full_previewer
+        return OutputShown(len(items), preview(items[request.index]))
 
     def _gallery(self, request: ReadGallery) -> p.GalleryPage | None:
         name, node, output = request.name, request.node, request.output
@@ -237,34 +225,38 @@ class RunHostChild:
             self._run(order)
 
     def _run(self, order: RunOrder) -> None:
-        control = RunControl()
-        if order.stepping is not None:
-            control.step(order.stepping or None)
+        request, control = order.request, RunControl()
+        if request.stepping is not None:
+            control.step(request.stepping or None)
         self.state.control, self.state.run_id = control, order.run_id
         limit = LogLimiter(self.previewer)
 
         def sink(event: Event) -> None:
+            if isinstance(event, RunFinished):  # its outputs, before clients see it ended
+                cache = self.cache.workflow(request.workflow)
+                outputs = kept_outputs(cache, event.counts, self.kept_previewer)
+                self.send(RunOutputs(order.run_id, outputs))
             kept = event if isinstance(event, RECORDED) else None
             self.send(RunEvent(order.run_id, kept, limit(event)))
 
         try:
-            self._load_nodes()
-            graph = build_graph(order.workflow, self.registry)
+            self._load_nodes(order.skip)
+            graph = self._graph(order)
             executor = Executor(
                 self.pool,
-                continue_on_error=order.continue_on_error,
+                continue_on_error=request.continue_on_error,
                 prompter=self.desk.ask,
                 previewer=self.previewer,
             )
             executor.run(
                 graph,
                 sink,
-                until=order.until,
-                trigger=order.trigger,
+                until=request.until,
+                trigger=request.trigger,
                 control=control,
-                cache=self.cache.workflow(order.name),
+                cache=self.cache.workflow(request.workflow),
                 run_id=order.run_id,
-                workflow=order.name,
+                workflow=request.workflow,
             )
         except BaseException as exc:  # a bug, or a graph that no longer builds here
             logger.exception("run %s ended abnormally", order.run_id)
@@ -289,9 +281,20 @@ class RunHostChild:
             old, self.pool = self.pool, make_pool(self.config.workers, self.config.backend)
             threading.Thread(target=old.close, name="graphbook-close", daemon=True).start()
 
-    def _load_nodes(self) -> None:
+    def _graph(self, order: RunOrder) -> Graph:
+        """The run's graph; a node file that failed to import here is named in the error."""
+        try:
+            return build_graph(order.workflow, self.registry)
+        except GraphbookError as exc:
+            failed = "; ".join(f"{f.path}: {f.error}" for f in self.registry.failures.values())
+            if not failed:
+                raise
+            raise GraphbookError(f"{exc} (node files that failed to import: {failed})") from exc
+
+    def _load_nodes(self, skip: frozenset[str]) -> None:
         """Import the node files that are new or changed since the last look, as the server's
-        catalog does; drop those deleted. The cache stays: a node's key has its code."""
+        catalog does, but for those it found failing (`skip`: one may end this process); drop
+        those deleted. The cache stays: a node's key has its code."""
         root = self.config.nodes
         if not root.is_dir():
             return
@@ -301,7 +304,8 @@ class RunHostChild:
                 stat = path.stat()
             except OSError:
                 continue
-            now[str(path)] = (stat.st_mtime_ns, stat.st_size)
+            if file_key(path, root) not in skip:
+                now[str(path)] = (stat.st_mtime_ns, stat.st_size)
         before = self.state.files
         for name, seen in now.items():
             if before.get(name) != seen:
@@ -311,11 +315,42 @@ class RunHostChild:
         self.state.files = now
 
 
+class KeptPreviewer(Previewer):
+    """Previews kept with a run in the store: an image in memory is said, not sent (the
+    server keeps a bounded number of them; an image file's path outlives them)."""
+
+    def image(self, value: Any) -> Any:
+        size = getattr(value, "size", None)
+        return {"type": "image", "size": list(size) if size else None, "kept": False}
+
+
+KEPT_PER_OUTPUT = 5
+"""Dicts of each output of each node whose previews a run keeps in the store."""
+KEPT_PER_RUN = 200
+"""Previews a run keeps in the store in all (the first nodes' first)."""
+
+
+def kept_outputs(cache: WorkflowCache, counts: dict[str, Any], preview: Previewer) -> KeptOutputs:
+    """Previews of the first dicts of each output of the run's nodes (`counts`: the nodes
+    it ran or reused), at most KEPT_PER_OUTPUT an output and KEPT_PER_RUN in all."""
+    kept: KeptOutputs = {}
+    left = KEPT_PER_RUN
+    for node in counts:
+        entry = cache.entry(node)
+        for output, items in entry.by_output.items() if entry is not None else ():
+            shown = items[: min(KEPT_PER_OUTPUT, left)]
+            left -= len(shown)
+            previews = [preview(item) for item in shown]
+            kept.setdefault(node, {})[output] = {"count": len(items), "items": previews}
+    return kept
+
+
 def main(fd: int) -> None:
     """The run host process: a fresh interpreter (`RunHost` starts `python -c` with a call of it),
     never a fork of the threaded server; its first message is its `HostConfig`."""
     logging.basicConfig(level=logging.WARNING, format="run host: %(levelname)s %(message)s")
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the server decides
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # its own session: the server decides; a
+    # KeyboardInterrupt here came from node code (a node file's import records it as its error)
     conn = Connection(fd)
     config: HostConfig = conn.recv()
     RunHostChild(conn, config).serve()

@@ -3,8 +3,9 @@ dataclass a kind, pickled over the pipe and dispatched by type on either side.
 
 To the host: its `HostConfig` first, then `RunOrder`s, run controls (`Pause` ... `Stop`),
 `Answer`s to prompts, `Call`s (a `Request` with the number its reply names) and `Close`. From
-the host: `Ready`, a run's `RunEvent`s then `RunCrashed` (if it ended abnormally) and
-`RunEnded`, `Image`s for the media store, and a `Replied` or `Refused` for each call.
+the host: `Ready`, a run's `RunEvent`s (its `RunOutputs` before the last), then `RunCrashed`
+(if it ended abnormally) and `RunEnded`, and a `Replied` or `Refused` for each call. Images the
+run's previews show stay in the host until someone looks (`ReadImage`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Generic, TypeVar
 from graphbook import protocol as p
 from graphbook.engine.executor import Backend
 from graphbook.events import Event, PoolStats
+from graphbook.previews import Preview
 from graphbook.server.gallery import GalleryQuery
 from graphbook.workflow import Workflow
 
@@ -48,19 +50,21 @@ class HostConfig(Message):
     joining the address given: the server's local Ray, or a cluster)."""
     thumb_secret: bytes | None = None
     """The server's key for thumbnail URLs (thumbnails.py), so previews made here link them."""
+    skip: frozenset[str] = frozenset()
+    """Node files not to import: those the server's catalog found failing (NOTE [ Node files
+    at import ]: one may end or freeze the process that imports it)."""
 
 
 @dataclass(frozen=True)
 class RunOrder(Message):
     run_id: str
+    request: p.RunRequest
+    """The run's request as the server checked it (its `workflow` the file's name: the cache
+    the run uses; its `graph` left out: `workflow` below is what runs)."""
     workflow: Workflow
-    """The workflow as it runs (overrides set), checked by the server."""
-    name: str
-    until: str | None
-    trigger: str | None
-    stepping: str | None = None
-    """Set when the run starts in step mode: the node to step (or "" for any)."""
-    continue_on_error: bool = False
+    """The workflow as it runs (components flattened, overrides and inputs set), checked."""
+    skip: frozenset[str] = frozenset()
+    """Node files not to import (HostConfig.skip), as the catalog knows them now."""
 
 
 # -- to the host, without a reply --------------------------------------------------------------
@@ -119,7 +123,7 @@ class CacheUsage(Message):
 class OutputShown(Message):
     count: int
     """How many dicts the node handed on there."""
-    shown: Any
+    shown: Preview
     """The full preview of the dict asked for; None if there is no such dict."""
 
 
@@ -160,6 +164,8 @@ class ReadOutput(Request[OutputShown | None]):
     node: str
     output: str
     index: int
+    brief: bool = False
+    """Previewed as the live view previews (long texts and lists cut), not in full."""
 
 
 @dataclass(frozen=True)
@@ -175,6 +181,14 @@ class ReadGallery(Request[p.GalleryPage | None]):
 @dataclass(frozen=True)
 class ReadPoolStats(Request[PoolStats | None]):
     pass
+
+
+@dataclass(frozen=True)
+class ReadImage(Request[bytes | None]):
+    """An image a run made, as PNG bytes (encoded the first time it is asked for); None if
+    the host no longer keeps it."""
+
+    media_id: str
 
 
 @dataclass(frozen=True)
@@ -209,20 +223,26 @@ class Refused(Message):
 
 
 @dataclass(frozen=True)
-class Image(Message):
-    """An image a preview shows, for the server's media store (sent before that preview)."""
-
-    media_id: str
-    image: Any
-
-
-@dataclass(frozen=True)
 class RunEvent(Message):
     run_id: str
     event: Event | None
     """The event as it is, when the run history records it (else None)."""
     messages: Sequence[p.ServerMessage]
     """What clients get for it (logs limited, values previewed)."""
+
+
+KeptOutputs = dict[str, dict[str, dict[str, Any]]]
+"""`{node: {output: {"count": N, "items": [preview, ...]}}}`: the first dicts of each output of
+a run's nodes, previewed, kept with the run in the store (`RunOutputs`)."""
+
+
+@dataclass(frozen=True)
+class RunOutputs(Message):
+    """Previews of the first dicts each node of the run handed on (sent before its end, so
+    the run's record has them once it is seen ended)."""
+
+    run_id: str
+    outputs: KeptOutputs
 
 
 @dataclass(frozen=True)
@@ -240,7 +260,7 @@ class RunEnded(Message):
     run_id: str
 
 
-FromHost = Ready | Replied | Refused | Image | RunEvent | RunCrashed | RunEnded
+FromHost = Ready | Replied | Refused | RunEvent | RunOutputs | RunCrashed | RunEnded
 
 
 @dataclass(frozen=True)
@@ -250,5 +270,5 @@ class HostExited(Message):
     code: int | None
 
 
-Report = RunEvent | RunCrashed | RunEnded | HostExited
+Report = RunEvent | RunOutputs | RunCrashed | RunEnded | HostExited
 """What the run manager hears from a host, in order."""

@@ -2,9 +2,9 @@
 
 import { describe, expect, it } from 'vitest';
 import { howText, overridesText } from '../jobWords';
-import type { Job, JobRequest } from '../protocol';
+import type { Job, RunRequest } from '../protocol';
 
-const request: JobRequest = {
+const request: RunRequest = {
   workflow: 'sort.json',
   mode: 'all',
   node: null,
@@ -14,7 +14,7 @@ const request: JobRequest = {
   inputs: null,
   retry_interrupted: false,
 };
-const job = (fields: Partial<JobRequest>, inline = false): Job => ({
+const job = (fields: Partial<RunRequest>, inline = false): Job => ({
   id: 'j',
   state: 'queued',
   request: { ...request, ...fields },

@@ -2,7 +2,7 @@
 
 import { ApiError } from '../api/http';
 import { submitJob } from '../api/jobs';
-import { type RunCommand, type RunRequest, answerPrompt, clearCache, startRun, steerRun } from '../api/runs';
+import { type RunBody, type RunCommand, answerPrompt, clearCache, startRun, steerRun } from '../api/runs';
 import type { RunMode } from '../protocol';
 import { useCatalog } from '../store/catalog';
 import { currentKey, currentWorkflow, useEditor } from '../store/editor';
@@ -30,7 +30,7 @@ function problemsNow(): Problem[] {
 }
 
 /** What a run of the open document asks for: its file, unsaved changes inline; null when it cannot run (said why). */
-function runRequest(mode: RunMode, node: string | null): RunRequest | null {
+function runRequest(mode: RunMode, node: string | null): RunBody | null {
   const editor = useEditor.getState();
   if (!editor.file || !connected()) return null;
   const problems = problemsNow();
@@ -49,7 +49,7 @@ function runRequest(mode: RunMode, node: string | null): RunRequest | null {
   return { workflow: editor.file.path, mode, node: path, graph, continue_on_error: useUi.getState().continueOnError };
 }
 
-async function send(body: RunRequest | null, start: (body: RunRequest) => Promise<unknown>): Promise<boolean> {
+async function send(body: RunBody | null, start: (body: RunBody) => Promise<unknown>): Promise<boolean> {
   if (!body) return false;
   try {
     useUi.getState().setServerProblems([]);

@@ -9,26 +9,18 @@ import type {
   RunAccepted,
   RunDetails,
   RunList,
-  RunMode,
+  RunRequest,
   SystemStats,
 } from '../protocol';
 import { encodePath, request } from './http';
 
-export interface RunRequest {
-  workflow: string;
-  mode: RunMode;
-  node: string | null;
-  graph: Record<string, unknown> | null;
-  /** A node that fails on a dict reports it and the run goes on. */
-  continue_on_error: boolean;
-  /** Parameter values for this run only: `{node: {param: value}}`. */
-  overrides?: Record<string, Record<string, unknown>> | null;
-  /** The workflow's inputs for this run: `{name: value}`. */
-  inputs?: Record<string, unknown> | null;
-}
+/** A run as the editor asks for it (POST /api/runs, POST /api/jobs): the protocol's RunRequest,
+ * its overrides, inputs and the job's `retry_interrupted` left out when not given. */
+export type RunBody = Omit<RunRequest, 'retry_interrupted' | 'overrides' | 'inputs'> &
+  Partial<Pick<RunRequest, 'retry_interrupted' | 'overrides' | 'inputs'>>;
 
 export const fetchCatalog = (): Promise<Catalog> => request('GET', '/api/catalog');
-export const startRun = (body: RunRequest): Promise<RunAccepted> => request('POST', '/api/runs', body);
+export const startRun = (body: RunBody): Promise<RunAccepted> => request('POST', '/api/runs', body);
 
 export type RunCommand = 'pause' | 'resume' | 'step' | 'stop';
 export function steerRun(command: RunCommand, node: string | null = null): Promise<{ ok: boolean }> {

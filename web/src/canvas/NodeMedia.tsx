@@ -1,6 +1,6 @@
 // Images from the node's latest outputs, small, inside the node; a click shows one large.
 
-import { imageSrc, imagesIn } from '../preview';
+import { imageLabel, imageSrc, imagesIn } from '../preview';
 import type { NodeRun } from '../store/runState';
 import { useUi } from '../store/ui';
 
@@ -20,7 +20,7 @@ export function NodeMedia({ id, run }: { id: string; run: NodeRun | undefined })
         <img
           key={`${imageSrc(image)}-${i}`}
           src={imageSrc(image)}
-          alt={image.label ?? 'output image'}
+          alt={imageLabel(image) ?? 'output image'}
           loading="lazy"
           onClick={() => {
             inspect(id, 'output');

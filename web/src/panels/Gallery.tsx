@@ -5,8 +5,7 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { type GalleryQuery, fetchGalleryPage } from '../api/gallery';
 import { useNodeRun } from '../hooks/useNodeRun';
-import type { ImagePreview } from '../preview';
-import { shortText } from '../preview';
+import { type ImagePreview, type Preview, imageOf, shortText } from '../preview';
 import type { GalleryRow } from '../protocol';
 import { useEditor } from '../store/editor';
 import { type GalleryTarget, useGallery } from '../store/gallery';
@@ -340,15 +339,8 @@ function visibleWindow(view: View, matched: number) {
 }
 
 function asImage(row: GalleryRow): ImagePreview {
-  return {
-    ...row.fields,
-    type: 'image',
-    url: row.url,
-    thumb: row.thumb,
-    ...(row.reason ? { outside: row.reason } : {}),
-    index: row.index,
-    ...(row.path ? { path: row.path } : {}),
-  } as ImagePreview;
+  const fields = { ...(row.fields as Record<string, Preview>), index: row.index };
+  return imageOf(row.url, row.thumb, row.path ? { ...fields, path: row.path } : fields, { outside: row.reason });
 }
 
 interface Pages {

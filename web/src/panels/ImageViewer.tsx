@@ -3,7 +3,7 @@
 
 import { useEffect } from 'react';
 import { useUi } from '../store/ui';
-import { imageFields, imageSrc } from '../preview';
+import { imageFields, imageLabel, imageSrc } from '../preview';
 import { Backdrop } from '../widgets/Backdrop';
 import { JsonTree } from './JsonTree';
 
@@ -89,7 +89,7 @@ export function ImageViewer() {
     <Backdrop className="gb-viewer-backdrop" onClose={useUi.getState().closeViewer}>
       <div className="gb-viewer" role="dialog" aria-label="image viewer">
         <figure className="gb-viewer-image">
-          <img src={imageSrc(image)} alt={image.label ?? 'image'} />
+          <img src={imageSrc(image)} alt={imageLabel(image) ?? 'image'} />
         </figure>
         <aside className="gb-viewer-side">
           <ViewerHead images={viewer.images} index={viewer.index} />

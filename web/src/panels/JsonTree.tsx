@@ -1,7 +1,16 @@
 // A preview as a collapsible tree; images show as images and tensors as their summaries.
 
 import { createContext, useContext, useMemo, useState } from 'react';
-import { type ImagePreview, imageFields, imageSrc, imagesIn, isImage, isTensor, tensorText } from '../preview';
+import {
+  type ImagePreview,
+  imageFields,
+  imageLabel,
+  imageSrc,
+  imagesIn,
+  isImage,
+  isTensor,
+  tensorText,
+} from '../preview';
 import { useUi } from '../store/ui';
 
 function Leaf({ value }: { value: unknown }) {
@@ -49,7 +58,7 @@ function ImageItem({ value, label, depth }: { value: ImagePreview; label: Label;
     <div className="gb-json-row gb-json-item">
       {label}
       <button className="gb-json-image-button" title="show it large" onClick={() => showLarge(value)}>
-        <img className="gb-json-image" src={imageSrc(value)} alt={value.label ?? 'image'} />
+        <img className="gb-json-image" src={imageSrc(value)} alt={imageLabel(value) ?? 'image'} />
       </button>
       {value.outside ? <p className="gb-image-outside">{value.outside}</p> : null}
       <div className="gb-json-fields">

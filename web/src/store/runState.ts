@@ -8,6 +8,7 @@ import type {
   ErrorEntry,
   NodeSnapshot,
   OutputPreview,
+  Preview,
   Prompt,
   RunMode,
   RunSnapshot,
@@ -208,7 +209,8 @@ function nodeAfter(n: NodeRun, message: NodeMessage): NodeRun {
         timing: message.timing ?? n.timing,
       };
     case 'node_log': {
-      const entry: LogEntry = { level: message.level, message: message.message };
+      // the server sends a line of text, or the preview of what the node logged (loglimit.py)
+      const entry: LogEntry = { level: message.level, message: message.message as Preview };
       return {
         ...n,
         logs: appendBounded(n.logs, entry, MAX_LOGS),
