@@ -1,14 +1,23 @@
-// A list edited item by item with the widget of its item type; add and remove rows.
+// A list edited item by item with the widget of its item type; add and remove rows. The widget
+// that edits an item is handed in (`Item`: Widget, which picks by type and holds this one).
 
+import type { ComponentType } from 'react';
 import type { Json } from '../workflow/format';
+import { blankOf } from './blank';
 import type { WidgetProps } from './types';
-import { Widget, blankOf } from './Widget';
 
 export function itemType(type: string): string {
   return type.startsWith('list[') && type.endsWith(']') ? type.slice(5, -1) : 'json';
 }
 
-export function ListWidget({ type, value, fallback, onChange, label }: WidgetProps) {
+export function ListWidget({
+  type,
+  value,
+  fallback,
+  onChange,
+  label,
+  Item,
+}: WidgetProps & { Item: ComponentType<WidgetProps> }) {
   const items: Json[] = Array.isArray(value) ? value : Array.isArray(fallback) ? fallback : [];
   const inner = itemType(type);
   const set = (next: Json[]): void => onChange(next);
@@ -19,7 +28,7 @@ export function ListWidget({ type, value, fallback, onChange, label }: WidgetPro
     >
       {items.map((item, i) => (
         <div className="gb-list-row" key={i}>
-          <Widget
+          <Item
             type={inner}
             label={`${label}[${i}]`}
             value={item}

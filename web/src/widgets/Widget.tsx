@@ -1,6 +1,5 @@
 // Picks the widget for a parameter type.
 
-import type { Json } from '../workflow/format';
 import { BooleanWidget } from './BooleanWidget';
 import { CodeWidget } from './CodeWidget';
 import { DictWidget } from './DictWidget';
@@ -10,22 +9,13 @@ import { NumberWidget } from './NumberWidget';
 import { TextWidget } from './TextWidget';
 import type { WidgetProps } from './types';
 
-export function blankOf(type: string): Json {
-  if (type === 'number' || type === 'int' || type === 'float') return 0;
-  if (type === 'boolean') return false;
-  if (type === 'dict') return {};
-  if (type.startsWith('list')) return [];
-  if (type === 'json') return null;
-  return '';
-}
-
 export function Widget(props: WidgetProps) {
   const { type } = props;
   if (type === 'number' || type === 'int' || type === 'float') return <NumberWidget {...props} />;
   if (type === 'boolean') return <BooleanWidget {...props} />;
   if (type === 'function') return <CodeWidget {...props} />;
   if (type === 'dict') return <DictWidget {...props} />;
-  if (type.startsWith('list[')) return <ListWidget {...props} />;
+  if (type.startsWith('list[')) return <ListWidget {...props} Item={Widget} />;
   if (type === 'string') return <TextWidget {...props} />;
   return <JsonWidget {...props} />;
 }
