@@ -19,7 +19,7 @@ from graphbook import errors, events, previews, protocol, run_request
 from graphbook.protocol import bodies, jobs, messages, snapshot
 
 PROTOCOL_TS = Path(__file__).resolve().parents[2] / "web" / "src" / "protocol.ts"
-BEGIN = "// <generated from graphbook/protocol/ by tests/web/protocol_ts.py>"
+BEGIN = "// <generated from graphbook.protocol by tests.web.protocol_ts>"
 WIRE = (snapshot, messages, jobs, bodies)
 """graphbook.protocol's modules of types, in the order protocol.ts declares them."""
 MODULES = (events, previews, errors, run_request, *WIRE)

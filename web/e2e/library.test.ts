@@ -221,7 +221,7 @@ describe('the palette', () => {
   });
 });
 
-/** Writes the library's sample data `names` (graphbook/templates/samples.py) under the server's working folder. */
+/** Writes the library's sample data `names` (graphbook.templates.samples) under the server's working folder. */
 function makeSamples(...names: string[]): void {
   const code = `from pathlib import Path\nfrom graphbook.templates.samples import make_sample\nfor name in ${JSON.stringify(names)}: make_sample(name, Path('.'))`;
   execFileSync('python', ['-c', code], {

@@ -29,7 +29,7 @@ export function decodeCatalog(reply: CatalogReply): Catalog {
   };
 }
 
-/** Whether a parameter of `paramType` can take what a resource `gives`, by the server's table (graphbook/params.py `accepts`). */
+/** Whether a parameter of `paramType` can take what a resource `gives`, by the server's table (`graphbook.params.accepts`). */
 export function accepts(fits: Catalog['fits'], paramType: string, gives: string): boolean {
   if (paramType === 'resource' || gives === 'any') return true;
   const family = paramType.startsWith('list') ? 'list' : paramType;

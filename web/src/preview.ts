@@ -1,4 +1,4 @@
-// Reading previews the server sends (the typed union of graphbook/previews.py, generated into
+// Reading previews the server sends (the typed union of graphbook.previews, generated into
 // protocol.ts): images to show, tensor summaries, short text.
 
 import type { ImagePreview, Preview, TensorPreview } from './protocol';

@@ -1,8 +1,8 @@
 // The wire protocol with the server: every websocket message in both directions and every HTTP
-// payload, generated from graphbook/protocol/ and the run events of graphbook/events.py.
-// tests/web/test_protocol_sync.py keeps them in step.
+// payload, generated from the Python package graphbook.protocol and the run events of
+// graphbook.events; a test (tests.web.test_protocol_sync) keeps them in step.
 
-// <generated from graphbook/protocol/ by tests/web/protocol_ts.py>
+// <generated from graphbook.protocol by tests.web.protocol_ts>
 export const VERSION = 1;
 
 export type RunMode = 'all' | 'until' | 'step' | 'trigger';

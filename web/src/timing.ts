@@ -1,4 +1,4 @@
-// Where a batch step's time went (graphbook/engine/timing.py): running its batches against waiting
+// Where a batch step's time went (the engine's graphbook.engine.timing): running its batches against waiting
 // for their input; on a GPU, how long the device sat idle.
 
 import type { BatchTiming } from './protocol';

@@ -1,5 +1,5 @@
 // The live view of a run as data: a snapshot replaced on (re)connect, then each event folded
-// in by `applyMessage`, a pure function. It must fold as graphbook/runview.py does (the server's
+// in by `applyMessage`, a pure function. It must fold as graphbook.runview does (the server's
 // snapshot): tests/fixtures/runview/ holds message sequences and the state expected after each,
 // checked here by __tests__/runViewFixtures.test.ts and in Python by tests/unit/test_runview.py.
 

@@ -1,4 +1,4 @@
-// Components (graphbook/components.py; docs/workflow-format.md "Components"): a group of nodes
+// Components (graphbook.components; docs/workflow-format.md "Components"): a group of nodes
 // used as one node. Here: the node a component shows (its ports and parameters), making one from
 // selected nodes, and unpacking one back into plain nodes, as pure functions over workflows.
 
@@ -77,7 +77,7 @@ function portsJson(table: Record<string, Port>, key: string): Record<string, Jso
   return Object.fromEntries(names.map((n) => [n, { node: table[n]?.node ?? '', [key]: table[n]?.port ?? '' }]));
 }
 
-/** The body as the file holds it, in graphbook/workflow.py's order (ComponentBody.to_json). */
+/** The body as the file holds it, in graphbook.workflow_codec's order (body_json). */
 export function bodyJson(body: ComponentBody): Record<string, Json> {
   const nodes = [...body.nodes].sort((a, b) => naturalCompare(a.id, b.id)).map(nodeJson);
   const unique = new Map(body.edges.map((e) => [edgeKey(e), e]));
@@ -139,7 +139,7 @@ export function exposeParam(
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*(\/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$/;
 
 /** Why `name` cannot name a library component (`components/NAME.json`), as the server's
- * graphbook/components.py checks it; null when it can. */
+ * graphbook.components checks it; null when it can. */
 export function componentNameProblem(name: string): string | null {
   if (!name.trim()) return 'give the component a name';
   if (name.endsWith('.json')) return 'leave out ".json": it is added to the name';

@@ -1,5 +1,5 @@
 // The canonical workflow file (docs/workflow-format.md): its types, reading, and writing it
-// byte for byte as graphbook/workflow.py does, so a save from the browser diffs like one from Python.
+// byte for byte as graphbook.workflow_codec does, so a save from the browser diffs like one from Python.
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -29,11 +29,11 @@ export interface WorkflowNode {
   component?: Record<string, Json>;
 }
 
-/** The colours a node may be given (graphbook/workflow.py's NODE_COLORS, the same list). */
+/** The colours a node may be given (graphbook.workflow_parts.NODE_COLORS, the same list). */
 export const NODE_COLORS = ['red', 'orange', 'yellow', 'green', 'cyan', 'blue', 'purple', 'grey'] as const;
 export type NodeColor = (typeof NODE_COLORS)[number];
 
-/** Whether a node runs (graphbook/modes.py); `active` is never written. */
+/** Whether a node runs (graphbook.modes); `active` is never written. */
 export type NodeMode = 'active' | 'bypass' | 'mute';
 
 export interface Point {
@@ -69,14 +69,14 @@ export interface WorkflowComment {
   width: number;
 }
 
-/** A node parameter the workflow takes as an input, by name (graphbook/inputs.py). */
+/** A node parameter the workflow takes as an input, by name (graphbook.inputs). */
 export interface WorkflowInput {
   node: string;
   param: string;
   description?: string;
 }
 
-/** What an input may be called (graphbook/workflow.py's INPUT_NAME). */
+/** What an input may be called (graphbook.workflow_parts.INPUT_NAME). */
 export const INPUT_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
 export interface Workflow {
@@ -91,7 +91,7 @@ export interface Workflow {
   comments?: WorkflowComment[];
 }
 
-/** A group's size when the file gives none, as graphbook/workflow.py reads it. */
+/** A group's size when the file gives none, as graphbook.workflow_codec reads it. */
 export const GROUP_SIZE = { width: 300, height: 200 };
 
 export class WorkflowFormatError extends Error {
@@ -179,7 +179,7 @@ function parseComment(raw: unknown, where: string): WorkflowComment {
   return { id, text, position: parsePosition(raw.position), width };
 }
 
-/** Groups as graphbook/workflow.py reads them: ids naming no node are left out of the group. */
+/** Groups as graphbook.workflow_codec reads them: ids naming no node are left out of the group. */
 function parseGroups(raws: unknown[], nodeIds: ReadonlySet<string>, name: string): WorkflowGroup[] {
   const groups: WorkflowGroup[] = [];
   const ownerOf = new Map<string, string>();
@@ -482,7 +482,7 @@ function commentText(comment: WorkflowComment): string {
   return `    {\n${parts.join(',\n')}\n    }`;
 }
 
-/** A node as the file holds it (graphbook/workflow.py's `_node_json`), keys in its order. */
+/** A node as the file holds it (graphbook.workflow_codec's `_node_json`), keys in its order. */
 export function nodeJson(node: WorkflowNode): Record<string, Json> {
   const json: Record<string, Json> = { id: node.id, type: node.type };
   if (node.label) json.label = node.label;

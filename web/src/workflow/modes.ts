@@ -1,4 +1,4 @@
-// Bypassed and muted nodes, as graphbook/modes.py takes them out: what is left of the wiring.
+// Bypassed and muted nodes, as graphbook.modes takes them out: what is left of the wiring.
 // A muted node gives nothing; a bypassed step's inputs are wired straight to what its outputs
 // feed; a bypassed node with no data input is muted. Neither is checked (it does not run).
 

@@ -1,4 +1,4 @@
-// Checks a workflow against the catalog as graphbook/graph.py does, so problems show on their
+// Checks a workflow against the catalog as graphbook.graph does, so problems show on their
 // nodes while editing, before the server is asked to run anything.
 
 import { type Catalog, type NodeSpec, type ParamSpec, accepts } from '../catalog';
