@@ -1,4 +1,6 @@
-"""RunView: one run as the messages so far describe it, folded in one place.
+"""The run's view, folded in one place: RunState (the fold: apply a message) holds the run
+(RunView) and its nodes (NodeRun) as the messages so far describe them; the same three names as
+the browser's fold (web/src/store/runState.ts).
 
 The server folds every message it sends, so a client that connects mid-run gets a snapshot the
 next message continues exactly; `graphbook run` folds the engine's events into its table. The
@@ -24,7 +26,7 @@ MAX_ERRORS = 20
 
 
 @dataclass
-class NodeProgress:
+class NodeRun:
     node_id: str
     title: str
     state: p.NodeState = "waiting"
@@ -66,9 +68,9 @@ class NodeProgress:
 
 
 @dataclass
-class RunProgress:
+class RunView:
     started: p.RunStarted
-    nodes: dict[str, NodeProgress]
+    nodes: dict[str, NodeRun]
     status: p.RunStatus = "running"
     seconds: float | None = None
     pause_reason: p.PauseReason | None = None
@@ -91,18 +93,18 @@ class RunProgress:
         return max(0.0, end - self.started.started - self.paused)
 
 
-class RunView:
+class RunState:
     """Folds messages into the current (or last) run and the prompts still open."""
 
     def __init__(self) -> None:
-        self.run: RunProgress | None = None
+        self.run: RunView | None = None
         self.prompts: dict[str, p.Prompt] = {}
 
     @property
     def active(self) -> bool:
         return self.run is not None and self.run.active
 
-    def node(self, node_id: str) -> NodeProgress | None:
+    def node(self, node_id: str) -> NodeRun | None:
         return self.run.nodes.get(node_id) if self.run is not None else None
 
     def title(self, node_id: str) -> str:
@@ -113,8 +115,8 @@ class RunView:
         """Fold one message in; messages about another run, or not about runs, change nothing."""
         match message:
             case p.RunStarted():
-                nodes = {n.node_id: NodeProgress(n.node_id, n.title) for n in message.nodes}
-                self.run = RunProgress(message, nodes)
+                nodes = {n.node_id: NodeRun(n.node_id, n.title) for n in message.nodes}
+                self.run = RunView(message, nodes)
                 self.prompts.clear()
             case p.Prompt():
                 self.prompts[message.prompt_id] = message
@@ -154,7 +156,7 @@ class RunView:
             self.run.status, self.run.pause_reason, self.run.paused_node = "running", None, None
             self.run.paused, self.run.paused_at = message.paused, None
 
-    def _apply_to_node(self, node: NodeProgress | None, message: p.ServerMessage) -> None:
+    def _apply_to_node(self, node: NodeRun | None, message: p.ServerMessage) -> None:
         if node is None:
             return
         match message:
@@ -187,7 +189,7 @@ class RunView:
                 node.rate = average_rate(message.counts, message.seconds)
                 node.timing = message.timing or node.timing
 
-    def _finished(self, run: RunProgress, message: p.RunFinished) -> None:
+    def _finished(self, run: RunView, message: p.RunFinished) -> None:
         run.status, run.seconds, run.errors = message.status, message.seconds, message.errors
         run.pause_reason = run.paused_node = None
         run.paused, run.paused_at = message.paused, None
@@ -208,7 +210,7 @@ class RunView:
         for node_id in message.nodes:
             node = run.nodes.get(node_id)
             if node is not None:
-                run.nodes[node_id] = NodeProgress(node_id, node.title)
+                run.nodes[node_id] = NodeRun(node_id, node.title)
 
     def snapshot(self) -> p.RunSnapshot | None:
         run = self.run
@@ -233,7 +235,7 @@ class RunView:
         )
 
 
-def _end_node(node: NodeProgress, end: p.RunFinished) -> NodeProgress:
+def _end_node(node: NodeRun, end: p.RunFinished) -> NodeRun:
     """A node still running when its run ends is `done` if the run completed, else `stopped`."""
     if node.state == "running":  # the run ended before the node could finish
         node.state, node.rate = ("done" if end.status == "completed" else "stopped"), 0.0

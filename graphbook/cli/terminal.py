@@ -30,7 +30,7 @@ from graphbook.events import (
     RunStarted,
 )
 from graphbook.protocol import to_json
-from graphbook.runview import RunView, average_rate
+from graphbook.runview import RunState, average_rate
 from graphbook.text import encodable_json, encodable_text
 
 STYLES = {
@@ -45,7 +45,7 @@ STYLES = {
 REFRESH_PER_SECOND = 8
 
 
-def table(view: RunView) -> Table:
+def table(view: RunState) -> Table:
     """Every node of the run: its state, counts per output, rate and errors."""
     table = Table(box=box.SIMPLE_HEAD)
     for column in ("id", "node", "status", "outputs", "items/s", "errors"):
@@ -83,7 +83,7 @@ class TerminalSink:
         self.quiet = quiet
         self.pool_stats = pool_stats
         """The worker pool's `stats()`, shown under the live table."""
-        self.view = RunView()
+        self.view = RunState()
         self.timings: dict[str, BatchTiming] = {}
         """Each batch step's compute and wait seconds, as it finished."""
         self.live: Live | None = None
@@ -183,7 +183,7 @@ class TerminalSink:
 
 
 def summary_lines(
-    event: RunFinished, view: RunView, timings: Mapping[str, BatchTiming] | None = None
+    event: RunFinished, view: RunState, timings: Mapping[str, BatchTiming] | None = None
 ) -> list[Text]:
     """The run's status, time and error count, then every node's counts per output, and where
     each batch step's time went."""

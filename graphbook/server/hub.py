@@ -1,6 +1,6 @@
 """Hub: every connected websocket client, and the one place messages are sent to them.
 
-Messages are folded into the RunView (graphbook/runview.py) before they go out, so a client
+Messages are folded into the RunState (graphbook/runview.py) before they go out, so a client
 attached between two messages gets a snapshot that the next message continues exactly.
 `node_progress` is coalesced: at most one per node every PROGRESS_INTERVAL, flushed before any
 other message to keep order. The last run of each workflow stays readable (`last_run`), so a
@@ -21,7 +21,7 @@ from aiohttp import web
 
 from graphbook import about
 from graphbook import protocol as p
-from graphbook.runview import RunView
+from graphbook.runview import RunState
 
 logger = logging.getLogger(__name__)
 PROGRESS_INTERVAL = 0.1
@@ -89,8 +89,8 @@ class Hub:
         self.clients: dict[str, Client] = {}
         self.instance = uuid.uuid4().hex[:12]
         """This server process's id, sent in `hello` and /api/info."""
-        self.view = RunView()
-        self.last: OrderedDict[str, RunView] = OrderedDict()
+        self.view = RunState()
+        self.last: OrderedDict[str, RunState] = OrderedDict()
         """The last run of each workflow that ran since the server started, before the run
         now in `view` (at most LAST_RUNS workflows, the least recently run dropped first)."""
         self._catalog_version = catalog_version
@@ -131,7 +131,7 @@ class Hub:
         """A run starting puts the one before it aside (`last`); a cleared cache clears there
         too, as it does in the page."""
         if isinstance(message, p.RunStarted) and self.view.run is not None:
-            older = RunView()
+            older = RunState()
             older.run = self.view.run
             workflow = older.run.started.workflow
             self.last[workflow] = older

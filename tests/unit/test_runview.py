@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from graphbook import protocol as p
-from graphbook.runview import RunView
+from graphbook.runview import RunState
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "runview"
 
 
-def seen(view: RunView) -> dict[str, Any]:
+def seen(view: RunState) -> dict[str, Any]:
     """What a person sees, in the fixtures' terms: errors and logs counted, outputs by index."""
     snapshot = view.snapshot()
     run: dict[str, Any] | None = None
@@ -53,7 +53,7 @@ def differences(expected: Any, actual: Any, where: str = "") -> list[str]:
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.json")), ids=lambda path: path.stem)
 def test_the_fold_shows_what_each_fixture_expects(path: Path) -> None:
-    view = RunView()
+    view = RunState()
     for number, step in enumerate(json.loads(path.read_text())["steps"]):
         view.apply(p.decode_server(json.dumps(step["message"])))
         wrong = differences(step["expect"], seen(view))
@@ -64,7 +64,7 @@ def test_the_fold_shows_what_each_fixture_expects(path: Path) -> None:
 def test_the_nodes_a_run_ends_with_are_read_before_its_end_is_folded(path: Path) -> None:
     """The run's record is written from `nodes_after(end)` before clients get the end: it must
     say what the fold says once the end is folded in, and leave the view as it was."""
-    view, ends = RunView(), 0
+    view, ends = RunState(), 0
     for step in json.loads(path.read_text())["steps"]:
         message = p.decode_server(json.dumps(step["message"]))
         if isinstance(message, p.RunFinished) and view.run is not None:

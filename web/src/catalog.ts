@@ -4,14 +4,14 @@
 
 import type { Catalog as CatalogReply, LoadFailure, NodeInfo, ParamInfo } from './protocol';
 
+export type { NodeInfo, ParamInfo };
+
 export type NodeKind = NodeInfo['kind'];
 export type PackKind = NodeInfo['pack_kind'];
-export type ParamSpec = ParamInfo;
-export type NodeSpec = NodeInfo;
 
 export interface Catalog {
   version: number;
-  nodes: Record<string, NodeSpec>;
+  nodes: Record<string, NodeInfo>;
   /** Node files that failed to import: shown in the palette with their errors. */
   failures: LoadFailure[];
   /** What a resource gives -> the parameter types it fits (the server's table). */

@@ -1,6 +1,6 @@
 // Finding node kinds by name, category, origin (pack) or docs; names that start with the query come first.
 
-import type { NodeSpec } from './catalog';
+import type { NodeInfo } from './catalog';
 import { type OriginFilter, ofOrigin, originText } from './origins';
 
 /**
@@ -8,7 +8,7 @@ import { type OriginFilter, ofOrigin, originText } from './origins';
  * those of `near`'s category come first, then those of its pack: a wire dropped from a node
  * lists its own kind's nodes before the whole library.
  */
-export function searchNodes(specs: NodeSpec[], query: string, near?: NodeSpec): NodeSpec[] {
+export function searchNodes(specs: NodeInfo[], query: string, near?: NodeInfo): NodeInfo[] {
   const q = query.trim().toLowerCase();
   const scored = specs
     .map((spec) => ({ spec, score: score(spec, q), close: affinity(spec, near) }))
@@ -17,13 +17,13 @@ export function searchNodes(specs: NodeSpec[], query: string, near?: NodeSpec): 
   return scored.map((s) => s.spec);
 }
 
-function affinity(spec: NodeSpec, near: NodeSpec | undefined): number {
+function affinity(spec: NodeInfo, near: NodeInfo | undefined): number {
   if (!near) return 0;
   if (spec.category === near.category) return 2;
   return spec.pack === near.pack && spec.pack_kind === near.pack_kind ? 1 : 0;
 }
 
-function score(spec: NodeSpec, q: string): number {
+function score(spec: NodeInfo, q: string): number {
   if (!q) return 1;
   const name = spec.name.toLowerCase();
   if (name === q) return 100;
@@ -50,8 +50,8 @@ function categoryRank(category: string): number {
 }
 
 /** Categories in order, each with its node kinds by name; uncategorised ones under "Other". */
-export function byCategory(specs: NodeSpec[]): [string, NodeSpec[]][] {
-  const groups = new Map<string, NodeSpec[]>();
+export function byCategory(specs: NodeInfo[]): [string, NodeInfo[]][] {
+  const groups = new Map<string, NodeInfo[]>();
   for (const spec of specs) {
     const category = spec.category || 'Other';
     groups.set(category, [...(groups.get(category) ?? []), spec]);
@@ -62,7 +62,7 @@ export function byCategory(specs: NodeSpec[]): [string, NodeSpec[]][] {
 }
 
 /** What the palette lists: the node kinds of one origin (or all), by category, or the matches of a search among them. */
-export function paletteGroups(specs: NodeSpec[], query: string, origin: OriginFilter): [string, NodeSpec[]][] {
+export function paletteGroups(specs: NodeInfo[], query: string, origin: OriginFilter): [string, NodeInfo[]][] {
   const shown = ofOrigin(specs, origin);
   return query.trim() ? [['Results', searchNodes(shown, query)]] : byCategory(shown);
 }

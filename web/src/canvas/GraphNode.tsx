@@ -3,7 +3,7 @@
 import { memo, useMemo, useState } from 'react';
 import { Handle, NodeResizeControl, Position, type NodeProps } from '@xyflow/react';
 import { OFFLINE, run } from '../actions/run';
-import type { NodeSpec } from '../catalog';
+import type { NodeInfo } from '../catalog';
 import { useExposedPorts } from '../hooks/useExposedPorts';
 import { useNodeProblems } from '../hooks/useNodeProblems';
 import { useNodePrompt } from '../hooks/useNodePrompt';
@@ -49,7 +49,7 @@ function useWires(id: string): { into: Map<string, string>; handlesIn: string[];
 }
 
 /** The node kind's ports, plus any that wires in the file use but the kind lacks (shown red). */
-function portsOf(spec: NodeSpec | undefined, handlesIn: string[], handlesOut: string[], params: string[]) {
+function portsOf(spec: NodeInfo | undefined, handlesIn: string[], handlesOut: string[], params: string[]) {
   const inputs = spec ? [...spec.inputs] : [];
   const outputs = spec ? [...spec.outputs] : [];
   const declared = new Set(spec ? spec.params.map((p) => p.name) : params);
@@ -157,7 +157,7 @@ function RunToButton({ id }: { id: string }) {
 interface HeaderProps {
   id: string;
   data: GraphFlowNode['data'];
-  spec: NodeSpec | undefined;
+  spec: NodeInfo | undefined;
   collapsed: boolean;
 }
 
@@ -173,7 +173,7 @@ function ChangedBadge({ id, data }: { id: string; data: GraphFlowNode['data'] })
 }
 
 /** The node's title: a double-click renames it in place (a component's opens it instead). */
-function NodeTitle({ id, data, spec }: { id: string; data: GraphFlowNode['data']; spec: NodeSpec | undefined }) {
+function NodeTitle({ id, data, spec }: { id: string; data: GraphFlowNode['data']; spec: NodeInfo | undefined }) {
   const [editing, setEditing] = useState(false);
   const title = titleOf(data);
   if (editing) return <TitleInput id={id} data={data} done={() => setEditing(false)} />;
@@ -268,7 +268,7 @@ function FoldedHandles({ into, problems }: { into: Map<string, string>; problems
 interface ParamsProps {
   id: string;
   data: GraphFlowNode['data'];
-  spec: NodeSpec | undefined;
+  spec: NodeInfo | undefined;
   extra: string[];
   into: Map<string, string>;
 }

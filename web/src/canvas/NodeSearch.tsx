@@ -3,7 +3,7 @@
 
 import { useMemo, useState } from 'react';
 import { useReactFlow } from '@xyflow/react';
-import type { NodeSpec } from '../catalog';
+import type { NodeInfo } from '../catalog';
 import { searchNodes, firstLine } from '../search';
 import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
@@ -14,10 +14,10 @@ type From = NonNullable<ReturnType<typeof useUi.getState>['search']>['from'];
 type Catalog = ReturnType<typeof useCatalog.getState>['catalog'];
 
 /** The node kinds that match the query (and can join the loose wire, if one opened the search). */
-function useFound(catalog: Catalog, query: string, from: From): NodeSpec[] {
+function useFound(catalog: Catalog, query: string, from: From): NodeInfo[] {
   return useMemo(() => {
     const nodes = useEditor.getState().nodes;
-    const fits = (spec: NodeSpec): boolean => !from || completeWire(from, spec, '\u0000new', nodes, catalog) !== null;
+    const fits = (spec: NodeInfo): boolean => !from || completeWire(from, spec, '\u0000new', nodes, catalog) !== null;
     const other = from && nodes.find((n) => n.id === from.node);
     const near = other && other.type === 'graph' ? catalog.nodes[String(other.data.type)] : undefined;
     return searchNodes(Object.values(catalog.nodes).filter(fits), query, near).slice(0, 40);
@@ -50,7 +50,7 @@ function placeNode(name: string, place: { x: number; y: number }, from: From, ca
 }
 
 interface ListProps {
-  found: NodeSpec[];
+  found: NodeInfo[];
   active: number;
   query: string;
   pick: (name: string) => void;

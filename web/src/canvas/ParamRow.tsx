@@ -2,7 +2,7 @@
 // and its widget; a wired parameter shows where its value comes from instead.
 
 import { Handle, Position } from '@xyflow/react';
-import type { ParamSpec } from '../catalog';
+import type { ParamInfo } from '../catalog';
 import { useEditor } from '../store/editor';
 import type { NodeInput } from '../workflow/flow';
 import { canvasInputs } from '../workflow/canvas';
@@ -11,14 +11,14 @@ import { Widget } from '../widgets/Widget';
 
 interface Props {
   nodeId: string;
-  param: ParamSpec;
+  param: ParamInfo;
   value: Json | undefined;
   wiredFrom: string | undefined;
   /** Set when the parameter is a workflow input. */
   input?: NodeInput | undefined;
 }
 
-function tipOf(param: ParamSpec): string {
+function tipOf(param: ParamInfo): string {
   return [
     param.description,
     `${param.type}${param.required ? ', required' : ''}`,
@@ -43,7 +43,7 @@ function ParamValue({ nodeId, param, value, wiredFrom }: Props) {
   );
 }
 
-function ResetButton({ nodeId, param }: { nodeId: string; param: ParamSpec }) {
+function ResetButton({ nodeId, param }: { nodeId: string; param: ParamInfo }) {
   const setParam = useEditor((s) => s.setParam);
   return (
     <button

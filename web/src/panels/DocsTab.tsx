@@ -1,10 +1,10 @@
 // The node kind's help page: its docstring and its parameters.
 
-import type { NodeSpec } from '../catalog';
+import type { NodeInfo } from '../catalog';
 import { originText } from '../origins';
 import { Markdown } from './Markdown';
 
-export function DocsTab({ spec, type }: { spec: NodeSpec | undefined; type: string }) {
+export function DocsTab({ spec, type }: { spec: NodeInfo | undefined; type: string }) {
   if (!spec)
     return (
       <p className="gb-empty">

@@ -4,7 +4,7 @@
 
 import { useMemo, useState } from 'react';
 import { DRAG_TYPE } from '../canvas/Canvas';
-import type { NodeSpec } from '../catalog';
+import type { NodeInfo } from '../catalog';
 import { type OriginFilter, originBadge, originChoices, originText } from '../origins';
 import { firstLine, paletteGroups } from '../search';
 import { useCatalog } from '../store/catalog';
@@ -25,7 +25,7 @@ function addAtCenter(name: string): void {
     .addNode(name, { x: (cx - matrix.e) / matrix.a + jitter, y: (cy - matrix.f) / matrix.d + jitter });
 }
 
-function PaletteItem({ spec }: { spec: NodeSpec }) {
+function PaletteItem({ spec }: { spec: NodeInfo }) {
   const badge = originBadge(spec);
   return (
     <li
@@ -116,7 +116,7 @@ function Category({
   toggle,
 }: {
   category: string;
-  specs: NodeSpec[];
+  specs: NodeInfo[];
   closed: boolean;
   toggle: () => void;
 }) {

@@ -2,7 +2,7 @@
 // used as one node. Here: the node a component shows (its ports and parameters), making one from
 // selected nodes, and unpacking one back into plain nodes, as pure functions over workflows.
 
-import type { Catalog, NodeSpec, ParamSpec } from '../catalog';
+import type { Catalog, NodeInfo, ParamInfo } from '../catalog';
 import {
   DATA_INPUT,
   type Json,
@@ -164,11 +164,11 @@ export function libraryFile(component: Record<string, Json>): Record<string, Jso
   return { format: COMPONENT_FORMAT, version: 1, ...component };
 }
 
-const specs = new WeakMap<object, { catalog: Catalog; spec: NodeSpec | undefined }>();
+const specs = new WeakMap<object, { catalog: Catalog; spec: NodeInfo | undefined }>();
 
 /** The node a component shows: its inputs, outputs and exposed parameters (typed as the inner
  * parameters they set); a library one is the catalog's `components/NAME` entry. */
-export function componentSpec(component: Record<string, Json>, catalog: Catalog): NodeSpec | undefined {
+export function componentSpec(component: Record<string, Json>, catalog: Catalog): NodeInfo | undefined {
   const cached = specs.get(component);
   if (cached && cached.catalog === catalog) return cached.spec;
   const spec = computeSpec(component, catalog, 0);
@@ -176,7 +176,7 @@ export function componentSpec(component: Record<string, Json>, catalog: Catalog)
   return spec;
 }
 
-function computeSpec(component: Record<string, Json>, catalog: Catalog, depth: number): NodeSpec | undefined {
+function computeSpec(component: Record<string, Json>, catalog: Catalog, depth: number): NodeInfo | undefined {
   const library = libraryOf(component);
   if (library) return catalog.nodes[LIBRARY_PREFIX + library.library];
   let body: ComponentBody | null;
@@ -187,7 +187,7 @@ function computeSpec(component: Record<string, Json>, catalog: Catalog, depth: n
   }
   if (!body || depth > 16) return undefined;
   const inner = body;
-  const params: ParamSpec[] = Object.keys(inner.params)
+  const params: ParamInfo[] = Object.keys(inner.params)
     .sort()
     .map((name) => {
       const where = inner.params[name] as Port;
@@ -230,7 +230,7 @@ function computeSpec(component: Record<string, Json>, catalog: Catalog, depth: n
 export function specOf(
   data: { type: string; component?: Record<string, Json> },
   catalog: Catalog,
-): NodeSpec | undefined {
+): NodeInfo | undefined {
   return data.component ? componentSpec(data.component, catalog) : catalog.nodes[data.type];
 }
 

@@ -1,7 +1,7 @@
 // Which wires the canvas accepts: data outputs into `in`, resources into a parameter, no cycles.
 
 import type { Connection } from '@xyflow/react';
-import { type Catalog, type NodeSpec, accepts } from '../catalog';
+import { type Catalog, type NodeInfo, accepts } from '../catalog';
 import { specOf } from './components';
 import { DATA_INPUT } from './format';
 import { wrongTypeFix, wrongTypeMessage } from './validate';
@@ -75,7 +75,7 @@ export interface LooseEnd {
  */
 export function completeWire(
   end: LooseEnd,
-  spec: NodeSpec,
+  spec: NodeInfo,
   id: string,
   nodes: FlowNode[],
   catalog: Catalog,

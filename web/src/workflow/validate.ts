@@ -1,7 +1,7 @@
 // Checks a workflow against the catalog as graphbook.graph does, so problems show on their
 // nodes while editing, before the server is asked to run anything.
 
-import { type Catalog, type NodeSpec, type ParamSpec, accepts } from '../catalog';
+import { type Catalog, type NodeInfo, type ParamInfo, accepts } from '../catalog';
 import { DATA_INPUT, type Json, type Workflow, type WorkflowEdge, isObject } from './format';
 import { componentSpec } from './components';
 import { runningPart } from './modes';
@@ -17,7 +17,7 @@ export function validate(document: Workflow, catalog: Catalog): Problem[] {
   const workflow = runningPart(document);
   const problems: Problem[] = [];
   const ids = new Set(workflow.nodes.map((n) => n.id));
-  const specs = new Map<string, NodeSpec>();
+  const specs = new Map<string, NodeInfo>();
   for (const node of workflow.nodes) {
     const spec = node.component ? componentSpec(node.component, catalog) : catalog.nodes[node.type];
     if (spec) specs.set(node.id, spec);
@@ -83,7 +83,7 @@ function distance(a: string, b: string): number {
   return row[b.length] ?? 0;
 }
 
-function edgeProblem(edge: WorkflowEdge, ids: Set<string>, specs: Map<string, NodeSpec>): Problem | null {
+function edgeProblem(edge: WorkflowEdge, ids: Set<string>, specs: Map<string, NodeInfo>): Problem | null {
   const missing = missingEndProblem(edge, ids);
   if (missing) return missing;
   const source = specs.get(edge.source);
@@ -115,7 +115,7 @@ function missingEndProblem(edge: WorkflowEdge, ids: Set<string>): Problem | null
 }
 
 /** An edge into a node's data input: only a step's output, and only into a node that takes data. */
-function dataInputProblem(edge: WorkflowEdge, source: NodeSpec, target: NodeSpec): Problem | null {
+function dataInputProblem(edge: WorkflowEdge, source: NodeInfo, target: NodeInfo): Problem | null {
   if (source.kind === 'resource') {
     return {
       node: edge.target,
@@ -134,7 +134,7 @@ function dataInputProblem(edge: WorkflowEdge, source: NodeSpec, target: NodeSpec
 }
 
 /** An edge into a parameter: one the node has, fed by a resource. */
-function paramInputProblem(edge: WorkflowEdge, source: NodeSpec, target: NodeSpec): Problem | null {
+function paramInputProblem(edge: WorkflowEdge, source: NodeInfo, target: NodeInfo): Problem | null {
   if (!target.params.some((p) => p.name === edge.input)) {
     return {
       node: edge.target,
@@ -153,7 +153,7 @@ function paramInputProblem(edge: WorkflowEdge, source: NodeSpec, target: NodeSpe
 }
 
 /** A resource wired into a parameter that cannot take what it gives (a model into a path). */
-function valueTypeProblem(edge: WorkflowEdge, specs: Map<string, NodeSpec>, fits: Catalog['fits']): Problem | null {
+function valueTypeProblem(edge: WorkflowEdge, specs: Map<string, NodeInfo>, fits: Catalog['fits']): Problem | null {
   const source = specs.get(edge.source);
   const param = specs.get(edge.target)?.params.find((p) => p.name === edge.input);
   if (!source || !param || accepts(fits, param.type, source.gives)) return null;
@@ -161,11 +161,11 @@ function valueTypeProblem(edge: WorkflowEdge, specs: Map<string, NodeSpec>, fits
 }
 
 /** graph.py's words for a resource wired into a parameter that cannot take its value. */
-export function wrongTypeMessage(param: ParamSpec, sourceId: string, source: NodeSpec): string {
+export function wrongTypeMessage(param: ParamInfo, sourceId: string, source: NodeInfo): string {
   return `parameter '${param.name}' expects ${expectedText(param.type)}, but resource '${sourceId}' (${source.name}) gives ${givesText(source.gives)}`;
 }
 
-export function wrongTypeFix(param: ParamSpec): string {
+export function wrongTypeFix(param: ParamInfo): string {
   return `delete the wire and give '${param.name}' a value, or wire a resource that gives ${expectedText(param.type)}`;
 }
 
@@ -173,7 +173,7 @@ function givesText(gives: string): string {
   return gives === 'object' ? 'a Python object (such as a model)' : expectedText(gives);
 }
 
-function paramProblems(id: string, params: Record<string, Json>, spec: NodeSpec, wired: Set<string>): Problem[] {
+function paramProblems(id: string, params: Record<string, Json>, spec: NodeInfo, wired: Set<string>): Problem[] {
   const problems: Problem[] = [];
   for (const name of Object.keys(params)) {
     if (!spec.params.some((p) => p.name === name)) {
@@ -199,7 +199,7 @@ function paramProblems(id: string, params: Record<string, Json>, spec: NodeSpec,
   return problems;
 }
 
-function missing(id: string, param: ParamSpec): Problem {
+function missing(id: string, param: ParamInfo): Problem {
   const fix =
     param.type === 'resource'
       ? `wire a resource node to '${param.name}'`
@@ -228,7 +228,7 @@ const isNumeric = (v: Json): boolean =>
   (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)));
 
 /** A message when `value` does not have the parameter's type, as Python's `coerce` decides. */
-export function typeProblem(param: ParamSpec, value: Json): string | null {
+export function typeProblem(param: ParamInfo, value: Json): string | null {
   const got = `got ${typeName(value)} ${pyRepr(value).slice(0, 80)}`;
   const bad = (what: string): string => `parameter '${param.name}' expects ${what}, ${got}`;
   switch (param.type) {
