@@ -20,7 +20,7 @@ from graphbook.engine.executor import Backend
 from graphbook.events import Event, PoolStats
 from graphbook.previews import Preview
 from graphbook.server.gallery import GalleryQuery
-from graphbook.workflow import Workflow
+from graphbook.workflow import Workflow, WorkflowOutput
 
 R = TypeVar("R")
 
@@ -53,6 +53,16 @@ class HostConfig(Message):
 
 
 @dataclass(frozen=True)
+class KeepResults(Message):
+    """An app's run: the outputs it shows, kept in `folder` as it ends (server/results.py)."""
+
+    folder: Path
+    outputs: dict[str, WorkflowOutput]
+    files: dict[str, list[str]]
+    """The files and folders each node writes (in `folder`: the run placed them there)."""
+
+
+@dataclass(frozen=True)
 class RunOrder(Message):
     run_id: str
     request: p.RunRequest
@@ -60,6 +70,8 @@ class RunOrder(Message):
     the run uses; its `graph` left out: `workflow` below is what runs)."""
     workflow: Workflow
     """The workflow as it runs (components flattened, overrides and inputs set), checked."""
+    keep: KeepResults | None = None
+    """An app's run: its results, kept as it ends."""
 
 
 # -- to the host, without a reply --------------------------------------------------------------
