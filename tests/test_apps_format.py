@@ -67,7 +67,9 @@ def test_narrowed_inputs_and_outputs_are_written_one_a_line_and_read_back() -> N
         ({"accept": ["csv"]}, ["'accept' lists file suffixes"]),
     ],
 )
-def test_a_malformed_narrowing_is_refused_naming_it(entry: dict[str, Any], words: list[str]) -> None:
+def test_a_malformed_narrowing_is_refused_naming_it(
+    entry: dict[str, Any], words: list[str]
+) -> None:
     data = classify().to_json()
     data["inputs"]["threshold"] |= entry
     with pytest.raises(WorkflowFormatError) as caught:
@@ -160,7 +162,11 @@ def test_without_declared_outputs_the_sinks_and_last_image_nodes_are_shown() -> 
     wf.connect(thumbs, table)
     wf.connect(thumbs, copy)
     shown = {name: (o.node, o.kind) for name, o in shown_outputs(wf, REGISTRY).items()}
-    assert shown == {"thumbs": ("thumbs", "images"), "table": ("table", "table"), "copy": ("copy", "images")}
+    assert shown == {
+        "thumbs": ("thumbs", "images"),
+        "table": ("table", "table"),
+        "copy": ("copy", "images"),
+    }
     assert [(w.node, w.param, w.path) for w in written(wf, REGISTRY)] == [
         ("table", "path", "out/t.parquet"),
         ("copy", "folder", "out/copies"),

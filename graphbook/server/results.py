@@ -39,6 +39,8 @@ from graphbook.server.runhost.messages import KeepResults
 from graphbook.workflow import Workflow, WorkflowOutput
 
 T = TypeVar("T")
+RESULTS = "apps"
+"""The folder (in the data folder) app runs keep their results in, one folder a run."""
 MANIFEST = "results.json"
 MAX_ROWS = 20_000
 """Dicts of one output kept for the app's page; the rest are counted, not kept."""
@@ -54,7 +56,7 @@ def place(
 ) -> tuple[RunRequest, dict[str, list[str]]]:
     """An app's run with every file its nodes write moved into `folder/files/NODE/` (the name
     kept), unless its inputs or overrides set that parameter; and the paths each node writes."""
-    given = _given(request, workflow)
+    given = _given(request, workflow, folder.parent)
     moved: dict[str, dict[str, Any]] = {}
     files: dict[str, list[str]] = {}
     for found in written(workflow, registry):
@@ -69,8 +71,9 @@ def place(
     return dataclasses.replace(request, overrides=overrides or None), files
 
 
-def _given(request: RunRequest, workflow: Workflow) -> set[tuple[str, str]]:
-    """The (node, parameter) pairs the request's inputs and overrides set."""
+def _given(request: RunRequest, workflow: Workflow, results: Path) -> set[tuple[str, str]]:
+    """The (node, parameter) pairs the request's inputs and overrides set (not counting those
+    an earlier app run placed under `results`: that run, run again, is placed anew)."""
     given = {
         (workflow.inputs[name].node, workflow.inputs[name].param)
         for name in request.inputs or {}
@@ -81,8 +84,13 @@ def _given(request: RunRequest, workflow: Workflow) -> set[tuple[str, str]]:
             node = find_node(workflow, key)
         except GraphbookError:
             continue  # check_run names it
-        given |= {(node, param) for param in params} if isinstance(params, Mapping) else set()
+        if isinstance(params, Mapping):
+            given |= {(node, k) for k, v in params.items() if not _placed(v, results)}
     return given
+
+
+def _placed(value: Any, results: Path) -> bool:
+    return isinstance(value, str) and Path(value).is_relative_to(results)
 
 
 # -- keeping them, in the run host ----------------------------------------------------------------
@@ -334,7 +342,7 @@ def write_table(table: Table, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.suffix == ".csv":
         text = io.StringIO()
-        writer = csv.writer(text, lineterminator="\n")
+        writer = csv.writer(text)  # as WriteCSV writes (\r\n, RFC 4180)
         writer.writerow(table.columns)
         for row in table.rows:
             writer.writerow([_csv_cell(row.get(c)) for c in table.columns])
