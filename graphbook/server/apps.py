@@ -81,7 +81,7 @@ class Apps:
         or that is not there (its default, the workflow's own, is taken as it is)."""
         workflow = self.files.load(relative)
         found = {
-            name: f"{problem.message}" + (f" ({problem.fix})" if problem.fix else "")
+            name: beside(name, problem.message) + (f" ({problem.fix})" if problem.fix else "")
             for name, problem in input_value_problems(workflow, self.registry, values).items()
         }
         try:
@@ -181,6 +181,11 @@ class Apps:
     def uploads(self) -> Path:
         media = self.settings.media
         return (media[0] if media else self.settings.data).resolve() / UPLOADS
+
+
+def beside(name: str, message: str) -> str:
+    """A problem's message as its field shows it: without naming the input it stands beside."""
+    return re.sub(rf"^input {re.escape(repr(name))}(?: \(parameter '[^']*'\))?:? ", "", message)
 
 
 def picker_roots(settings: ServerSettings) -> dict[str, Root]:

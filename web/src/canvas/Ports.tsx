@@ -12,9 +12,11 @@ interface Props {
   unknown: { in: Set<string>; out: Set<string> };
   /** Shown at the left of the first row (a source has no input there). */
   action?: ReactNode;
+  /** Shown beside each output (the toggle that makes it a result of the workflow's app). */
+  toggle?: (output: string) => ReactNode;
 }
 
-export function Ports({ inputs, outputs, counts, resource, unknown, action }: Props) {
+export function Ports({ inputs, outputs, counts, resource, unknown, action, toggle }: Props) {
   const rows = Math.max(inputs.length, outputs.length, action ? 1 : 0);
   return (
     <div className="gb-ports">
@@ -45,6 +47,7 @@ export function Ports({ inputs, outputs, counts, resource, unknown, action }: Pr
                       {counts[output]}
                     </span>
                   ) : null}
+                  {toggle?.(output)}
                   <span>{output}</span>
                   <Handle
                     type="source"
