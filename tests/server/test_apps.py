@@ -5,6 +5,7 @@ uploads checked; `serve --apps` refusing every edit and node-file write."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 from pathlib import Path
 from typing import Any
@@ -198,3 +199,47 @@ def test_serving_apps_only_refuses_edits_and_node_file_writes(serving: Serve) ->
         assert Workflow.load(server.settings.workflows / "numbers.json").to_json() == numbers()
 
     serving(scenario, apps_only=True)
+
+
+def test_a_waiting_run_shows_its_place_a_running_one_its_nodes_and_both_stop(
+    serving: Serve,
+) -> None:
+    slow = Workflow()
+    slow.add("Numbers", id="src", n=400, delay=0.02)
+    slow.input("n", "src", "n", minimum=1)
+
+    async def scenario(server: Server) -> None:
+        server.save("slow.json", slow.to_json())
+        first = (await server.post("/api/apps/slow.json/runs", {"inputs": {}}))[1]["job"]["id"]
+        second = (await server.post("/api/apps/slow.json/runs", {"inputs": {"n": 3}}))[1]
+        assert (second["job"]["state"], second["job"]["position"]) == ("queued", 0)
+        for _ in range(500):
+            status, running = await server.get(f"/api/apps/runs/{first}")
+            stages = {s["node_id"]: s for s in running["stages"]}
+            if stages.get("src", {}).get("sent", 0) > 0:
+                break
+            await asyncio.sleep(0.02)
+        assert running["job"]["state"] == "running" and stages["src"]["state"] == "running"
+        status, stopped = await server.post(f"/api/apps/runs/{second['job']['id']}/stop")
+        assert status == 200 and stopped["job"]["state"] == "cancelled"
+        status, stopping = await server.post(f"/api/apps/runs/{first}/stop")
+        assert status == 200, stopping
+        assert (await ended(server, first))["job"]["state"] == "stopped"
+
+    serving(scenario)
+
+
+def test_a_link_to_a_run_is_behind_the_token_and_keeps_it(serving: Serve) -> None:
+    async def scenario(server: Server) -> None:
+        link = "/app/sub/numbers.json?job=0123456789ab"
+        async with server.http.get(server.url + link) as response:
+            assert response.status == 401
+        (server.settings.webapp / "assets").mkdir(parents=True)
+        page = "<html><head></head><body></body></html>"
+        (server.settings.webapp / "index.html").write_text(page)
+        async with server.http.get(f"{server.url}{link}&token=s3cret") as response:
+            assert response.status == 200
+            assert '<head><base href="/">' in await response.text()
+            assert response.cookies["graphbook_token"].value == "s3cret"
+
+    serving(scenario, token="s3cret")

@@ -200,6 +200,7 @@ describe('apps', () => {
         .evaluateAll((els) => els.map((e) => e.getAttribute('data-field'))),
     ).toEqual(['folder', 'threshold']);
     expect(await section.getByRole('link', { name: 'Open as app' }).getAttribute('href')).toBe('/app/classify.json');
+    await screenshot(page, 'apps-editor');
     const toggle = page.locator('.react-flow__node[data-id="images"] [data-output-toggle="out"]');
     const saved = (): Record<string, unknown> =>
       (
