@@ -12,6 +12,12 @@ figures (issue 25).
 - large edit: an MCP edit_workflow of 4,000 then 20,000 add_node operations (over /mcp) ends
   within EDIT_BOUND seconds, /api/info answering within PROMPT meanwhile; one of more than the
   limit is refused
+- stop fork: Stop of node code that forked a child which never exits (in its process group,
+  or one that left it): the run ends `stopped` within STUCK_BOUND seconds, the next is taken
+- node files: a server started with a node file that exits, kills itself, raises
+  KeyboardInterrupt or loops at import: it serves, lists the file's failure, runs the others
+- sink files: `graphbook run` killed (SIGTERM, SIGINT, SIGKILL) at a random moment: every
+  sink's file is as the run before wrote it, and the next run leaves no temporary behind
 
 It also prints the median time from starting a run to its first `node_started` (the run host
 is warm, or the engine's thread starts), to compare before and after a change.
@@ -25,6 +31,7 @@ import contextlib
 import json
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -64,6 +71,20 @@ def blocked(ctx: Any, data: dict) -> None:
     import threading
 
     threading.Event().wait()  # blocked in C, the GIL released
+
+
+@step("Probe/Fork")
+@param("leave", "boolean", default=False)
+def forking(ctx: Any, data: dict) -> None:
+    import os
+    import threading
+
+    if os.fork() == 0:
+        if ctx.leave:
+            os.setsid()
+        time.sleep(60)  # the probe's bound: an orphan the server failed to end goes by itself
+        os._exit(0)
+    threading.Event().wait()
 
 
 @step("Probe/Pass")
@@ -111,13 +132,17 @@ def chain(nodes: int, items: int = 3, delay: float = 0.0) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def serving(folder: Path) -> Iterator[str]:
+def serving(
+    folder: Path, files: dict[str, str] | None = None, more: tuple[str, ...] = ()
+) -> Iterator[str]:
     (folder / "nodes").mkdir()
     (folder / "nodes" / "probe_nodes.py").write_text(NODES)
+    for name, text in (files or {}).items():
+        (folder / "nodes" / name).write_text(text)
     (folder / "workflows").mkdir()
     (folder / "workflows" / "quick.json").write_text(json.dumps(chain(2, items=1)))
     command = [sys.executable, "-m", "graphbook", "serve", "--no-watch", "--port", "0"]
-    command += ["--nodes", "nodes", "--workflows", "workflows", "--data", "data"]
+    command += ["--nodes", "nodes", "--workflows", "workflows", "--data", "data", *more]
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
     process = subprocess.Popen(
         command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
@@ -320,12 +345,14 @@ async def stop_stuck(probe: Probe, tally: Tally, tries: int) -> None:
         tally.tried += tries - tally.tried
 
 
-async def stop_stuck_tries(probe: Probe, tally: Tally, tries: int) -> None:
+async def stop_stuck_tries(
+    probe: Probe, tally: Tally, tries: int, kinds: tuple[str, ...] = ("Blocked", "Hog")
+) -> None:
     for i in range(tries):
-        kind = ("Blocked", "Hog")[i % 2]
+        kind = kinds[i % len(kinds)]
         document = chain(2, items=1)
-        document["nodes"][1]["type"] = kind
-        del document["nodes"][1]["params"]["delay"]
+        document["nodes"][1]["type"] = kind.split(":")[0]
+        document["nodes"][1]["params"] = {"leave": True} if kind.endswith(":leave") else {}
         await probe.call("PUT", "/api/workflows/stuck.json", json=document)
         async with probe.http.ws_connect(probe.url + "ws") as ws:
             started, _ = await probe.call("POST", "/api/runs", json={"workflow": "stuck.json"})
@@ -383,6 +410,14 @@ async def large_edit(probe: Probe, tally: Tally, tries: int) -> None:
         tally.add(over.is_error and "at most 50,000" in text, f"over the limit: {text:.120}")
 
 
+async def stop_fork(probe: Probe, tally: Tally, tries: int) -> None:
+    try:
+        await stop_stuck_tries(probe, tally, tries, ("Fork", "Fork:leave"))
+    except (ConnectionError, TimeoutError, aiohttp.ClientError) as exc:
+        tally.add(False, f"the server stopped answering ({type(exc).__name__})")
+        tally.tried += tries - tally.tried
+
+
 async def run_to_end(probe: Probe, workflow: str) -> int:
     """Start a run and wait for its end (it may wait for a run host that is loading, which
     /api/runs/current does not show); the status its start was answered with."""
@@ -409,7 +444,15 @@ async def first_node(probe: Probe, tries: int) -> list[float]:
 
 
 async def probe_all(url: str, folder: Path, tries: int, largest: int) -> dict[str, Tally]:
-    names = ("encoding", "store lock", "finish/run", "stop", "stop stuck", "large edit")
+    names = (
+        "encoding",
+        "store lock",
+        "finish/run",
+        "stop",
+        "stop stuck",
+        "stop fork",
+        "large edit",
+    )
     tallies = {name: Tally() for name in names}
     async with aiohttp.ClientSession() as http:
         probe = Probe(http, url)
@@ -423,6 +466,7 @@ async def probe_all(url: str, folder: Path, tries: int, largest: int) -> dict[st
             ("finish/run", lambda: finish_run(probe, tallies["finish/run"], tries * 3)),
             ("stop", lambda: stop(probe, tallies["stop"], tries, largest)),
             ("stop stuck", lambda: stop_stuck(probe, tallies["stop stuck"], tries)),
+            ("stop fork", lambda: stop_fork(probe, tallies["stop fork"], tries)),
             ("large edit", lambda: large_edit(probe, tallies["large edit"], min(tries, 4))),
         ]
         for name, step in steps:
@@ -439,10 +483,114 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder, serving(Path(folder)) as url:
         tallies = asyncio.run(probe_all(url, Path(folder), args.tries, args.largest))
+    tallies["node files"] = node_files(args.tries)
+    tallies["sink files"] = sink_files(args.tries)
     print("| category | tried | held | first not held |")
     print("|---|---:|---:|---|")
     for name, tally in tallies.items():
         print(f"| {name} | {tally.tried} | {tally.held} | {tally.note} |")
+
+
+BAD_FILES = {
+    "exits": ("import sys\nsys.exit(3)\n", "SystemExit"),
+    "os_exit": ("import os\nos._exit(3)\n", "exit code 3"),
+    "kills": ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", "SIGKILL"),
+    "interrupts": ("raise KeyboardInterrupt\n", "KeyboardInterrupt"),
+    "loops": ("while True:\n    pass\n", "within"),
+}
+"""A node file that ends or freezes its import -> what its listed failure says."""
+
+
+def node_files(tries: int) -> Tally:
+    """A server started with one bad node file beside the probe nodes, per try."""
+    tally = Tally()
+    kinds = list(BAD_FILES)
+    for i in range(tries):
+        kind = kinds[i % len(kinds)]
+        source, said = BAD_FILES[kind]
+        with tempfile.TemporaryDirectory() as folder:
+            bad = {f"bad_{kind}.py": source}
+            try:
+                with serving(Path(folder), bad, ("--import-limit", "3")) as url:
+                    held, why = asyncio.run(serves_despite(url, f"bad_{kind}.py", said))
+            except SystemExit as exc:
+                held, why = False, str(exc)
+        tally.add(held, f"{kind}: {why}")
+    return tally
+
+
+async def serves_despite(url: str, name: str, said: str) -> tuple[bool, str]:
+    async with aiohttp.ClientSession() as http:
+        probe = Probe(http, url)
+        _, catalog = await probe.call("GET", "/api/catalog")
+        failures = {Path(f["path"]).name: f["error"] for f in catalog.get("failures", [])}
+        if said not in failures.get(name, ""):
+            return False, f"not listed: {failures}"
+        status = await run_to_end(probe, "quick.json")
+        return status == 202 and await probe.alive(), f"next run {status}"
+
+
+TRICKLE = """
+import time
+from graphbook import param, source, step
+
+
+@step("Probe/Trickle")
+@source()
+@param("n", "int", default=3)
+def trickle(ctx):
+    for i in range(ctx.n):
+        yield {"i": i, "text": "x" * 50}
+        if ctx.n > 3:
+            time.sleep(0.005)
+"""
+
+
+def sink_files(tries: int) -> Tally:
+    """`graphbook run` of Trickle -> DumpJSONL, WriteCSV, WriteJSONL killed at a random moment."""
+    tally = Tally()
+    how = (signal.SIGTERM, signal.SIGINT, signal.SIGKILL)
+    for i in range(tries):
+        with tempfile.TemporaryDirectory() as name:
+            folder = Path(name)
+            kill = how[i % len(how)]
+            held, why = killed_run(folder, kill, random.uniform(0.5, 2.0))
+        tally.add(held, f"{kill.name}: {why}")
+    return tally
+
+
+def killed_run(folder: Path, kill: signal.Signals, after: float) -> tuple[bool, str]:
+    (folder / "nodes").mkdir()
+    (folder / "nodes" / "trickle.py").write_text(TRICKLE)
+    sinks = {"dump": ("DumpJSONL", "jsonl_path", "d.jsonl"), "csv": ("WriteCSV", "path", "t.csv")}
+    sinks["jsonl"] = ("WriteJSONL", "path", "t.jsonl")
+    nodes = [{"id": "src", "type": "Trickle", "params": {"n": 3}}]
+    nodes += [
+        {"id": i, "type": kind, "params": {key: str(folder / "out" / file)}}
+        for i, (kind, key, file) in sinks.items()
+    ]
+    edges = [{"source": "src", "output": "out", "target": i, "input": "in"} for i in sinks]
+    document = {"format": "graphbook.workflow", "version": 1, "nodes": nodes, "edges": edges}
+    (folder / "wf.json").write_text(json.dumps(document))
+    command = [sys.executable, "-m", "graphbook", "run", "wf.json", "--nodes", "nodes", "-q"]
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "GRAPHBOOK_HOME": str(folder)}
+
+    def start(*more: str) -> subprocess.Popen[bytes]:
+        quiet = subprocess.DEVNULL
+        return subprocess.Popen([*command, *more], cwd=folder, env=env, stdout=quiet, stderr=quiet)
+
+    if start().wait(120) != 0:
+        return False, "the first run failed"
+    files = sorted((folder / "out").glob("[!.]*"))
+    before = {p.name: p.read_bytes() for p in files}
+    process = start("--set", "src.n=100000")
+    time.sleep(after)  # a random moment of the run
+    process.send_signal(kill)
+    process.wait(60)
+    same = {p.name: p.read_bytes() for p in files} == before
+    again = start().wait(120)
+    left = [p.name for p in (folder / "out").iterdir() if p.name.endswith(".tmp")]
+    return same and again == 0 and not left, f"same {same}, next run {again}, left {left}"
 
 
 if __name__ == "__main__":

@@ -40,7 +40,17 @@ def _mode_for(path: Path) -> int:
     try:
         return stat.S_IMODE(path.stat().st_mode)
     except OSError:
-        return 0o666 & ~_umask()
+        return new_file_mode()
+
+
+def new_file_mode() -> int:
+    """The mode `open` gives a new file here: 0666 less the umask."""
+    return 0o666 & ~_umask()
+
+
+def new_folder_mode() -> int:
+    """The mode `mkdir` gives a new folder here: 0777 less the umask."""
+    return 0o777 & ~_umask()
 
 
 def _umask() -> int:

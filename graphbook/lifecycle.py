@@ -242,15 +242,24 @@ def _check_output(step: Step, output: str) -> None:
         )
 
 
-def fork(value: Any) -> Any:
+def fork(value: Any, memo: dict[int, Any] | None = None) -> Any:
     """Copy containers (dicts, lists, tuples, sets) so branches don't see each other's edits;
-    leaves such as tensors and images are shared, not copied."""
+    leaves such as tensors and images are shared, not copied. A container met again (a dict
+    that holds itself) is its one copy again, as copy.deepcopy keeps it."""
+    if not isinstance(value, dict | list | tuple | set):
+        return value
+    memo = {} if memo is None else memo
+    known = memo.get(id(value))
+    if known is not None:
+        return known
     if isinstance(value, dict):
-        return {k: fork(v) for k, v in value.items()}
+        copied: dict[Any, Any] = memo.setdefault(id(value), {})
+        copied.update((k, fork(v, memo)) for k, v in value.items())
+        return copied
     if isinstance(value, list):
-        return [fork(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(fork(v) for v in value)
-    if isinstance(value, set):
-        return set(value)
-    return value
+        items: list[Any] = memo.setdefault(id(value), [])
+        items.extend(fork(v, memo) for v in value)
+        return items
+    if isinstance(value, tuple):  # a tuple cannot hold itself but through a list or dict
+        return memo.setdefault(id(value), tuple(fork(v, memo) for v in value))
+    return memo.setdefault(id(value), set(value))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import logging
+import signal
 import sys
 import traceback
 from collections.abc import Iterable, Iterator, Mapping
@@ -98,7 +99,7 @@ class Registry:
         added: list[NodeSpec] = []
         for path in node_files(root):
             added.extend(self.load_file(path, root))
-        self._report_plugins(root)
+        self.report_plugins(root)
         return added
 
     def load_needed(
@@ -126,7 +127,7 @@ class Registry:
             for index, path in rest:
                 added.extend(self._load_indexed(index, path))
             for index in indexes:
-                self._report_plugins(index.root)
+                self.report_plugins(index.root)
         for index in indexes:
             index.save()
         for name in sorted(wanted - self._specs.keys()):
@@ -158,7 +159,7 @@ class Registry:
             self.add_spec(spec)
         return found
 
-    def _report_plugins(self, root: Path) -> None:
+    def report_plugins(self, root: Path) -> None:
         """A 0.13 plugin package's `__init__.py` (its `export()` and `web()` calls) is not
         loaded; say so as a failure of that file, which the CLI and the editor show."""
         for path in plugin_inits(root):
@@ -174,21 +175,25 @@ class Registry:
 
     def _load_indexed(self, index: NodeIndex, path: Path) -> list[NodeSpec]:
         found = self.load_file(path, index.root)
-        if str(path.resolve()) not in self.failures:
+        if file_key(path, index.root) not in self.failures:
             index.record(path, (spec.name for spec in found))
         return found
 
     def load_file(self, path: Path, root: Path | None = None) -> list[NodeSpec]:
-        """Import one node file and register the nodes it defines."""
-        key = str(path.resolve())
+        """Import one node file and register the nodes it defines; whatever the file does at
+        import (raise, `sys.exit`) is recorded as its failure, not raised."""
+        root = root or path.parent
+        key = file_key(path, root)
         try:
-            with collecting() as decorated:
-                module = import_file(path, root or path.parent)
-            found = [spec_of(node) for node in nodes_in(module, decorated)]
-        except Exception as exc:  # a broken user file must not take the others down
-            self.failures[key] = LoadFailure(key, f"{type(exc).__name__}: {exc}", _trace(exc))
-            logger.warning("could not load node file %s: %s", path, exc)
+            found = import_specs(path, root)
+        except BaseException as exc:  # a broken user file must not take the others down
+            self.record_failure(failure_of(key, exc))
             return []
+        return self.record_file(key, found)
+
+    def record_file(self, key: str, found: list[NodeSpec]) -> list[NodeSpec]:
+        """Node file `key` (file_key's) loaded and defines `found`, as they are now: its
+        nodes it no longer defines are dropped, its failure is forgotten."""
         self.failures.pop(key, None)
         names = {spec.name for spec in found}
         for stale in [n for n, owner in self._owners.items() if owner == key and n not in names]:
@@ -197,6 +202,12 @@ class Registry:
             self.add_spec(spec)
             self._owners[spec.name] = key
         return found
+
+    def record_failure(self, failure: LoadFailure) -> None:
+        """A node file failed to load: say so; the nodes it defined last keep their
+        definitions (`broken_file` says why they are stale)."""
+        self.failures[failure.path] = failure
+        logger.warning("could not load node file %s: %s", failure.path, failure.error)
 
     def broken_file(self, name: str) -> LoadFailure | None:
         """Why the file that defined node kind `name` no longer loads, if it does not: the
@@ -288,6 +299,43 @@ def _is_node_class(value: Any) -> bool:
 def _defined_in(value: Any, module: ModuleType) -> bool:
     target = getattr(value, "__func__", value)
     return getattr(target, "__module__", None) == module.__name__
+
+
+def file_key(path: Path, root: Path) -> str:
+    """How a registry names node file `path` of folder `root` (its failures, the owner of its
+    nodes): its resolved path, or, for a symlink that leads outside the folder, the link's own
+    path inside it (where it leads is not shown)."""
+    resolved = path.resolve()
+    if resolved.is_relative_to(root.resolve()):
+        return str(resolved)
+    return str(root.resolve() / path.relative_to(root))
+
+
+def import_specs(path: Path, root: Path) -> list[NodeSpec]:
+    """Import node file `path` of folder `root`: the specs of the nodes it defines. Raises
+    whatever the import raised (SystemExit too)."""
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise OutsideFolder(
+            "not loaded: a symlink that leads outside the node folder (only files inside it load)"
+        )
+    with collecting() as decorated:
+        module = import_file(path, root)
+    return [spec_of(node) for node in nodes_in(module, decorated)]
+
+
+class OutsideFolder(GraphbookError):
+    """A node file is a symlink that leads outside its folder."""
+
+
+def failure_of(key: str, exc: BaseException) -> LoadFailure:
+    """Node file `key`'s failure to import, from what its import raised. A KeyboardInterrupt
+    is raised again where Ctrl-C may have sent it (SIGINT handled): a person wants out; in a
+    process that ignores SIGINT (the server's children), it came from the file."""
+    if isinstance(exc, KeyboardInterrupt) and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        raise exc
+    if isinstance(exc, OutsideFolder):
+        return LoadFailure(key, str(exc), "")
+    return LoadFailure(key, f"{type(exc).__name__}: {exc}", _trace(exc))
 
 
 def import_file(path: Path, root: Path) -> ModuleType:

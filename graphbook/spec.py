@@ -9,7 +9,7 @@ import inspect
 import linecache
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from graphbook.errors import NodeDefinitionError
@@ -74,6 +74,73 @@ class NodeSpec:
             if param.name not in given and param.default is not None:
                 given[param.name] = param.default if param.is_resource else resolve(param)
         return self.factory(given)
+
+    def described(self) -> NodeSpec:
+        """This spec as data only, to hand to another process: what the catalog and a
+        workflow's checks read, with none of the node file's code (it builds nothing; its
+        parameters' defaults are plain data, a function default a stand-in)."""
+        params = tuple(
+            ParamSpec(
+                str(param.name),
+                str(param.type),
+                _as_data(param.default),
+                str(param.description),
+                bool(param.required),
+                bool(param.path),
+            )
+            for param in self.params
+        )
+        text: dict[str, Any] = {key: str(getattr(self, key)) for key in _TEXT_FIELDS}
+        return replace(
+            self,
+            factory=DescribedOnly(str(self.name), str(self.origin)),
+            params=params,
+            outputs=tuple(map(str, self.outputs)),
+            requires_input=bool(self.requires_input),
+            writes=tuple(map(str, self.writes)),
+            **text,
+        )
+
+
+_TEXT_FIELDS = ("name", "category", "doc", "origin", "code_hash", "gives", "pack")
+"""A spec's text fields: as `str` itself in a described spec (a subclass may come from a node
+file)."""
+
+
+@dataclass(frozen=True)
+class DescribedOnly:
+    """The factory of a described spec: the node runs where its file was imported."""
+
+    name: str
+    origin: str
+
+    def __call__(self, params: dict[str, Any]) -> Any:
+        raise NodeDefinitionError(
+            f"{self.name} is described here, not imported: it runs in the process that "
+            f"imports {self.origin or 'its node file'}"
+        )
+
+
+def function_stand_in(*args: Any, **kwargs: Any) -> Any:
+    """A described spec's function default: the function itself stays in its node file."""
+    raise NodeDefinitionError("a node's default function runs where its node file is imported")
+
+
+def _as_data(value: Any) -> Any:
+    """`value` as plain data of builtin types only (subclasses too become their base: one
+    defined in a node file could not be read where the file is not imported)."""
+    if callable(value):
+        return function_stand_in
+    if value is None:
+        return None
+    for kind in (bool, int, float, str):
+        if isinstance(value, kind):
+            return kind(value)
+    if isinstance(value, Mapping):
+        return {str(k): _as_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_data(v) for v in value]
+    return str(value)
 
 
 def parse_name(full: str) -> tuple[str, str]:

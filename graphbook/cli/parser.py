@@ -319,6 +319,13 @@ def add_folder_options(parser: argparse.ArgumentParser) -> None:
         help="require this token (needed off 127.0.0.1; default: $GRAPHBOOK_TOKEN)",
     )
     parser.add_argument("--cache-mb", type=int, default=1024, metavar="MB")
+    parser.add_argument(
+        "--import-limit",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long one node file may take to import before it is listed as failed",
+    )
     parser.add_argument("--no-watch", action="store_true", help="do not watch the nodes folder")
     parser.add_argument(
         "--apps",

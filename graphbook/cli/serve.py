@@ -62,6 +62,7 @@ def server_settings(args: argparse.Namespace, **more: Any) -> ServerSettings:
         ray_replicas=args.ray_replicas or 0,
         token=args.token,
         cache_budget=args.cache_mb << 20,
+        import_limit=args.import_limit,
         watch=not args.no_watch,
         move_damaged_store=args.move_damaged_store,
         apps_only=args.apps,

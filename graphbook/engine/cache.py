@@ -202,12 +202,13 @@ class Plan:
         }
 
 
+INCOMPLETE = "the run before this one did not finish it"
 _REASONS: dict[PlanCause, str] = {
     "new": "nothing was cached for it before this run",
     "cleared": "its cached outputs were cleared before this run",
     "evicted": "its cached outputs were evicted to stay within the cache budget",
     "uncacheable": "its outputs were larger than the whole cache budget",
-    "incomplete": "the run before this one did not finish it",
+    "incomplete": INCOMPLETE,
     "lost": "its cached outputs were lost when the run process was ended (a Stop that had to "
     "end it, or a crash)",
     "triggered": "re-triggered from its node",
@@ -237,6 +238,8 @@ class WorkflowCache:
         """Node -> the nodes wired from it, as of the last plan (to clear downstream)."""
         self.live: dict[str, Recording] = {}
         """Outputs of the nodes running now, readable while they grow."""
+        self.tried: dict[str, NodeKey] = {}
+        """The key of a node's run that did not finish: what changed since is said first."""
 
     def plan(self, graph: Graph, trigger: str | None = None) -> Plan:
         """Run or reuse, per node; `trigger` runs whatever is cached for it (re-triggered)."""
@@ -263,15 +266,14 @@ class WorkflowCache:
         entry = self.entries.get(node.id)
         if entry is None:
             cause = self.gone.get(node.id, "lost" if self.name in self.owner.lost else "new")
+            tried = self.tried.get(node.id) if cause == "incomplete" else None
+            changed = _change(node, tried, key) if tried is not None else None
+            if changed is not None:  # what the person changed since, not only that it failed
+                return Decision(node.id, "run", changed.cause, f"{changed.reason}; {INCOMPLETE}")
             return Decision(node.id, "run", cause, _REASONS.get(cause, cause))
-        if entry.key.code != key.code:
-            return Decision(node.id, "run", "code", f"the code of {node.spec.name} changed")
-        if entry.key.params != key.params:
-            names = _changed(dict(entry.key.params), dict(key.params))
-            return Decision(node.id, "run", "params", f"parameters changed: {names}")
-        if entry.key.upstream != key.upstream:
-            sources = _changed_sources(entry.key, key)
-            return Decision(node.id, "run", "upstream", f"changed upstream: {sources}")
+        changed = _change(node, entry.key, key)
+        if changed is not None:
+            return changed
         running = {s for s in graph.upstream(node.id) if s in decided and _runs(decided[s])}
         if running:
             names = ", ".join(sorted(running))
@@ -300,14 +302,17 @@ class WorkflowCache:
             entry = Entry(key, pairs, by_output, recording.bytes, used, logs, recording.logs_total)
             self.entries[node_id] = entry
             self.gone.pop(node_id, None)
+            self.tried.pop(node_id, None)
         self.owner.evict(keep=entry)
 
-    def abandon(self, node_id: str) -> None:
-        """The node ran but did not finish: whatever was cached for it is stale."""
+    def abandon(self, node_id: str, key: NodeKey | None = None) -> None:
+        """The node ran (with `key`) but did not finish: whatever was cached for it is stale."""
         with self.owner.lock:
             self.entries.pop(node_id, None)
             self.live.pop(node_id, None)
             self.gone[node_id] = "incomplete"
+            if key is not None:
+                self.tried[node_id] = key
 
     def clear(self, node_id: str | None = None) -> list[str]:
         """Drop `node_id` (a component: the nodes inside it) and everything downstream of it
@@ -447,6 +452,19 @@ def _decide_resources(graph: Graph, decisions: dict[str, Decision]) -> None:
             if needed
             else Decision(node.id, "reuse", "unchanged", "no node that runs needs it")
         )
+
+
+def _change(node: GraphNode, old: NodeKey, key: NodeKey) -> Decision | None:
+    """Why the node runs when its key is not `old`: its code, parameters or upstream changed."""
+    if old.code != key.code:
+        return Decision(node.id, "run", "code", f"the code of {node.spec.name} changed")
+    if old.params != key.params:
+        names = _changed(dict(old.params), dict(key.params))
+        return Decision(node.id, "run", "params", f"parameters changed: {names}")
+    if old.upstream != key.upstream:
+        sources = _changed_sources(old, key)
+        return Decision(node.id, "run", "upstream", f"changed upstream: {sources}")
+    return None
 
 
 def _changed(old: dict[str, str], new: dict[str, str]) -> str:

@@ -3,6 +3,8 @@
 One scheduler thread moves chunks of dicts between runners, always preferring the node
 furthest downstream that can make progress, so data streams through while sources still
 produce and a full inbox holds back whatever feeds it. Load and dump work goes to the pool.
+Resources are built beside it (resourcebuilds.py): the nodes that need none start at once, and
+a node built with a resource waits (runners/waiting.py) until it has arrived.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from graphbook.engine.metrics import MetricBook
 from graphbook.engine.pool import InlinePool, Pool, RemoteError
 from graphbook.engine.preview import preview
 from graphbook.engine.ray.pool import RayBackend
+from graphbook.engine.resourcebuilds import Logged, ResourceBuilds
 from graphbook.engine.runners import (
     PreviewFn,
     Prompter,
@@ -34,6 +37,7 @@ from graphbook.engine.runners import (
     Runner,
     runner_for,
 )
+from graphbook.engine.runners.waiting import Waiting
 from graphbook.engine.trace import Tracer
 from graphbook.errors import RunTargetError
 from graphbook.events import (
@@ -45,7 +49,6 @@ from graphbook.events import (
     NodeOutput,
     NodePlan,
     NodeStarted,
-    NodeStatus,
     NodeTitle,
     RunFinished,
     RunMode,
@@ -216,6 +219,10 @@ class _GraphRun:
         self.values: dict[str, Any] = {}
         self._feeds: dict[str, set[str]] = {}
         """Per stepped node: it and the nodes that feed it."""
+        self.builds = ResourceBuilds(control.wake)
+        self._unbuilt: list[GraphNode] = []
+        """Resources this run builds that have not been asked for yet (they need others)."""
+        self._settled = False
 
     def run(self, started: RunStarted) -> tuple[EndStatus, float]:
         start = time.perf_counter()
@@ -225,13 +232,14 @@ class _GraphRun:
             self._plan()
             self._build()
             self._start()
-            self._settle_models()
+            self._arrive()
             status = self._loop()
         except RunAborted:
             status = "failed"
         except KeyboardInterrupt:
             status = "stopped"
         finally:
+            self.builds.close()
             self._end()
             self._keep_outputs()
         if status == "completed" and self.state.failed:
@@ -296,23 +304,33 @@ class _GraphRun:
 
     # -- building ----------------------------------------------------------------------
     def _build(self) -> None:
+        """Runners for the nodes that run, wired; resources asked of the builds, and the
+        nodes built with them waiting for them (`_arrive` builds those)."""
         replays = self.plan.replays(self.graph) if self.plan is not None else set()
         for node in self.graph.nodes.values():
             if node.id in replays:
                 self.runners.append(self._replay(node))
-            elif not self._reused(node.id):
-                self._build_node(node)
+            elif self._reused(node.id):
+                continue
+            elif node.spec.is_resource:
+                self._unbuilt.append(node)
+            elif self._needs_building(node):
+                self.runners.append(Waiting(node, self.state))
+            else:
+                self.runners.append(self._runner(node))
         self._by_id = by_id = {r.id: r for r in self.runners}
         for edge in self.graph.data_edges():
             if edge.source in by_id and edge.target in by_id:
                 target = by_id[edge.target]
                 by_id[edge.source].targets[edge.output].append(target)
                 target.open_upstream += 1
+        self._ask_builds()
 
-    def _build_node(self, node: GraphNode) -> None:
-        if node.spec.is_resource:
-            self._build_resource(node)
-            return
+    def _needs_building(self, node: GraphNode) -> bool:
+        """Whether a resource the node is built with is not built yet."""
+        return any(source not in self.values for source in node.resources.values())
+
+    def _runner(self, node: GraphNode) -> Runner[Any]:
         try:
             instance = self._instantiate(node)
         except RunAborted:  # it failed before it started: it ends failed, not waiting
@@ -323,40 +341,88 @@ class _GraphRun:
             runner.recording = self.cache.recording(node.id)
         if self.plan is not None:
             runner.cleared = self.plan.decisions[node.id].cause == "cleared"
-        self.runners.append(runner)
+        return runner
 
-    def _build_resource(self, node: GraphNode) -> None:
-        """Build a resource's value, once, shown as a node that starts and finishes (no
-        counts): `failed` after its NodeError if building raised, `stopped` if interrupted."""
-        self.state.sink(NodeStarted(self.run_id, node.id))
-        start = time.perf_counter()
-        status: NodeStatus = "failed"
+    def _ask_builds(self) -> None:
+        """Start building each resource whose own resources are built: where the pool places
+        it (a model on a Ray actor) here and now, else beside the run."""
+        for node in [n for n in self._unbuilt if not self._needs_building(n)]:
+            self._unbuilt.remove(node)
+            self.state.sink(NodeStarted(self.run_id, node.id))
+            params = self._params(node)
+            try:
+                with node_context(node.id, self._log_to_sink):
+                    placed = self.state.pool.place_resource(node, params)
+            except Exception as exc:
+                self._resource_failed(node.id, exc, 0.0)
+            if placed is not None:
+                self._resource_built(node.id, placed, 0.0)
+            else:
+                self.builds.build(node.id, functools.partial(self._build_here, node, params))
+
+    def _build_here(self, node: GraphNode, params: dict[str, Any]) -> Any:
+        """A resource's value built in this process (on the builds' thread)."""
+        instance = node.spec.build(params)
+        instance.id = node.id
+        return prepare(instance.value(), node.params, trains(instance, node.params))
+
+    def _arrive(self) -> None:
+        """What the builds brought: their logs, their resources (or errors, which end the run
+        as before), and the nodes that waited for them, built and started in their place.
+        Once everything is built, models held by optimizers are settled."""
+        for item in self.builds.arrived():
+            if isinstance(item, Logged):
+                self.state.sink(NodeLog(self.run_id, item.node_id, item.level, item.message))
+            elif item.error is not None:
+                self._resource_failed(item.node_id, item.error, item.seconds)
+            else:
+                self._resource_built(item.node_id, item.value, item.seconds)
+        for waiting in [r for r in self.runners if isinstance(r, Waiting)]:
+            if not waiting.closed and not self._needs_building(waiting.node):
+                self._take_place(waiting, self._built(waiting))
+        if not self._settled and not self._unbuilt and not self.builds.building:
+            self._settled = True
+            self._settle_models()
+
+    def _built(self, waiting: Waiting) -> Runner[Any]:
+        """The runner of a node that waited; one that fails to build ended failed (said)."""
         try:
-            self.values[node.id] = self._resource_value(node)
-            status = "done"
-        except KeyboardInterrupt:
-            status = "stopped"
+            return self._runner(waiting.node)
+        except RunAborted:
+            waiting.closed, waiting.status = True, "failed"
             raise
-        finally:
-            errors = 1 if status == "failed" else 0
-            seconds = time.perf_counter() - start
-            self.state.sink(NodeFinished(self.run_id, node.id, status, {}, errors, seconds))
+
+    def _resource_built(self, node_id: str, value: Any, seconds: float) -> None:
+        self.values[node_id] = value
+        self.state.sink(NodeFinished(self.run_id, node_id, "done", {}, 0, seconds))
+        self._ask_builds()
+
+    def _resource_failed(self, node_id: str, exc: BaseException, seconds: float) -> None:
+        """Its error on the node, the node failed, the run aborted (KeyboardInterrupt: stopped)."""
+        if isinstance(exc, KeyboardInterrupt):
+            self.state.sink(NodeFinished(self.run_id, node_id, "stopped", {}, 0, seconds))
+            raise exc
+        error = exc.error if isinstance(exc, RemoteError) else ErrorInfo.from_exception(exc)
+        self.state.sink(NodeError(self.run_id, node_id, error))
+        self.state.failed = True
+        self.state.sink(NodeFinished(self.run_id, node_id, "failed", {}, 1, seconds))
+        raise RunAborted(node_id)
+
+    def _take_place(self, waiting: Waiting, runner: Runner[Any]) -> None:
+        """`runner` where `waiting` was: the dicts it holds, its wires both ways, its turn."""
+        runner.inbox = waiting.inbox
+        runner.open_upstream = waiting.open_upstream
+        runner.targets = waiting.targets
+        for other in self.runners:
+            for targets in other.targets.values():
+                targets[:] = [runner if t is waiting else t for t in targets]
+        self.runners[self.runners.index(waiting)] = runner
+        self._by_id[runner.id] = runner
+        self._start_runner(runner)
 
     def _replay(self, node: GraphNode) -> Runner[Any]:
         entry = self.cache.entry(node.id) if self.cache is not None else None
         return ReplayRunner(node, entry.pairs if entry is not None else (), self.state)
-
-    def _resource_value(self, node: GraphNode) -> Any:
-        """The resource's value: built where the pool places it (a model on a Ray actor with a
-        GPU), else here."""
-        try:
-            with node_context(node.id, self._log_to_sink):
-                value = self.state.pool.place_resource(node, self._params(node))
-        except Exception as exc:
-            self._fail(node.id, exc)
-        if value is not None:
-            return value
-        return self._value(node, self._instantiate(node))
 
     def _params(self, node: GraphNode) -> dict[str, Any]:
         """The node's parameters with the values of the resources wired to it; when the pool
@@ -389,13 +455,6 @@ class _GraphRun:
         instance.id = node.id
         return instance
 
-    def _value(self, node: GraphNode, instance: Any) -> Any:
-        try:
-            with node_context(node.id, self._log_to_sink):
-                return prepare(instance.value(), node.params, trains(instance, node.params))
-        except Exception as exc:
-            self._fail(node.id, exc)
-
     def _fail(self, node_id: str, exc: BaseException) -> Any:
         """Report `exc` on the node (with its own traceback when it came from elsewhere) and
         abort the run."""
@@ -409,12 +468,16 @@ class _GraphRun:
 
     def _start(self) -> None:
         for runner in self.runners:
-            try:
-                runner.start()
-            except Exception as exc:
-                runner.errors += 1
-                self._fail(runner.id, exc)
-            self.started.append(runner)
+            if not isinstance(runner, Waiting):
+                self._start_runner(runner)
+
+    def _start_runner(self, runner: Runner[Any]) -> None:
+        try:
+            runner.start()
+        except Exception as exc:
+            runner.errors += 1
+            self._fail(runner.id, exc)
+        self.started.append(runner)
 
     # -- scheduling --------------------------------------------------------------------
     def _settle_models(self) -> None:
@@ -439,6 +502,10 @@ class _GraphRun:
             if self.control.paused is not None:
                 self._pause()
                 continue
+            if not self._settled:  # resources built beside the run, and nodes that waited
+                self._arrive()
+                downstream_first = [self._by_id[r.id] for r in downstream_first]
+                pending = [self._by_id[r.id] for r in pending]
             if not waited:  # the pool's I/O: tasks out, outcomes in, without blocking
                 self._wait_pool(0)
             if self.state.metrics is not None and self.state.metrics.pending:
@@ -529,7 +596,10 @@ class _GraphRun:
                 self.state.sink(NodeLog(self.run_id, busy.id, notice.level, notice.message))
 
     def _end(self) -> None:
-        """Close what is still open (as stopped, unless it failed itself), then `on_end`."""
+        """Close what is still open (as stopped, unless it failed itself), then `on_end`; a
+        resource still building ends stopped (its build is left to finish on its own)."""
+        for node_id in sorted(self.builds.building, key=list(self.graph.nodes).index):
+            self.state.sink(NodeFinished(self.run_id, node_id, "stopped", {}, 0, 0.0))
         for runner in self.runners:
             if not runner.closed:
                 runner.close("stopped")
@@ -552,12 +622,13 @@ class _GraphRun:
             if runner.status == "done":
                 self.cache.commit(runner.id, self.plan.keys[runner.id], runner.recording)
             else:
-                self.cache.abandon(runner.id)
-        built = {r.id for r in self.runners}
+                self.cache.abandon(runner.id, self.plan.keys[runner.id])
+        built = {r.id for r in self.runners if not isinstance(r, Waiting)}
         for node_id, decision in self.plan.decisions.items():
             node = self.graph.nodes[node_id]
             if decision.action == "run" and node_id not in built and not node.spec.is_resource:
-                self.cache.abandon(node_id)  # the run failed before this node was built
+                # the run failed before this node was built
+                self.cache.abandon(node_id, self.plan.keys[node_id])
 
 
 def _scope(graph: Graph, until: str | None, trigger: str | None) -> Graph:

@@ -6,20 +6,26 @@ Conventions every pack keeps, so that nodes wire together without glue:
   picture); a plain path string is accepted wherever an image is read.
 - One image per dict (the default of every source) puts results on the dict itself
   (`data["prediction"]`); a list of images under the item key puts them on each record.
-- Sinks write to a temporary file and rename it at the end (a reader never sees half a file),
-  and refuse an existing file unless their `overwrite` parameter is set. No node deletes or
-  changes its inputs.
+- Sinks write beside their target and put it in place at the end (a reader never sees half a
+  file; a failed or stopped run leaves the old one), in the mode the umask gives. A sink
+  replaces what a sink wrote before and nobody changed since (a hidden marker beside it says
+  so: "run, change, run again" just works); any other file it refuses, unless its `overwrite`
+  parameter is set. Temporaries left by a killed process are removed by the next run that
+  writes there. No node deletes or changes its inputs.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from graphbook.atomic import atomic_write, new_file_mode
 from graphbook.errors import GraphbookError
 from graphbook.plain import plain
 
@@ -115,29 +121,111 @@ def plain_row(data: Data, columns: list[str] | None = None) -> Data:
     return {c: plain_value(data[c]) for c in columns}
 
 
+MARKER_SUFFIX = ".graphbook"
+"""A sink's marker beside the file it wrote (`.NAME.graphbook`): the file's size and mtime."""
+
+
+def marker_of(path: Path) -> Path:
+    return path.parent / f".{path.name}{MARKER_SUFFIX}"
+
+
+def stamp(path: Path) -> list[int]:
+    """What says a file is unchanged: its size and modification time (ns)."""
+    found = path.stat()
+    return [found.st_size, found.st_mtime_ns]
+
+
+def written_by_a_sink(path: Path) -> bool:
+    """`path` is a file a sink wrote and nobody has changed since (its marker says so)."""
+    try:
+        return bool(json.loads(marker_of(path).read_text()) == stamp(path))
+    except (OSError, ValueError):
+        return False
+
+
 def refuse_existing(path: Path, overwrite: bool) -> None:
-    if path.exists() and not overwrite:
+    """A sink may replace `path` if it does not exist, if a sink wrote it and nobody changed it
+    since, or if `overwrite` is set; otherwise FileExistsError names the parameter."""
+    if path.exists() and not overwrite and not written_by_a_sink(path):
         raise FileExistsError(
-            f"{path} exists; the sink never overwrites a file unless told: set overwrite to "
-            "true, or choose another path"
+            f"{path} exists and was not written by a Graphbook sink (or was changed since); "
+            "a sink replaces only its own earlier output: set overwrite to true to replace "
+            "it, or choose another path"
         )
 
 
-@contextmanager
-def sink_path(path: Path, overwrite: bool) -> Iterator[Path]:
-    """A file written whole or not at all: the block writes the hidden temporary path it is
-    given, beside `path`, which is renamed over `path` when the block ends without an error
-    (and removed when it raises)."""
-    refuse_existing(path, overwrite)
+def temporary_beside(path: Path, folder: bool = False) -> Path:
+    """A new hidden temporary beside `path` (`.NAME.PID.XXXXXXXX.tmp`: atomic.TEMPORARY's
+    form, with the writing process's id, so a later run can tell a dead writer's), made
+    after sweeping those that dead processes left there."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    sweep_temporaries(path)
+    prefix, where = f".{path.name}.{os.getpid()}.", path.parent
+    if folder:
+        return Path(tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=where))
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=where)
     os.close(fd)
+    return Path(name)
+
+
+def sweep_temporaries(path: Path) -> list[Path]:
+    """Remove the temporaries beside `path` that processes no longer running left (a sink's
+    writer killed with SIGKILL); those of live processes stay. Returns those removed."""
+    removed: list[Path] = []
+    start = f".{path.name}."
     try:
-        yield Path(tmp)
+        entries = list(path.parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(start) and name.endswith(".tmp")):
+            continue
+        pid = name[len(start) :].split(".", 1)[0]
+        if not pid.isdigit() or _running(int(pid)):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed.append(entry)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def commit(temporary: Path, path: Path, mark: bool = True) -> None:
+    """Put the finished `temporary` in `path`'s place, in the mode the umask gives a new file
+    (mkstemp made it 0600), with its marker (`mark`) written first: the marker's stamp is the
+    file's own, which a rename keeps."""
+    os.chmod(temporary, new_file_mode())
+    if mark:
+        atomic_write(marker_of(path), json.dumps(stamp(temporary)))
+    os.replace(temporary, path)
+
+
+@contextmanager
+def sink_path(path: Path, overwrite: bool, mark: bool = True) -> Iterator[Path]:
+    """A file written whole or not at all: the block writes the hidden temporary path it is
+    given, beside `path`, which is put in `path`'s place (`commit`) when the block ends
+    without an error (and removed when it raises). `path` must be one a sink may replace
+    (`refuse_existing`), checked before and after the block."""
+    refuse_existing(path, overwrite)
+    temporary = temporary_beside(path)
+    try:
+        yield temporary
         refuse_existing(path, overwrite)
-        os.replace(tmp, path)
+        commit(temporary, path, mark)
     finally:
-        Path(tmp).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
 
 
 class Expression:

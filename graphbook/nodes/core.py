@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from graphbook.lifecycle import Data, GeneratorSourceStep, Step
+from graphbook.nodes.common import commit, temporary_beside
 from graphbook.resources import (
     DictResource,
     FunctionResource,
@@ -71,7 +73,12 @@ class LoadJSONL(GeneratorSourceStep):
 
 
 class DumpJSONL(Step):
-    """Appends every dict it receives to a JSON-lines file and passes it on."""
+    """Writes every dict it receives as one line of a JSON-lines file and passes it on.
+
+    The file is written whole or not at all: its lines go to a hidden file beside it, which
+    takes its place when the run completes; a run that fails, is stopped or is killed leaves
+    the file as it was. `overwrite` (on) replaces the file; off, the run's lines are added
+    after those the file had."""
 
     Parameters: ClassVar[dict[str, Any]] = {
         "jsonl_path": {
@@ -83,7 +90,7 @@ class DumpJSONL(Step):
         "overwrite": {
             "type": "boolean",
             "default": True,
-            "description": "empty the file when the run starts",
+            "description": "replace the file (off: add the run's lines after its own)",
         },
     }
     Category: ClassVar[str] = "IO"
@@ -91,11 +98,15 @@ class DumpJSONL(Step):
     jsonl_path: str
     overwrite: bool = True
     _file: Any = None
+    _temporary: Path | None = None
 
     def on_start(self) -> None:
         path = Path(self.jsonl_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = path.open("w" if self.overwrite else "a", encoding="utf-8")
+        self._temporary = temporary = temporary_beside(path)
+        self._file = temporary.open("w", encoding="utf-8")
+        if not self.overwrite and path.is_file():
+            with path.open(encoding="utf-8") as old:
+                shutil.copyfileobj(old, self._file)
 
     def on_data(self, data: Data) -> None:
         if self._file is None:
@@ -103,9 +114,17 @@ class DumpJSONL(Step):
         self._file.write(json.dumps(data, default=str) + "\n")
 
     def on_end(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        file, temporary, self._file, self._temporary = self._file, self._temporary, None, None
+        if file is None or temporary is None:
+            return
+        try:
+            file.close()
+            if self.ended_as == "done":
+                commit(temporary, Path(self.jsonl_path), mark=False)
+            else:
+                self.log(f"the run did not complete: {self.jsonl_path} is left as it was")
+        finally:
+            temporary.unlink(missing_ok=True)
 
 
 class TrainedModel(Resource):

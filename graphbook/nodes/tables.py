@@ -4,7 +4,7 @@ Readers stream: a chunk of rows is read, handed on a dict at a time, and let go,
 larger than memory reads as well as a small one. Writers write to a hidden temporary file
 beside the target while the run goes, and put it in the target's place only when every dict
 has arrived and been written (`common.sink_path`): a failed or stopped run leaves the old file
-as it was and no temporary file behind.
+as it was and no temporary file behind (one a killed run left is removed by the next).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ WRITE_COLUMNS = {
 OVERWRITE = {
     "type": "boolean",
     "default": False,
-    "description": "replace the file if it exists (else the run stops at once)",
+    "description": "replace a file a sink did not write (its own earlier file it always may)",
 }
 DELIMITER = {"type": "string", "default": ",", "description": "the character between cells"}
 
@@ -238,7 +238,8 @@ class TableWriting:
     """What the writers share (a mixin, not a node): the target file written whole or not
     at all.
 
-    `on_start` refuses an existing file (unless `overwrite`) and opens the temporary file;
+    `on_start` refuses an existing file a sink did not write (unless `overwrite`) and opens
+    the temporary file;
     each dict is written as it arrives and handed on unchanged; `on_end` puts the file in
     place only if the engine says every dict reached this node and was written (`ended_as`
     "done"), and otherwise removes it, leaving the old file, if any, as it was."""
@@ -336,8 +337,9 @@ class WriteCSV(TableWriting, Step):
     None as an empty cell.
 
     The file appears when the run completes; until then, and for good if the run fails or is
-    stopped, the file that was there (if any) stays as it was. An existing file is refused
-    unless `overwrite` is set."""
+    stopped, the file that was there (if any) stays as it was. The file a sink wrote before
+    (unchanged since) is replaced; any other existing file is refused unless `overwrite` is
+    set."""
 
     Parameters: ClassVar[dict[str, Any]] = {
         "path": {
@@ -388,7 +390,8 @@ class WriteJSONL(TableWriting, Step):
     anything JSON cannot hold (a PIL image, bytes) as its text.
 
     The file appears when the run completes; if the run fails or is stopped, the file that was
-    there (if any) stays as it was. An existing file is refused unless `overwrite` is set."""
+    there (if any) stays as it was. The file a sink wrote before (unchanged since) is replaced;
+    any other existing file is refused unless `overwrite` is set."""
 
     Parameters: ClassVar[dict[str, Any]] = {
         "path": {
@@ -432,7 +435,8 @@ class WriteParquet(TableWriting, Step):
     top-5 a list of structs); image records are written as their path.
 
     The file appears when the run completes; if the run fails or is stopped, the file that was
-    there (if any) stays as it was. An existing file is refused unless `overwrite` is set."""
+    there (if any) stays as it was. The file a sink wrote before (unchanged since) is replaced;
+    any other existing file is refused unless `overwrite` is set."""
 
     Parameters: ClassVar[dict[str, Any]] = {
         "path": {

@@ -123,7 +123,7 @@ API: tuple[Route, ...] = (
     Route(
         "POST",
         "/api/templates/{name}",
-        'a template into a new file: {"path": NEW}',
+        'a template into a new file: {"path": NEW}, or one with no nodes: {"path", "fill": true}',
         request=OBJECT,
         reply=p.TemplateCreated,
         status=201,
@@ -234,6 +234,15 @@ API: tuple[Route, ...] = (
         "a thumbnail (160 px JPEG) of an image file a gallery row or preview links",
         reply=OBJECT,
         media="image/jpeg",
+        errors=(400, 403, 404),
+        query=("path: the image file", "sig: the server's signature of it"),
+    ),
+    Route(
+        "GET",
+        "/api/media/image",
+        "an image file an output named, whole, wherever it lies (its preview's signed url)",
+        reply=OBJECT,
+        media="application/octet-stream",
         errors=(400, 403, 404),
         query=("path: the image file", "sig: the server's signature of it"),
     ),
@@ -409,9 +418,9 @@ def create_app(
         ],
     )
     _build(app, settings, registry or library_registry())
+    app.cleanup_ctx.append(watcher_ctx)  # first: the run host skips node files that fail
     app.cleanup_ctx.append(_run_manager_ctx)
     app.on_shutdown.append(_close_sockets)
-    app.cleanup_ctx.append(watcher_ctx)
     app.cleanup_ctx.append(_jobs_ctx)  # once node files are loaded; closed before the run manager
     app.add_routes(openapi_routes)
     mcp_http.install(app)
@@ -433,7 +442,7 @@ def create_app(
 
 
 def _build(app: web.Application, settings: ServerSettings, registry: Registry) -> None:
-    state = CatalogState(registry, settings.nodes)
+    state = CatalogState(registry, settings.nodes, settings.import_limit)
     store, moved = open_store(settings.data / STORE_FILE, move_damaged=settings.move_damaged_store)
     if moved is not None:
         logger.warning("moved the damaged run store aside to %s; starting a new history", moved)

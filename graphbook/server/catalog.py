@@ -11,8 +11,10 @@ from typing import Any
 from graphbook import protocol as p
 from graphbook.engine.runners import json_data
 from graphbook.errors import LoadFailure
+from graphbook.node_index import node_files
 from graphbook.params import type_fits
 from graphbook.registry import Registry
+from graphbook.server.nodefiles import IMPORT_LIMIT, NodeFiles
 from graphbook.spec import NodeSpec
 
 logger = logging.getLogger(__name__)
@@ -21,14 +23,16 @@ logger = logging.getLogger(__name__)
 class CatalogState:
     """The registry as clients see it, with a version bumped on every change.
 
-    Node files may import torch (seconds), so they are imported in a thread, into a copy of the
-    registry that replaces its contents on the event loop when done: the loop keeps serving, a
-    request sees the catalog before a load or after it, and one load runs at a time.
+    Node files are never imported here: a child process imports them (NodeFiles, NOTE [ Node
+    files at import ]), waited on from a thread, and what they define is recorded into a copy
+    of the registry that replaces its contents on the event loop when done: the loop keeps
+    serving, a request sees the catalog before a load or after it, and one load runs at a time.
     """
 
-    def __init__(self, registry: Registry, folder: Path) -> None:
+    def __init__(self, registry: Registry, folder: Path, limit: float = IMPORT_LIMIT) -> None:
         self.registry = registry
         self.folder = folder
+        self.files = NodeFiles(limit)
         self.version = 1
         self._lock = asyncio.Lock()
         self.extra: Callable[[], list[p.NodeInfo]] = list
@@ -38,7 +42,16 @@ class CatalogState:
         """Import every node file in the folder (at start)."""
         if self.folder.is_dir():
             async with self._lock:
-                await self._in_thread(lambda fresh: fresh.load_folder(self.folder))
+                await self._in_thread(lambda fresh: self._load_all(fresh))
+
+    async def close(self) -> None:
+        """End the process that imports node files."""
+        async with self._lock:
+            await asyncio.to_thread(self.files.close)
+
+    def _load_all(self, registry: Registry) -> None:
+        self.files.load(registry, self.folder, node_files(self.folder))
+        registry.report_plugins(self.folder)
 
     def catalog(self) -> p.Catalog:
         nodes = [node_info(spec) for spec in self.registry] + self.extra()
@@ -55,7 +68,7 @@ class CatalogState:
         async with self._lock:
             before = {spec.name: spec.code_hash for spec in self.registry}
             failures_before = set(self.registry.failures)
-            await self._in_thread(lambda fresh: _reimport(fresh, paths, self.folder))
+            await self._in_thread(lambda fresh: self._reimport(fresh, paths))
             return self._changed(before, failures_before)
 
     def changed_elsewhere(
@@ -64,6 +77,12 @@ class CatalogState:
         """Entries of `extra` changed (a library component saved): the next version."""
         self.version += 1
         return p.CatalogChanged(self.version, added, removed, changed, self.failures())
+
+    def _reimport(self, registry: Registry, paths: list[Path]) -> None:
+        for path in paths:
+            if not path.is_file():
+                registry.unload_file(path)
+        self.files.load(registry, self.folder, [path for path in paths if path.is_file()])
 
     async def _in_thread(self, load: Callable[[Registry], object]) -> None:
         fresh = self.registry.copy()
@@ -83,14 +102,6 @@ class CatalogState:
         self.version += 1
         logger.info("catalog %d: +%s -%s ~%s", self.version, added, removed, changed_names)
         return p.CatalogChanged(self.version, added, removed, changed_names, self.failures())
-
-
-def _reimport(registry: Registry, paths: list[Path], folder: Path) -> None:
-    for path in paths:
-        if path.is_file():
-            registry.load_file(path, folder)
-        else:
-            registry.unload_file(path)
 
 
 def _is_node_file(path: Path, folder: Path) -> bool:

@@ -153,6 +153,9 @@ class HistorySink:
         self.recorder = recorder
         self.config = config
         self.error: str | None = None
+        self.interrupted = False
+        """The server is shutting down: a stop now is recorded `interrupted`, as the job that
+        ran it is (graphbook/server/jobs.py)."""
         self.metric_rows = RunMetricRows()
         self.held: list[Row] = []
         """Metric rows not written yet: a node's figures as it ends (a run of 4,000 nodes would
@@ -177,7 +180,10 @@ class HistorySink:
         self(event)
         if nodes is not None:
             self._save_nodes(event.run_id, nodes)
-        status, counts, error, paused = event.status, event.counts, self.error, event.paused
+        counts, error, paused = event.counts, self.error, event.paused
+        status: str = event.status
+        if self.interrupted and status == "stopped":
+            status, error = "interrupted", INTERRUPTED
         run_id = event.run_id
         self.recorder.submit(lambda s: s.finish_run(run_id, status, counts, error, paused))
 
@@ -194,6 +200,9 @@ class HistorySink:
         # Outputs are left out: their previews point at images kept in memory only.
         nodes = [p.to_json(node) | {"outputs": {}} for node in snapshots]
         self.recorder.submit(lambda s: s.save_run_nodes(run_id, nodes))
+
+
+INTERRUPTED = "the server ended while it ran"
 
 
 def mark_interrupted(store: Store) -> None:

@@ -31,7 +31,7 @@ from graphbook.events import RunFinished
 from graphbook.server.errors import ServerError, conflict, not_found
 from graphbook.server.hub import Hub
 from graphbook.server.runmanager import RunManager
-from graphbook.store import JobRecord, Store, StoreBusy, StoreUnavailable
+from graphbook.store import JobRecord, Store, StoreBusy, StoreUnavailable, is_busy
 
 logger = logging.getLogger(__name__)
 MAX_WAIT = 300.0
@@ -41,7 +41,8 @@ MAX_QUEUED = 1000
 RECENT = 50
 """Ended jobs kept in memory and listed, newest first; older ones are read from the store."""
 READ_TIMEOUT = 2.0
-"""Seconds a read waits for a lock another process holds on the store."""
+"""Seconds a call a person waits on (a job read, a job added: 503 after) waits for a lock on
+the store."""
 Move = Literal["up", "down", "top", "bottom"] | int
 """Where `move` puts a queued job: one place up or down, first, last, or at an index."""
 
@@ -295,7 +296,7 @@ class JobQueue:
         if request.graph is None and not self.runs.files.path(request.workflow).is_file():
             raise not_found(f"no workflow file {request.workflow}; GET /api/workflows lists them")
         try:
-            self.store.save_job(_record(job, rank))
+            self.store.waiting(READ_TIMEOUT).save_job(_record(job, rank))
         except (sqlite3.Error, StoreBusy) as exc:
             raise _store_failed(self.store, exc) from None
 
@@ -360,6 +361,8 @@ def _could_not_start(exc: ServerError) -> str:
 
 
 def _store_failed(store: Store, exc: BaseException) -> ServerError:
+    if is_busy(exc):
+        exc = StoreBusy(store.path, READ_TIMEOUT)
     text = str(exc) if isinstance(exc, StoreBusy) else str(StoreUnavailable(store.path, exc))
     return ServerError(503, "store_failed", text)
 

@@ -99,7 +99,8 @@ class MediaStore:
         return self.file_link(path)[0]
 
     def file_link(self, path: str) -> tuple[str | None, str | None]:
-        """(the URL of an image file under one of the roots, None) or (None, why not)."""
+        """(the URL of an image file, None) or (None, why not): under one of the roots, its
+        place there; elsewhere (a folder a run read), a URL signed for that file alone."""
         try:
             resolved = Path(path).resolve()
         except (OSError, RuntimeError, ValueError) as exc:
@@ -110,10 +111,7 @@ class MediaStore:
         for name, root in self.roots.items():
             if root.contains(resolved):
                 return f"/api/media/file/{name}/{quote(root.relative(resolved))}", None
-        return None, (
-            "the full image lies outside the server's folders, so only a thumbnail is shown; "
-            "serve its folder with `graphbook serve --media FOLDER` to see it whole"
-        )
+        return self.thumbnails.full_url(str(resolved)), None
 
     def thumb_url(self, path: str) -> str | None:
         """A signed URL of a small picture of an image file anywhere on disk."""

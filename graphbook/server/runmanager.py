@@ -178,6 +178,7 @@ class RunManager:
         self._closing = True  # a run being read and checked now does not start
         active = self.active
         if active is not None:
+            active.history.interrupted = True  # as its job will say
             active.control.stop()
         if self.host is not None:
             await asyncio.to_thread(self.host.close, STOP_GRACE * 2)
@@ -200,6 +201,7 @@ class RunManager:
             lost,
             self.backend,
             self.media.thumbnails.secret,
+            frozenset(self.registry.failures),
         )
         return RunHost(config, self._from_host)
 
@@ -341,7 +343,8 @@ class RunManager:
             if self.host is None:
                 self.host = self._new_host(self._lost)
             active = ActiveRun(run_id, config, control, graph, time.time(), self.host, history)
-            self._start_hosted(active, RunOrder(run_id, config.request, checked.workflow, keep))
+            order = RunOrder(run_id, config.request, checked.workflow, keep=keep)
+            self._start_hosted(active, order)
         return run_id
 
     async def check(self, request: p.RunRequest) -> None:
@@ -354,6 +357,7 @@ class RunManager:
         """Send the run to its host (holding the host lock). A host that has ended and whose
         reader has not yet started the next one is sent nothing: that reader, waiting on the
         lock, sends the run to the new host (`_resend`)."""
+        order = replace(order, skip=frozenset(self.registry.failures))
         active.order = order
         self.active = self._current = active
         active.host.run(order)

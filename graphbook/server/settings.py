@@ -52,6 +52,8 @@ class ServerSettings:
     """Bytes of node outputs kept between runs, over all workflows."""
     max_body: int = 8 << 20
     max_message: int = 1 << 20
+    import_limit: float = 60.0
+    """Seconds one node file may take to import (in the process that describes node files)."""
     watch: bool = True
     watch_polling: bool = False
     webapp: Path = WEBAPP

@@ -20,10 +20,15 @@ SIZE = 160
 """The longer side of a thumbnail, in pixels."""
 FOLDER = "thumbnails"
 ROUTE = "/api/media/thumb"
+FULL_ROUTE = "/api/media/image"
+FULL = "full\0"
+"""What a full-size URL's signature covers besides the path."""
 
 
 class Thumbnails:
-    """Signs thumbnail URLs (in any process holding the secret) and makes the thumbnails."""
+    """Signs URLs of image files outputs named (in any process holding the secret): their
+    thumbnails, made here, and the files whole (`full_url`), so an image a run read or wrote
+    opens full size wherever it lies, while a client cannot name a file of its own."""
 
     def __init__(self, secret: bytes, folder: Path | None = None) -> None:
         self.secret = secret
@@ -32,16 +37,23 @@ class Thumbnails:
     def url(self, path: str) -> str:
         return f"{ROUTE}?{urlencode({'path': path, 'sig': self.sign(path)})}"
 
+    def full_url(self, path: str) -> str:
+        return f"{FULL_ROUTE}?{urlencode({'path': path, 'sig': self.sign(FULL + path)})}"
+
+    def check_full(self, path: str, signature: str) -> Path:
+        """The image file a signed full-size URL names (as `check`)."""
+        return self.check(path, signature, FULL)
+
     def sign(self, path: str) -> str:
         text = path.encode("utf-8", "surrogateescape")
         return hmac.new(self.secret, text, hashlib.sha256).hexdigest()[:32]
 
-    def check(self, path: str, signature: str) -> Path:
-        """The file a signed URL names; ServerError if the signature is not this server's or
-        the file is gone."""
-        if not hmac.compare_digest(self.sign(path), signature):
+    def check(self, path: str, signature: str, purpose: str = "") -> Path:
+        """The file a signed URL names; ServerError if the signature is not this server's (for
+        this purpose: a thumbnail's does not open the file whole) or the file is gone."""
+        if not hmac.compare_digest(self.sign(purpose + path), signature):
             raise ServerError(
-                403, "forbidden", "this thumbnail URL was not made by this server; reload it"
+                403, "forbidden", "this image URL was not made by this server; reload it"
             )
         file = Path(path)
         if not file.is_file():

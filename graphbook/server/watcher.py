@@ -90,6 +90,7 @@ async def watcher_ctx(app: web.Application) -> AsyncIterator[None]:
     await app[CATALOG].load()
     if not app[SETTINGS].watch:
         yield
+        await app[CATALOG].close()
         return
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -98,3 +99,4 @@ async def watcher_ctx(app: web.Application) -> AsyncIterator[None]:
     stop.set()
     with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
         await asyncio.wait_for(asyncio.gather(*tasks), 5)
+    await app[CATALOG].close()

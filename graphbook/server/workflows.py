@@ -59,7 +59,7 @@ class WorkflowFiles:
     def read_bytes(self, relative: str) -> bytes:
         path = self.path(relative)
         if not path.is_file():
-            raise not_found(f"no workflow file {relative!r}")
+            raise not_found(f"no workflow file {relative!r}; GET /api/workflows lists them")
         return path.read_bytes()
 
     def load(self, relative: str) -> Workflow:
@@ -105,7 +105,7 @@ class WorkflowFiles:
     def rename(self, relative: str, new: str) -> p.WorkflowDocument:
         source, target = self.path(relative), self.path(new)
         if not source.is_file():
-            raise not_found(f"no workflow file {relative!r}")
+            raise not_found(f"no workflow file {relative!r}; GET /api/workflows lists them")
         if target.exists():
             raise conflict(f"{new!r} already exists; delete it or choose another name")
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -115,7 +115,7 @@ class WorkflowFiles:
     def delete(self, relative: str) -> None:
         path = self.path(relative)
         if not path.is_file():
-            raise not_found(f"no workflow file {relative!r}")
+            raise not_found(f"no workflow file {relative!r}; GET /api/workflows lists them")
         path.unlink()
 
 

@@ -166,12 +166,23 @@ class Database:
         reader.timeout = timeout
         return reader
 
+    def waiting(self, timeout: float) -> Self:
+        """This store for writes (and reads) that wait at most `timeout` seconds for a lock,
+        another process's or this process's other writers', then raise StoreBusy (a write) or
+        sqlite3.OperationalError: what answers a person promptly uses it."""
+        return self.reading(timeout)
+
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         """A write: one at a time in this process, waiting up to `timeout` seconds for another
-        process's write lock."""
-        with self._lock, self._open() as db:
-            yield db
+        process's write lock (and as long for this process's write before it)."""
+        if not self._lock.acquire(timeout=self.timeout):
+            raise StoreBusy(self.path, self.timeout)
+        try:
+            with self._open() as db:
+                yield db
+        finally:
+            self._lock.release()
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:

@@ -201,6 +201,28 @@ def test_a_node_that_failed_runs_again() -> None:
     assert plan(events)["src"] == ("run", "incomplete"), "the failure cut the source short"
 
 
+def test_after_a_failed_run_the_reason_names_the_parameter_changed_since() -> None:
+    cache = OutputCache(1 << 20)
+
+    @step("Cache/FailsUnder")
+    @param("limit", "int", default=0)
+    def fails_under(ctx: Any, data: dict[str, Any]) -> None:
+        if data["x"] >= ctx.limit:
+            raise ValueError("over the limit")
+
+    def flow(limit: int) -> Workflow:
+        wf = Workflow()
+        wf.connect(wf.add(numbers, id="src"), wf.add(fails_under, id="f", limit=limit))
+        return wf
+
+    result, _ = run(flow(0), cache, "f.json")
+    assert not result.ok
+    _, events = run(flow(100), cache, "f.json")
+    why = {e.node_id: e for e in events if isinstance(e, NodePlan)}["f"]
+    assert (why.action, why.cause) == ("run", "params")
+    assert why.reason == "parameters changed: limit; the run before this one did not finish it"
+
+
 @step("Cache/Chatty")
 def chatty(ctx: Any, data: dict[str, Any]) -> None:
     ctx.log(f"saw {data['x']}")

@@ -418,7 +418,9 @@ def test_a_load_fn_error_comes_back_with_its_traceback_and_item(backend: dict[st
     assert result.counts[node.id] == {"out": 2}, "the dict whose item failed is not passed on"
 
 
-def test_a_resource_that_fails_fails_the_run_before_any_step() -> None:
+def test_a_resource_that_fails_fails_the_run_and_what_uses_it_never_starts() -> None:
+    """Sources may have started while it built (resources build beside the run)."""
+
     @resource("Test/BadResource")
     def bad(ctx: Any) -> Any:
         raise OSError("weights not found")
@@ -431,7 +433,9 @@ def test_a_resource_that_fails_fails_the_run_before_any_step() -> None:
     result = run_workflow(wf, sink=events.append)
     assert result.status == "failed"
     assert [e.node_id for e in events if isinstance(e, NodeError)] == [r.id]
-    assert [e.node_id for e in events if isinstance(e, NodeStarted)] == [r.id], "no step started"
+    started = [e.node_id for e in events if isinstance(e, NodeStarted)]
+    assert r.id in started and u.id not in started, "the step it is built into never started"
+    assert isinstance(events[-1], RunFinished) and events[-1].status == "failed"
 
 
 def test_until_runs_only_what_the_node_needs(backend: dict[str, Any]) -> None:

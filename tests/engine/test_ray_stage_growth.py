@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from graphbook import Workflow, batch, param, run_workflow, source, step
+from graphbook.engine.ray import preload
 from graphbook.engine.ray import stage as ray_stage
 from graphbook.engine.ray.pool import RayPool
 from graphbook.events import Event, NodeLog
@@ -72,24 +73,22 @@ def test_the_stage_grows_to_its_replicas_while_full_batches_wait(
 def test_a_replica_placed_but_slow_to_start_is_waited_for(
     ray_address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A replica Ray placed that is still importing what the driver uses (torch takes seconds
-    on a busy machine) is waited for: no warning that none could be placed, and no replica
-    reserving nothing beside it."""
+    """A replica Ray placed that is still importing what the step uses (torch takes seconds on
+    a busy machine) is waited for: no warning that none could be placed, and no replica
+    reserving nothing beside it. The step here is in a module slow to import off the driver,
+    counted among the slow modules a replica imports as it starts."""
     package = tmp_path / "slowpkg"
     package.mkdir()
     (package / "__init__.py").write_text("")
     wait = 8.0  # more than a Ray worker takes to start on a busy machine (2 s here, idle)
     start = wait + 2.0
-    module = f"import os, time\nif os.getpid() != {os.getpid()}:\n    time.sleep({start})\n"
-    (package / "slowstart.py").write_text(module)
+    (package / "slowstart.py").write_text(SLOW_STEP.format(pid=os.getpid(), start=start))
     monkeypatch.syspath_prepend(str(tmp_path))
-    importlib.import_module("slowpkg.slowstart")  # the driver uses it: replicas import it
-    monkeypatch.setattr(ray_stage, "PRELOAD", (*ray_stage.PRELOAD, "slowpkg.slowstart"))
+    slow_start = importlib.import_module("slowpkg.slowstart").slow_start
+    monkeypatch.setattr(preload, "SLOW", (*preload.SLOW, "slowpkg.slowstart"))
     monkeypatch.setattr(ray_stage, "PLACE_WAIT", wait)
-    folder = tmp_path / "out"
-    folder.mkdir()
     wf = Workflow()
-    wf.connect(wf.add(numbers), wf.add(slow, id="slow", folder=str(folder)))
+    wf.connect(wf.add(numbers), wf.add(slow_start, id="slow"))
     events: list[Event] = []
     with RayPool(ray_address, workers=1, stages="on", actor_cpus=0, ship=[package]) as pool:
         result = run_workflow(wf, pool=pool, collect=True, sink=events.append)
@@ -97,3 +96,20 @@ def test_a_replica_placed_but_slow_to_start_is_waited_for(
     warned = [e.message for e in events if isinstance(e, NodeLog) and e.level == "warning"]
     assert not warned
     assert len({d["pid"] for d in result.output("slow")}) == 1, "one replica, the slow one"
+
+
+SLOW_STEP = """
+import os, time
+
+from graphbook import batch, step
+
+if os.getpid() != {pid}:  # off the driver: a module slow to import
+    time.sleep({start})
+
+
+@step("Grow/SlowStart")
+@batch(2, "items")
+def slow_start(ctx, outputs, items, data):
+    for d in data:
+        d["pid"] = os.getpid()
+"""

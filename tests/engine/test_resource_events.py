@@ -4,6 +4,7 @@ the run (the browser, the terminal) can mark them done."""
 from __future__ import annotations
 
 import io
+import threading
 from typing import Any
 
 from rich.console import Console
@@ -17,7 +18,9 @@ from graphbook.events import (
     NodeError,
     NodeFinished,
     NodeLog,
+    NodeOutput,
     NodeStarted,
+    RunFinished,
 )
 from graphbook.nodes import library_registry
 
@@ -117,3 +120,57 @@ def test_the_terminal_lists_a_built_resource_as_done() -> None:
     assert f"[{res}] Scale: done  -" in out.getvalue().splitlines()
     node = sink.view.node(res)
     assert node is not None and node.state == "done"
+
+
+SOURCE_RAN = threading.Event()
+"""Set by the source once it has handed on its dicts: the slow resource builds until then."""
+
+
+@resource("Res/WaitsForTheSource")
+def waits_for_the_source(ctx: Any) -> int:
+    # Built before anything else started, it would wait out the timeout and say so.
+    return 2 if SOURCE_RAN.wait(timeout=10) else -1
+
+
+@step("Res/Announcing")
+@source()
+def announcing(ctx: Any) -> Any:
+    for i in range(3):
+        yield {"x": i}
+    SOURCE_RAN.set()
+
+
+def test_sources_run_while_a_resource_builds(backend: dict[str, Any]) -> None:
+    SOURCE_RAN.clear()
+    events: list[Event] = []
+    wf = Workflow()
+    use = wf.add(times, id="use", by=wf.add(waits_for_the_source, id="slow"))
+    wf.connect(wf.add(announcing, id="src"), use)
+    result = run_workflow(wf, **backend, sink=events.append, collect=True)
+    assert result.ok and [d["x"] for d in result.output(use.id)] == [0, 2, 4]
+    first_output = where(events, NodeOutput, "src")
+    assert where(events, NodeStarted, "slow") < first_output < where(events, NodeFinished, "slow")
+    assert where(events, NodeFinished, "slow") < where(events, NodeStarted, "use")
+
+
+def test_a_stop_while_a_resource_builds_ends_it_stopped() -> None:
+    from graphbook.engine.control import RunControl
+
+    SOURCE_RAN.clear()
+    control = RunControl()
+    events: list[Event] = []
+
+    def sink(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, NodeFinished) and event.node_id == "src":
+            control.stop()  # the source is done; the resource still waits for SOURCE_RAN
+
+    wf = Workflow()
+    use = wf.add(times, id="use", by=wf.add(waits_for_the_source, id="slow"))
+    wf.connect(wf.add(numbers, id="src", n=2), use)
+    result = run_workflow(wf, sink=sink, control=control)
+    SOURCE_RAN.set()  # let the build left behind end
+    assert result.status == "stopped"
+    ends = {e.node_id: e.status for e in events if isinstance(e, NodeFinished)}
+    assert ends == {"src": "done", "slow": "stopped", "use": "stopped"}
+    assert isinstance(events[-1], RunFinished) and events[-1].status == "stopped"

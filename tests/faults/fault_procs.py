@@ -114,6 +114,22 @@ def hog(ctx: Any, data: dict) -> None:
     sum(range(10**15))
 
 
+@step("Faults/Fork")
+@param("marks", "string", default="")
+@param("leave", "boolean", default=False)
+def fork(ctx: Any, data: dict) -> None:
+    """Node code that forks a child which never exits (as a library on multiprocessing's fork
+    start method may), then blocks; with `leave`, the child leaves the process group."""
+    if os.fork() == 0:
+        if ctx.leave:
+            os.setsid()
+        _mark(ctx.marks, "forked")
+        while True:
+            time.sleep(60)
+    _mark(ctx.marks, "fork")
+    threading.Event().wait()
+
+
 @step("Faults/Stuck")
 @param("marks", "string", default="")
 def stuck(ctx: Any, data: dict) -> None:
@@ -157,6 +173,20 @@ def children(pid: int) -> list[int]:
             found += [int(c) for c in (task / "children").read_text().split()]
         except OSError:
             continue
+    return found
+
+
+def run_hosts(pid: int) -> list[int]:
+    """The server's children that are run hosts (it also keeps a child that imports node
+    files: graphbook/server/nodefiles.py)."""
+    found = []
+    for child in children(pid):
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"graphbook.server.runhost" in command:
+            found.append(child)
     return found
 
 
@@ -266,12 +296,13 @@ def project(folder: Path) -> Path:
 
 
 def workflow(folder: Path, name: str, kind: str, n: int = 4) -> str:
-    """Count(n) -> `kind` (Hang, Slow, Stuck), which marks what it runs under marks/."""
+    """Count(n) -> `kind` (Hang, Slow, Stuck, Fork), which marks what it runs under marks/."""
     from graphbook.workflow import Workflow
 
     wf = Workflow()
     src = wf.add("Count", id="src", n=n, marks=str(folder / "marks"))
-    node = wf.add(kind, id="node", **({"marks": str(folder / "marks")} if kind == "Stuck" else {}))
+    marked = {"marks": str(folder / "marks")} if kind in ("Stuck", "Fork") else {}
+    node = wf.add(kind, id="node", **marked)
     wf.connect(src, node)
     (folder / "workflows" / name).write_text(json.dumps(wf.to_json()))
     return name
@@ -281,8 +312,9 @@ def marks(folder: Path, what: str) -> list[int]:
     return [int(p.suffix[1:]) for p in (folder / "marks").glob(f"{what}.*")]
 
 
-def serve(folder: Path, *args: str, port: int = 0) -> Served:
-    command = [sys.executable, "-m", "graphbook", "serve", "--no-watch", "--port", str(port)]
+def serve(folder: Path, *args: str, port: int = 0, watch: bool = False) -> Served:
+    command = [sys.executable, "-m", "graphbook", "serve", "--port", str(port)]
+    command += [] if watch else ["--no-watch"]
     command += ["--nodes", str(folder / "nodes"), "--workflows", str(folder / "workflows")]
     process = subprocess.Popen(
         [*command, "--data", str(folder / "data"), "--media", str(folder / "media"), *args],

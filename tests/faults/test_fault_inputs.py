@@ -3,6 +3,7 @@ saves keep the file's mode, stale temporary files are cleaned at start, a missin
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -13,6 +14,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 from fault_procs import Served, project, serve
 
@@ -158,3 +160,18 @@ def test_a_gzip_bomb_is_refused_by_its_size_without_stalling_the_server(server: 
         prober.join()
     assert status == 413 and "too large" in reply, reply
     assert took < 1.0 and worst < 1.0, f"the bomb took {took:.2f} s, /api/info {worst:.2f} s"
+
+
+def test_a_websocket_message_of_5_mib_is_closed_with_1009(server: Served) -> None:
+    """Over four times the message limit (1 MiB) the connection closes with code 1009, a clean
+    close the client reads (not a reset midway through its send); the server goes on."""
+
+    async def send_big() -> tuple[aiohttp.WSMsgType, int | None]:
+        async with aiohttp.ClientSession() as http, http.ws_connect(server.url + "ws") as ws:
+            await ws.send_str("x" * (5 << 20))
+            while (message := await ws.receive(timeout=20)).type == aiohttp.WSMsgType.TEXT:
+                pass
+            return message.type, ws.close_code
+
+    assert asyncio.run(send_big()) == (aiohttp.WSMsgType.CLOSE, 1009)
+    assert server.call("GET", "/api/info")[0] == 200

@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fault_procs import Served, alive, marks, project, serve, wait_until, workflow
+from fault_procs import Served, alive, marks, project, reaping, serve, wait_until, workflow
 
 BOUND = 15.0
 """Generous over the promised STOP_GRACE (2 s) and a host's end, for a loaded machine."""
@@ -63,11 +64,11 @@ def answers_info(server: Served) -> float:
 
 
 def host_of(server: Served) -> int:
-    """The run host's process id: the server's one child."""
-    from fault_procs import children
+    """The run host's process id: the server's one run host."""
+    from fault_procs import run_hosts
 
-    found = wait_until(lambda: children(server.process.pid), "the run host to start")
-    assert len(found) == 1, f"the server has children {found}, not one run host"
+    found = wait_until(lambda: run_hosts(server.process.pid), "the run host to start")
+    assert len(found) == 1, f"the server has run hosts {found}, not one"
     return int(found[0])
 
 
@@ -109,6 +110,37 @@ def test_stop_ends_a_run_stuck_in_c_and_the_server_takes_new_runs(
     finally:
         err = server.stop()
     assert "left behind" not in err
+
+
+@pytest.mark.parametrize("leave", [False, True], ids=["in-group", "left-group"])
+def test_stop_ends_a_run_whose_node_forked_a_child_that_never_exits(
+    tmp_path: Path, leave: bool
+) -> None:
+    """The fork holds the run host's pipe open: the run still ends `stopped`, the fork ends
+    with the host's process group (one that left the group lives on, but holds nothing up),
+    and the server takes the next run."""
+    folder = project(tmp_path)
+    forking = workflow(folder, "fork.json", "Fork", n=1)
+    if leave:
+        document = json.loads((folder / "workflows" / forking).read_text())
+        next(n for n in document["nodes"] if n["id"] == "node")["params"]["leave"] = True
+        (folder / "workflows" / forking).write_text(json.dumps(document))
+    quick = workflow(folder, "slow.json", "Slow", n=1)
+    server = serve(folder)
+    forked: list[int] = []
+    try:
+        run = server.start(forking)
+        forked += wait_until(lambda: marks(folder, "forked"), "the node's fork to start")
+        wait_until(lambda: marks(folder, "fork"), "the node to block")
+        assert server.call("POST", "/api/runs/current/stop")[0] in (200, 202, 204)
+        assert server.ended(run, timeout=BOUND) == "stopped"
+        if not leave:
+            wait_until(lambda: not alive(forked[0]), "the fork to end with the run host")
+        assert server.ended(server.start(quick)) == "completed"
+    finally:
+        with reaping() as pids:  # first: a live fork holds the server's output pipes open
+            pids += forked
+        server.stop()
 
 
 def test_stop_ends_a_node_holding_the_gil_while_the_server_answers(tmp_path: Path) -> None:
@@ -297,3 +329,31 @@ def test_actors_of_a_killed_serve_ray_end_when_their_lease_runs_out(
         wait_until(lambda: not any(map(alive, actors)), "the killed server's actors to end", 30)
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
+def test_a_job_and_its_run_ended_by_the_servers_end_agree(
+    tmp_path: Path, how: signal.Signals
+) -> None:
+    """SIGTERM or SIGINT to the server mid-run: the next server says the job and its run were
+    both `interrupted`."""
+    folder = project(tmp_path)
+    slow = workflow(folder, "slow.json", "Slow", n=500)
+    server = serve(folder)
+    try:
+        status, job = server.call("POST", "/api/jobs", {"workflow": slow})
+        assert status in (200, 201, 202), job
+        wait_until(lambda: marks(folder, "load"), "the job's run to be going")
+        run = wait_until(
+            lambda: server.call("GET", f"/api/jobs/{job['id']}")[1].get("run_id"), "its run"
+        )
+        server.process.send_signal(how)
+        server.process.wait(30)
+    finally:
+        server.stop()
+    again = serve(folder)
+    try:
+        assert again.call("GET", f"/api/jobs/{job['id']}")[1]["state"] == "interrupted"
+        assert record(again, run)["status"] == "interrupted"
+    finally:
+        again.stop()

@@ -118,9 +118,20 @@ def test_a_store_locked_for_reads_too_answers_503_saying_it_is_busy(server: Serv
     assert server.call("GET", "/api/runs")[0] == 200
 
 
-async def timed_with_slack(server: Served, path: str) -> tuple[int, Any]:
-    """A history read waits its READ_TIMEOUT (2 s) for the lock, and no more."""
+def test_a_job_added_while_the_store_is_locked_is_answered_503_at_once(server: Served) -> None:
+    with held(server, "IMMEDIATE"):
+        body = {"workflow": "quick.json"}
+        status, reply = asyncio.run(timed_with_slack(server, "/api/jobs", "POST", body))
+        assert status == 503 and reply["error"]["code"] == "store_failed", reply
+        assert "busy" in reply["error"]["message"], reply
+    assert server.call("GET", "/api/jobs")[1]["queued"] == [], "a refused job is not queued"
+
+
+async def timed_with_slack(
+    server: Served, path: str, method: str = "GET", body: Any = None
+) -> tuple[int, Any]:
+    """A call waits its READ_TIMEOUT (2 s) for the lock, and no more."""
     began = time.monotonic()
-    status, reply = await asyncio.to_thread(server.call, "GET", path)
+    status, reply = await asyncio.to_thread(server.call, method, path, body)
     assert time.monotonic() - began < 2.0 + PROMPT
     return status, reply

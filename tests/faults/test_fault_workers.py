@@ -12,11 +12,11 @@ from pathlib import Path
 
 from fault_procs import (
     alive,
-    children,
     env,
     listening,
     marks,
     project,
+    run_hosts,
     serve,
     wait_until,
     workflow,
@@ -47,7 +47,7 @@ def test_a_run_asked_for_as_the_run_process_dies_runs_on_the_next_one(tmp_path: 
     try:
         for _ in range(3):
             assert server.ended(server.start(quick)) == "completed"
-            host = children(server.process.pid)[0]
+            host = run_hosts(server.process.pid)[0]
             os.kill(host, signal.SIGKILL)  # the server has not yet seen it end
             run = server.start(quick)
             assert server.ended(run) == "completed", "".join(server.err)

@@ -228,7 +228,7 @@ def test_write_copies_into_sub_folders_by_label(
         str(out / "dog" / "b.png"),
         str(out / "cat" / "c.png"),
     ]
-    assert sorted(p.name for p in out.rglob("*")) == ["a.jpg", "b.png", "c.png", "cat", "dog"]
+    assert sorted(p.name for p in out.rglob("[!.]*")) == ["a.jpg", "b.png", "c.png", "cat", "dog"]
     assert (out / "cat" / "a.jpg").read_bytes() == (tmp_path / "in" / "a.jpg").read_bytes()
     assert sources_of(labelled) == before
     assert "__graphbook_image_writes__" not in result.output("node")[0]
@@ -266,7 +266,7 @@ def test_a_link_to_another_device_is_a_copy(tmp_path: Path, labelled: list[dict[
     assert any("could not be hard-linked" in line and "copied instead" in line for line in logs)
 
 
-def test_write_refuses_an_existing_file_and_leaves_it(
+def test_write_refuses_a_folder_of_other_files_and_merges_only_when_told(
     tmp_path: Path, labelled: list[dict[str, Any]]
 ) -> None:
     out = tmp_path / "out"
@@ -274,11 +274,14 @@ def test_write_refuses_an_existing_file_and_leaves_it(
     (out / "b.png").write_bytes(b"mine")
     result = run("WriteImageFolder", labelled, folder=str(out))
     [message] = errors(result)
-    assert str(out / "b.png") in message and "overwrite" in message
+    assert str(out) in message and "overwrite" in message
     assert (out / "b.png").read_bytes() == b"mine"
-    assert sorted(p.name for p in out.iterdir()) == ["a.jpg", "b.png", "c.png"]
-    replaced = run("WriteImageFolder", labelled[1:2], folder=str(out), overwrite=True)
-    assert replaced.ok and (out / "b.png").read_bytes() == (tmp_path / "in" / "b.png").read_bytes()
+    assert sorted(p.name for p in out.iterdir()) == ["b.png"], "refused before anything ran"
+    logs: list[str] = []
+    merged = run("WriteImageFolder", labelled[:2], logs=logs, folder=str(out), overwrite=True)
+    assert merged.ok and (out / "b.png").read_bytes() == (tmp_path / "in" / "b.png").read_bytes()
+    assert sorted(p.name for p in out.iterdir()) == ["a.jpg", "b.png"]
+    assert any(f"merged into {out}" in line for line in logs), logs
 
 
 def test_write_never_renames_and_never_replaces_its_source(
@@ -303,7 +306,7 @@ def test_write_makes_values_safe_folder_names(
     dicts = [{**labelled[0], "label": "../a/b"}, {**labelled[1], "label": None}]
     result = run("WriteImageFolder", dicts, folder=str(tmp_path / "out"), by="label")
     assert result.ok, errors(result)
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["None", "_a_b"]
+    assert sorted(p.name for p in (tmp_path / "out").glob("[!.]*")) == ["None", "_a_b"]
     missing = run("WriteImageFolder", labelled[:1], folder=str(tmp_path / "x"), by="prediction")
     assert "by is 'prediction', but the dict has no such field" in errors(missing)[0]
 

@@ -2,17 +2,19 @@
 run: the next run of the same node code attaches to them (the same actors, the same outputs),
 changed node code gets fresh actors, `--ray-keep 0` keeps none, and kept actors end by
 themselves when their lease runs out. What is kept is read from the cluster itself (its named
-actors), by a driver of its own. (This module sorts before test_cluster.py, whose last test
-takes node 2 down.)"""
+actors), by a driver of its own (one for the module). (This module sorts before
+test_cluster.py, whose last test takes node 2 down.)"""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,68 +65,107 @@ HELPER = """def tag(i: int) -> str:
     return f"{word}-{{i}}"
 """
 
-ACTORS = """
+OBSERVER = """
 import json, sys, time
 import ray
 
-address, prefix, how, bound = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
-ray.init(address=address, logging_level="ERROR")
+ray.init(address=sys.argv[1], logging_level="ERROR")
+bound = float(sys.argv[2])
 
-def kept():
+def kept(prefix):
     return sorted(
         (a["namespace"], a["name"])
         for a in ray.util.list_named_actors(all_namespaces=True)
         if a["namespace"].startswith(prefix)
     )
 
-deadline = time.monotonic() + bound
-if how == "nodes":
-    from ray._private import state
+def answer(prefix, how):
+    deadline = time.monotonic() + bound
+    if how == "nodes":
+        from ray._private import state
 
-    names = {name for _, name in kept()}
-    alive = state.state.actor_table(None, actor_state_name="ALIVE").values()
-    found = {a["Name"]: a["Address"]["NodeID"] for a in alive if a["Name"] in names}
-    print(json.dumps(sorted(found.items())))
-    sys.exit(0)
-if how.startswith("kill:"):
-    namespace, name = how[len("kill:"):].split("/")
-    ray.kill(ray.get_actor(name, namespace=namespace), no_restart=True)
-    while name in {n for _, n in kept()} and time.monotonic() < deadline:
+        names = {name for _, name in kept(prefix)}
+        alive = state.state.actor_table(None, actor_state_name="ALIVE").values()
+        found = {a["Name"]: a["Address"]["NodeID"] for a in alive if a["Name"] in names}
+        return sorted(found.items())
+    if how.startswith("kill:"):
+        namespace, name = how[len("kill:"):].split("/")
+        ray.kill(ray.get_actor(name, namespace=namespace), no_restart=True)
+        while name in {n for _, n in kept(prefix)} and time.monotonic() < deadline:
+            time.sleep(0.5)
+        how = "list"
+    if how == "kill":
+        for namespace, name in kept(prefix):
+            try:
+                ray.kill(ray.get_actor(name, namespace=namespace), no_restart=True)
+            except ValueError:
+                pass
+    while how != "list" and kept(prefix) and time.monotonic() < deadline:
         time.sleep(0.5)
-    how = "list"
-if how == "kill":
-    for namespace, name in kept():
-        try:
-            ray.kill(ray.get_actor(name, namespace=namespace), no_restart=True)
-        except ValueError:
-            pass
-while how != "list" and kept() and time.monotonic() < deadline:
-    time.sleep(0.5)
-print(json.dumps(kept()))
+    return kept(prefix)
+
+print("ready", flush=True)
+for line in sys.stdin:
+    print(json.dumps(answer(*json.loads(line))), flush=True)
 """
-"""A driver of its own that lists the kept actors whose namespace starts with a prefix: now
-(`list`), once there are none or at a deadline (`gone`), after killing them (`kill`) or one of
-them (`kill:NAMESPACE/NAME`); or the node of each (`nodes`)."""
+"""A driver of its own on the cluster, one for the module, that answers on stdin: the kept
+actors whose namespace starts with a prefix now (`list`), once there are none or at a deadline
+(`gone`), after killing them (`kill`) or one of them (`kill:NAMESPACE/NAME`); or the node of
+each (`nodes`)."""
 
 
-def kept(cluster: Cluster, prefix: str = "graphbook-run-", how: str = "list") -> set[str]:
+class Observer:
+    def __init__(self, cluster: Cluster) -> None:
+        command = [sys.executable, "-c", OBSERVER, cluster.address, str(ENDED)]
+        self.process = subprocess.Popen(
+            command,
+            env=cluster.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.answer(RUN)  # "ready": it has joined the cluster
+
+    def ask(self, prefix: str, how: str) -> Any:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps([prefix, how]) + "\n")
+        self.process.stdin.flush()
+        return json.loads(self.answer(ENDED + RUN))
+
+    def answer(self, timeout: float) -> str:
+        out = self.process.stdout
+        assert out is not None
+        ready, _, _ = select.select([out], [], [], timeout)
+        line = out.readline() if ready else ""
+        if not line:
+            self.process.kill()
+            err = self.process.communicate()[1]
+            raise AssertionError(f"the observing driver did not answer:\n{err[-3000:]}")
+        return line
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.communicate("", timeout=RUN)
+
+
+@pytest.fixture(scope="module")
+def observer(cluster: Cluster) -> Iterator[Observer]:
+    watching = Observer(cluster)
+    try:
+        yield watching
+    finally:
+        watching.close()
+
+
+def kept(observer: Observer, prefix: str = "graphbook-run-", how: str = "list") -> set[str]:
     """The kept actors ("namespace/name") whose namespace starts with `prefix`."""
-    command = [sys.executable, "-c", ACTORS, cluster.address, prefix, how, str(ENDED)]
-    result = subprocess.run(
-        command, env=cluster.env, capture_output=True, text=True, timeout=RUN + ENDED
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return {"/".join(pair) for pair in json.loads(result.stdout.splitlines()[-1])}
+    return {"/".join(pair) for pair in observer.ask(prefix, how)}
 
 
-def nodes_of(cluster: Cluster, namespace: str, kind: str) -> dict[str, str]:
+def nodes_of(observer: Observer, namespace: str, kind: str) -> dict[str, str]:
     """The node id of each kept actor of `kind` ("load", "dump") in `namespace`, by name."""
-    command = [sys.executable, "-c", ACTORS, cluster.address, namespace, "nodes", str(ENDED)]
-    result = subprocess.run(
-        command, env=cluster.env, capture_output=True, text=True, timeout=RUN + ENDED
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    found = dict(json.loads(result.stdout.splitlines()[-1]))
+    found = dict(observer.ask(namespace, "nodes"))
     return {name: node for name, node in found.items() if name.startswith(f"{kind}-")}
 
 
@@ -190,19 +231,19 @@ def without_pids(loaded: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_a_second_run_attaches_to_the_first_run_s_actors_and_keep_0_ends_them(
-    cluster: Cluster, tmp_path: Path
+    cluster: Cluster, observer: Observer, tmp_path: Path
 ) -> None:
     workflow = project(tmp_path)
-    before = kept(cluster)
+    before = kept(observer)
     said, first = run(cluster, workflow, *TWO_EACH)
     assert "actors kept 300 s after the run" in said, said[-3000:]
     assert "attached to" not in said
-    mine = kept(cluster) - before
+    mine = kept(observer) - before
     assert len(mine) == 4 and len(namespaces(mine)) == 1, mine  # 2 load, 2 dump
 
     said, second = run(cluster, workflow, *TWO_EACH)
     assert f"note: attached to 4 warm actors on {cluster.address}" in said, said[-3000:]
-    assert kept(cluster, namespaces(mine).pop()) == mine, "the same actors, none added"
+    assert kept(observer, namespaces(mine).pop()) == mine, "the same actors, none added"
     assert without_pids(second) == without_pids(first)
     assert [d["tag"] for d in second] == [f"helped-{i}" for i in range(8)]
     assert {d["pid"] for d in second} <= {d["pid"] for d in first}, "loaded by the same actors"
@@ -211,33 +252,33 @@ def test_a_second_run_attaches_to_the_first_run_s_actors_and_keep_0_ends_them(
     assert f"note: attached to 4 warm actors on {cluster.address}" in said, said[-3000:]
     assert "actors kept" not in said
     assert without_pids(third) == without_pids(first)
-    assert kept(cluster, namespaces(mine).pop(), "gone") == set(), "--ray-keep 0 kept none"
+    assert kept(observer, namespaces(mine).pop(), "gone") == set(), "--ray-keep 0 kept none"
 
 
 def test_actors_missing_from_a_warm_pool_start_on_the_nodes_that_lack_them(
-    cluster: Cluster, tmp_path: Path
+    cluster: Cluster, observer: Observer, tmp_path: Path
 ) -> None:
     """One kept load actor is gone (its node's, say): the next run attaches to the other and
     starts one in its place on the node that has none, not a second one beside the one left.
     Each of the two is killed in turn, so the node that turn placement would pick first is
     the one left in one of the rounds."""
     workflow = project(tmp_path)
-    before = kept(cluster)
+    before = kept(observer)
     _, first = run(cluster, workflow, *TWO_EACH)
-    mine = kept(cluster) - before
+    mine = kept(observer) - before
     namespace = namespaces(mine).pop()
     try:
-        loads = nodes_of(cluster, namespace, "load")
+        loads = nodes_of(observer, namespace, "load")
         assert len(loads) == 2 and len(set(loads.values())) == 2, "one per node to begin with"
         for name in sorted(loads):
-            kept(cluster, "", f"kill:{namespace}/{name}")
+            kept(observer, "", f"kill:{namespace}/{name}")
             said, again = run(cluster, workflow, *TWO_EACH)
             assert f"note: attached to 3 warm actors on {cluster.address}" in said, said[-3000:]
-            now = nodes_of(cluster, namespace, "load")
+            now = nodes_of(observer, namespace, "load")
             assert len(now) == 2 and len(set(now.values())) == 2, f"{name} gone: {now}"
             assert without_pids(again) == without_pids(first)
     finally:
-        kept(cluster, namespace, "kill")
+        kept(observer, namespace, "kill")
 
 
 def alive(pid: int) -> bool:
@@ -248,12 +289,12 @@ def alive(pid: int) -> bool:
 
 
 def test_changed_node_code_gets_fresh_actors_which_end_when_their_lease_runs_out(
-    cluster: Cluster, tmp_path: Path
+    cluster: Cluster, observer: Observer, tmp_path: Path
 ) -> None:
     workflow = project(tmp_path)
-    before = kept(cluster)
+    before = kept(observer)
     _, first = run(cluster, workflow)
-    old = kept(cluster) - before
+    old = kept(observer) - before
     try:
         helper(tmp_path, "changed")  # the helper beside the node file, which travels by itself
         said, second = run(cluster, workflow, "--ray-keep", "3")
@@ -263,23 +304,23 @@ def test_changed_node_code_gets_fresh_actors_which_end_when_their_lease_runs_out
         fresh = {d["pid"] for d in second}
         assert not fresh & {d["pid"] for d in first}, "loaded by new actors"
         wait_until(lambda: not any(map(alive, fresh)), "the lease of 3 s to run out", ENDED)
-        assert kept(cluster, namespaces(old).pop()) == old, "the first run's are still kept"
+        assert kept(observer, namespaces(old).pop()) == old, "the first run's are still kept"
     finally:
         for namespace in namespaces(old):
-            kept(cluster, namespace, "kill")
+            kept(observer, namespace, "kill")
 
 
 def test_runs_through_ray_client_attach_to_the_same_actors_with_local_outputs(
-    cluster: Cluster, tmp_path: Path
+    cluster: Cluster, observer: Observer, tmp_path: Path
 ) -> None:
     """`--ray ray://HOST:PORT` (Ray Client: the driver runs on the head, this process talks to
     it): the second run attaches to the first run's actors, and both load what a local run
     loads."""
     workflow = project(tmp_path)
     _, local = run(cluster, workflow, address="")
-    before = kept(cluster)
+    before = kept(observer)
     said, first = run(cluster, workflow, *TWO_EACH, address=cluster.client)
-    mine = kept(cluster) - before
+    mine = kept(observer) - before
     try:
         assert "attached to" not in said, said[-3000:]
         assert "actors kept 300 s after the run" in said, said[-3000:]
@@ -289,12 +330,12 @@ def test_runs_through_ray_client_attach_to_the_same_actors_with_local_outputs(
         told = " ".join(said.split())  # the terminal wraps long lines
         attached = f"] attached to 4 warm Ray actors on {cluster.client}, kept by an earlier run"
         assert attached in told and "warning:" not in told, "information in the run's log"
-        assert kept(cluster, namespaces(mine).pop()) == mine, "the same actors, none added"
+        assert kept(observer, namespaces(mine).pop()) == mine, "the same actors, none added"
         assert {d["pid"] for d in second} <= {d["pid"] for d in first}, "the same actors"
         assert without_pids(first) == without_pids(local) == without_pids(second)
     finally:
         for namespace in namespaces(mine):
-            kept(cluster, namespace, "kill")
+            kept(observer, namespace, "kill")
 
 
 HOLD = """
@@ -311,6 +352,9 @@ pool.close()
 """
 """A driver through Ray Client that holds its pool (one actor per kind) until told; its actors
 outlive it by 240 s (a client job ends some seconds after its client)."""
+GRACE = {"RAY_CLIENT_RECONNECT_GRACE_PERIOD": "3"}
+"""The seconds the head waits for a Ray Client driver that went away to come back before it
+ends its job: 3 s, not Ray's 30, so that a killed driver's job ends soon after it."""
 
 JOB_ENDED = """
 import sys, time
@@ -349,7 +393,7 @@ def hold(cluster: Cluster, code: Path) -> tuple[subprocess.Popen[str], dict[str,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=cluster.env,
+            env={**cluster.env, **GRACE},
         )
         assert driver.stdout is not None
         line = driver.stdout.readline()

@@ -42,7 +42,7 @@ def test_gallery_pages_filters_sorts_and_thumbnails(serving: Serve, tmp_path: Pa
         await server.run_to_end(socket, "shots.json")
         await filters_and_sorts(server)
         await refuses_bad_queries(server)
-        await thumbnails_outside_the_roots(server, socket)
+        await images_outside_the_roots(server, socket)
 
     serving(scenario)
 
@@ -100,13 +100,19 @@ async def refuses_bad_queries(server: Server) -> None:
     assert status == 404 and "run it first" in body["error"]["message"]
 
 
-async def thumbnails_outside_the_roots(server: Server, socket: Any) -> None:
+async def images_outside_the_roots(server: Server, socket: Any) -> None:
     status, body = await page(server, limit=3)
     assert status == 200, body
     rows = p.from_json(p.GalleryPage, body).rows
     shown = rows[0]
-    assert shown.url is None and shown.reason is not None and "outside" in shown.reason
+    assert shown.url is not None and shown.reason is None
     assert shown.thumb is not None and shown.path is not None
+    async with server.http.get(server.url + shown.url) as response:  # the image whole
+        assert response.status == 200
+        assert await response.read() == Path(shown.path).read_bytes()
+    thumb_for_full = shown.url.split("sig=")[0] + "sig=" + shown.thumb.split("sig=")[1]
+    async with server.http.get(server.url + thumb_for_full) as response:
+        assert response.status == 403, "a thumbnail's signature does not open the file whole"
     async with server.http.get(server.url + shown.thumb) as response:
         assert response.status == 200 and response.content_type == "image/jpeg"
         thumb = Image.open(io.BytesIO(await response.read()))
@@ -114,15 +120,16 @@ async def thumbnails_outside_the_roots(server: Server, socket: Any) -> None:
     made = list((server.settings.data / "thumbnails").glob("*.jpg"))
     assert len(made) == 1
 
-    forged = shown.thumb.replace(shown.path.replace("/", "%2F"), "%2Fetc%2Fpasswd")
-    assert forged != shown.thumb
-    async with server.http.get(server.url + forged) as response:
-        assert response.status == 403
+    for url in (shown.thumb, shown.url):
+        forged = url.replace(shown.path.replace("/", "%2F"), "%2Fetc%2Fpasswd")
+        assert forged != url
+        async with server.http.get(server.url + forged) as response:
+            assert response.status == 403
 
     live = [m for m in socket.of(p.NodeOutput) if m.node_id == "shots"]
     image = live[0].preview["image"]
     assert isinstance(image, p.ImagePreview)
-    assert image.url is None and "outside" in (image.outside or "")
+    assert (image.url or "").startswith("/api/media/image?") and image.outside is None
     assert (image.thumb or "").startswith("/api/media/thumb?")
 
 

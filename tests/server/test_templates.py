@@ -57,6 +57,19 @@ def test_templates_are_listed_created_and_run(serving: Serve, in_tmp: Path) -> N
     serving(scenario)
 
 
+def test_a_template_fills_a_workflow_file_with_no_nodes(serving: Serve, in_tmp: Path) -> None:
+    async def scenario(server: Server) -> None:
+        chosen = templates.TEMPLATES[0]
+        server.save("new.json", {"nodes": [], "edges": []})
+        body = {"path": "new.json", "fill": True}
+        status, reply = await server.post(f"/api/templates/{chosen.name}", body)
+        assert status == 201 and reply["path"] == "new.json"
+        written = (server.settings.workflows / "new.json").read_text()
+        assert written == chosen.file.read_text(encoding="utf-8")
+
+    serving(scenario)
+
+
 def test_what_the_templates_route_refuses(serving: Serve, in_tmp: Path) -> None:
     async def scenario(server: Server) -> None:
         name = templates.TEMPLATES[0].name
@@ -70,6 +83,14 @@ def test_what_the_templates_route_refuses(serving: Serve, in_tmp: Path) -> None:
         assert status == 409 and reply["error"]["code"] == "conflict"
         assert "taken.json" in reply["error"]["message"] and "another" in reply["error"]["message"]
         assert (server.settings.workflows / "taken.json").read_text() == before
+
+        server.save("full.json", {"nodes": [{"id": "a", "type": "Split"}], "edges": []})
+        full = (server.settings.workflows / "full.json").read_text()
+        status, reply = await server.post(
+            f"/api/templates/{name}", {"path": "full.json", "fill": True}
+        )
+        assert status == 409, "only a file with no nodes is filled"
+        assert (server.settings.workflows / "full.json").read_text() == full
 
         for bad in ("../outside.json", "/abs.json", ".hidden.json"):
             status, reply = await server.post(f"/api/templates/{name}", {"path": bad})

@@ -171,6 +171,7 @@ def test_jsonl_dump_then_load_round_trip(tmp_path: Path) -> None:
     dump.on_start()
     for row in rows:
         assert dump(dict(row)) == {"out": [row]}
+    dump.ended_as = "done"  # the file takes its place once the run completes
     dump.on_end()
     assert [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] == rows
     load = build("LoadJSONL", jsonl_path=str(path))
@@ -185,6 +186,7 @@ def test_dump_jsonl_appends_when_not_overwriting(tmp_path: Path) -> None:
     dump = build("DumpJSONL", jsonl_path=str(path), overwrite=False)
     dump.on_start()
     dump({"id": 1})
+    dump.ended_as = "done"
     dump.on_end()
     assert path.read_text(encoding="utf-8").splitlines() == ['{"id": 0}', '{"id": 1}']
 

@@ -53,6 +53,36 @@ const made = workflow(
 );
 
 const first = text(shouts());
+const pairs = workflow(
+  [
+    { id: 'greetings', type: 'Greetings', params: { count: 3 }, position: at(0, 0) },
+    {
+      id: 'pair',
+      type: 'Component',
+      params: {},
+      position: at(360, 0),
+      component: { library: 'pair', version: versionOf(first) },
+    },
+  ],
+  [{ source: 'greetings', output: 'out', target: 'pair', input: 'in' }],
+);
+const finished = (status: string): boolean => ['completed', 'failed', 'stopped'].includes(status);
+
+/** Runs the open workflow and waits until the page shows this run's end. */
+async function runToEnd(page: Page): Promise<void> {
+  const posted = page.waitForResponse((r) => r.url().endsWith('/api/runs') && r.request().method() === 'POST');
+  await page.getByRole('button', { name: 'run', exact: true }).click();
+  const { run_id: id } = (await (await posted).json()) as { run_id: string };
+  await until(
+    () =>
+      page
+        .locator(`[data-run-id="${id}"]`)
+        .getAttribute('data-run-status', { timeout: 1000 })
+        .catch(() => ''),
+    (s) => finished(s ?? ''),
+    'the run to end',
+  );
+}
 const app = appSession({
   workflows: { 'made.json': made },
   setup(session) {
@@ -60,9 +90,11 @@ const app = appSession({
     mkdirSync(folder, { recursive: true });
     writeFileSync(join(folder, 'shouts.json'), first);
     writeFileSync(join(folder, 'taken.json'), first);
+    writeFileSync(join(folder, 'pair.json'), first);
     for (const [file, data] of [
       ['uses.json', using('greetings', 'end', versionOf(first))],
       ['also.json', using('hello', 'last', versionOf(first))],
+      ['pairs.json', pairs],
     ] as const)
       writeFileSync(join(session.server.workflows, file), text(data));
   },
@@ -203,6 +235,39 @@ describe('library components in the editor', () => {
       (shown) => shown.includes("has no output 'out'") && shown.includes('components/shouts.json'),
       'the lost port on the node',
     );
+  });
+
+  it('names a library component, shows its ports opened, and its run after a library edit', async () => {
+    const page = app.page;
+    const pair = node(page, 'pair');
+    await openApp(page, app.server, 'pairs.json');
+    expect(await pair.locator('.gb-title').innerText()).toBe('pair');
+    await runToEnd(page);
+
+    await pair.locator('.gb-title').dblclick();
+    await until(
+      () => nodeIds(page),
+      (ids) => ids.join() === 'first,second',
+      'the nodes inside',
+    );
+    expect(await node(page, 'first').locator('[data-exposed="in"]').isVisible()).toBe(true);
+    expect(await node(page, 'second').locator('[data-exposed="out"]').isVisible()).toBe(true);
+    await screenshot(page, 'library-inside-ports');
+    await node(page, 'second').getByRole('checkbox').check();
+    await path(page).getByRole('button', { name: 'pairs.json' }).click();
+    await pair.locator('.gb-library-edit').getByRole('button', { name: 'Update components/pair.json' }).click();
+    await pair.locator('.gb-library-edit').waitFor({ state: 'detached' });
+
+    await runToEnd(page); // `first` inside is reused, `second` runs again
+    expect(await pair.locator('.gb-node').getAttribute('class')).toContain('gb-state-done');
+    expect(await pair.locator('.gb-title').innerText()).toBe('pair');
+    await pair.getByLabel('about pair').click();
+    await page.getByRole('tab', { name: 'Output' }).click();
+    const output = page.locator('.gb-inspector .gb-output[data-output="out"]');
+    expect(await output.innerText()).toContain('3 handed on');
+    expect(await output.innerText()).not.toContain('Nothing handed on yet.');
+    expect(await output.locator('[class*="gb-json"]').first().isVisible()).toBe(true);
+    await screenshot(page, 'library-component-output');
   });
 
   it('asks for the file name when saving a component to the library', async () => {

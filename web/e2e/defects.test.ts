@@ -26,6 +26,22 @@ const app = appSession({
       [greetings(2), { id: 'slow', type: 'Slow', params: { delay: 0 }, position: at(320, 0) }],
       fromGreetings('slow'),
     ),
+    'empty.json': workflow([], []),
+    'frictions.json': {
+      ...workflow(
+        [greetings(3), { id: 'filter', type: 'Filter', params: { expression: 'missing > 0' }, position: at(360, 0) }],
+        fromGreetings('filter'),
+      ),
+      groups: [
+        {
+          id: 'talkers',
+          label: 'Talkers',
+          position: at(-40, -60),
+          size: { width: 720, height: 380 },
+          nodes: ['greetings', 'filter'],
+        },
+      ],
+    },
     'partial.json': workflow(
       [
         greetings(11),
@@ -344,5 +360,80 @@ describe('defects a new user hit', () => {
         3000,
       );
     });
+  });
+});
+
+describe('small frictions', () => {
+  const inspecting = () => app.page.locator('[data-inspecting]').count();
+  const transform = () =>
+    app.page.locator('.react-flow__viewport').evaluate((el) => (el as HTMLElement).style.transform);
+
+  it('renames in place, drags a group by its name, marks changes, says what changed after a failed run', async () => {
+    const page = app.page;
+    await openApp(page, app.server, 'frictions.json');
+    await node(page, 'greetings').locator('.gb-title').dblclick();
+    await page.getByLabel('rename greetings').fill('Hello');
+    await page.keyboard.press('Enter');
+    expect(await node(page, 'greetings').locator('.gb-title').innerText()).toBe('Hello');
+
+    const label = page.locator('.react-flow__node-group[data-id="talkers"]').getByLabel('group name');
+    const before = { view: await transform(), box: await node(page, 'greetings').boundingBox() };
+    const grip = await label.boundingBox();
+    if (!grip || !before.box) throw new Error('no group name on screen');
+    await page.mouse.move(grip.x + 20, grip.y + grip.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(grip.x + 140, grip.y + grip.height / 2, { steps: 8 });
+    await page.mouse.up();
+    expect(await transform(), 'the canvas did not pan').toBe(before.view);
+    expect((await node(page, 'greetings').boundingBox())?.x).toBeGreaterThan(before.box.x + 60);
+
+    await page.getByRole('button', { name: 'run', exact: true }).click();
+    await until(
+      () => runStatus(page),
+      (s) => s === 'failed',
+      'the failed run',
+    );
+    await node(page, 'filter').locator('[data-param="expression"] input').fill('n > 1');
+    await node(page, 'filter').locator('.gb-changed-badge').waitFor();
+    expect(await node(page, 'greetings').locator('.gb-changed-badge').count()).toBe(0);
+    await screenshot(page, 'frictions-changed');
+    await page.getByRole('button', { name: 'run', exact: true }).click();
+    await until(
+      () => runStatus(page),
+      (s) => s === 'completed',
+      'the run after the fix',
+    );
+    await node(page, 'filter').locator('.gb-changed-badge').waitFor({ state: 'detached' });
+    await node(page, 'filter').getByLabel('about filter').click();
+    await page.getByRole('tab', { name: 'Output' }).click();
+    const why = page.locator('.gb-output-reason');
+    expect(await why.innerText()).toContain('parameters changed: expression');
+
+    await page.keyboard.press('Escape');
+    expect(await inspecting(), 'Escape closes the inspector on the node').toBe(0);
+    if (!(await page.locator('.gb-inspector').count())) await page.keyboard.press(']');
+    await page.getByRole('tab', { name: 'Nodes' }).click();
+    await page.locator('[data-node-type="Shout"]').dragTo(page.locator('.gb-inspector'));
+    await until(
+      () => page.locator('.react-flow__node-graph').count(),
+      (n) => n === 3,
+      'the node dropped on the inspector, on the canvas',
+    );
+  });
+
+  it('fills an empty, named workflow with a template picked on its canvas, making no other file', async () => {
+    const page = app.page;
+    await openApp(page, app.server, 'empty.json');
+    await page.locator('.gb-templates-inline [data-template="convert-table"] .gb-template-card').click();
+    expect(await page.getByLabel('new file name').inputValue()).toBe('empty.json');
+    await page.getByRole('button', { name: 'Fill this file' }).click();
+    await until(
+      () => readJson(app.server, 'empty.json').nodes.length,
+      (n) => n > 0,
+      'the template in empty.json',
+    );
+    const files = await (await fetch(`${app.server.url}api/workflows`)).text();
+    expect(files).not.toContain('convert-table');
+    await node(page, 'read').waitFor();
   });
 });

@@ -171,7 +171,7 @@ describe('results gallery', () => {
     await app.page.setViewportSize({ width: 1440, height: 900 });
   });
 
-  it('shows thumbnails of images outside the roots, and says why the full image is not shown', async () => {
+  it('opens full size an image a run read outside the roots (no --media for its folder)', async () => {
     await openApp(app.page, app.server, 'elsewhere.json');
     await runToEnd();
     const media = node(app.page, 'shots').locator('.gb-media');
@@ -180,22 +180,28 @@ describe('results gallery', () => {
       (w) => w.length > 0 && w.every((x) => x > 0),
       'thumbnails on the node',
     );
-    expect(await media.locator('img').first().getAttribute('src')).toMatch(/^\/api\/media\/thumb\?/);
-    expect(await media.innerText()).toContain("thumbnails only: the full images lie outside the server's folders");
-    await node(app.page, 'shots').locator('.gb-node-header').click();
-    await app.page.getByRole('tab', { name: 'Output' }).click();
-    const picture = app.page.locator('.gb-output .gb-json-image').first();
-    await picture.waitFor();
-    expect(await picture.getAttribute('src')).toMatch(/^\/api\/media\/thumb\?/);
-    expect(await app.page.locator('.gb-output .gb-image-outside').first().innerText()).toContain('outside the server');
+    expect(await media.innerText()).not.toContain('thumbnails only');
+    await media.locator('img').first().click();
+    const full = app.page.locator('.gb-viewer-image img');
+    await full.waitFor();
+    expect(await full.getAttribute('src')).toMatch(/^\/api\/media\/image\?/);
+    await until(
+      () => full.evaluate((i) => (i as HTMLImageElement).naturalWidth),
+      (w) => w === 48,
+      'the image whole, as the run read it',
+    );
+    expect(await app.page.locator('.gb-viewer .gb-image-outside').count()).toBe(0);
+    await screenshot(app.page, 'gallery-outside-roots-full');
+    await app.page.keyboard.press('Escape');
     await node(app.page, 'shots').click({ button: 'right' });
     await app.page.getByRole('menuitem', { name: 'Results gallery' }).click();
-    const note = app.page.locator('.gb-gallery [role="note"]');
-    await note.waitFor();
-    expect(await note.innerText()).toContain('graphbook serve --media FOLDER');
-    expect(await tiles().count()).toBe(5);
-    expect(await tiles().first().innerText()).toContain('thumbnail only');
-    await screenshot(app.page, 'gallery-outside-roots');
+    await until(
+      () => tiles().count(),
+      (n) => n === 5,
+      'the five tiles',
+    );
+    expect(await app.page.locator('.gb-gallery [role="note"]').count()).toBe(0);
+    expect(await tiles().first().innerText()).not.toContain('thumbnail only');
     await app.page.keyboard.press('Escape');
   });
 

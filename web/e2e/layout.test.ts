@@ -2,12 +2,24 @@
 // inspector starts folded on a narrow screen, and a workflow opens at a zoom its labels can be
 // read at.
 
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { appSession, canvasReady, mod, openApp, painted, readJson, runStatus, until, writeWorkflow } from './app';
 import { screenshot } from './browser';
+import { ROOT } from './server';
 
-const app = appSession();
+const TEMPLATES = join(ROOT, 'graphbook/templates');
+const templates = readdirSync(TEMPLATES).filter((f) => f.endsWith('.json'));
+
+const app = appSession({
+  testNodes: true,
+  setup(session) {
+    for (const file of templates)
+      writeWorkflow(session.server, `template-${file}`, readFileSync(join(TEMPLATES, file), 'utf8'));
+  },
+});
 
 const zoom = (page: Page): Promise<number> =>
   page.locator('.react-flow__viewport').evaluate((el) => new DOMMatrix(getComputedStyle(el).transform).a);
@@ -283,5 +295,117 @@ describe('the system panel', () => {
       expect(rows).toContain('GPU 0 77.7 GB / 79.6 GB');
       await screenshot(page, `layout-system-${width}`);
     }
+  });
+});
+
+/** Room a node needs below it to grow after a run: a strip of images and a line of status. */
+const GROWTH = 44;
+
+/** Pairs of nodes whose boxes (each grown by GROWTH below) overlap, in canvas units. */
+const overlaps = (page: Page): Promise<string[]> =>
+  page.evaluate((growth) => {
+    const zoom = new DOMMatrix(getComputedStyle(document.querySelector('.react-flow__viewport') as Element).transform)
+      .a;
+    const boxes = Array.from(document.querySelectorAll<HTMLElement>('.react-flow__node-graph'), (el) => {
+      const b = el.getBoundingClientRect();
+      return { id: el.dataset.id ?? '', left: b.left, right: b.right, top: b.top, bottom: b.bottom + growth * zoom };
+    });
+    const wrong: string[] = [];
+    for (const [i, a] of boxes.entries())
+      for (const b of boxes.slice(i + 1))
+        if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom)
+          wrong.push(`${a.id} × ${b.id}`);
+    return wrong;
+  }, GROWTH);
+
+/** Labels on the nodes cut short with no way to read them whole (its tooltip naming it), and path fields too narrow. */
+const clipped = (page: Page): Promise<string[]> =>
+  page.evaluate(() => {
+    const wrong: string[] = [];
+    for (const el of Array.from(document.querySelectorAll<HTMLElement>('.gb-param-name, .gb-title'))) {
+      const text = el.innerText.replace(/^⇥/, '').trim();
+      if (el.scrollWidth > el.clientWidth + 1 && !(el.title ?? '').includes(text)) wrong.push(`cut: "${text}"`);
+      if (el.classList.contains('gb-param-name') && el.scrollWidth > el.clientWidth + 1)
+        wrong.push(`name cut: "${text}"`);
+    }
+    for (const input of Array.from(document.querySelectorAll<HTMLInputElement>('.gb-param-value input[type="text"]')))
+      if (input.offsetWidth < 140) wrong.push(`narrow field: ${input.offsetWidth} px`);
+    return wrong;
+  });
+
+describe('templates and labels', () => {
+  it('opens every template with room between its nodes and its labels whole at 100% zoom', async () => {
+    const page = app.page;
+    for (const [width, height] of [
+      [1280, 800],
+      [1920, 1080],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      for (const file of templates) {
+        await openApp(page, app.server, `template-${file}`);
+        expect(await overlaps(page), `${file} at ${width}×${height}`).toEqual([]);
+        if (file.startsWith('sort-by') || file.startsWith('quality'))
+          await screenshot(page, `layout-template-${file.replace('.json', '')}-${width}`);
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+    for (const file of templates) {
+      await openApp(page, app.server, `template-${file}`);
+      expect(await clipped(page), file).toEqual([]);
+    }
+  });
+
+  it('keeps the shortcuts in the inspector, the sidebar tabs whole beside the queue badge, and text unselected by a drag', async () => {
+    const page = app.page;
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await openApp(page, app.server, 'hello.json');
+    if (!(await page.locator('.gb-inspector').count())) await page.keyboard.press(']');
+    const list = page.locator('.gb-inspector .gb-shortcut-list');
+    await list.waitFor();
+    expect(
+      await list.evaluate((el) => {
+        const panel = (el.closest('.gb-inspector') as HTMLElement).getBoundingClientRect();
+        return Array.from(el.querySelectorAll('dt, dd'))
+          .filter((c) => c.getBoundingClientRect().right > panel.right + 1 || c.scrollWidth > c.clientWidth + 1)
+          .map((c) => (c as HTMLElement).innerText);
+      }),
+    ).toEqual([]);
+
+    // a run going and a job waiting: the Queue tab's badge shows
+    const post = (path: string, body: unknown) =>
+      fetch(new URL(path, app.server.url), {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    writeWorkflow(app.server, 'slow.json', {
+      format: 'graphbook.workflow',
+      version: 1,
+      nodes: [
+        { id: 'greetings', type: 'Greetings', params: { count: 400 }, position: { x: 0, y: 0 } },
+        { id: 'slow', type: 'Slow', params: { delay: 0.25 }, position: { x: 300, y: 0 } },
+      ],
+      edges: [{ source: 'greetings', output: 'out', target: 'slow', input: 'in' }],
+    });
+    const request = { workflow: 'slow.json', mode: 'all', node: null, graph: null, continue_on_error: false };
+    expect((await post('/api/runs', request)).status).toBeLessThan(300);
+    expect((await post('/api/jobs', request)).status).toBeLessThan(300);
+    await page.locator('.gb-tab-count').waitFor();
+    const cutTabs = await page
+      .locator('.gb-sidebar [role="tab"]')
+      .evaluateAll((tabs) =>
+        tabs.filter((t) => t.scrollWidth > t.clientWidth + 1).map((t) => (t as HTMLElement).innerText),
+      );
+    expect(cutTabs).toEqual([]);
+    await screenshot(page, 'layout-1280-queue-badge');
+    await post('/api/runs/current/stop', {});
+
+    const bar = await page.locator('.gb-topbar .gb-spacer').boundingBox();
+    if (!bar) throw new Error('no top bar');
+    await page.mouse.move(bar.x + 10, bar.y + bar.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(bar.x + 200, bar.y + 400, { steps: 6 });
+    await page.mouse.up();
+    expect(await page.evaluate(() => window.getSelection()?.toString() ?? '')).toBe('');
   });
 });

@@ -176,7 +176,7 @@ describe('bypass and mute', () => {
 
   it('lists the keys in the shortcut list', async () => {
     if (await app.page.getByLabel('close inspector').count()) await app.page.getByLabel('close inspector').click();
-    const text = await app.page.locator('.gb-shortcuts').innerText();
+    const text = await app.page.locator('.gb-shortcut-list').innerText();
     expect(text).toContain('Ctrl+B / Ctrl+M');
     expect(text).toContain('Double-click a wire');
   });

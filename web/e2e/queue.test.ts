@@ -116,4 +116,42 @@ describe('the job queue', () => {
     await screenshot(second, 'queue-ran');
     await second.close();
   });
+
+  it('shows the run started with Run as running, labels Queue, and runs a batch count of runs', async () => {
+    const page = app.page;
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await openApp(page, app.server, 'slow.json');
+    await queueTab(page);
+    await page.getByRole('button', { name: 'run', exact: true }).click();
+    await until(
+      () => runStatus(page),
+      (s) => s === 'running',
+      'the run to start',
+    );
+    const running = page.locator('.gb-jobs-running .gb-job');
+    await running.waitFor();
+    expect(await running.innerText()).toContain('slow.json');
+    expect(await page.getByText('No job is running.').count()).toBe(0);
+    const queueButton = page.getByRole('button', { name: 'queue', exact: true });
+    expect(await queueButton.innerText()).toContain('Queue');
+    await screenshot(page, 'queue-1280-running');
+    await page.getByRole('button', { name: 'stop slow.json', exact: true }).click();
+    await until(
+      () => runStatus(page),
+      (s) => s === 'stopped',
+      'the run to stop from the queue panel',
+    );
+
+    await openApp(page, app.server, 'small.json');
+    await queueTab(page);
+    const done = () => page.locator('.gb-jobs-ended .gb-job-completed', { hasText: 'small.json' }).count();
+    const endedBefore = await done();
+    await page.getByRole('button', { name: 'run options' }).click();
+    await page.getByLabel('batch count').fill('3');
+    await page.keyboard.press('Escape');
+    expect(await page.getByRole('button', { name: 'run', exact: true }).innerText()).toContain('×3');
+    await page.getByRole('button', { name: 'run', exact: true }).click();
+    await until(done, (n) => n === endedBefore + 2, 'the two queued runs of the batch to complete');
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
 });

@@ -1,14 +1,36 @@
 // Running workflows from the browser: live counts and images, errors on their node, step, pause,
 // resume and stop, prompts answered in the node, and the live view surviving a reload.
 
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { appSession, at, failing, canvasReady, node, openApp, runStatus, switchTheme, until, workflow } from './app';
 import { screenshot } from './browser';
+import { ROOT } from './server';
 
 const app = appSession({
   testNodes: true,
+  async setup(session) {
+    copyFileSync(join(ROOT, 'web/e2e/fixtures/resource_nodes.py'), join(session.server.nodes, 'resource_nodes.py'));
+    await until(
+      async () => JSON.stringify(await (await fetch(`${session.server.url}api/catalog`)).json()),
+      (text) => text.includes('"GatedModel"'),
+      'the resource fixture in the catalog',
+    );
+  },
   workflows: {
+    'gated.json': workflow(
+      [
+        { id: 'src', type: 'Announce', params: {}, position: at(0, 0) },
+        { id: 'model', type: 'GatedModel', params: {}, position: at(0, 300) },
+        { id: 'times', type: 'Times', params: {}, position: at(340, 0) },
+      ],
+      [
+        { source: 'src', output: 'out', target: 'times', input: 'in' },
+        { source: 'model', output: 'resource', target: 'times', input: 'by' },
+      ],
+    ),
     'failing.json': failing,
     'slow.json': workflow(
       [
@@ -61,6 +83,23 @@ const count = (p: Page, id: string, output: string): Promise<number> =>
     .catch(() => 0);
 
 describe('running', () => {
+  it('runs the source while a resource builds, and the step that needs it once it is built', async () => {
+    await openApp(app.page, app.server, 'gated.json');
+    await app.page.getByRole('button', { name: 'run', exact: true }).click();
+    await until(
+      () => runStatus(app.page),
+      (s) => s === 'completed',
+      'the run',
+    );
+    // The model builds until the source has run: built first, it would have given up (-1).
+    const last = new URL('/api/outputs', app.server.url);
+    for (const [key, value] of Object.entries({ workflow: 'gated.json', node: 'times', output: 'out', index: '2' }))
+      last.searchParams.set(key, value);
+    const reply = (await (await fetch(last)).json()) as { item: { x: number } };
+    expect(reply.item.x).toBe(4);
+    expect(await node(app.page, 'model').locator('.gb-node').getAttribute('class')).toContain('gb-state-done');
+  });
+
   it('runs the image example and shows image previews and counts', async () => {
     await openApp(app.page, app.server, 'image_classification.json');
     await node(app.page, 'images').waitFor();

@@ -24,6 +24,7 @@ import { TemplatesDialog } from './panels/TemplateGallery';
 import { TopBar } from './panels/TopBar';
 import { useCatalog } from './store/catalog';
 import { useEditor } from './store/editor';
+import { useTakeRanWith } from './hooks/useTakeRanWith';
 import { useFiles } from './store/files';
 import { usePastRuns } from './store/pastRuns';
 import { useUi } from './store/ui';
@@ -61,6 +62,7 @@ export function App() {
   useAutosave();
   useFileDrop();
   usePageTitle();
+  useTakeRanWith();
   const classes = usePanelClasses();
   const panels = useUi((s) => s.panels);
   const pastRuns = usePastRuns((s) => s.open.length > 0);

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from graphbook.engine.pool import Done, Failed, Outcome, call
 from graphbook.engine.ray.detached import LEASE, watch
 from graphbook.engine.ray.ship import importable
+from graphbook.engine.slabs import Part
 from graphbook.events import ErrorInfo
 from graphbook.logs import collect_in_this_process
 
@@ -86,7 +87,8 @@ class TaskActor:
         return str(ray.get_runtime_context().get_node_id())
 
     def preload(self, modules: Sequence[str]) -> None:
-        """Import what the driver has imported (torch: seconds), before the first task needs it."""
+        """Import the slow modules the workflow's code uses (torch: seconds), before the first task
+        needs them (graphbook/engine/ray/preload.py)."""
         import importlib
 
         had_torch = "torch" in sys.modules
@@ -156,7 +158,11 @@ class TaskActor:
 
     def _placed(self, outcome: Outcome) -> Outcome:
         """A failure on another node than the driver's says which node and host it ran on; a
-        file not found where the driver's folder is missing says why relative paths missed."""
+        file not found where the driver's folder is missing says why relative paths missed.
+        The items of a batch's part are placed each (slabs.py: a part is loaded as one task)."""
+        if isinstance(outcome, Done) and isinstance(outcome.value, Part):
+            outcome.value.outcomes[:] = [self._placed(o) for o in outcome.value.outcomes]
+            return outcome
         if not isinstance(outcome, Failed):
             return outcome
         error = outcome.error

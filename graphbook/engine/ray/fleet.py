@@ -14,7 +14,6 @@ import itertools
 import logging
 import os
 import secrets
-import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from graphbook.engine.ray.connection import Connection
 from graphbook.engine.ray.detached import Detached, attach, named, release
 from graphbook.engine.ray.nodes import DRIVER, Node
 from graphbook.engine.ray.notices import Notices
+from graphbook.engine.ray.preload import of_node_files
 from graphbook.engine.ray.sizing import Decision, Limits, Load, Sizer, summary
 
 logger = logging.getLogger(__name__)
@@ -35,8 +35,6 @@ KINDS: tuple[Kind, ...] = ("load", "dump")
 PLACED: tuple[Kind, ...] = ("dump", "load")
 """The order a pool's first actors are placed in: dumps first, where they must go (the driver's
 node), loads in the room left."""
-PRELOAD = ("numpy", "torch", "torchvision", "PIL.Image")
-"""Modules an actor imports as it starts, if the driver has imported them."""
 ACTOR_CPUS = 1.0
 """CPUs each load and dump actor reserves by default, so that an autoscaler sees the demand of
 actors that do not fit (`--ray-actor-cpus`)."""
@@ -216,10 +214,10 @@ class Fleet:
             release(namespace, [w.name for w in found if w.node_id != driver])
             found = [w for w in found if w.node_id == driver]
         self.nodes.refresh()
-        preload = _preload()
+        preload = of_node_files()
         handles = []
         for warm in found:
-            if preload:  # what this driver imported and theirs may not have
+            if preload:  # what this driver's node files use and theirs may not have imported
                 warm.handle.preload.remote(preload)
             handles.append(Handle(warm.handle, self.nodes.get(warm.node_id), warm.name))
         self.attached += len(handles)
@@ -250,7 +248,7 @@ class Fleet:
             options["scheduling_strategy"] = self.nodes.strategy(node)
         remote = self._remote.options(**options)
         connection = self._connection
-        args = (self._next_seed(), os.getcwd(), _preload(), connection.driver_node)
+        args = (self._next_seed(), os.getcwd(), of_node_files(), connection.driver_node)
         lease = (detached.namespace, detached.lease) if detached else ()
         actor = remote.remote(*args, connection.shipped, *lease)
         logger.debug("started a Ray %s actor on %s", kind, node and node.describe())
@@ -439,10 +437,6 @@ class Fleet:
     def pids(self, kind: Kind) -> list[int]:
         """The process ids of the live actors of `kind`."""
         return list(self._ray.get([h.actor.pid.remote() for h in self.group(kind)]))
-
-
-def _preload() -> list[str]:
-    return [name for name in PRELOAD if name in sys.modules]
 
 
 __all__ = ["ACTOR_CPUS", "KINDS", "Fleet", "Handle"]

@@ -31,7 +31,7 @@ import os
 import sys
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -46,6 +46,7 @@ from graphbook.engine.pool import (
     OrderedLane,
     Outcome,
 )
+from graphbook.engine.ray.preload import of_pickle
 from graphbook.engine.ray.stage_actor import Reply, StageActor, first_line, update_dicts
 from graphbook.events import ErrorInfo
 
@@ -65,7 +66,6 @@ PLACE_WAIT = 20.0
 """Seconds batches wait for Ray to place a replica (to start its process: its imports come
 after) before one that reserves nothing starts on the driver's node (a cluster whose CPUs are
 all reserved still runs)."""
-PRELOAD = ("numpy", "torch", "torchvision", "PIL.Image")
 
 
 class StageHost(Protocol):
@@ -151,7 +151,7 @@ def stage_for(host: StageHost, node_id: str, step: BatchStep, capacity: int) -> 
         host.notice(f"node {node_id!r} runs on_item_batch on the driver (runs_on_driver = True)")
         return None
     try:
-        host.connection.ray.cloudpickle.dumps(step)
+        pickled = host.connection.ray.cloudpickle.dumps(step)
     except Exception as exc:
         host.notice(
             f"node {node_id!r} runs on_item_batch on the driver: its step cannot be sent to "
@@ -159,7 +159,7 @@ def stage_for(host: StageHost, node_id: str, step: BatchStep, capacity: int) -> 
             "warning",
         )
         return None
-    return RayStage(host, node_id, step, capacity)
+    return RayStage(host, node_id, step, capacity, of_pickle(pickled))
 
 
 @dataclass(eq=False)
@@ -221,13 +221,23 @@ class _Batch:
 class RayStage:
     """The stage actors of one batch step in one run, and its lane of batches."""
 
-    def __init__(self, host: StageHost, node_id: str, step: BatchStep, capacity: int) -> None:
+    def __init__(
+        self,
+        host: StageHost,
+        node_id: str,
+        step: BatchStep,
+        capacity: int,
+        preload: Sequence[str] = (),
+    ) -> None:
         self.host = host
         self.connection = host.connection
         self.ray = self.connection.ray
         self.nodes = self.connection.nodes
         self.node_id = node_id
         self.step = step
+        self.preload = list(preload)
+        """What its replicas import as they start (what loading the step imports of
+        preload.SLOW), so a replica is ready once it can run a batch at once."""
         self.gpu = float(self.ray.cluster_resources().get("GPU", 0)) > 0 and holds_model(step)
         per_node = {node.id: self._per_node(node) for node in self.nodes.refresh()}
         self.limit = host.replicas or max(1, sum(per_node.values()))
@@ -353,8 +363,7 @@ class RayStage:
         connection = self.connection
         if connection.runtime_env is not None:
             options["runtime_env"] = connection.runtime_env
-        preload = [name for name in PRELOAD if name in sys.modules]
-        args = (os.getcwd(), connection.driver_node, connection.shipped, preload, self.gpu)
+        args = (os.getcwd(), connection.driver_node, connection.shipped, self.preload, self.gpu)
         actor = self._remote.options(**options).remote(self.node_id, *args)
         logger.debug("started a Ray stage actor on %s", node and node.describe())
         placing = actor.placed.remote()

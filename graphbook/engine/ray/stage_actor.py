@@ -126,7 +126,7 @@ class StageActor:
         return True
 
     def ready(self) -> bool:
-        """Answers once the modules the driver uses are imported (torch: seconds)."""
+        """Answers once the slow modules the step uses are imported (torch: seconds)."""
         import importlib
 
         for module in self.preload:

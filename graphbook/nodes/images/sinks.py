@@ -1,14 +1,19 @@
 """Image folders as sinks: WriteImageFolder copies, links or resizes each image into a
-folder (sorted into sub-folders by a field), whole files only, never over one unless told."""
+folder (sorted into sub-folders by a field). A folder that is its own (absent, empty, or
+written by it before and unchanged since) ends a completed run holding exactly the run's
+images: they are written into a hidden folder beside it, swapped in at the end. A folder of
+other files is refused, or, with `overwrite`, merged into (and the log says so)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from graphbook.atomic import atomic_write, new_folder_mode
 from graphbook.lifecycle import BatchStep
 from graphbook.nodes.common import (
     Data,
@@ -17,6 +22,9 @@ from graphbook.nodes.common import (
     image_path,
     local_path,
     sink_path,
+    stamp,
+    sweep_temporaries,
+    temporary_beside,
 )
 from graphbook.nodes.images.codec import (
     FORMATS,
@@ -50,7 +58,8 @@ class WriteFile(PoolWork):
             return str(target), False
         refuse_own_source(source, target)
         copied = False
-        with sink_path(target, self.overwrite) as temporary:
+        place = Path(job.get("place") or target)  # in the folder being made, or the target
+        with sink_path(place, self.overwrite, mark=False) as temporary:
             if self.mode == "resize" or job.get("convert"):
                 image = open_image(source, long_side=self.size if self.mode == "resize" else 0)
                 if self.mode == "resize":
@@ -88,6 +97,46 @@ def refuse_own_source(source: Path, target: Path) -> None:
         )
 
 
+FOLDER_MARKER = ".graphbook-written.json"
+"""Inside a folder WriteImageFolder made: each file it wrote there, with its stamp."""
+
+
+def files_in(folder: Path) -> dict[str, list[int]]:
+    """Every file under `folder` (but its marker) by relative path, with its stamp."""
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.name != FOLDER_MARKER:
+            found[path.relative_to(folder).as_posix()] = stamp(path)
+    return found
+
+
+def own_folder(folder: Path) -> bool:
+    """`folder` may be replaced whole: it is absent, holds no file, or holds exactly what
+    WriteImageFolder wrote there, unchanged since (its marker says so)."""
+    if not folder.exists():
+        return True
+    present = files_in(folder)
+    if not present:
+        return True
+    try:
+        return bool(json.loads((folder / FOLDER_MARKER).read_text()) == present)
+    except (OSError, ValueError):
+        return False
+
+
+def swap_in(made: Path, folder: Path) -> None:
+    """Put the finished folder `made` in `folder`'s place (the old one, its own, removed)."""
+    os.chmod(made, new_folder_mode())  # mkdtemp made it 0700
+    atomic_write(made / FOLDER_MARKER, json.dumps(files_in(made)))
+    if folder.exists():
+        old = temporary_beside(folder, folder=True)
+        os.rename(folder, old)  # onto the empty temporary folder
+        os.rename(made, folder)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(made, folder)
+
+
 class WriteImageFolder(ImageItems, BatchStep):
     """Writes each image into `folder` and adds `written` (the new file's path) to the dict,
     or to each image's record when the dict holds a list of them; every dict is passed on.
@@ -105,11 +154,17 @@ class WriteImageFolder(ImageItems, BatchStep):
     - `format`: "" keeps each file's format; `jpg` or `png` writes that (copy then decodes
       and re-encodes; link cannot change a format).
 
-    A file is written whole or not at all (a temporary name in the same folder, renamed), and
-    an existing file is never replaced unless `overwrite` is set: otherwise its item fails,
-    naming the file. Names are never changed to dodge a clash: two images with the same file
-    name bound for the same folder fail the second one. The source files are never moved,
-    changed or deleted.
+    When the run completes, `folder` holds exactly this run's images: they are written into a
+    hidden folder beside it, which takes its place at the end (`written` names where each
+    image is then); a run that fails or is stopped leaves the folder as it was. That is so
+    when the folder is absent, empty, or was written by this node before and is unchanged
+    since. A folder holding other files is refused, naming `overwrite`; with `overwrite` set
+    the images are merged into it instead (each written whole, replacing a file of the same
+    name; the files it had stay, and the log says so). The folder is the node's own: two
+    nodes writing one folder replace each other's images. Names are never changed to dodge
+    a clash: two images with the same file name bound for the same folder fail the second
+    one. The source files are never moved, changed or deleted (an image read from inside
+    the folder a run replaces is refused).
 
     Example: with `folder` "sorted" and `by` "prediction", `{"image": {"type": "image",
     "value": "photos/a.jpg"}, "prediction": "cat"}` gets `"written": "sorted/cat/a.jpg"`."""
@@ -132,7 +187,7 @@ class WriteImageFolder(ImageItems, BatchStep):
         "overwrite": {
             "type": "boolean",
             "default": False,
-            "description": "replace files that exist in the folder",
+            "description": "merge into a folder holding other files (replacing same names)",
         },
         **common_parameters(),
     }
@@ -163,17 +218,31 @@ class WriteImageFolder(ImageItems, BatchStep):
             )
         if self.mode == "resize" and int(size) < 1:
             raise NodeInputError(f"size is {size}; set it to the long side to resize to")
-        self.use(WriteFile(self.skip, self.mode, int(size), bool(overwrite)))
+        self.overwrite = bool(overwrite)
+        self.use(WriteFile(self.skip, self.mode, int(size), self.overwrite))
 
     def reset(self) -> None:
         super().reset()
         self.copied = 0
         self._claimed: dict[Path, Path] = {}
+        self._made: Path | None = None
+        """The folder being made beside `folder` (None: merging into `folder` itself)."""
 
     def on_start(self) -> None:
         super().on_start()
-        if self.folder.exists() and not self.folder.is_dir():
-            raise NotADirectoryError(f"{self.folder} is a file; set folder to a folder")
+        folder = self.folder
+        if folder.exists() and not folder.is_dir():
+            raise NotADirectoryError(f"{folder} is a file; set folder to a folder")
+        if own_folder(folder):
+            self._made = temporary_beside(folder, folder=True)
+            return
+        sweep_temporaries(folder)
+        if not self.overwrite:
+            raise FileExistsError(
+                f"{folder} holds files WriteImageFolder did not write (or that changed since "
+                "it did); set overwrite to true to merge this run's images into it, or choose "
+                "another folder (one of its own ends each run holding that run's images only)"
+            )
 
     def on_data(self, data: Data) -> None:
         super().on_data(data)
@@ -203,9 +272,16 @@ class WriteImageFolder(ImageItems, BatchStep):
         again = claimed is not source  # the same file sent twice: written once
         kept = FORMATS.get(source.suffix.lower().lstrip("."), "")
         convert = bool(self.format) and FORMATS[self.format] != kept
+        place = None if self._made is None else self._made / target.relative_to(self.folder)
+        if place is not None and source.resolve().is_relative_to(self.folder.resolve()):
+            raise NodeInputError(
+                f"{source} is inside {self.folder}, which a completed run replaces; "
+                "WriteImageFolder never changes its input: choose another folder"
+            )
         return {
             "source": str(source),
             "target": str(target),
+            "place": str(place) if place is not None else None,
             "convert": convert,
             "again": again,
             "index": index,
@@ -237,6 +313,18 @@ class WriteImageFolder(ImageItems, BatchStep):
 
     def on_end(self) -> None:
         super().on_end()
+        made, self._made = self._made, None
+        if made is None:
+            self.log(
+                f"merged into {self.folder}, which also holds files this run did not write "
+                "(overwrite is set); choose a folder of its own for this run's images only",
+                "warning",
+            )
+        elif self.ended_as == "done":
+            swap_in(made, self.folder)
+        else:
+            shutil.rmtree(made, ignore_errors=True)
+            self.log(f"the run did not complete: {self.folder} is left as it was", "warning")
         if self.copied:
             self.log(
                 f"{self.copied} images could not be hard-linked into {self.folder} (another "

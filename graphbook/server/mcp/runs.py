@@ -168,7 +168,7 @@ class RunTools:
         items = []
         for i in range(index, index + count):
             total, item = await self._output(job_id, path, node, output, i, full, answer)
-            items.append(await pictures.show(item))
+            items.append(await pictures.show(p.to_json(item)))  # typed previews as JSON
             if i + 1 >= total:
                 break
         answer |= {"index": index, "total": total, "items": items}

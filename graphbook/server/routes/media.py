@@ -1,5 +1,6 @@
 """/api/media: images runs made (PNG, from the run host that keeps them), image files under the
-media roots, and thumbnails of image files outputs named (media.py keeps and finds them)."""
+media roots, and thumbnails of image files outputs named and those files whole (signed URLs;
+media.py keeps and finds them)."""
 
 from __future__ import annotations
 
@@ -37,3 +38,16 @@ async def thumbnail(request: web.Request) -> web.FileResponse:
 async def file_image(request: web.Request) -> web.FileResponse:
     path = request.app[MEDIA].file(request.match_info["root"], request.match_info["path"])
     return web.FileResponse(path, headers={"Content-Type": IMAGE_SUFFIXES[path.suffix.lower()]})
+
+
+@routes.get("/api/media/image")
+async def named_image(request: web.Request) -> web.FileResponse:
+    """An image file an output named, whole, by the signed URL its preview carries."""
+    query = request.query
+    if "path" not in query or "sig" not in query:
+        raise ServerError(400, "bad_message", "give the path and sig an image preview's url has")
+    path = request.app[MEDIA].thumbnails.check_full(query["path"], query["sig"])
+    kind = IMAGE_SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        raise ServerError(400, "bad_path", f"{path.name!r} is not an image file")
+    return web.FileResponse(path, headers={"Content-Type": kind})

@@ -4,6 +4,7 @@ workflows folder, with the sample data it reads under the server's working direc
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from pathlib import Path
 
@@ -30,10 +31,10 @@ def find(name: str) -> templates.Template:
         raise not_found(str(exc)) from None
 
 
-def create(name: str, target: Path, data_root: Path) -> templates.Created:
+def create(name: str, target: Path, data_root: Path, overwrite: bool) -> templates.Created:
     """`templates.create`, with what it refuses or cannot do as a ServerError."""
     try:
-        return templates.create(name, target, data_root)
+        return templates.create(name, target, data_root, overwrite)
     except FileExistsError:
         raise conflict(f"{target.name!r} exists already; choose another file name") from None
     except OSError as exc:
@@ -53,9 +54,19 @@ async def list_templates(request: web.Request) -> web.Response:
     return reply(p.TemplateList([template_info(t) for t in templates.TEMPLATES]))
 
 
+def empty_workflow(target: Path) -> bool:
+    """Whether `target` is a workflow file with no nodes (a file just made, to fill)."""
+    try:
+        data = json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and not data.get("nodes") and not data.get("comments")
+
+
 @routes.post("/api/templates/{name}")
 async def create_from_template(request: web.Request) -> web.Response:
-    """Body `{"path": "mine.json"}`: the new file, relative to the workflows folder."""
+    """Body `{"path": "mine.json"}`: the new file, relative to the workflows folder; with
+    `"fill": true`, a file of that name that holds no nodes is filled with the template."""
     chosen = find(request.match_info["name"])
     body = await read_object(request)
     relative = body.get("path")
@@ -66,10 +77,11 @@ async def create_from_template(request: web.Request) -> web.Response:
     async with files.lock:
         name = files.name(relative)
         target = files.path(name)
-        if target.exists():
+        fill = body.get("fill") is True and target.exists() and empty_workflow(target)
+        if target.exists() and not fill:
             raise conflict(f"{name!r} exists already; choose another file name")
         # Samples may be images or a small model to make: not on the event loop.
-        created = await asyncio.to_thread(create, chosen.name, target, data_root)
+        created = await asyncio.to_thread(create, chosen.name, target, data_root, fill)
     samples = [relative_to(path, data_root) for path in created.samples]
     logger.info("created %s from template %r (samples: %s)", name, chosen.name, samples)
     request.app[HUB].publish(p.WorkflowsChanged(name, "saved"))

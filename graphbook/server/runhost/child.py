@@ -27,10 +27,12 @@ from graphbook.engine.control import RunControl
 from graphbook.engine.executor import Executor, make_pool
 from graphbook.engine.pool import Pool
 from graphbook.engine.ray.pool import RayPool
+from graphbook.errors import GraphbookError
 from graphbook.events import Event, NodeError, NodeFinished, NodeMetrics, RunFinished, RunStarted
-from graphbook.graph import build_graph
+from graphbook.graph import Graph, build_graph
 from graphbook.node_index import node_files
 from graphbook.nodes import library_registry
+from graphbook.registry import file_key
 from graphbook.server.desk import PromptDesk
 from graphbook.server.gallery import Selections
 from graphbook.server.gallery import page as gallery_page
@@ -98,7 +100,7 @@ class RunHostChild:
         self._send_lock = threading.Lock()
         self.registry = library_registry()
         self.state = HostState()
-        self._load_nodes()
+        self._load_nodes(config.skip)
         self.cache = OutputCache(config.cache_budget)
         self.cache.lost = set(config.lost)
         media = MediaStore(config.roots, secret=config.thumb_secret)
@@ -242,8 +244,8 @@ class RunHostChild:
             self.send(RunEvent(order.run_id, kept, limit(event)))
 
         try:
-            self._load_nodes()
-            graph = build_graph(order.workflow, self.registry)  # this process's node classes
+            self._load_nodes(order.skip)
+            graph = self._graph(order)
             executor = Executor(
                 self.pool,
                 continue_on_error=request.continue_on_error,
@@ -283,9 +285,20 @@ class RunHostChild:
             old, self.pool = self.pool, make_pool(self.config.workers, self.config.backend)
             threading.Thread(target=old.close, name="graphbook-close", daemon=True).start()
 
-    def _load_nodes(self) -> None:
+    def _graph(self, order: RunOrder) -> Graph:
+        """The run's graph; a node file that failed to import here is named in the error."""
+        try:
+            return build_graph(order.workflow, self.registry)
+        except GraphbookError as exc:
+            failed = "; ".join(f"{f.path}: {f.error}" for f in self.registry.failures.values())
+            if not failed:
+                raise
+            raise GraphbookError(f"{exc} (node files that failed to import: {failed})") from exc
+
+    def _load_nodes(self, skip: frozenset[str]) -> None:
         """Import the node files that are new or changed since the last look, as the server's
-        catalog does; drop those deleted. The cache stays: a node's key has its code."""
+        catalog does, but for those it found failing (`skip`: one may end this process); drop
+        those deleted. The cache stays: a node's key has its code."""
         root = self.config.nodes
         if not root.is_dir():
             return
@@ -295,7 +308,8 @@ class RunHostChild:
                 stat = path.stat()
             except OSError:
                 continue
-            now[str(path)] = (stat.st_mtime_ns, stat.st_size)
+            if file_key(path, root) not in skip:
+                now[str(path)] = (stat.st_mtime_ns, stat.st_size)
         before = self.state.files
         for name, seen in now.items():
             if before.get(name) != seen:
@@ -348,7 +362,8 @@ def main(fd: int) -> None:
     """The run host process: a fresh interpreter (`RunHost` starts `python -c` with a call of it),
     never a fork of the threaded server; its first message is its `HostConfig`."""
     logging.basicConfig(level=logging.WARNING, format="run host: %(levelname)s %(message)s")
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the server decides
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # its own session: the server decides; a
+    # KeyboardInterrupt here came from node code (a node file's import records it as its error)
     conn = Connection(fd)
     config: HostConfig = conn.recv()
     RunHostChild(conn, config).serve()

@@ -50,6 +50,9 @@ class HostConfig(Message):
     joining the address given: the server's local Ray, or a cluster)."""
     thumb_secret: bytes | None = None
     """The server's key for thumbnail URLs (thumbnails.py), so previews made here link them."""
+    skip: frozenset[str] = frozenset()
+    """Node files not to import: those the server's catalog found failing (NOTE [ Node files
+    at import ]: one may end or freeze the process that imports it)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,8 @@ class RunOrder(Message):
     the run uses; its `graph` left out: `workflow` below is what runs)."""
     workflow: Workflow
     """The workflow as it runs (components flattened, overrides and inputs set), checked."""
+    skip: frozenset[str] = frozenset()
+    """Node files not to import (HostConfig.skip), as the catalog knows them now."""
     keep: KeepResults | None = None
     """An app's run: its results, kept as it ends."""
 

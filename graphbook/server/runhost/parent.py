@@ -9,6 +9,12 @@ always end a run: a run that does not stop when asked is ended with its process 
 whatever its code is doing (blocked in C, holding the GIL). Its worker processes die with it
 (PR_SET_PDEATHSIG) and unlink their shared memory.
 
+The host starts a session of its own (its process group): ending it ends the whole group, so a
+process its node code forked (a library on multiprocessing's fork start method) dies with it.
+Its end is seen from its process (`_watch`), never only from its pipe: a descendant that left
+the group may still hold the host's end of the pipe open, so once the host has exited and the
+pipe has not closed within EOF_GRACE, the server closes its own end and the run ends.
+
 One host is kept warm: it starts with the server and after each one that is ended, so a run
 does not pay for imports. Between runs it re-imports node files that changed (as the catalog
 does), keeping its cache: a node's cache key holds its code.
@@ -71,6 +77,8 @@ from graphbook.server.runhost.messages import (
 )
 
 logger = logging.getLogger(__name__)
+EOF_GRACE = 1.0
+"""Seconds the pipe has to close after the host has exited and its group was ended."""
 CALL_TIMEOUT = 10.0
 """Seconds a request from a thread waits for the host's reply."""
 
@@ -101,10 +109,14 @@ class RunHost:
         self._lock = threading.Lock()
         ours, theirs = socket.socketpair()
         self._conn = Connection(ours.detach())
+        self._read_done = threading.Event()
+        self._exited = threading.Event()
+        """The host has exited, its group was ended and it was reaped (`_watch`)."""
         self.process = subprocess.Popen(
             [sys.executable, "-c", f"{BOOT}({theirs.fileno()})"],
             pass_fds=[theirs.fileno()],
             env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+            start_new_session=True,  # its own group: ended whole, forks of node code included
         )
         theirs.close()
         self.gone = False
@@ -116,6 +128,8 @@ class RunHost:
         self.ready = threading.Event()
         self._reader = threading.Thread(target=self._read, name="graphbook-host-read", daemon=True)
         self._reader.start()
+        watcher = threading.Thread(target=self._watch, name="graphbook-host-watch", daemon=True)
+        watcher.start()
 
     @property
     def pid(self) -> int:
@@ -177,19 +191,32 @@ class RunHost:
 
     # -- ending ------------------------------------------------------------------------------
     def kill(self) -> None:
-        """End the host now (SIGKILL): its run, node code and workers end with it."""
+        """End the host now (SIGKILL to its process group): its run, node code, workers and
+        whatever its node code forked end with it."""
         self.killed = True
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.process.pid, signal.SIGKILL)
+        _kill_group(self.process.pid)
+
+    def _watch(self) -> None:
+        """The host's end, seen from its process: once it has exited (not yet reaped, so its
+        group id is not reused), end what is left of its group; if the pipe is still held open
+        then (by a descendant that left the group), close the server's end so the reader ends."""
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitid(os.P_PID, self.process.pid, os.WEXITED | os.WNOWAIT)
+        _kill_group(self.process.pid)
+        self.process.wait()
+        self._exited.set()
+        if self._read_done.wait(EOF_GRACE):
+            return
+        logger.warning("the run host has exited but its pipe is held open; closing it")
+        with contextlib.suppress(OSError), socket.socket(fileno=os.dup(self._conn.fileno())) as end:
+            end.shutdown(socket.SHUT_RDWR)
 
     def close(self, timeout: float = 10.0) -> None:
         """Ask the host to end (its run stopped, its pool closed); kill it past `timeout`."""
         self.send(Close())
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
+        if not self._exited.wait(timeout):
             self.kill()
-            self.process.wait(5)
+            self._exited.wait(5)
         self._reader.join(5)
         with contextlib.suppress(OSError):
             self._conn.close()
@@ -205,10 +232,10 @@ class RunHost:
                 logger.exception("a message from the run host could not be read")
                 continue
             self._dispatch(message)
+        self._read_done.set()
         self.gone = True
         self._outgoing.put(None)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(5)
+        self._exited.wait(5)  # its exit code (the watcher reaps it once its group is ended)
         for call in list(self._calls):
             self._fail(call)
         self.ready.set()
@@ -287,6 +314,12 @@ class HostPool:
 SWEEPS = (0.0, 0.5, 2.0)
 """Pauses, in seconds, before each sweep after a host was killed: its workers die by SIGKILL a
 moment after it, with no time to unlink their shared memory."""
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL to the process group `pid` leads (the host's: it started a session)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def _sweep_after_kill() -> None:

@@ -5,6 +5,7 @@ import { request } from './http';
 
 export const listTemplates = (): Promise<TemplateList> => request('GET', '/api/templates');
 
-/** Writes template `name` as `path` (relative to the workflows folder), with the sample data it reads. */
-export const createTemplateFile = (name: string, path: string): Promise<TemplateCreated> =>
-  request('POST', `/api/templates/${encodeURIComponent(name)}`, { path });
+/** Writes template `name` as `path` (relative to the workflows folder), with the sample data it
+ * reads; `fill`: `path` may be a workflow file with no nodes, which the template fills. */
+export const createTemplateFile = (name: string, path: string, fill = false): Promise<TemplateCreated> =>
+  request('POST', `/api/templates/${encodeURIComponent(name)}`, fill ? { path, fill } : { path });

@@ -1,9 +1,10 @@
 // A workflow node on the canvas: header, ports, parameter widgets, live status, prompt, errors.
 
-import { memo, useMemo } from 'react';
+import { memo, useMemo, useState } from 'react';
 import { Handle, NodeResizeControl, Position, type NodeProps } from '@xyflow/react';
 import { OFFLINE, run } from '../actions/run';
 import type { NodeSpec } from '../catalog';
+import { useExposedPorts } from '../hooks/useExposedPorts';
 import { useNodeProblems } from '../hooks/useNodeProblems';
 import { useNodePrompt } from '../hooks/useNodePrompt';
 import { useNodeRun } from '../hooks/useNodeRun';
@@ -11,6 +12,7 @@ import { useCatalog } from '../store/catalog';
 import { useEditor } from '../store/editor';
 import { isOffline, useRun } from '../store/run';
 import { isActive } from '../store/runState';
+import { changedSinceRun, useRanWith } from '../store/ranWith';
 import { useUi } from '../store/ui';
 import { specOf } from '../workflow/components';
 import { Icon } from '../panels/Icon';
@@ -22,7 +24,7 @@ import { ParamRow, UnknownParamRow } from './ParamRow';
 import { outputToggles } from './OutputToggle';
 import { Ports } from './Ports';
 import { PromptForm } from './PromptForm';
-import type { GraphFlowNode } from '../workflow/flow';
+import { type GraphFlowNode, titleOf } from '../workflow/flow';
 
 /** `"in|A"`-style keys keep the selectors' results primitive, so nodes re-render only on change. */
 function useWires(id: string): { into: Map<string, string>; handlesIn: string[]; handlesOut: string[] } {
@@ -160,6 +162,63 @@ interface HeaderProps {
   collapsed: boolean;
 }
 
+/** Marks a node changed (or added) since the last run of this workflow: it runs again next time. */
+function ChangedBadge({ id, data }: { id: string; data: GraphFlowNode['data'] }) {
+  const path = useEditor((s) => (s.inside.length ? undefined : s.file?.path));
+  const changed = useRanWith((s) => changedSinceRun(s, path, id, data));
+  return changed ? (
+    <span className="gb-changed-badge" title="changed since the last run: it runs again next time">
+      changed
+    </span>
+  ) : null;
+}
+
+/** The node's title: a double-click renames it in place (a component's opens it instead). */
+function NodeTitle({ id, data, spec }: { id: string; data: GraphFlowNode['data']; spec: NodeSpec | undefined }) {
+  const [editing, setEditing] = useState(false);
+  const title = titleOf(data);
+  if (editing) return <TitleInput id={id} data={data} done={() => setEditing(false)} />;
+  return (
+    <span
+      className="gb-title"
+      title={`${title === data.type ? '' : `${title}: `}${data.type}${spec ? `, a ${spec.kind}` : ''} (id ${id}); double-click to rename`}
+      onDoubleClick={(event) => {
+        if (data.component) return; // it opens the component (canvasEvents.onNodeDoubleClick)
+        event.stopPropagation();
+        setEditing(true);
+      }}
+    >
+      {title}
+    </span>
+  );
+}
+
+/** The title being renamed: Enter or leaving the field keeps it, Escape goes back; empty: the type's name. */
+function TitleInput({ id, data, done }: { id: string; data: GraphFlowNode['data']; done(): void }) {
+  const [text, setText] = useState(data.label || titleOf(data));
+  const keep = (): void => {
+    const label = text.trim() === data.type ? '' : text.trim();
+    if (label !== data.label) useEditor.getState().setLabel(id, label);
+    done();
+  };
+  return (
+    <input
+      className="gb-input gb-title-edit nodrag"
+      aria-label={`rename ${id}`}
+      autoFocus
+      value={text}
+      onFocus={(event) => event.target.select()}
+      onChange={(event) => setText(event.target.value)}
+      onBlur={keep}
+      onKeyDown={(event) => {
+        event.stopPropagation();
+        if (event.key === 'Enter') keep();
+        if (event.key === 'Escape') done();
+      }}
+    />
+  );
+}
+
 function NodeHeader({ id, data, spec, collapsed }: HeaderProps) {
   const loaded = useCatalog((s) => s.loaded);
   const inspect = useUi((s) => s.inspect);
@@ -168,9 +227,8 @@ function NodeHeader({ id, data, spec, collapsed }: HeaderProps) {
     <header className="gb-node-header">
       <FoldButton id={id} collapsed={collapsed} />
       <span className="gb-dot" />
-      <span className="gb-title" title={`${data.type}${spec ? `, a ${spec.kind}` : ''} (id ${id})`}>
-        {data.label || data.type}
-      </span>
+      <NodeTitle id={id} data={data} spec={spec} />
+      <ChangedBadge id={id} data={data} />
       <span className="gb-kind">{spec ? spec.kind : loaded ? 'unknown type' : ''}</span>
       {mode ? (
         <span className={`gb-mode-badge gb-mode-badge-${mode}`} title={MODE_TITLES[mode]}>
@@ -247,6 +305,19 @@ function ModeStatus({ mode }: { mode: NonNullable<Mode> }) {
   );
 }
 
+/** Drag the right edge to make the node wider or narrower. */
+function WidthHandle() {
+  return (
+    <NodeResizeControl
+      className="gb-resize nodrag"
+      position="right"
+      resizeDirection="horizontal"
+      minWidth={200}
+      maxWidth={900}
+    />
+  );
+}
+
 function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
   const spec = useCatalog((s) => specOf(data, s.catalog));
   const problems = useNodeProblems(id);
@@ -254,6 +325,7 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
   const prompt = useNodePrompt(id);
   const stale = useRun(isOffline) && !!nodeRun;
   const { into, handlesIn, handlesOut } = useWires(id);
+  const exposed = useExposedPorts(id);
   const names = Object.keys(data.params);
   const ports = portsOf(spec, handlesIn, handlesOut, names);
   const extra = spec ? names.filter((n) => !spec.params.some((p) => p.name === n)) : names;
@@ -264,13 +336,7 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
   const flags = { collapsed, selected: !!selected, problems: !!problems.length, failed, asking: !!prompt, stale };
   return (
     <div className={nodeClasses(data, kind, nodeRun, flags)} data-node={id} data-type={data.type}>
-      <NodeResizeControl
-        className="gb-resize nodrag"
-        position="right"
-        resizeDirection="horizontal"
-        minWidth={200}
-        maxWidth={900}
-      />
+      <WidthHandle />
       <NodeHeader id={id} data={data} spec={spec} collapsed={collapsed} />
       {data.libraryEdit ? <LibraryEditBar id={id} edit={data.libraryEdit} /> : null}
       {collapsed ? null : <NodeProblems problems={problems} />}
@@ -278,6 +344,7 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
         {...ports}
         counts={nodeRun?.counts ?? {}}
         resource={kind === 'resource'}
+        exposed={exposed}
         action={spec?.kind === 'source' && !mode ? <TriggerButton id={id} /> : undefined}
         toggle={kind === 'resource' ? undefined : outputToggles(id, data.shown, spec?.category ?? '')}
       />

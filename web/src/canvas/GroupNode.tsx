@@ -1,4 +1,5 @@
-// A group: a labelled, resizable frame; dragging it moves the nodes inside.
+// A group: a labelled, resizable frame; dragging it (by its frame or its name) moves the nodes
+// inside; a click on the name edits it.
 
 import { memo } from 'react';
 import { NodeResizer, type NodeProps } from '@xyflow/react';
@@ -19,7 +20,7 @@ function GroupNodeView({ id, data, selected }: NodeProps<GroupFlowNode>) {
         handleClassName="gb-resize-handle"
       />
       <input
-        className="gb-group-label nodrag"
+        className="gb-group-label"
         aria-label="group name"
         value={data.label}
         onChange={(e) => setGroupLabel(id, e.target.value)}

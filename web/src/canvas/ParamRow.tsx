@@ -74,9 +74,9 @@ export function ParamRow(props: Props) {
         position={Position.Left}
         className={`gb-handle gb-handle-param${resource ? ' gb-handle-resource' : ''}`}
       />
-      <div className="gb-param-name" title={input ? `workflow input '${input.name}'\n${tip}` : tip}>
+      <div className="gb-param-name" title={`${param.name}${input ? ` (workflow input '${input.name}')` : ''}\n${tip}`}>
         {resource || wiredFrom ? null : <InputToggle nodeId={nodeId} param={param.name} input={input} />}
-        {param.name}
+        <Breakable name={param.name} />
         {param.required && !isSet && !wiredFrom && param.default === null ? (
           <span className="gb-required">*</span>
         ) : null}
@@ -91,6 +91,17 @@ export function ParamRow(props: Props) {
       )}
     </div>
   );
+}
+
+/** A name that may break after its underscores (`labels_from_` / `folders`), so a long one shows whole. */
+function Breakable({ name }: { name: string }) {
+  const parts = name.split(/(?<=_)/);
+  return parts.map((part, i) => (
+    <span key={i}>
+      {part}
+      {i < parts.length - 1 ? <wbr /> : null}
+    </span>
+  ));
 }
 
 /** Marks the parameter as a workflow input (named after it, made unique) or unmarks it. */
@@ -138,7 +149,7 @@ export function UnknownParamRow({
   return (
     <div className={`gb-param${undeclared ? ' gb-param-unknown' : ''}`} data-param={name}>
       <Handle type="target" id={name} position={Position.Left} className="gb-handle gb-handle-param" />
-      <div className="gb-param-name" title={undeclared ? 'not a parameter of this node kind' : name}>
+      <div className="gb-param-name" title={undeclared ? `${name}: not a parameter of this node kind` : name}>
         {name}
       </div>
       <div className="gb-param-value gb-mono gb-ellipsis">{JSON.stringify(value)}</div>

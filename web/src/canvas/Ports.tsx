@@ -1,8 +1,10 @@
 // The data input on the left and the outputs on the right, each output with its count; a
-// source's run-again button sits where a step's input would be.
+// source's run-again button sits where a step's input would be. Inside an opened component, the
+// ports that are the component's own inputs and outputs say so.
 
 import type { ReactNode } from 'react';
 import { Handle, Position } from '@xyflow/react';
+import type { Exposed } from '../hooks/useExposedPorts';
 
 interface Props {
   inputs: string[];
@@ -12,11 +14,23 @@ interface Props {
   unknown: { in: Set<string>; out: Set<string> };
   /** Shown at the left of the first row (a source has no input there). */
   action?: ReactNode;
+  exposed?: Exposed;
   /** Shown beside each output (the toggle that makes it a result of the workflow's app). */
   toggle?: (output: string) => ReactNode;
 }
 
-export function Ports({ inputs, outputs, counts, resource, unknown, action, toggle }: Props) {
+/** A port that is the opened component's own input or output, by the component's name for it. */
+function ExposedTag({ side, name }: { side: 'in' | 'out'; name: string | undefined }) {
+  if (name === undefined) return null;
+  const what = side === 'in' ? `the component's input '${name}' comes in here` : `the component's output '${name}'`;
+  return (
+    <span className={`gb-exposed gb-exposed-${side}`} data-exposed={name} title={what}>
+      {side === 'in' ? `⇥ ${name}` : `${name} ⇥`}
+    </span>
+  );
+}
+
+export function Ports({ inputs, outputs, counts, resource, unknown, action, exposed, toggle }: Props) {
   const rows = Math.max(inputs.length, outputs.length, action ? 1 : 0);
   return (
     <div className="gb-ports">
@@ -34,6 +48,7 @@ export function Ports({ inputs, outputs, counts, resource, unknown, action, togg
                     position={Position.Left}
                     className={`gb-handle gb-handle-data${unknown.in.has(input) ? ' gb-handle-unknown' : ''}`}
                   />
+                  <ExposedTag side="in" name={exposed?.in[input]} />
                   <span>{input}</span>
                 </>
               ) : null}
@@ -49,6 +64,7 @@ export function Ports({ inputs, outputs, counts, resource, unknown, action, togg
                   ) : null}
                   {toggle?.(output)}
                   <span>{output}</span>
+                  <ExposedTag side="out" name={exposed?.out[output]} />
                   <Handle
                     type="source"
                     id={output}

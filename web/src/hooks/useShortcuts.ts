@@ -20,6 +20,7 @@ export const SHORTCUTS: [keys: string, action: string][] = [
   ['Ctrl+G / Ctrl+Shift+G', 'group / ungroup'],
   ['Ctrl+Shift+E', 'make a component of the selected nodes'],
   ['Double-click a component', 'open it in place (the path above the canvas leads back out)'],
+  ['Double-click a title', "rename the node (Enter keeps it, Esc doesn't)"],
   ['Ctrl+B / Ctrl+M', 'bypass / mute the selected nodes (again: run them)'],
   ['Double-click a wire', 'add a reroute point (drag it; double-click it to remove)'],
   ['Double-click, Ctrl+K', 'add a node by name'],
@@ -27,7 +28,7 @@ export const SHORTCUTS: [keys: string, action: string][] = [
   ['Shift+click', 'add a node to the selection (or take it out)'],
   ['F', 'fit the view'],
   ['[ / ] / `', 'fold the side panel / inspector / console'],
-  ['Esc', 'close, deselect'],
+  ['Esc', 'close (the inspector too), deselect'],
   ['?', 'show these keys'],
 ];
 
@@ -74,6 +75,7 @@ function plain(fit: () => void): Record<string, Handler> {
     escape: () => {
       useUi.getState().openSearch(null);
       useUi.getState().showShortcuts(false);
+      useUi.getState().inspect(null); // the inspector closes on the node, as its × does
       useEditor.getState().select([]);
       return false;
     },

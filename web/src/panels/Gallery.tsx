@@ -11,6 +11,7 @@ import { useEditor } from '../store/editor';
 import { type GalleryTarget, useGallery } from '../store/gallery';
 import { useUi } from '../store/ui';
 import { Backdrop } from '../widgets/Backdrop';
+import { titleOf } from '../workflow/flow';
 import '../styles/gallery.css';
 
 const CELL_W = 172;
@@ -107,7 +108,7 @@ function useEscapeCloses(close: () => void): void {
 function useNodeLabel(node: string): string {
   return useEditor((s) => {
     const found = s.nodes.find((n) => n.id === node);
-    return found?.type === 'graph' ? found.data.label || found.data.type : node;
+    return found?.type === 'graph' ? titleOf(found.data) : node;
   });
 }
 

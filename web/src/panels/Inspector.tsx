@@ -2,6 +2,7 @@
 // inspected, the workflow's description, problems and the shortcuts.
 
 import { clear } from '../actions/run';
+import { useDropBeside } from '../hooks/useDropBeside';
 import { useNodeProblems } from '../hooks/useNodeProblems';
 import { useNodeRun } from '../hooks/useNodeRun';
 import { useCatalog } from '../store/catalog';
@@ -9,6 +10,7 @@ import { useEditor } from '../store/editor';
 import { runOf, useRun } from '../store/run';
 import { type InspectorTab, useUi } from '../store/ui';
 import { specOf } from '../workflow/components';
+import { titleOf } from '../workflow/flow';
 import { TabBar } from '../widgets/TabBar';
 import { DocsTab } from './DocsTab';
 import { ErrorsTab } from './ErrorsTab';
@@ -25,7 +27,8 @@ const TABS: [InspectorTab, string][] = [
 
 type NodeRunOf = ReturnType<typeof useNodeRun>;
 
-function InspectorHead({ id, label, type }: { id: string; label: string; type: string }) {
+/** `unnamed`: what the node is called while its label is empty (its type, or a library component's name). */
+function InspectorHead({ id, label, type, unnamed }: { id: string; label: string; type: string; unnamed: string }) {
   const setLabel = useEditor((s) => s.setLabel);
   return (
     <>
@@ -34,7 +37,7 @@ function InspectorHead({ id, label, type }: { id: string; label: string; type: s
           className="gb-input gb-title-input"
           aria-label="node title"
           value={label}
-          placeholder={type}
+          placeholder={unnamed}
           onChange={(e) => setLabel(id, e.target.value)}
         />
         <button
@@ -79,7 +82,12 @@ function NodeInspector({ id }: { id: string }) {
   const counts = tabCounts(run, problems.length);
   return (
     <div className="gb-inspector-body" data-inspecting={id}>
-      <InspectorHead id={id} label={node.data.label} type={node.data.type} />
+      <InspectorHead
+        id={id}
+        label={node.data.label}
+        type={node.data.type}
+        unnamed={titleOf({ ...node.data, label: '' })}
+      />
       <TabBar
         tabs={TABS}
         current={tab}
@@ -102,5 +110,10 @@ function tabCounts(run: NodeRunOf, problems: number): Record<InspectorTab, numbe
 
 export function Inspector() {
   const inspected = useUi((s) => s.inspected);
-  return <aside className="gb-inspector">{inspected ? <NodeInspector id={inspected} /> : <WorkflowOverview />}</aside>;
+  const drops = useDropBeside();
+  return (
+    <aside className="gb-inspector" {...drops}>
+      {inspected ? <NodeInspector id={inspected} /> : <WorkflowOverview />}
+    </aside>
+  );
 }

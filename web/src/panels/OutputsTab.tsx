@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { fetchOutput } from '../api/runs';
 import { useEditor } from '../store/editor';
 import { useGallery } from '../store/gallery';
-import type { NodeRun } from '../store/runState';
+import type { NodeRunView } from '../hooks/useNodeRun';
 import { JsonTree } from './JsonTree';
 
 interface Shown {
@@ -44,22 +44,26 @@ function Pager({ index, total, go }: { index: number; total: number; go: (index:
   );
 }
 
+/** `node` and `output`: where the server keeps the dicts (a component's: the inner node's);
+ * `name`: the output as the node shows it. */
 function OutputBrowser({
   node,
   output,
+  name,
   latest,
   total,
 }: {
   node: string;
   output: string;
+  name: string;
   latest: { index: number; preview: unknown } | undefined;
   total: number;
 }) {
   const { current, error, go } = useBrowse(node, output, latest);
   return (
-    <section className="gb-output" data-output={output}>
+    <section className="gb-output" data-output={name}>
       <header>
-        <strong>{output}</strong>
+        <strong>{name}</strong>
         <span className="gb-muted">{total} handed on</span>
         {total ? (
           <button
@@ -85,7 +89,7 @@ export function OutputsTab({
   outputs,
 }: {
   id: string;
-  run: NodeRun | undefined;
+  run: NodeRunView | undefined;
   runId: string;
   outputs: string[];
 }) {
@@ -100,7 +104,14 @@ export function OutputsTab({
         </p>
       ) : null}
       {names.map((o) => (
-        <OutputBrowser key={`${runId}:${o}`} node={id} output={o} latest={run.outputs[o]} total={run.counts[o] ?? 0} />
+        <OutputBrowser
+          key={`${runId}:${o}`}
+          node={run.sources?.[o]?.node ?? id}
+          output={run.sources?.[o]?.output ?? o}
+          name={o}
+          latest={run.outputs[o]}
+          total={run.counts[o] ?? 0}
+        />
       ))}
     </div>
   );

@@ -2,9 +2,12 @@
 // down) and the jobs that ended lately; as the server's `jobs` messages say, in every open page.
 
 import { cancel, move, stop } from '../actions/jobs';
+import { steer } from '../actions/run';
 import { howText, overridesText } from '../jobWords';
 import type { Job } from '../protocol';
 import { useJobs } from '../store/jobs';
+import { useRun } from '../store/run';
+import { type RunView, isActive } from '../store/runState';
 import { Icon } from './Icon';
 import '../styles/queue.css';
 
@@ -87,6 +90,50 @@ function Running({ job }: { job: Job }) {
   );
 }
 
+/** A run started with Run (not through the queue): it holds the queue back all the same. */
+function CurrentRun({ run }: { run: RunView }) {
+  return (
+    <li className="gb-job gb-job-running" data-run={run.run_id} data-state={run.status}>
+      <span className="gb-dot" />
+      <span className="gb-job-what">
+        <span className="gb-job-workflow gb-ellipsis" title={run.workflow}>
+          {run.workflow}
+        </span>
+        <small className="gb-muted">started with Run</small>
+      </span>
+      <span className="gb-job-actions">
+        <small className="gb-muted">{run.status}</small>
+        <button
+          className="gb-button gb-danger gb-icon-button"
+          onClick={() => void steer('stop')}
+          aria-label={`stop ${run.workflow}`}
+          title="Stop the run"
+        >
+          <Icon name="stop" size={12} />
+        </button>
+      </span>
+    </li>
+  );
+}
+
+/** The job running now, else the run going now, else none. */
+function RunningNow({ running }: { running: Job | null }) {
+  const current = useRun((s) => s.run);
+  if (running)
+    return (
+      <ul className="gb-jobs gb-jobs-running">
+        <Running job={running} />
+      </ul>
+    );
+  if (current && isActive(current))
+    return (
+      <ul className="gb-jobs gb-jobs-running">
+        <CurrentRun run={current} />
+      </ul>
+    );
+  return <p className="gb-empty">No job is running.</p>;
+}
+
 function Ended({ job }: { job: Job }) {
   return (
     <li className={`gb-job gb-job-ended gb-job-${job.state}`} data-job={job.id} data-state={job.state}>
@@ -104,13 +151,7 @@ export function QueuePanel() {
   return (
     <div className="gb-queue" aria-label="job queue">
       <h3 className="gb-queue-title">Running</h3>
-      {running ? (
-        <ul className="gb-jobs gb-jobs-running">
-          <Running job={running} />
-        </ul>
-      ) : (
-        <p className="gb-empty">No job is running.</p>
-      )}
+      <RunningNow running={running} />
       <h3 className="gb-queue-title">Waiting {queued.length ? `(${queued.length})` : ''}</h3>
       {queued.length ? (
         <ol className="gb-jobs gb-jobs-waiting">
@@ -120,7 +161,8 @@ export function QueuePanel() {
         </ol>
       ) : (
         <p className="gb-empty">
-          Nothing is waiting. While a run is going, Run becomes Queue: the workflow runs once the runs before it end.
+          Nothing is waiting. While a run is going, Run becomes Queue: the workflow runs once the runs before it end. A
+          batch count (in Run's options) queues several runs at once.
         </p>
       )}
       {finished.length ? (

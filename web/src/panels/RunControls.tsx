@@ -95,11 +95,41 @@ function Offline({ lostAt, retries, opened }: { lostAt: number | null; retries: 
   );
 }
 
+/** How many runs one click of Run (or Queue) asks for, as ComfyUI's batch count: the first runs
+ * now (unless a run is going), the others wait in the queue. */
+interface Times {
+  times: number;
+  setTimes(times: number): void;
+}
+
+const MAX_TIMES = 100;
+
+function BatchCount({ times, setTimes }: Times) {
+  return (
+    <label className="gb-run-option gb-run-times">
+      <input
+        type="number"
+        className="gb-input"
+        min={1}
+        max={MAX_TIMES}
+        value={times}
+        aria-label="batch count"
+        onChange={(event) => setTimes(Math.min(MAX_TIMES, Math.max(1, Math.round(Number(event.target.value) || 1))))}
+      />
+      <span>
+        <strong>Batch count</strong>
+        <small>Run the workflow this many times: the first run starts now, the others wait in the queue.</small>
+      </span>
+    </label>
+  );
+}
+
 /**
- * The Run button's menu: whether the next run goes on past a node's error (shown on the node) or
- * ends at the first. A dot on the caret says the option is on, so the top bar need not hold it.
+ * The Run button's menu: how many runs a click asks for, and whether the next run goes on past a
+ * node's error (shown on the node) or ends at the first. A dot on the caret says an option is
+ * on, so the top bar need not hold it.
  */
-function RunMenu() {
+function RunMenu({ times, setTimes }: Times) {
   const on = useUi((s) => s.continueOnError);
   const [open, setOpen] = useState(false);
   useEffect(() => {
@@ -113,11 +143,11 @@ function RunMenu() {
   return (
     <span className="gb-run-menu">
       <button
-        className={`gb-button gb-primary gb-run-caret${on ? ' gb-on' : ''}`}
+        className={`gb-button gb-primary gb-run-caret${on || times > 1 ? ' gb-on' : ''}`}
         aria-haspopup="menu"
         aria-expanded={open}
         aria-label="run options"
-        title={on ? 'Run options: continue on error is on' : 'Run options'}
+        title={`Run options${times > 1 ? `: ${times} runs a click` : ''}${on ? ': continue on error is on' : ''}`}
         onClick={() => setOpen(!open)}
       >
         <Icon name="chevronDown" size={12} />
@@ -126,6 +156,7 @@ function RunMenu() {
         <>
           <span className="gb-menu-backdrop" onMouseDown={() => setOpen(false)} />
           <div className="gb-menu gb-run-options" role="menu">
+            <BatchCount times={times} setTimes={setTimes} />
             <label className="gb-run-option" role="menuitemcheckbox" aria-checked={on}>
               <input
                 type="checkbox"
@@ -164,33 +195,36 @@ function useButtonState(): ButtonState {
   return { offline, hasFile, active: isActive(current), paused: current?.status === 'paused', why };
 }
 
-/** Run, or Queue while a run is going. */
-function RunOrQueue({ state }: { state: ButtonState }) {
+/** Runs the open workflow `times` times: now (unless a run is going) and then from the queue. */
+async function runTimes(times: number, active: boolean): Promise<void> {
+  let left = times;
+  if (!active) {
+    await run('all');
+    left -= 1;
+  }
+  for (; left > 0; left--) await queue('all');
+}
+
+/** Run, or Queue while a run is going; with a batch count above one, how many runs it asks for. */
+function RunOrQueue({ state, times }: { state: ButtonState; times: number }) {
   const continueOnError = useUi((s) => s.continueOnError);
   const { offline, hasFile, active, why } = state;
-  if (active)
-    return (
-      <button
-        className="gb-button gb-primary"
-        disabled={offline || !hasFile}
-        onClick={() => void queue('all')}
-        title={why('A run is going: queue this workflow to run once it ends')}
-        aria-label="queue"
-      >
-        <Icon name="plus" /> <span className="gb-queue-label">Queue</span>
-      </button>
-    );
+  const word = active ? 'Queue' : 'Run';
+  const tip = active
+    ? 'A run is going: queue this workflow to run once it ends'
+    : continueOnError
+      ? 'Run the workflow, going on past node errors (Ctrl+Enter)'
+      : 'Run the workflow (Ctrl+Enter)';
   return (
     <button
-      className="gb-button gb-primary"
+      className="gb-button gb-primary gb-run-button"
       disabled={offline || !hasFile}
-      onClick={() => void run('all')}
-      title={why(
-        continueOnError ? 'Run the workflow, going on past node errors (Ctrl+Enter)' : 'Run the workflow (Ctrl+Enter)',
-      )}
-      aria-label="run"
+      onClick={() => void runTimes(times, active)}
+      title={why(times > 1 ? `${tip}; ${times} runs (batch count, in the run options)` : tip)}
+      aria-label={active ? 'queue' : 'run'}
     >
-      <Icon name="play" /> Run
+      <Icon name={active ? 'plus' : 'play'} /> <span className="gb-run-word">{word}</span>
+      {times > 1 ? <span className="gb-run-times-badge">×{times}</span> : null}
     </button>
   );
 }
@@ -233,11 +267,12 @@ function SteerButtons({ state }: { state: ButtonState }) {
 
 export function RunControls() {
   const state = useButtonState();
+  const [times, setTimes] = useState(1);
   return (
     <div className="gb-run-controls">
       <span className="gb-split-button">
-        <RunOrQueue state={state} />
-        <RunMenu />
+        <RunOrQueue state={state} times={times} />
+        <RunMenu times={times} setTimes={setTimes} />
       </span>
       <SteerButtons state={state} />
       <span className="gb-run-state">

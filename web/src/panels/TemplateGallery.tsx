@@ -54,13 +54,15 @@ function GraphPicture({ workflow }: { workflow: TemplateInfo['workflow'] }) {
   );
 }
 
-function NameForm({ template, onDone }: { template: TemplateInfo; onDone(): void }) {
-  const [name, setName] = useState(() => freeName(template.name));
+/** `fillable`: the open file, empty and named, that the template may fill (its name is offered first). */
+function NameForm({ template, fillable, onDone }: { template: TemplateInfo; fillable: string | null; onDone(): void }) {
+  const [name, setName] = useState(() => fillable ?? freeName(template.name));
   const [busy, setBusy] = useState(false);
+  const fill = fillable !== null && name.trim() === fillable;
   const create = async (): Promise<void> => {
     if (!name.trim() || busy) return;
     setBusy(true);
-    const done = await createFromTemplate(template.name, name.trim());
+    const done = await createFromTemplate(template.name, name.trim(), fill);
     setBusy(false);
     if (done) onDone();
   };
@@ -84,8 +86,13 @@ function NameForm({ template, onDone }: { template: TemplateInfo; onDone(): void
           if (e.key === 'Escape') onDone();
         }}
       />
-      <button className="gb-button gb-primary" type="submit" disabled={busy || !name.trim()}>
-        Create
+      <button
+        className="gb-button gb-primary"
+        type="submit"
+        disabled={busy || !name.trim()}
+        title={fill ? `Fill ${fillable} (it has no nodes) with this template` : 'Create a new file from this template'}
+      >
+        {fill ? 'Fill this file' : 'Create'}
       </button>
       <button className="gb-button gb-quiet" type="button" onClick={onDone}>
         Cancel
@@ -97,11 +104,13 @@ function NameForm({ template, onDone }: { template: TemplateInfo; onDone(): void
 function TemplateCard({
   template,
   picked,
+  fillable,
   onPick,
   onDone,
 }: {
   template: TemplateInfo;
   picked: boolean;
+  fillable: string | null;
   onPick(): void;
   onDone(): void;
 }) {
@@ -117,7 +126,7 @@ function TemplateCard({
         <strong className="gb-template-title">{template.title}</strong>
         {picked ? null : <span className="gb-template-line">{template.description}</span>}
       </button>
-      {picked ? <NameForm template={template} onDone={onDone} /> : null}
+      {picked ? <NameForm template={template} fillable={fillable} onDone={onDone} /> : null}
     </li>
   );
 }
@@ -149,7 +158,13 @@ function TemplatesHead({ mode, close }: { mode: Mode; close: () => void }) {
   );
 }
 
-function TemplateList({ picked, setPicked }: { picked: string | null; setPicked: (name: string | null) => void }) {
+interface ListProps {
+  picked: string | null;
+  setPicked: (name: string | null) => void;
+  fillable: string | null;
+}
+
+function TemplateList({ picked, setPicked, fillable }: ListProps) {
   const templates = useTemplates((s) => s.templates);
   return (
     <ul className="gb-template-list">
@@ -158,6 +173,7 @@ function TemplateList({ picked, setPicked }: { picked: string | null; setPicked:
           key={t.name}
           template={t}
           picked={picked === t.name}
+          fillable={fillable}
           onPick={() => setPicked(t.name)}
           onDone={() => setPicked(null)}
         />
@@ -198,7 +214,11 @@ export function TemplateGallery({ mode }: { mode: Mode }) {
     >
       <TemplatesHead mode={mode} close={close} />
       {error ? <div className="gb-banner gb-banner-error">The templates could not be read: {error}</div> : null}
-      <TemplateList picked={picked} setPicked={setPicked} />
+      <TemplateList
+        picked={picked}
+        setPicked={setPicked}
+        fillable={mode === 'inline' && file !== NO_FILE ? file : null}
+      />
     </section>
   );
   return mode === 'inline' ? gallery : <Backdrop onClose={close}>{gallery}</Backdrop>;

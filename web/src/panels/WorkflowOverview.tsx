@@ -98,7 +98,7 @@ function Shortcuts() {
   return (
     <section>
       <h3>Shortcuts</h3>
-      <dl className="gb-shortcuts">
+      <dl className="gb-shortcut-list">
         {SHORTCUTS.map(([keys, action]) => (
           <div key={keys}>
             <dt>{keys}</dt>

@@ -62,3 +62,9 @@ export function isGroupNode(node: FlowNode): node is GroupFlowNode {
 export function isCommentNode(node: FlowNode): node is CommentFlowNode {
   return node.type === 'comment';
 }
+
+/** What a node is called on the canvas: its label, else a library component's name, else its type. */
+export function titleOf(data: GraphNodeData): string {
+  const library = data.component?.library;
+  return data.label || (typeof library === 'string' ? library : data.libraryEdit?.library) || data.type;
+}
