@@ -36,6 +36,7 @@ from graphbook.workflow import (
     PortMap,
     Workflow,
     WorkflowInput,
+    WorkflowOutput,
     atomic_write,
     fresh_id,
 )
@@ -213,6 +214,7 @@ def flatten(workflow: Workflow) -> tuple[Workflow, list[Problem]]:
     result.nodes, result.edges = flat.nodes, flat.edges
     result.groups, result.comments = {}, {}
     result.inputs = {k: _input(v, exposed) for k, v in workflow.inputs.items()}
+    result.outputs = {k: _output(v, exposed) for k, v in workflow.outputs.items()}
     return result, flat.problems
 
 
@@ -230,6 +232,14 @@ def _input(given: WorkflowInput, exposed: Mapping[str, _Exposed]) -> WorkflowInp
         return given
     node, param = ports.params[given.param]
     return replace(given, node=node, param=param)
+
+
+def _output(shown: WorkflowOutput, exposed: Mapping[str, _Exposed]) -> WorkflowOutput:
+    ports = exposed.get(shown.node)
+    if ports is None or shown.output not in ports.outputs:
+        return shown
+    node, output = ports.outputs[shown.output]
+    return replace(shown, node=node, output=output)
 
 
 def _level(

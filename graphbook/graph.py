@@ -15,6 +15,7 @@ from graphbook.components import flatten
 from graphbook.errors import ParamError, Problem, WorkflowError
 from graphbook.inputs import input_problems
 from graphbook.modes import OFF_WORDS, live_edges, off_modes
+from graphbook.outputs import output_problems
 from graphbook.params import ParamSpec, accepts, coerce, expected, gives_text
 from graphbook.registry import Registry
 from graphbook.spec import DATA_INPUT, NodeSpec
@@ -104,7 +105,7 @@ def build_graph(workflow: Workflow, registry: Registry) -> Graph:
         registry.add(code)
     workflow, problems = flatten(workflow)
     off = off_modes(workflow.nodes)
-    problems += input_problems(workflow, registry)
+    problems += input_problems(workflow, registry) + output_problems(workflow, registry)
     workflow = _running_part(workflow, off)
     specs = _specs(workflow, registry, problems)
     wired = _check_edges(workflow, specs, problems)

@@ -3,11 +3,13 @@ function. Their JSON Schema, their problems, and values given for a run turned i
 (graphbook/overrides.py sets those on a copy of the workflow, checked as the file's values are).
 
 An input's default is the value saved on its node, else the parameter's declared default; an
-input with neither (or an empty string) is required.
+input with neither (or an empty string) is required. An input may narrow its values (a minimum,
+a maximum, choices): every run's values are checked against them, and the saved default too.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -88,6 +90,49 @@ def _problem(
             "wired to it, not a value",
             "remove the input, or delete the wire and give the parameter a value",
         )
+    return _narrowing_problem(workflow, name, given, param)
+
+
+def _narrowing_problem(
+    workflow: Workflow, name: str, given: WorkflowInput, param: ParamSpec
+) -> Problem | None:
+    """Bounds on a parameter that is not a number, or a saved value the input's own bounds
+    or choices refuse."""
+    bounded = given.minimum is not None or given.maximum is not None
+    if bounded and _scalar(param.type) not in NUMBERS:
+        return Problem(
+            given.node,
+            f"input {name!r} has a minimum or maximum, but parameter {given.param!r} is "
+            f"{expected(param.type)}",
+            "remove the bounds, or use them on a number parameter",
+        )
+    saved = default_of(workflow, param, given)
+    why = None if saved in (None, "") else narrowing_refusal(given, saved)
+    if why is None:
+        return None
+    return Problem(given.node, f"input {name!r}: its default {saved!r:.60} {why}", "")
+
+
+NUMBERS = ("number", "int", "float")
+
+
+def _scalar(param_type: str) -> str:
+    return param_type[5:-1] if param_type.startswith("list[") else param_type
+
+
+def narrowing_refusal(given: WorkflowInput, value: Any) -> str | None:
+    """Why the input's bounds or choices refuse `value` (each item of a list), in words that
+    follow the value ("is below the minimum 0"); None when they take it."""
+    for item in value if isinstance(value, list) else [value]:
+        if given.choices and item not in given.choices:
+            listed = ", ".join(json.dumps(c) for c in given.choices)
+            return f"is not one of the choices: {listed}"
+        if not isinstance(item, int | float) or isinstance(item, bool):
+            continue
+        if given.minimum is not None and item < given.minimum:
+            return f"is below the minimum {given.minimum:g}"
+        if given.maximum is not None and item > given.maximum:
+            return f"is above the maximum {given.maximum:g}"
     return None
 
 
@@ -130,7 +175,7 @@ def input_schema(workflow: Workflow, registry: Registry) -> dict[str, Any]:
     for name in sorted(workflow.inputs):
         given = workflow.inputs[name]
         spec = _param(workflow, registry, name)
-        prop = json_type(spec.type)
+        prop = json_type(spec.type) | _narrowing(given, spec)
         description = given.description or spec.description
         if description:
             prop["description"] = description
@@ -149,40 +194,99 @@ def input_schema(workflow: Workflow, registry: Registry) -> dict[str, Any]:
     }
 
 
+def _narrowing(given: WorkflowInput, spec: ParamSpec) -> dict[str, Any]:
+    """The input's bounds, choices and picker as JSON Schema (on a list's items for a list):
+    `minimum`, `maximum`, `enum`; `format` file, folder or image (a path parameter's picker is
+    a file's unless said), `x-accept` the file suffixes it takes."""
+    narrowed: dict[str, Any] = {}
+    if given.minimum is not None:
+        narrowed["minimum"] = given.minimum
+    if given.maximum is not None:
+        narrowed["maximum"] = given.maximum
+    if given.choices:
+        narrowed["enum"] = list(given.choices)
+    picker = given.picker or ("file" if spec.path and _scalar(spec.type) == "string" else "")
+    if picker:
+        narrowed["format"] = picker
+    if given.accept:
+        narrowed["x-accept"] = list(given.accept)
+    if spec.type.startswith("list[") and narrowed:
+        return {"items": json_type(spec.type[5:-1]) | narrowed}
+    return narrowed
+
+
 # -- values for a run ----------------------------------------------------------------------
 def overrides_from_inputs(
     workflow: Workflow, values: Mapping[str, Any], registry: Registry
 ) -> dict[str, dict[str, Any]]:
     """Input values (`{name: value}`, as a file holds them) as overrides by node id. Each
-    value is checked against its parameter's type (params.coerce, as the file's are); an
-    unknown input, a value of the wrong type and a required input left out are problems naming
-    the input, its node and the type expected (WorkflowError with all of them)."""
+    value is checked against its parameter's type (params.coerce, as the file's are) and the
+    input's bounds and choices; an unknown input, a value of the wrong type or out of bounds
+    and a required input left out are problems naming the input, its node and what it takes
+    (WorkflowError with all of them)."""
     if not isinstance(values, Mapping):
         raise GraphbookError(
             f"inputs must be an object {{name: value}}, not {type(values).__name__}"
         )
-    problems = [_unknown(workflow, name) for name in values if name not in workflow.inputs]
+    found = input_value_problems(workflow, registry, values)
+    problems = list(found.values())
     overrides: dict[str, dict[str, Any]] = {}
     for name in sorted(workflow.inputs):
         given = workflow.inputs[name]
         try:
-            spec = _param(workflow, registry, name)
+            _param(workflow, registry, name)
         except WorkflowError as exc:
             problems.extend(exc.problems)
             continue
-        if name not in values:
-            if default_of(workflow, spec, given) in (None, ""):
-                problems.append(_required(name, given, spec))
-            continue
-        try:
-            coerce(spec, values[name])
-        except ParamError:
-            problems.append(_wrong_type(name, given, spec, values[name]))
-            continue
-        overrides.setdefault(given.node, {})[given.param] = values[name]
+        if name in values and name not in found:
+            overrides.setdefault(given.node, {})[given.param] = values[name]
     if problems:
         raise WorkflowError(problems)
     return overrides
+
+
+def value_problem(name: str, given: WorkflowInput, spec: ParamSpec, value: Any) -> Problem | None:
+    """What is wrong with `value` for input `name`: not of its parameter's type, or refused by
+    the input's bounds or choices; None when it fits."""
+    try:
+        coerce(spec, value)
+    except ParamError:
+        return _wrong_type(name, given, spec, value)
+    why = narrowing_refusal(given, value)
+    if why is None:
+        return None
+    return Problem(given.node, f"input {name!r}: {value!r:.60} {why}", _fix(name, given))
+
+
+def _fix(name: str, given: WorkflowInput) -> str:
+    if given.choices:
+        return f"choose {name!r} from its choices"
+    low = "" if given.minimum is None else f"from {given.minimum:g} "
+    high = "" if given.maximum is None else f"up to {given.maximum:g}"
+    return f"give {name!r} a value {low}{high}".strip()
+
+
+def input_value_problems(
+    workflow: Workflow, registry: Registry, values: Mapping[str, Any]
+) -> dict[str, Problem]:
+    """What is wrong with each of `values` (and each required input left out), by input name:
+    what a form shows beside each field. An input that does not name a value parameter is
+    not here (input_problems has it)."""
+    found = {name: _unknown(workflow, name) for name in values if name not in workflow.inputs}
+    for name in sorted(workflow.inputs):
+        given = workflow.inputs[name]
+        try:
+            spec = _param(workflow, registry, name)
+        except WorkflowError:
+            continue
+        if name not in values:
+            if default_of(workflow, spec, given) in (None, ""):
+                found[name] = _required(name, given, spec)
+            continue
+        problem = value_problem(name, given, spec, values[name])
+        if problem is not None:
+            found[name] = problem
+    return found
 
 
 def _unknown(workflow: Workflow, name: str) -> Problem:

@@ -39,7 +39,9 @@ class RunRequest:
     `inputs`: `{input name: value}` for the workflow's inputs (as `graphbook run --input`),
     turned into overrides; one parameter given different values by both is refused.
     `retry_interrupted` (a job's): a job the server was running when it ended goes back to the
-    head of the queue instead of ending `interrupted`.
+    head of the queue instead of ending `interrupted`. `app`: asked from the workflow's app
+    page (docs/apps.md): the server writes the files its nodes write into the run's own folder
+    and keeps the outputs the app shows there when it ends.
     """
 
     workflow: str
@@ -50,6 +52,7 @@ class RunRequest:
     overrides: dict[str, dict[str, Any]] | None = None
     inputs: dict[str, Any] | None = None
     retry_interrupted: bool = False
+    app: bool = False
 
     @property
     def until(self) -> str | None:

@@ -28,6 +28,7 @@ from graphbook.workflow_parts import GROUP_SIZE as GROUP_SIZE
 from graphbook.workflow_parts import INPUT_NAME as INPUT_NAME
 from graphbook.workflow_parts import MODES as MODES
 from graphbook.workflow_parts import NODE_COLORS as NODE_COLORS
+from graphbook.workflow_parts import OUTPUT_KINDS as OUTPUT_KINDS
 from graphbook.workflow_parts import Comment as Comment
 from graphbook.workflow_parts import ComponentBody as ComponentBody
 from graphbook.workflow_parts import ComponentRef as ComponentRef
@@ -35,9 +36,12 @@ from graphbook.workflow_parts import Edge as Edge
 from graphbook.workflow_parts import Group as Group
 from graphbook.workflow_parts import Node as Node
 from graphbook.workflow_parts import NodeMode as NodeMode
+from graphbook.workflow_parts import OutputKind as OutputKind
+from graphbook.workflow_parts import Picker as Picker
 from graphbook.workflow_parts import PortMap as PortMap
 from graphbook.workflow_parts import WorkflowInput as WorkflowInput
-from graphbook.workflow_parts import bad_input_name
+from graphbook.workflow_parts import WorkflowOutput as WorkflowOutput
+from graphbook.workflow_parts import bad_input_name, bad_output_name
 
 
 class Workflow:
@@ -51,6 +55,9 @@ class Workflow:
         self.comments: dict[str, Comment] = {}
         self.inputs: dict[str, WorkflowInput] = {}
         """Input name -> the node parameter it sets (checked when the graph is built)."""
+        self.outputs: dict[str, WorkflowOutput] = {}
+        """Output name -> the node output it shows (checked when the graph is built); none:
+        an app shows its sinks and image nodes (graphbook/outputs.py)."""
         self.code: dict[str, Any] = {}
         """Node classes/functions added by object, registered when the workflow runs."""
         self.notes: list[Problem] = []
@@ -93,17 +100,52 @@ class Workflow:
         self.nodes[node_id] = replace(node, params={**node.params, **params})
 
     def input(
-        self, name: str, node: NodeRef | str, param: str, description: str = ""
+        self,
+        name: str,
+        node: NodeRef | str,
+        param: str,
+        description: str = "",
+        *,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        choices: Iterable[Any] = (),
+        picker: Picker = "",
+        accept: Iterable[str] = (),
     ) -> WorkflowInput:
         """Make `node`'s parameter `param` the workflow input `name`; its value on the node is
-        the input's default (no value: the input is required)."""
+        the input's default (no value: the input is required). `minimum`, `maximum` and
+        `choices` narrow its values; `picker` ("file", "folder", "image") and `accept` (file
+        suffixes) say how an app asks for it."""
+        node_id = self._node_id(node, f"input {name!r}", bad_input_name(name), name)
+        given = WorkflowInput(
+            node_id, param, description, minimum, maximum, tuple(choices), picker, tuple(accept)
+        )
+        self.inputs[name] = given
+        return given
+
+    def output(
+        self,
+        name: str,
+        node: NodeRef | str,
+        output: str = "out",
+        kind: OutputKind = "table",
+        description: str = "",
+    ) -> WorkflowOutput:
+        """Show the dicts `node` hands on at `output` as the workflow's result `name`: `kind`
+        images (a gallery), table, file (the files it wrote) or text."""
+        node_id = self._node_id(node, f"output {name!r}", bad_output_name(name), name)
+        if kind not in OUTPUT_KINDS:
+            raise ValueError(f"output {name!r}: kind is one of {', '.join(OUTPUT_KINDS)}")
+        self.outputs[name] = WorkflowOutput(node_id, output, kind, description)
+        return self.outputs[name]
+
+    def _node_id(self, node: NodeRef | str, what: str, bad_name: str, name: str) -> str:
         node_id = node if isinstance(node, str) else node.id
         if not INPUT_NAME.fullmatch(name):
-            raise ValueError(bad_input_name(name))
+            raise ValueError(bad_name)
         if node_id not in self.nodes:
-            raise ValueError(f"input {name!r}: the workflow has no node {node_id!r}")
-        self.inputs[name] = WorkflowInput(node_id, param, description)
-        return self.inputs[name]
+            raise ValueError(f"{what}: the workflow has no node {node_id!r}")
+        return node_id
 
     def set_mode(self, node: NodeRef | str, mode: NodeMode) -> None:
         """Bypass (`"bypass"`), mute (`"mute"`) or run again (`"active"`) a node."""
@@ -192,6 +234,7 @@ class Workflow:
         workflow.nodes, workflow.edges = contents.nodes, contents.edges
         workflow.groups, workflow.comments = contents.groups, contents.comments
         workflow.inputs, workflow.notes = contents.inputs, contents.notes
+        workflow.outputs = contents.outputs
         return workflow
 
 

@@ -26,6 +26,8 @@ from graphbook.workflow_parts import (
     INPUT_NAME,
     MODES,
     NODE_COLORS,
+    OUTPUT_KINDS,
+    PICKERS,
     Comment,
     ComponentBody,
     ComponentRef,
@@ -34,7 +36,9 @@ from graphbook.workflow_parts import (
     Node,
     PortMap,
     WorkflowInput,
+    WorkflowOutput,
     bad_input_name,
+    bad_output_name,
     natural,
 )
 
@@ -57,6 +61,8 @@ class Drawing(Protocol):
     def comments(self) -> Mapping[str, Comment]: ...
     @property
     def inputs(self) -> Mapping[str, WorkflowInput]: ...
+    @property
+    def outputs(self) -> Mapping[str, WorkflowOutput]: ...
 
 
 @dataclass
@@ -70,6 +76,7 @@ class Contents:
     groups: dict[str, Group] = field(default_factory=dict)
     comments: dict[str, Comment] = field(default_factory=dict)
     inputs: dict[str, WorkflowInput] = field(default_factory=dict)
+    outputs: dict[str, WorkflowOutput] = field(default_factory=dict)
     notes: list[Problem] = field(default_factory=list)
 
 
@@ -81,6 +88,9 @@ def workflow_json(workflow: Drawing) -> dict[str, Any]:
     if workflow.inputs:
         inputs = workflow.inputs
         data["inputs"] = {k: _input_json(inputs[k]) for k in sorted(inputs)}
+    if workflow.outputs:
+        outputs = workflow.outputs
+        data["outputs"] = {k: _output_json(outputs[k]) for k in sorted(outputs)}
     nodes = sorted(workflow.nodes.values(), key=lambda n: natural(n.id))
     data["nodes"] = [_node_json(n) for n in nodes]
     data["edges"] = [_edge_json(e) for e in sorted(set(workflow.edges), key=Edge.sort_key)]
@@ -181,8 +191,28 @@ def _ports_json(ports: Mapping[str, PortMap], port: str) -> dict[str, Any]:
 
 
 def _input_json(given: WorkflowInput) -> dict[str, Any]:
-    data = {"node": given.node, "param": given.param}
-    return data | ({"description": given.description} if given.description else {})
+    data: dict[str, Any] = {"node": given.node, "param": given.param}
+    extras = {
+        "description": given.description,
+        "minimum": _number(given.minimum),
+        "maximum": _number(given.maximum),
+        "choices": list(given.choices),
+        "picker": given.picker,
+        "accept": list(given.accept),
+    }
+    return data | {k: v for k, v in extras.items() if v not in (None, "", [])}
+
+
+def _number(value: float | None) -> float | int | None:
+    """A bound as it reads back the same in Python and in the browser (2.0 written 2)."""
+    if value is None or not float(value).is_integer():
+        return value
+    return int(value)
+
+
+def _output_json(shown: WorkflowOutput) -> dict[str, Any]:
+    data: dict[str, Any] = {"node": shown.node, "output": shown.output, "kind": shown.kind}
+    return data | ({"description": shown.description} if shown.description else {})
 
 
 def _comment_json(comment: Comment) -> dict[str, Any]:
@@ -226,9 +256,9 @@ def _format(data: dict[str, Any]) -> str:
         elif key == "edges":
             body = ",\n".join(f"    {dump(e)}" for e in value)
             entries.append(f'  "edges": [\n{body}\n  ]' if value else '  "edges": []')
-        elif key == "inputs":
+        elif key in ("inputs", "outputs"):
             body = ",\n".join(f"    {dump(k)}: {dump(v)}" for k, v in value.items())
-            entries.append(f'  "inputs": {{\n{body}\n  }}')
+            entries.append(f"  {dump(key)}: {{\n{body}\n  }}")
         elif key in ("groups", "comments"):
             body = ",\n".join(_format_node(g) for g in value)
             entries.append(f"  {dump(key)}: [\n{body}\n  ]")
@@ -293,6 +323,7 @@ def _parse(data: Mapping[str, Any], name: str) -> Contents:
             )
         workflow.comments[comment.id] = comment
     workflow.inputs = _parse_inputs(data.get("inputs", {}), name)
+    workflow.outputs = _parse_outputs(data.get("outputs", {}), name)
     return workflow
 
 
@@ -310,15 +341,81 @@ def _parse_inputs(raw: Any, name: str) -> dict[str, WorkflowInput]:
             raise WorkflowFormatError(f"{name}: {bad_input_name(key)}")
         if not isinstance(entry, Mapping):
             raise WorkflowFormatError(f"{where} must be an object, not {kind_of(entry)}")
-        node, param, description = entry.get("node"), entry.get("param"), entry.get("description")
+        node, param = entry.get("node"), entry.get("param")
         if not isinstance(node, str) or not node or not isinstance(param, str) or not param:
             raise WorkflowFormatError(
                 f'{where} needs a node id and a parameter name: {{"node": ID, "param": NAME}}'
             )
-        if description is not None and not isinstance(description, str):
-            raise WorkflowFormatError(f"{where}: 'description' must be a string")
-        inputs[key] = WorkflowInput(node, param, description or "")
+        inputs[key] = replace(WorkflowInput(node, param), **_input_extras(entry, where))
     return inputs
+
+
+def _input_extras(entry: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """An input's optional fields: its description, bounds, choices, picker and accepted
+    file types, each checked."""
+    extras: dict[str, Any] = {"description": _text(entry, "description", where)}
+    for bound in ("minimum", "maximum"):
+        value = entry.get(bound)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise WorkflowFormatError(f"{where}: {bound!r} must be a number, not {kind_of(value)}")
+        extras[bound] = value
+    low, high = extras["minimum"], extras["maximum"]
+    if low is not None and high is not None and low > high:
+        raise WorkflowFormatError(f"{where}: 'minimum' {low} is above 'maximum' {high}")
+    extras["choices"] = tuple(_list_of(entry, "choices", where, (str, int, float, bool)))
+    picker = entry.get("picker", "")
+    if picker not in ("", *PICKERS):
+        raise WorkflowFormatError(
+            f"{where}: 'picker' is one of {', '.join(PICKERS)} (or left out), not {picker!r:.40}"
+        )
+    extras["picker"] = picker
+    accept = tuple(_list_of(entry, "accept", where, (str,)))
+    if any(not suffix.startswith(".") for suffix in accept):
+        raise WorkflowFormatError(f"{where}: 'accept' lists file suffixes such as \".csv\"")
+    extras["accept"] = accept
+    return extras
+
+
+def _text(entry: Mapping[str, Any], key: str, where: str) -> str:
+    value = entry.get(key)
+    if value is not None and not isinstance(value, str):
+        raise WorkflowFormatError(f"{where}: {key!r} must be a string")
+    return value or ""
+
+
+def _list_of(entry: Mapping[str, Any], key: str, where: str, kinds: tuple[type, ...]) -> list[Any]:
+    value = entry.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, kinds) for v in value):
+        names = " or ".join(k.__name__ for k in kinds)
+        raise WorkflowFormatError(f"{where}: {key!r} must be a list of {names} values")
+    return value
+
+
+def _parse_outputs(raw: Any, name: str) -> dict[str, WorkflowOutput]:
+    """The `outputs` object; whether each names a real node output is checked by build_graph."""
+    if not isinstance(raw, Mapping):
+        raise WorkflowFormatError(
+            f'{name}: \'outputs\' must be an object {{"NAME": {{"node": ID, "output": NAME, '
+            f'"kind": KIND}}}}, not {kind_of(raw)}'
+        )
+    outputs: dict[str, WorkflowOutput] = {}
+    for key, entry in raw.items():
+        where = f"{name}: outputs[{key!r}]"
+        if not INPUT_NAME.fullmatch(key):
+            raise WorkflowFormatError(f"{name}: {bad_output_name(key)}")
+        if not isinstance(entry, Mapping):
+            raise WorkflowFormatError(f"{where} must be an object, not {kind_of(entry)}")
+        node, output, kind = entry.get("node"), entry.get("output", "out"), entry.get("kind")
+        if not isinstance(node, str) or not node or not isinstance(output, str) or not output:
+            raise WorkflowFormatError(
+                f'{where} needs a node id and one of its outputs: {{"node": ID, "output": NAME}}'
+            )
+        if kind not in OUTPUT_KINDS:
+            raise WorkflowFormatError(
+                f"{where}: 'kind' is one of {', '.join(OUTPUT_KINDS)}, not {kind!r:.40}"
+            )
+        outputs[key] = WorkflowOutput(node, output, kind, _text(entry, "description", where))
+    return outputs
 
 
 def _parse_comment(raw: Any, where: str) -> Comment:

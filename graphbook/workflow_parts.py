@@ -1,5 +1,5 @@
-"""The parts a workflow is made of: nodes, edges, groups, comments, inputs, and a component's
-inside (its nodes and edges, the ports that cross its edge), as frozen records.
+"""The parts a workflow is made of: nodes, edges, groups, comments, inputs, outputs, and a
+component's inside (its nodes and edges, the ports that cross its edge), as frozen records.
 
 They are the vocabulary both workflow.py (the Workflow that holds them, and builds them in
 Python) and workflow_codec.py (their file format) speak; this module knows neither.
@@ -79,13 +79,44 @@ class Group:
     size: tuple[float, float] = GROUP_SIZE
 
 
+Picker = Literal["", "file", "folder", "image"]
+"""How an app asks for an input's value: a file or a folder picked under the server's roots, an
+image picked there or uploaded; "" by the parameter's type."""
+PICKERS: tuple[Picker, ...] = ("file", "folder", "image")
+OutputKind = Literal["images", "table", "file", "text"]
+"""How an app shows an output: images in a gallery with their fields, a table (paged, sorted,
+downloaded as CSV or Parquet), the files a node wrote, text."""
+OUTPUT_KINDS: tuple[OutputKind, ...] = get_args(OutputKind)
+
+
 @dataclass(frozen=True)
 class WorkflowInput:
     """A node parameter the workflow takes as an input: its value can be given for a run by the
-    input's name (graphbook/inputs.py); the value saved on the node is the default."""
+    input's name (graphbook/inputs.py); the value saved on the node is the default.
+
+    `minimum`, `maximum` and `choices` narrow the values it takes (checked for every run);
+    `picker` and `accept` say how an app asks for it (graphbook/apps in the server)."""
 
     node: str
     param: str
+    description: str = ""
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[Any, ...] = ()
+    """The values it may take (an app shows a choice); empty: any value of its type."""
+    picker: Picker = ""
+    accept: tuple[str, ...] = ()
+    """File name suffixes a file or image picker takes (`.csv`); empty: any."""
+
+
+@dataclass(frozen=True)
+class WorkflowOutput:
+    """A node output the workflow shows as a result (an app's gallery, table, files or text):
+    the dicts node `node` hands on at `output`."""
+
+    node: str
+    output: str = "out"
+    kind: OutputKind = "table"
     description: str = ""
 
 
@@ -138,6 +169,13 @@ def bad_input_name(name: Any) -> str:
     return (
         f"input name {name!r:.40} is not a word: use letters, digits, '_' and '-', "
         "starting with a letter or '_' (e.g. images)"
+    )
+
+
+def bad_output_name(name: Any) -> str:
+    return (
+        f"output name {name!r:.40} is not a word: use letters, digits, '_' and '-', "
+        "starting with a letter or '_' (e.g. predictions)"
     )
 
 

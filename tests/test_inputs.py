@@ -84,10 +84,11 @@ def test_the_schema_has_types_defaults_descriptions_and_required() -> None:
     assert schema["properties"] == {
         "destination": {
             "type": "string",
+            "format": "file",
             "description": "path of the file",
             "default": "out.jsonl",
         },
-        "rows": {"type": "string", "description": "the rows to read"},
+        "rows": {"type": "string", "format": "file", "description": "the rows to read"},
         "skip": {"type": "integer", "description": "first line to read", "default": 0},
     }
     assert schema["required"] == ["rows"]  # saved empty, and LoadJSONL has no default

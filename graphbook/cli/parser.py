@@ -17,7 +17,7 @@ from graphbook.cli.new import cmd_new
 from graphbook.cli.nodes import cmd_nodes
 from graphbook.cli.run import actor_limits, cmd_run, cpus_count, seconds, workers_count
 from graphbook.cli.runs import cmd_export, cmd_metrics, cmd_runs
-from graphbook.cli.serve import IGNORED_013, cmd_mcp, cmd_openapi, cmd_serve
+from graphbook.cli.serve import IGNORED_013, cmd_app, cmd_mcp, cmd_openapi, cmd_serve
 from graphbook.cli.train import add_train_parser
 from graphbook.engine.ray.connection import LOCAL as LOCAL_RAY
 from graphbook.engine.ray.detached import LEASE_SETTING, LINGER
@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 
 
 def app_argv(argv: list[str]) -> list[str]:
-    """Graphbook 0.13's `graphbook [app] --flag ...` is `graphbook serve --flag ...`."""
-    if argv[:1] == ["app"]:
+    """Graphbook 0.13's `graphbook [app] --flag ...` is `graphbook serve --flag ...`;
+    `graphbook app WORKFLOW` opens that workflow's app."""
+    if argv[:1] == ["app"] and not (argv[1:2] and not argv[1].startswith("-")):
         return ["serve", *argv[1:]]
     if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
         return ["serve", *argv]
@@ -211,6 +212,15 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     serve.add_argument("-v", "--verbose", action="store_true")
     add_013_options(serve)
     serve.set_defaults(command=cmd_serve)
+    app = commands.add_parser(
+        "app", help="serve one workflow's app (a form over its inputs) and open it in the browser"
+    )
+    app.add_argument("workflow", type=Path, help="the workflow file")
+    app.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    app.add_argument("--port", type=int, default=8005, help="port to listen on (0: any free one)")
+    app.add_argument("--no-browser", action="store_true", help="print its address only")
+    add_folder_options(app)
+    app.set_defaults(command=cmd_app, allow_origin=[])
     openapi = commands.add_parser("openapi", help="print the server's OpenAPI document (JSON)")
     openapi.set_defaults(command=cmd_openapi)
 
@@ -317,6 +327,12 @@ def add_folder_options(parser: argparse.ArgumentParser) -> None:
         help="how long one node file may take to import before it is listed as failed",
     )
     parser.add_argument("--no-watch", action="store_true", help="do not watch the nodes folder")
+    parser.add_argument(
+        "--apps",
+        action="store_true",
+        help="serve apps only (docs/apps.md): the apps list and app pages; workflows read-only, "
+        "node files not writable",
+    )
     parser.add_argument(
         MOVE_FLAG,
         action="store_true",

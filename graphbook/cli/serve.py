@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import signal
+import webbrowser
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from rich.text import Text
 
@@ -21,6 +24,7 @@ from graphbook.engine.ray.connection import connect as connect_ray
 from graphbook.engine.ray.nodes import DRIVER
 from graphbook.engine.ray.ship import shippable
 from graphbook.engine.ray.stage import AUTO
+from graphbook.errors import GraphbookError
 from graphbook.store import data_home
 
 if TYPE_CHECKING:
@@ -61,6 +65,7 @@ def server_settings(args: argparse.Namespace, **more: Any) -> ServerSettings:
         import_limit=args.import_limit,
         watch=not args.no_watch,
         move_damaged_store=args.move_damaged_store,
+        apps_only=args.apps,
         **more,
     )
 
@@ -82,6 +87,38 @@ def cmd_serve(args: argparse.Namespace) -> int:
         out.print(Text(f"Graphbook is serving on {' and '.join(urls)}  (Ctrl-C to stop)"))
 
     import asyncio  # here, not at the top: `graphbook run` does without it
+
+    asyncio.run(serve(app, args.host, args.port, ready))
+    return OK
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    """`graphbook app WORKFLOW`: serve apps only, its folder the workflows folder, and open
+    the workflow's app page."""
+    from graphbook.server.app import create_app
+    from graphbook.workflow import Workflow
+
+    file: Path = args.workflow
+    if not file.is_file():
+        raise GraphbookError(f"no workflow file {file}; give the path of a .json workflow")
+    folder = (args.workflows or file.parent).resolve()
+    if not file.resolve().is_relative_to(folder):
+        raise GraphbookError(f"{file} is not inside the workflows folder {folder}")
+    Workflow.load(file)  # a file that is not a workflow is said now, not in the browser
+    name = file.resolve().relative_to(folder).as_posix()
+    args.workflows = folder
+    settings = server_settings(args, host=args.host, port=args.port)
+    settings = dataclasses.replace(settings, apps_only=True)
+    app = create_app(settings)
+    out = output_console()
+
+    def ready(urls: list[str]) -> None:
+        page = f"{urls[0]}app/{quote(name)}"
+        out.print(Text(f"The app {name} is at {page}  (Ctrl-C to stop)"))
+        if not args.no_browser:
+            webbrowser.open(page)
+
+    import asyncio
 
     asyncio.run(serve(app, args.host, args.port, ready))
     return OK

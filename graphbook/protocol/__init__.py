@@ -4,8 +4,8 @@ directions and every HTTP payload, as typed frozen dataclasses with one `encode`
 are, and so are the previews they carry (graphbook/previews.py) and the request for a run
 (graphbook/run_request.py's RunRequest, which every front end builds); this package adds the
 rest, one module a concept: the run's snapshot (snapshot.py), the job queue (jobs.py), the
-websocket's messages (messages.py), the HTTP bodies (bodies.py), and the one encode and
-decode (codec.py). Every name is here, on the package (`p.RunStarted`).
+websocket's messages (messages.py), the HTTP bodies (bodies.py), apps (apps.py), and the one
+encode and decode (codec.py). Every name is here, on the package (`p.RunStarted`).
 `web/src/protocol.ts` is generated from both (by tests/web/protocol_ts.py); docs/protocol.md
 documents them.
 
@@ -39,6 +39,19 @@ from graphbook.events import RunStatus as RunStatus
 from graphbook.previews import ImagePreview as ImagePreview
 from graphbook.previews import Preview as Preview
 from graphbook.previews import TensorPreview as TensorPreview
+from graphbook.protocol.apps import AppFile as AppFile
+from graphbook.protocol.apps import AppInfo as AppInfo
+from graphbook.protocol.apps import AppList as AppList
+from graphbook.protocol.apps import AppOutput as AppOutput
+from graphbook.protocol.apps import AppResult as AppResult
+from graphbook.protocol.apps import AppRun as AppRun
+from graphbook.protocol.apps import AppRunList as AppRunList
+from graphbook.protocol.apps import AppStage as AppStage
+from graphbook.protocol.apps import AppSummary as AppSummary
+from graphbook.protocol.apps import AppTablePage as AppTablePage
+from graphbook.protocol.apps import BrowseEntry as BrowseEntry
+from graphbook.protocol.apps import BrowseListing as BrowseListing
+from graphbook.protocol.apps import Uploaded as Uploaded
 from graphbook.protocol.bodies import CacheInfo as CacheInfo
 from graphbook.protocol.bodies import Catalog as Catalog
 from graphbook.protocol.bodies import ComponentDocument as ComponentDocument

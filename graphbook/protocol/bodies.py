@@ -311,6 +311,8 @@ class ErrorBody:
     code: ErrorCode
     message: str
     problems: list[Problem] = field(default_factory=list)
+    fields: dict[str, str] = field(default_factory=dict)
+    """What is wrong with each field of a form, by its name (an app's inputs): shown beside it."""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,8 @@ ErrorCode = Literal[
     "bad_path",
     "conflict",
     "invalid_workflow",
+    "invalid_inputs",
+    "apps_only",
     "unauthorized",
     "forbidden",
     "no_run",

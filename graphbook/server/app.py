@@ -10,18 +10,22 @@ from aiohttp import web
 from graphbook import protocol as p
 from graphbook.nodes import library_registry
 from graphbook.registry import Registry
+from graphbook.server.apps import Apps
+from graphbook.server.appsonly import apps_only_middleware
 from graphbook.server.catalog import CatalogState
 from graphbook.server.components import ComponentFiles
 from graphbook.server.history import mark_interrupted
 from graphbook.server.hub import Hub
 from graphbook.server.jobs import JobQueue
 from graphbook.server.keys import (
+    APPS,
     CATALOG,
     COMPONENTS,
     HUB,
     JOBS,
     MEDIA,
     REGISTRY,
+    RESULTS,
     RUN_MANAGER,
     SETTINGS,
     STORE,
@@ -31,7 +35,9 @@ from graphbook.server.mcp import http as mcp_http
 from graphbook.server.media import MediaStore
 from graphbook.server.openapi import OBJECT, OK, Route, document
 from graphbook.server.request import reply
+from graphbook.server.results import Results
 from graphbook.server.routes import (
+    apps,
     catalog,
     components,
     jobs,
@@ -56,6 +62,8 @@ WORKFLOW_FILE = "/api/workflows/{path}"
 COMPONENT_FILE = "/api/components/{path}"
 RUN = "/api/runs/{run_id}"
 JOB = "/api/jobs/{job_id}"
+APP_FILE = "/api/apps/{path}"
+APP_RUN = "/api/apps/runs/{job_id}"
 
 API: tuple[Route, ...] = (
     # method, path, summary, request, reply (protocol types or JSON Schema), status, errors
@@ -283,6 +291,94 @@ API: tuple[Route, ...] = (
         errors=(404, 409),
     ),
     Route("POST", JOB + "/stop", "stop the running job's run", reply=p.Job, errors=(404, 409)),
+    Route("GET", "/api/apps", "every workflow as an app", reply=p.AppList),
+    Route(
+        "GET",
+        "/api/apps/browse",
+        "a folder under the roots the app pickers browse",
+        reply=p.BrowseListing,
+        errors=(400, 404),
+        query=("root: its name", "path: relative to it", "kind: file, folder or image", "accept"),
+    ),
+    Route(
+        "POST",
+        "/api/apps/preview",
+        'the app of an unsaved workflow: {"workflow", "graph"}',
+        request=OBJECT,
+        reply=p.AppInfo,
+        errors=(400,),
+    ),
+    Route(
+        "GET", APP_RUN, "an app's run: its place, progress, results", reply=p.AppRun, errors=(404,)
+    ),
+    Route(
+        "POST", APP_RUN + "/stop", "cancel or stop an app's run", reply=p.AppRun, errors=(404, 409)
+    ),
+    Route(
+        "GET",
+        APP_RUN + "/gallery/{output}",
+        "a page of an images result",
+        reply=p.GalleryPage,
+        errors=(400, 404),
+        query=("filter", "sort", "order: asc or desc", "offset: 0", "limit: 1 to 500 (100)"),
+    ),
+    Route(
+        "GET",
+        APP_RUN + "/table/{output}",
+        "a page of a table result, sorted",
+        reply=p.AppTablePage,
+        errors=(400, 404),
+        query=("sort: a column", "order: asc or desc", "offset: 0", "limit: 1 to 500 (100)"),
+    ),
+    Route(
+        "GET",
+        APP_RUN + "/download/{output}.{format}",
+        "a table result as CSV or Parquet",
+        reply=OBJECT,
+        media="application/octet-stream",
+        errors=(400, 404),
+    ),
+    Route(
+        "GET",
+        APP_RUN + "/files/{path}",
+        "a file an app's run wrote",
+        reply=OBJECT,
+        media="application/octet-stream",
+        errors=(400, 404),
+    ),
+    Route(
+        "GET",
+        APP_FILE,
+        "an app: its form (inputs' JSON Schema) and outputs",
+        reply=p.AppInfo,
+        errors=(404, 422),
+    ),
+    Route(
+        "GET",
+        APP_FILE + "/runs",
+        "the runs an app made, newest first",
+        reply=p.AppRunList,
+        errors=(404, 503),
+    ),
+    Route(
+        "POST",
+        APP_FILE + "/runs",
+        'run an app: {"inputs": {NAME: VALUE}}, queued as a job',
+        request=OBJECT,
+        reply=p.AppRun,
+        status=201,
+        errors=(404, 422, 503),
+    ),
+    Route(
+        "POST",
+        APP_FILE + "/uploads/{input}",
+        "a file for an input (the body), kept in the uploads folder",
+        request=OBJECT,
+        reply=p.Uploaded,
+        status=201,
+        errors=(400, 404, 413),
+        query=("name: the file's name",),
+    ),
     Route("GET", "/api/system", "CPU, memory, GPUs, worker pool, cache", reply=p.SystemStats),
     Route("GET", "/api/settings", "the server's settings", reply=OBJECT),
     Route(
@@ -315,7 +411,11 @@ def create_app(
         folder.mkdir(parents=True, exist_ok=True)
     app = web.Application(
         client_max_size=settings.max_body,
-        middlewares=[error_middleware, security_middleware(settings)],
+        middlewares=[
+            error_middleware,
+            security_middleware(settings),
+            apps_only_middleware(settings),
+        ],
     )
     _build(app, settings, registry or library_registry())
     app.cleanup_ctx.append(watcher_ctx)  # first: the run host skips node files that fail
@@ -331,6 +431,7 @@ def create_app(
         templates,
         runs,
         jobs,
+        apps,
         media,
         system,
         ws,
@@ -361,6 +462,8 @@ def _build(app: web.Application, settings: ServerSettings, registry: Registry) -
     app[COMPONENTS] = library
     app[RUN_MANAGER] = RunManager(settings, registry, store, hub, media_store, files)
     app[JOBS] = JobQueue(app[RUN_MANAGER], store, hub)
+    app[APPS] = Apps(settings, registry, files)
+    app[RESULTS] = Results(app[RUN_MANAGER].results)
 
 
 async def _close_sockets(app: web.Application) -> None:

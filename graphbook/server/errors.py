@@ -15,18 +15,21 @@ class ServerError(Exception):
         code: p.ErrorCode,
         message: str,
         problems: list[Problem] | None = None,
+        fields: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.code: p.ErrorCode = code
         self.message = message
         self.problems = list(problems or [])
+        self.fields = dict(fields or {})
+        """What is wrong with each field of a form (an app's inputs), by its name."""
         self.close = False
         """Close the connection once the reply is sent (the rest of a body too large is not
         read: a compressed body would be decompressed to the end just to be dropped)."""
 
     def body(self) -> p.ErrorReply:
-        return p.ErrorReply(p.ErrorBody(self.code, self.message, self.problems))
+        return p.ErrorReply(p.ErrorBody(self.code, self.message, self.problems, self.fields))
 
 
 def not_found(what: str) -> ServerError:

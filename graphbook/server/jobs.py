@@ -105,6 +105,16 @@ class JobQueue:
             raise _store_failed(self.store, exc) from None
         return _from_record(record)
 
+    async def app_jobs(self, workflow: str, limit: int) -> list[p.Job]:
+        """The jobs the app of `workflow` asked for, newest first (read from the store; those
+        this server holds as they are now)."""
+        try:
+            reader = self.store.reading(READ_TIMEOUT)
+            records = await asyncio.to_thread(reader.app_jobs, workflow, limit)
+        except (StoreBusy, sqlite3.Error, ValueError) as exc:
+            raise _store_failed(self.store, exc) from None
+        return [self.get(r.id) if r.id in self._jobs else _from_record(r) for r in records]
+
     def listing(self) -> p.JobList:
         """The queued jobs in order, the running one, and the recently ended ones (an inline
         graph left out of each: `get` has it)."""

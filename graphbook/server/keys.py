@@ -12,11 +12,13 @@ from aiohttp import web
 
 if TYPE_CHECKING:
     from graphbook.registry import Registry
+    from graphbook.server.apps import Apps
     from graphbook.server.catalog import CatalogState
     from graphbook.server.components import ComponentFiles
     from graphbook.server.hub import Hub
     from graphbook.server.jobs import JobQueue
     from graphbook.server.media import MediaStore
+    from graphbook.server.results import Results
     from graphbook.server.runmanager import RunManager
     from graphbook.server.settings import ServerSettings
     from graphbook.server.workflows import WorkflowFiles
@@ -32,3 +34,5 @@ RUN_MANAGER: web.AppKey[RunManager] = web.AppKey("run_manager")
 WORKFLOWS: web.AppKey[WorkflowFiles] = web.AppKey("workflows")
 COMPONENTS: web.AppKey[ComponentFiles] = web.AppKey("components")
 JOBS: web.AppKey[JobQueue] = web.AppKey("jobs")
+APPS: web.AppKey[Apps] = web.AppKey("apps")
+RESULTS: web.AppKey[Results] = web.AppKey("results")

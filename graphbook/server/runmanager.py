@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from graphbook import protocol as p
@@ -30,6 +31,7 @@ from graphbook.engine.ray.detached import LEASE, LEASE_SETTING
 from graphbook.errors import WorkflowError
 from graphbook.events import Event, RunFinished, RunStarted
 from graphbook.graph import Graph
+from graphbook.outputs import shown_outputs
 from graphbook.registry import Registry
 from graphbook.run_request import CheckedRun, check_run
 from graphbook.server.desk import check_answer
@@ -39,11 +41,13 @@ from graphbook.server.history import HistorySink, Recorder, RunConfig
 from graphbook.server.hub import Hub
 from graphbook.server.media import MediaStore
 from graphbook.server.outbox import Outbox
+from graphbook.server.results import RESULTS, place
 from graphbook.server.runhost.messages import (
     Answer,
     ClearCached,
     HostConfig,
     HostExited,
+    KeepResults,
     Pause,
     ReadGallery,
     ReadImage,
@@ -154,6 +158,8 @@ class RunManager:
         """Workflows whose cached outputs went with an ended run host (NOTE [ Run host ])."""
         self.recorder = Recorder(store, self._warn_store_failed)
         """Every write of run history, in its own thread (never on the loop)."""
+        self.results = settings.data.resolve() / RESULTS
+        """Where app runs write their files and keep their results (server/results.py)."""
         self.on_finished: list[Callable[[RunFinished], None]] = []
         """Called on the loop with each run's end, once clients were told and runs are taken
         again (the job queue starts its next job)."""
@@ -318,17 +324,18 @@ class RunManager:
         self._refuse_another()
         name = self.files.name(request.workflow)
         registry = self.registry.copy()  # a reload of node files may replace the registry's
+        run_id = uuid.uuid4().hex[:12]
         self.starting = name
         try:
-            checked, config = await asyncio.to_thread(self._prepare, request, name, registry)
+            prepared = await asyncio.to_thread(self._prepare, request, name, registry, run_id)
         finally:
             self.starting = None
+        checked, config, keep = prepared
         if self._closing:
             raise conflict("the server is shutting down", "conflict")
         control = RunControl()
         if config.request.stepping is not None:
             control.step(config.node)
-        run_id = uuid.uuid4().hex[:12]
         history = HistorySink(self.recorder, config)
         graph = checked.graph
         assert graph is not None  # _prepare refused it otherwise
@@ -336,7 +343,8 @@ class RunManager:
             if self.host is None:
                 self.host = self._new_host(self._lost)
             active = ActiveRun(run_id, config, control, graph, time.time(), self.host, history)
-            self._start_hosted(active, checked.workflow)
+            order = RunOrder(run_id, config.request, checked.workflow, keep=keep)
+            self._start_hosted(active, order)
         return run_id
 
     async def check(self, request: p.RunRequest) -> None:
@@ -345,12 +353,11 @@ class RunManager:
         name = self.files.name(request.workflow)
         await asyncio.to_thread(self._checked, request, name, self.registry.copy())
 
-    def _start_hosted(self, active: ActiveRun, running: Workflow) -> None:
+    def _start_hosted(self, active: ActiveRun, order: RunOrder) -> None:
         """Send the run to its host (holding the host lock). A host that has ended and whose
         reader has not yet started the next one is sent nothing: that reader, waiting on the
         lock, sends the run to the new host (`_resend`)."""
-        skip = frozenset(self.registry.failures)
-        order = RunOrder(active.run_id, active.config.request, running, skip)
+        order = replace(order, skip=frozenset(self.registry.failures))
         active.order = order
         self.active = self._current = active
         active.host.run(order)
@@ -366,30 +373,40 @@ class RunManager:
             raise conflict(f"a run of {self.starting} is starting; wait for it", "run_active")
 
     def _prepare(
-        self, request: p.RunRequest, name: str, registry: Registry
-    ) -> tuple[CheckedRun, RunConfig]:
-        """The run checked and what its record keeps (in a thread); raises ServerError for
-        what is wrong with it."""
-        checked, workflow = self._checked(request, name, registry)
+        self, request: p.RunRequest, name: str, registry: Registry, run_id: str
+    ) -> tuple[CheckedRun, RunConfig, KeepResults | None]:
+        """The run checked, what its record keeps and, for an app's run, the results it keeps
+        (in a thread); raises ServerError for what is wrong with it. An app's run writes its
+        files into its own folder (results.place)."""
+        folder = self.results / run_id
+        checked, workflow, files = self._checked(request, name, registry, folder)
         params = {n.id: dict(n.params) for n in checked.workflow.nodes.values()}
-        return checked, RunConfig(checked.request, params, workflow.to_json())
+        config = RunConfig(checked.request, params, workflow.to_json())
+        if not request.app:
+            return checked, config, None
+        outputs = shown_outputs(checked.workflow, registry)
+        return checked, config, KeepResults(folder, outputs, files)
 
     def _checked(
-        self, request: p.RunRequest, name: str, registry: Registry
-    ) -> tuple[CheckedRun, Workflow]:
-        """The request checked (run_request.check_run) and the workflow it names (the file's,
-        or the request's inline graph); raises ServerError for what is wrong with it."""
+        self, request: p.RunRequest, name: str, registry: Registry, folder: Path | None = None
+    ) -> tuple[CheckedRun, Workflow, dict[str, list[str]]]:
+        """The request checked (run_request.check_run), the workflow it names (the file's,
+        or the request's inline graph) and, for an app's run placed in `folder`, the files its
+        nodes write; raises ServerError for what is wrong with it."""
         if request.graph is not None:
             workflow = from_body(request.graph, name)
             workflow.library = self.files.library
         else:
             workflow = self.files.load(name)
         request = replace(request, workflow=name, graph=None)  # the graph is the workflow now
+        files: dict[str, list[str]] = {}
+        if request.app and folder is not None:
+            request, files = place(request, workflow, registry, folder)
         checked = check_run(request, workflow, registry)
         refused = refusal(checked)
         if refused is not None:
             raise refused
-        return checked, workflow
+        return checked, workflow, files
 
     def _release(self, active: ActiveRun, messages: Sequence[p.ServerMessage] = ()) -> None:
         """The run has ended: free the manager for the next run, then send its last `messages`

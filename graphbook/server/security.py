@@ -79,6 +79,7 @@ async def reply_and_close(request: web.Request, response: web.Response) -> web.R
     the wire kept the loop busy for seconds). The bytes still coming are dropped as they are,
     until the client closes (closing at once would reset the connection, and the client could
     lose the reply)."""
+    response.force_close()  # says `Connection: close`: the client opens a new one
     await response.prepare(request)
     await response.write_eof()
     transport = request.transport

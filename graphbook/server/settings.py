@@ -57,6 +57,11 @@ class ServerSettings:
     watch: bool = True
     watch_polling: bool = False
     webapp: Path = WEBAPP
+    apps_only: bool = False
+    """Serve apps only (`serve --apps`): the apps list and pages; graphs are read-only, node
+    files are not written, runs are asked for through apps (graphbook/server/appsonly.py)."""
+    max_upload: int = 32 << 20
+    """Bytes a file uploaded for an app's input may have."""
     move_damaged_store: bool = False
     """A damaged run store is moved aside (kept) and a new one started, instead of refusing."""
 

@@ -68,6 +68,16 @@ class JobTable(Database):
             ).fetchall()
         return [_job(r) for r in rows]
 
+    def app_jobs(self, workflow: str, limit: int) -> list[JobRecord]:
+        """The jobs the app of `workflow` asked for (their request's `app`), newest first."""
+        with self._read() as db:
+            rows = db.execute(
+                "SELECT * FROM jobs WHERE json_extract(request, '$.app') = 1 AND "
+                "json_extract(request, '$.workflow') = ? ORDER BY created DESC LIMIT ?",
+                (workflow, limit),
+            ).fetchall()
+        return [_job(r) for r in rows]
+
     def get_job(self, job_id: str) -> JobRecord:
         with self._read() as db:
             row = db.execute("SELECT * FROM jobs WHERE id=?", (job_id,)).fetchone()

@@ -119,3 +119,47 @@ def test_a_signal_stops_serve_at_once_with_a_websocket_client_connected(
     assert code == 1001, f"the socket was closed with {code}, not 1001 (going away)"
     assert exited_after < 2.5, f"serve took {exited_after:.1f} s to exit after the signal"
     assert process.returncode == 0
+
+
+def test_graphbook_app_serves_one_workflow_as_an_app_and_nothing_else(tmp_path: Path) -> None:
+    from graphbook.templates import template
+
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "classify.json").write_text(
+        json.dumps(template("classify-folder").workflow())
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    command = [sys.executable, "-m", "graphbook", "app", "mine/classify.json", "--port", "0"]
+    command += ["--no-browser", "--no-watch", "--data", str(tmp_path / "data")]
+    process = subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        line = first_line(process)
+        found = re.search(
+            r"The app classify.json is at (http://127\.0\.0\.1:\d+/)app/classify.json", line
+        )
+        assert found, line
+        app = get_json(found.group(1) + "api/apps/classify.json")
+        assert app["apps_only"] is True and set(app["schema"]["properties"]) == {
+            "folder",
+            "threshold",
+        }
+        request = urllib.request.Request(
+            found.group(1) + "api/workflows/classify.json", method="DELETE"
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 403
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+    assert (tmp_path / "mine" / "classify.json").is_file()
+    missing = subprocess.run(
+        [sys.executable, "-m", "graphbook", "app", "nowhere.json", "--no-browser"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert missing.returncode == 2 and "no workflow file nowhere.json" in missing.stderr

@@ -349,6 +349,7 @@ def test_asking_the_person(server: Shared) -> None:
 READ_ONLY = {"list_nodes", "describe_node", "node_failures", "read_node_file", "list_workflows"}
 READ_ONLY |= {"read_workflow", "validate_workflow", "list_jobs", "job_status", "job_logs"}
 READ_ONLY |= {"node_output", "run_metrics", "wait_for_job", "server_info", "ask_user"}
+READ_ONLY |= {"list_apps", "describe_app", "app_results"}
 DESTRUCTIVE = {"edit_workflow", "write_node_file", "edit_node_file", "delete_file", "stop_job"}
 
 

@@ -13,7 +13,7 @@ from graphbook import protocol as p
 from graphbook.events import NodeProgress
 from graphbook.server.gallery import GalleryQuery
 from graphbook.server.runhost import messages as m
-from graphbook.workflow import Workflow
+from graphbook.workflow import Workflow, WorkflowOutput
 
 FLOW = Workflow()
 FLOW.add("Split", "load")
@@ -21,6 +21,13 @@ PROGRESS = NodeProgress("run1", "load", 3, {"out": 3}, 1.5)
 SAMPLES: list[m.Message] = [
     m.HostConfig(Path("nodes"), {"data": Path("data")}, 2, 1 << 20, frozenset({"a.json"}), "local"),
     m.RunOrder("run1", p.RunRequest("a.json", "step", "load", continue_on_error=True), FLOW),
+    m.KeepResults(Path("data/apps/run1"), {"rows": WorkflowOutput("load")}, {"csv": ["f/a.csv"]}),
+    m.RunOrder(
+        "run1",
+        p.RunRequest("a.json", inputs={"n": 3}, app=True),
+        FLOW,
+        keep=m.KeepResults(Path("r"), {"shown": WorkflowOutput("load", "out", "images")}, {}),
+    ),
     m.Pause("run1"),
     m.Resume("run1"),
     m.Step("run1", None),

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
 from graphbook import errors, events, previews, protocol, run_request
-from graphbook.protocol import bodies, jobs, messages, snapshot
+from graphbook.protocol import apps, bodies, jobs, messages, snapshot
 
 PROTOCOL_TS = Path(__file__).resolve().parents[2] / "web" / "src" / "protocol.ts"
 BEGIN = "// <generated from graphbook.protocol by tests.web.protocol_ts>"
-WIRE = (snapshot, messages, jobs, bodies)
+WIRE = (snapshot, messages, jobs, bodies, apps)
 """graphbook.protocol's modules of types, in the order protocol.ts declares them."""
 MODULES = (events, previews, errors, run_request, *WIRE)
 """Where the wire's types are defined, in the order protocol.ts declares them."""

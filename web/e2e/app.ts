@@ -24,6 +24,8 @@ export interface SessionOptions {
   workflows?: Record<string, unknown>;
   /** More environment for the server (PYTHONPATH: a folder of installed node packs). */
   env?: Record<string, string>;
+  /** More arguments of `graphbook serve` (`--apps`). */
+  args?: string[];
   /** Runs once the server is up and the first page exists (routes, more files). */
   setup?(session: AppSession): Promise<void> | void;
 }
@@ -43,7 +45,7 @@ export function appSession(options: SessionOptions = {}): AppSession {
     return session.page;
   };
   beforeAll(async () => {
-    session.server = await startServer(options.env);
+    session.server = await startServer(options.env, undefined, undefined, options.args);
     if (options.testNodes)
       copyFileSync(join(ROOT, 'web/e2e/fixtures/e2e_nodes.py'), join(session.server.nodes, 'e2e_nodes.py'));
     for (const [file, data] of Object.entries(options.workflows ?? {})) writeWorkflow(session.server, file, data);

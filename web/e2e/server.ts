@@ -49,11 +49,12 @@ async function waitUntilUp(url: string, child: ChildProcess, log: () => string):
 
 /** `env`: more environment for the server; its PYTHONPATH goes after this checkout's. `port`:
  * the port to listen on (a server started again where another was), else a free one; `prepare`:
- * writes into the folders before the server starts. */
+ * writes into the folders before the server starts; `more`: more arguments of `serve`. */
 export async function startServer(
   env: Record<string, string> = {},
   port?: number,
   prepare?: (folders: { workflows: string; nodes: string }) => void,
+  more: string[] = [],
 ): Promise<Server> {
   const folder = mkdtempSync(join(tmpdir(), 'graphbook-e2e-'));
   const workflows = join(folder, 'workflows');
@@ -76,6 +77,7 @@ export async function startServer(
     join(folder, '.runs'),
     '--media',
     join(folder, 'data'),
+    ...more,
   ];
   const pythonPath = [ROOT, env.PYTHONPATH, process.env.PYTHONPATH].filter(Boolean).join(delimiter);
   const childEnv = { ...process.env, ...env, PYTHONPATH: pythonPath, PYTHONUNBUFFERED: '1' };

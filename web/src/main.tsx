@@ -1,4 +1,4 @@
-// Entry point: mounts the app.
+// Entry point: mounts the editor, or an app's pages (/apps, /app/WORKFLOW).
 
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
@@ -7,12 +7,11 @@ import './styles/base.css';
 import './styles/node.css';
 import './styles/panels.css';
 import { App } from './App';
+import { AppShell } from './apps/AppShell';
+import { pageOf } from './apps/route';
 
 const root = document.getElementById('root');
+const page = pageOf(window.location);
 if (root) {
-  createRoot(root).render(
-    <StrictMode>
-      <App />
-    </StrictMode>,
-  );
+  createRoot(root).render(<StrictMode>{page.kind === 'editor' ? <App /> : <AppShell page={page} />}</StrictMode>);
 }

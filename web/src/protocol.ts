@@ -14,7 +14,7 @@ export type PlanAction = 'run' | 'reuse';
 export type PlanCause = 'new' | 'cleared' | 'evicted' | 'uncacheable' | 'code' | 'params' | 'upstream' | 'upstream_runs' | 'incomplete' | 'lost' | 'needed' | 'unchanged' | 'triggered' | 'output_missing';
 export type PauseReason = 'pause' | 'step';
 export type WorkflowAction = 'saved' | 'deleted' | 'renamed';
-export type ErrorCode = 'bad_json' | 'bad_message' | 'unknown_type' | 'too_large' | 'not_found' | 'bad_path' | 'conflict' | 'invalid_workflow' | 'unauthorized' | 'forbidden' | 'no_run' | 'run_active' | 'store_failed' | 'internal';
+export type ErrorCode = 'bad_json' | 'bad_message' | 'unknown_type' | 'too_large' | 'not_found' | 'bad_path' | 'conflict' | 'invalid_workflow' | 'invalid_inputs' | 'apps_only' | 'unauthorized' | 'forbidden' | 'no_run' | 'run_active' | 'store_failed' | 'internal';
 
 export type Preview = ImagePreview | TensorPreview | string | number | boolean | null | Preview[] | { [key: string]: Preview };
 
@@ -217,6 +217,7 @@ export interface RunRequest {
   overrides: Record<string, Record<string, unknown>> | null;
   inputs: Record<string, unknown> | null;
   retry_interrupted: boolean;
+  app: boolean;
 }
 
 export interface ErrorEntry {
@@ -568,10 +569,117 @@ export interface ErrorBody {
   code: ErrorCode;
   message: string;
   problems: Problem[];
+  fields: Record<string, string>;
 }
 
 export interface ErrorReply {
   error: ErrorBody;
+}
+
+export interface AppOutput {
+  name: string;
+  node: string;
+  output: string;
+  kind: 'images' | 'table' | 'file' | 'text';
+  description: string;
+}
+
+export interface AppSummary {
+  workflow: string;
+  title: string;
+  doc: string;
+  inputs: string[];
+  outputs: string[];
+  problems: number;
+}
+
+export interface AppList {
+  apps: AppSummary[];
+  apps_only: boolean;
+}
+
+export interface AppInfo {
+  workflow: string;
+  title: string;
+  doc: string;
+  schema: Record<string, unknown>;
+  outputs: AppOutput[];
+  problems: Problem[];
+  apps_only: boolean;
+  roots: string[];
+  max_upload: number;
+}
+
+export interface AppStage {
+  node_id: string;
+  title: string;
+  state: NodeState;
+  received: number;
+  sent: number;
+  rate: number;
+}
+
+export interface AppFile {
+  name: string;
+  url: string;
+  size: number;
+}
+
+export interface AppResult {
+  name: string;
+  kind: 'images' | 'table' | 'file' | 'text';
+  node: string;
+  output: string;
+  count: number;
+  description: string;
+  note: string;
+  columns: string[];
+  downloads: AppFile[];
+  files: AppFile[];
+  text: string[];
+}
+
+export interface AppRun {
+  job: Job;
+  app: string;
+  inputs: Record<string, unknown>;
+  link: string;
+  stages: AppStage[];
+  results: AppResult[];
+}
+
+export interface AppRunList {
+  app: string;
+  runs: Job[];
+}
+
+export interface AppTablePage {
+  columns: string[];
+  rows: unknown[][];
+  total: number;
+  offset: number;
+  sort: string | null;
+  order: 'asc' | 'desc';
+}
+
+export interface BrowseEntry {
+  name: string;
+  folder: boolean;
+  size: number;
+}
+
+export interface BrowseListing {
+  root: string;
+  path: string;
+  absolute: string;
+  entries: BrowseEntry[];
+  roots: string[];
+}
+
+export interface Uploaded {
+  path: string;
+  name: string;
+  size: number;
 }
 
 export type ServerMessage =

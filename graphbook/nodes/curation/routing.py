@@ -1,5 +1,5 @@
-"""Where each dict goes: by an expression (Filter), by a field's value (RouteByField), the
-first few (Limit)."""
+"""Where each dict goes: by an expression (Filter), by a number against a threshold
+(Threshold), by a field's value (RouteByField), the first few (Limit)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,42 @@ class Filter(Step):
 
     def route(self, data: Data) -> str:
         return "keep" if evaluate(self.test, data) else "drop"
+
+
+class Threshold(Step):
+    """Sends each dict to `keep` when its number `field` is at least `minimum`, else to
+    `drop`: a threshold an app's form can offer as a number (Filter takes an expression).
+
+    A dict without the field, or whose field is not a number, fails with an error naming it.
+    Example: field `confidence`, minimum 0.8: the predictions at least 80% sure to `keep`.
+    Adds no fields.
+    """
+
+    Parameters: ClassVar[dict[str, Any]] = {
+        "field": {
+            "type": "string",
+            "default": "confidence",
+            "description": "the field holding the number",
+        },
+        "minimum": {
+            "type": "float",
+            "default": 0.5,
+            "description": "the least value kept",
+        },
+    }
+    Outputs: ClassVar[list[str]] = ["keep", "drop"]
+    Category: ClassVar[str] = CATEGORY
+    field: str = "confidence"
+    minimum: float = 0.5
+
+    def route(self, data: Data) -> str:
+        value = field_of(data, self.field)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise NodeInputError(
+                f"field {self.field!r} holds {type(value).__name__} {value!r:.40}, not a "
+                "number; set field to one that holds numbers"
+            )
+        return "keep" if value >= self.minimum else "drop"
 
 
 class RouteByField(Step):

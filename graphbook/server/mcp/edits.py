@@ -178,7 +178,7 @@ class _Edit:
         self.workflow = edited = copy.copy(workflow)
         edited.nodes = dict(workflow.nodes)
         edited.groups, edited.comments = dict(workflow.groups), dict(workflow.comments)
-        edited.inputs = dict(workflow.inputs)
+        edited.inputs, edited.outputs = dict(workflow.inputs), dict(workflow.outputs)
         self.wiring = _Wiring(workflow.edges)
         self.taken = {*edited.nodes, *edited.groups, *edited.comments}
         self.stems: dict[str, int] = {}
@@ -291,6 +291,8 @@ class _Edit:
                 workflow.groups[group.id] = replace(group, nodes=kept)
         if any(given.node == node_id for given in workflow.inputs.values()):
             workflow.inputs = {k: v for k, v in workflow.inputs.items() if v.node != node_id}
+        if any(shown.node == node_id for shown in workflow.outputs.values()):
+            workflow.outputs = {k: v for k, v in workflow.outputs.items() if v.node != node_id}
         if self.rightmost is not None and self.rightmost.id == node_id:
             self._find_rightmost()
         return None

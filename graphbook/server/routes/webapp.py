@@ -34,7 +34,30 @@ MISSING = """<!doctype html>
 
 @routes.get("/")
 async def index(request: web.Request) -> web.StreamResponse:
-    response = _page(request, "index.html")
+    return _with_token_cookie(request, _page(request, "index.html"))
+
+
+@routes.get("/apps")
+async def apps_page(request: web.Request) -> web.StreamResponse:
+    """The apps list: the app itself, which reads its path."""
+    return _with_token_cookie(request, _page(request, "index.html"))
+
+
+@routes.get("/app/{workflow:.+}")
+async def app_page(request: web.Request) -> web.StreamResponse:
+    """An app's page: the web app, with its asset links made absolute (they are relative to
+    the page, and this page lies deeper than the others)."""
+    index_file = request.app[SETTINGS].webapp / "index.html"
+    if not index_file.is_file():
+        return _page(request, "index.html")
+    text = index_file.read_text(encoding="utf-8").replace("<head>", '<head><base href="/">', 1)
+    response = web.Response(text=text, content_type="text/html")
+    response.headers["Cache-Control"] = REVALIDATE
+    return _with_token_cookie(request, response)
+
+
+def _with_token_cookie(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
+    """A page asked for with `?token=T`: the token kept in a cookie, for the page's calls."""
     token = request.app[SETTINGS].token
     given = request.query.get("token")
     if token is not None and given is not None and token_matches(token, given):

@@ -39,6 +39,7 @@ from graphbook.server.gallery import page as gallery_page
 from graphbook.server.loglimit import LogLimiter
 from graphbook.server.media import MediaStore
 from graphbook.server.previews import FULL, LIVE, Previewer
+from graphbook.server.results import keep
 from graphbook.server.runhost.messages import (
     Answer,
     CacheUsage,
@@ -48,6 +49,7 @@ from graphbook.server.runhost.messages import (
     ForgetCached,
     FromHost,
     HostConfig,
+    KeepResults,
     KeptOutputs,
     OutputShown,
     Pause,
@@ -236,6 +238,8 @@ class RunHostChild:
                 cache = self.cache.workflow(request.workflow)
                 outputs = kept_outputs(cache, event.counts, self.kept_previewer)
                 self.send(RunOutputs(order.run_id, outputs))
+                if order.keep is not None:
+                    keep_results(order.run_id, order.keep, cache)
             kept = event if isinstance(event, RECORDED) else None
             self.send(RunEvent(order.run_id, kept, limit(event)))
 
@@ -343,6 +347,15 @@ def kept_outputs(cache: WorkflowCache, counts: dict[str, Any], preview: Previewe
             previews = [preview(item) for item in shown]
             kept.setdefault(node, {})[output] = {"count": len(items), "items": previews}
     return kept
+
+
+def keep_results(run_id: str, order: KeepResults, cache: WorkflowCache) -> None:
+    """An app's run keeps its results (server/results.py) before it is seen ended; a failure
+    to write them is logged, and the run ends as it did."""
+    try:
+        keep(order, cache)
+    except Exception:
+        logger.exception("run %s: its results could not be kept in %s", run_id, order.folder)
 
 
 def main(fd: int) -> None:

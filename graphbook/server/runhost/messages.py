@@ -20,7 +20,7 @@ from graphbook.engine.executor import Backend
 from graphbook.events import Event, PoolStats
 from graphbook.previews import Preview
 from graphbook.server.gallery import GalleryQuery
-from graphbook.workflow import Workflow
+from graphbook.workflow import Workflow, WorkflowOutput
 
 R = TypeVar("R")
 
@@ -56,6 +56,16 @@ class HostConfig(Message):
 
 
 @dataclass(frozen=True)
+class KeepResults(Message):
+    """An app's run: the outputs it shows, kept in `folder` as it ends (server/results.py)."""
+
+    folder: Path
+    outputs: dict[str, WorkflowOutput]
+    files: dict[str, list[str]]
+    """The files and folders each node writes (in `folder`: the run placed them there)."""
+
+
+@dataclass(frozen=True)
 class RunOrder(Message):
     run_id: str
     request: p.RunRequest
@@ -65,6 +75,8 @@ class RunOrder(Message):
     """The workflow as it runs (components flattened, overrides and inputs set), checked."""
     skip: frozenset[str] = frozenset()
     """Node files not to import (HostConfig.skip), as the catalog knows them now."""
+    keep: KeepResults | None = None
+    """An app's run: its results, kept as it ends."""
 
 
 # -- to the host, without a reply --------------------------------------------------------------

@@ -14,6 +14,7 @@ const RULES: [folder: string, never: string[]][] = [
   ['store', ['canvas', 'panels', 'hooks', 'actions', 'widgets']],
   ['actions', ['panels', 'hooks', 'canvas', 'widgets']],
   ['widgets', ['store', 'api', 'actions', 'panels']],
+  ['apps', ['store', 'canvas', 'panels', 'hooks', 'actions']],
 ];
 
 function sources(dir: string): string[] {

@@ -10,9 +10,11 @@ import { canvasToWorkflow, workflowToCanvas } from '../workflow/canvas';
 import { readWorkflow } from '../workflow/load';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const examples = readdirSync(join(ROOT, 'workflows'))
-  .filter((f: string) => f.endsWith('.json'))
-  .map((f: string) => join(ROOT, 'workflows', f));
+const examples = ['workflows', 'graphbook/templates'].flatMap((folder) =>
+  readdirSync(join(ROOT, folder))
+    .filter((f: string) => f.endsWith('.json'))
+    .map((f: string) => join(ROOT, folder, f)),
+);
 const graphbook013 = join(ROOT, 'tests/fixtures/graphbook013_simple_workflow.json');
 
 const tricky: Workflow = {
@@ -175,6 +177,53 @@ describe('workflow inputs', () => {
     expect(bad([])).toThrow(/'inputs' must be an object/);
     expect(bad({ 'two words': { node: 'a', param: 'b' } })).toThrow(/'two words' is not a word/);
     expect(bad({ a: { node: 'a' } })).toThrow(/inputs\['a'\] needs a node id and a parameter name/);
+  });
+});
+
+/** The tricky workflow as an app: narrowed inputs, and outputs shown. */
+const app: Workflow = {
+  ...tricky,
+  inputs: {
+    z_in: { node: 'n10', param: 'a', description: 'Ünï', minimum: 0, maximum: 2.5, choices: [0, 1.5, 'x'] },
+    A: { node: 'n2', param: 't', picker: 'folder' },
+    pic: { node: 'n2', param: 'p', picker: 'image', accept: ['.png', '.jpg'] },
+  },
+  outputs: {
+    rows: { node: 'n10', output: 'out', kind: 'table', description: 'Ünï "q"' },
+    pics: { node: 'n2', output: 'A', kind: 'images' },
+  },
+};
+
+describe('an app: narrowed inputs and outputs shown', () => {
+  it('are written one a line after doc, as Python writes them, and kept through the canvas', () => {
+    const text = dumps(app);
+    expect(text).toContain(
+      '  "outputs": {\n    "pics": {"node": "n2", "output": "A", "kind": "images"},\n' +
+        '    "rows": {"node": "n10", "output": "out", "kind": "table", "description": "Ünï \\"q\\""}\n  },\n  "nodes"',
+    );
+    expect(text).toContain(
+      '"z_in": {"node": "n10", "param": "a", "description": "Ünï", "minimum": 0, "maximum": 2.5, "choices": [0, 1.5, "x"]}',
+    );
+    const expected = pythonDumps({ app: JSON.stringify({ format: 'graphbook.workflow', version: 1, ...app }) });
+    if (expected) expect(text).toBe(expected.app);
+    const read = readWorkflow(text, 'app.json').workflow;
+    expect(read.outputs).toEqual(app.outputs);
+    const { nodes, edges } = workflowToCanvas(read);
+    const back = canvasToWorkflow({ nodes, edges }, read.doc);
+    expect(back.inputs).toEqual(app.inputs);
+    expect(back.outputs).toEqual(app.outputs);
+    expect(dumps({ ...app, outputs: {} })).not.toContain('"outputs"');
+  });
+
+  it('names a malformed output or narrowing', () => {
+    const bad = (more: object) => () =>
+      readWorkflow(
+        JSON.stringify({ format: 'graphbook.workflow', version: 1, nodes: [], edges: [], ...more }),
+        'w.json',
+      );
+    expect(bad({ outputs: { a: { node: 'n', kind: 'chart' } } })).toThrow(/outputs\['a'\]: 'kind' is one of/);
+    expect(bad({ inputs: { a: { node: 'n', param: 'p', picker: 'photo' } } })).toThrow(/'picker' is one of/);
+    expect(bad({ inputs: { a: { node: 'n', param: 'p', minimum: '1' } } })).toThrow(/'minimum' must be a number/);
   });
 });
 

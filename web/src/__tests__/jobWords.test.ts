@@ -13,6 +13,7 @@ const request: RunRequest = {
   overrides: null,
   inputs: null,
   retry_interrupted: false,
+  app: false,
 };
 const job = (fields: Partial<RunRequest>, inline = false): Job => ({
   id: 'j',

@@ -9,6 +9,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly problems: Problem[] = [],
+    /** What is wrong with each field of a form (an app's inputs), by its name. */
+    readonly fields: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -39,16 +41,20 @@ export async function request<T>(
   } catch {
     data = null;
   }
-  if (!response.ok) {
-    const error = errorBodyOf(data);
-    throw new ApiError(
-      response.status,
-      error?.code ?? 'internal',
-      error?.message ?? `${method} ${path}: ${response.status} ${response.statusText}`,
-      error?.problems ?? [],
-    );
-  }
+  if (!response.ok) throw refusal(response, data, `${method} ${path}`);
   return data as T;
+}
+
+/** The error a refused request throws: the server's code, message, problems and fields. */
+export function refusal(response: Response, data: unknown, what: string): ApiError {
+  const error = errorBodyOf(data);
+  return new ApiError(
+    response.status,
+    error?.code ?? 'internal',
+    error?.message ?? `${what}: ${response.status} ${response.statusText}`,
+    error?.problems ?? [],
+    error?.fields ?? {},
+  );
 }
 
 export const encodePath = (path: string): string => path.split('/').map(encodeURIComponent).join('/');

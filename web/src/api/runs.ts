@@ -15,9 +15,9 @@ import type {
 import { encodePath, request } from './http';
 
 /** A run as the editor asks for it (POST /api/runs, POST /api/jobs): the protocol's RunRequest,
- * its overrides, inputs and the job's `retry_interrupted` left out when not given. */
-export type RunBody = Omit<RunRequest, 'retry_interrupted' | 'overrides' | 'inputs'> &
-  Partial<Pick<RunRequest, 'retry_interrupted' | 'overrides' | 'inputs'>>;
+ * its overrides, inputs, the job's `retry_interrupted` and `app` left out when not given. */
+export type RunBody = Omit<RunRequest, 'retry_interrupted' | 'overrides' | 'inputs' | 'app'> &
+  Partial<Pick<RunRequest, 'retry_interrupted' | 'overrides' | 'inputs' | 'app'>>;
 
 export const fetchCatalog = (): Promise<Catalog> => request('GET', '/api/catalog');
 export const startRun = (body: RunBody): Promise<RunAccepted> => request('POST', '/api/runs', body);

@@ -21,6 +21,7 @@ import { NodeMedia } from './NodeMedia';
 import { NodeProblems } from './NodeProblems';
 import { NodeStatus } from './NodeStatus';
 import { ParamRow, UnknownParamRow } from './ParamRow';
+import { outputToggles } from './OutputToggle';
 import { Ports } from './Ports';
 import { PromptForm } from './PromptForm';
 import { type GraphFlowNode, titleOf } from '../workflow/flow';
@@ -326,7 +327,7 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
   const { into, handlesIn, handlesOut } = useWires(id);
   const exposed = useExposedPorts(id);
   const names = Object.keys(data.params);
-  const { inputs, outputs, unknown } = portsOf(spec, handlesIn, handlesOut, names);
+  const ports = portsOf(spec, handlesIn, handlesOut, names);
   const extra = spec ? names.filter((n) => !spec.params.some((p) => p.name === n)) : names;
   const kind = spec?.kind ?? 'unknown';
   const failed = (nodeRun?.errors.length ?? 0) > 0 || nodeRun?.state === 'failed';
@@ -340,13 +341,12 @@ function GraphNodeView({ id, data, selected }: NodeProps<GraphFlowNode>) {
       {data.libraryEdit ? <LibraryEditBar id={id} edit={data.libraryEdit} /> : null}
       {collapsed ? null : <NodeProblems problems={problems} />}
       <Ports
-        inputs={inputs}
-        outputs={outputs}
+        {...ports}
         counts={nodeRun?.counts ?? {}}
         resource={kind === 'resource'}
-        unknown={unknown}
         exposed={exposed}
         action={spec?.kind === 'source' && !mode ? <TriggerButton id={id} /> : undefined}
+        toggle={kind === 'resource' ? undefined : outputToggles(id, data.shown, spec?.category ?? '')}
       />
       {collapsed ? (
         <FoldedHandles into={into} problems={problems} />

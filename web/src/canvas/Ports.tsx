@@ -15,6 +15,8 @@ interface Props {
   /** Shown at the left of the first row (a source has no input there). */
   action?: ReactNode;
   exposed?: Exposed;
+  /** Shown beside each output (the toggle that makes it a result of the workflow's app). */
+  toggle?: (output: string) => ReactNode;
 }
 
 /** A port that is the opened component's own input or output, by the component's name for it. */
@@ -28,7 +30,7 @@ function ExposedTag({ side, name }: { side: 'in' | 'out'; name: string | undefin
   );
 }
 
-export function Ports({ inputs, outputs, counts, resource, unknown, action, exposed }: Props) {
+export function Ports({ inputs, outputs, counts, resource, unknown, action, exposed, toggle }: Props) {
   const rows = Math.max(inputs.length, outputs.length, action ? 1 : 0);
   return (
     <div className="gb-ports">
@@ -60,6 +62,7 @@ export function Ports({ inputs, outputs, counts, resource, unknown, action, expo
                       {counts[output]}
                     </span>
                   ) : null}
+                  {toggle?.(output)}
                   <span>{output}</span>
                   <ExposedTag side="out" name={exposed?.out[output]} />
                   <Handle

@@ -1,6 +1,7 @@
 // With no node inspected: the workflow's description, every problem, the run, the shortcuts.
 
 import { clear } from '../actions/run';
+import { AppSection } from './AppSection';
 import { SHORTCUTS } from '../hooks/useShortcuts';
 import { formatSeconds } from '../preview';
 import { useEditor } from '../store/editor';
@@ -8,6 +9,7 @@ import { useProblems } from '../store/problems';
 import { isOffline, useRun } from '../store/run';
 import { useUi } from '../store/ui';
 import { canvasInputs } from '../workflow/canvas';
+import type { NodeInput } from '../workflow/flow';
 import { INPUT_NAME, type WorkflowInput } from '../workflow/format';
 
 function FileFields() {
@@ -34,6 +36,7 @@ function FileFields() {
         />
       </label>
       <WorkflowInputs />
+      <AppSection />
     </>
   );
 }
@@ -125,10 +128,12 @@ type Given = [name: string, given: WorkflowInput];
 /** Renames an input when the new name is valid and no other input has it. */
 function renameInput(inputs: Given[], given: WorkflowInput, name: string): void {
   const taken = inputs.some(([other]) => other === name);
-  if (INPUT_NAME.test(name) && !taken)
-    useEditor
-      .getState()
-      .setInput(given.node, given.param, { name, ...(given.description ? { description: given.description } : {}) });
+  if (INPUT_NAME.test(name) && !taken) useEditor.getState().setInput(given.node, given.param, nodeInput(given, name));
+}
+
+/** The input as its node keeps it, named `name`: its description and narrowing kept. */
+function nodeInput({ node: _node, param: _param, ...rest }: WorkflowInput, name: string): NodeInput {
+  return { ...rest, name };
 }
 
 function InputRow({ name, given, inputs }: { name: string; given: WorkflowInput; inputs: Given[] }) {
@@ -158,9 +163,10 @@ function InputRow({ name, given, inputs }: { name: string; given: WorkflowInput;
         aria-label={`description of input ${name}`}
         placeholder="what to give (optional)"
         value={given.description ?? ''}
-        onChange={(e) =>
-          setInput(given.node, given.param, { name, ...(e.target.value ? { description: e.target.value } : {}) })
-        }
+        onChange={(e) => {
+          const { description: _was, ...kept } = nodeInput(given, name);
+          setInput(given.node, given.param, e.target.value ? { ...kept, description: e.target.value } : kept);
+        }}
       />
     </li>
   );

@@ -2,7 +2,7 @@
 
 import type { Connection, EdgeChange, NodeChange, XYPosition } from '@xyflow/react';
 import type { StoreApi } from 'zustand';
-import type { FlowEdge, FlowNode, LibraryEdit, NodeInput } from '../workflow/flow';
+import type { FlowEdge, FlowNode, LibraryEdit, NodeInput, NodeOutput } from '../workflow/flow';
 import type { Catalog } from '../catalog';
 import type { Json, NodeColor, NodeMode, Point, Workflow } from '../workflow/format';
 import type { ComponentBody } from '../workflow/components';
@@ -47,6 +47,8 @@ export interface EditorState {
   /** Makes a parameter a workflow input (named after it unless `name` is given), renames or
    * describes it, or (`null`) makes it a plain parameter again. */
   setInput(id: string, param: string, input: NodeInput | null): void;
+  /** Marks a node output as a result the workflow shows (an app's), or unmarks it (null). */
+  setOutput(id: string, output: string, shown: NodeOutput | null): void;
   /** Adds an empty comment (a Markdown note) at `position`; returns its id. */
   addComment(position: XYPosition): string;
   setCommentText(id: string, text: string): void;

@@ -2,7 +2,7 @@
 // group on the canvas; groups as frame nodes; edges keyed by their four ends so the same wire
 // always has the same id.
 
-import type { CommentFlowNode, FlowEdge, FlowNode, GraphFlowNode, GroupFlowNode, NodeInput } from './flow';
+import type { CommentFlowNode, FlowEdge, FlowNode, GraphFlowNode, GroupFlowNode, NodeInput, NodeOutput } from './flow';
 import { isCommentNode, isGraphNode, isGroupNode } from './flow';
 import {
   GROUP_SIZE,
@@ -12,6 +12,7 @@ import {
   type WorkflowGroup,
   type WorkflowNode,
   type WorkflowInput,
+  type WorkflowOutput,
   coordinate,
   edgeKey,
   naturalCompare,
@@ -69,7 +70,10 @@ export function workflowToCanvas(workflow: Workflow): CanvasState {
     zIndex: -1,
   }));
   const inputsOf = nodeInputs(workflow);
-  const graphNodes = workflow.nodes.map((n) => graphFlowNode(n, parentOf.get(n.id), inputsOf.get(n.id)));
+  const shownOf = nodeOutputs(workflow);
+  const graphNodes = workflow.nodes.map((n) =>
+    graphFlowNode(n, parentOf.get(n.id), inputsOf.get(n.id), shownOf.get(n.id)),
+  );
   const seen = new Set<string>();
   const edges = workflow.edges.filter((e) => !seen.has(edgeKey(e)) && seen.add(edgeKey(e))).map(toFlowEdge);
   const comments: CommentFlowNode[] = (workflow.comments ?? []).map((c) => ({
@@ -87,6 +91,7 @@ function graphFlowNode(
   n: WorkflowNode,
   group: Group | undefined,
   inputs: Record<string, NodeInput> | undefined,
+  shown?: Record<string, NodeOutput>,
 ): GraphFlowNode {
   const position = group ? { x: n.position.x - group.position.x, y: n.position.y - group.position.y } : n.position;
   const node: GraphFlowNode = {
@@ -102,6 +107,7 @@ function graphFlowNode(
       ...(n.mode && n.mode !== 'active' ? { mode: n.mode } : {}),
       ...(n.color ? { color: n.color } : {}),
       ...(inputs ? { inputs } : {}),
+      ...(shown ? { shown } : {}),
       ...(n.component ? { component: n.component } : {}),
     },
   };
@@ -114,20 +120,39 @@ function graphFlowNode(
  * node that is not there is left out: the server lists it as a problem until it is saved). */
 function nodeInputs(workflow: Workflow): Map<string, Record<string, NodeInput>> {
   const byNode = new Map<string, Record<string, NodeInput>>();
-  for (const [name, given] of Object.entries(workflow.inputs ?? {})) {
-    const inputs = byNode.get(given.node) ?? {};
-    inputs[given.param] = { name, ...(given.description ? { description: given.description } : {}) };
-    byNode.set(given.node, inputs);
+  for (const [name, { node, param, ...rest }] of Object.entries(workflow.inputs ?? {})) {
+    const inputs = byNode.get(node) ?? {};
+    inputs[param] = { name, ...rest };
+    byNode.set(node, inputs);
   }
   return byNode;
+}
+
+/** The workflow's outputs by node and output port, as the canvas keeps them. */
+function nodeOutputs(workflow: Workflow): Map<string, Record<string, NodeOutput>> {
+  const byNode = new Map<string, Record<string, NodeOutput>>();
+  for (const [name, { node, output, ...rest }] of Object.entries(workflow.outputs ?? {})) {
+    byNode.set(node, { ...byNode.get(node), [output]: { name, ...rest } });
+  }
+  return byNode;
+}
+
+/** The outputs kept on the canvas' nodes, as the file's top-level `outputs`. */
+export function canvasOutputs(nodes: FlowNode[]): Record<string, WorkflowOutput> {
+  const outputs: Record<string, WorkflowOutput> = {};
+  for (const node of nodes.filter(isGraphNode)) {
+    for (const [output, { name, ...rest }] of Object.entries(node.data.shown ?? {}))
+      outputs[name] = { node: node.id, output, ...rest };
+  }
+  return outputs;
 }
 
 /** The inputs kept on the canvas' nodes, as the file's top-level `inputs`. */
 export function canvasInputs(nodes: FlowNode[]): Record<string, WorkflowInput> {
   const inputs: Record<string, WorkflowInput> = {};
   for (const node of nodes.filter(isGraphNode)) {
-    for (const [param, given] of Object.entries(node.data.inputs ?? {})) {
-      inputs[given.name] = { node: node.id, param, ...(given.description ? { description: given.description } : {}) };
+    for (const [param, { name, ...rest }] of Object.entries(node.data.inputs ?? {})) {
+      inputs[name] = { node: node.id, param, ...rest };
     }
   }
   return inputs;
@@ -181,10 +206,12 @@ export function canvasToWorkflow(state: CanvasState, doc: string): Workflow {
     width: coordinate(c.width ?? c.measured?.width ?? 240),
   }));
   const inputs = canvasInputs(state.nodes);
+  const outputs = canvasOutputs(state.nodes);
   const workflow: Workflow = { doc, nodes, edges: state.edges.map(fromFlowEdge) };
   return {
     ...workflow,
     ...(Object.keys(inputs).length ? { inputs } : {}),
+    ...(Object.keys(outputs).length ? { outputs } : {}),
     ...(groups.length ? { groups } : {}),
     ...(comments.length ? { comments } : {}),
   };

@@ -2,7 +2,7 @@
 // workflow node), group frames and comments, and the wires between them.
 
 import type { Edge, Node } from '@xyflow/react';
-import type { Json, NodeColor, NodeMode, Point } from './format';
+import type { InputNarrowing, Json, NodeColor, NodeMode, OutputKind, Point } from './format';
 
 export type GraphNodeData = {
   /** The registered node type (`Split`, `DumpJSONL`, ...). */
@@ -20,6 +20,8 @@ export type GraphNodeData = {
   color?: NodeColor;
   /** Its parameters that are workflow inputs, by parameter: saved in the file's top-level `inputs`. */
   inputs?: Record<string, NodeInput>;
+  /** Its outputs the workflow shows as results (an app's), by output: saved in the file's `outputs`. */
+  shown?: Record<string, NodeOutput>;
   /** A component node's inside, as the file keeps it (web/src/workflow/components.ts). */
   component?: Record<string, Json>;
   /** A library component edited in place, kept inline until the user chooses (never saved). */
@@ -30,8 +32,11 @@ export type GraphNodeData = {
  * at, and why an update was refused (the file changed since), if it was. */
 export type LibraryEdit = { library: string; version: string; refused?: string };
 
-/** A parameter marked as a workflow input: the input's name and what it is for. */
-export type NodeInput = { name: string; description?: string };
+/** A parameter marked as a workflow input: the input's name, what it is for, how it is narrowed. */
+export type NodeInput = { name: string; description?: string } & InputNarrowing;
+
+/** An output marked as a result the workflow shows: its name, how it is shown, what it is. */
+export type NodeOutput = { name: string; kind: OutputKind; description?: string };
 
 /** A wire's reroute points (flow coordinates, source to target), saved as the edge's `points`. */
 export type WireData = { points?: Point[] };

@@ -69,10 +69,35 @@ export interface WorkflowComment {
   width: number;
 }
 
-/** A node parameter the workflow takes as an input, by name (graphbook.inputs). */
-export interface WorkflowInput {
+/** A node parameter the workflow takes as an input, by name (graphbook.inputs); its
+ * bounds, choices and picker narrow it for an app's form (docs/apps.md). */
+export interface WorkflowInput extends InputNarrowing {
   node: string;
   param: string;
+  description?: string;
+}
+
+/** What an input may add to its parameter's type: bounds, choices, how an app asks for it. */
+export interface InputNarrowing {
+  minimum?: number;
+  maximum?: number;
+  choices?: Json[];
+  picker?: Picker;
+  accept?: string[];
+}
+
+export const PICKERS = ['file', 'folder', 'image'] as const;
+export type Picker = (typeof PICKERS)[number];
+
+/** How an app shows an output (graphbook.workflow_parts.OUTPUT_KINDS). */
+export const OUTPUT_KINDS = ['images', 'table', 'file', 'text'] as const;
+export type OutputKind = (typeof OUTPUT_KINDS)[number];
+
+/** A node output the workflow shows as a result, by name (graphbook.outputs). */
+export interface WorkflowOutput {
+  node: string;
+  output: string;
+  kind: OutputKind;
   description?: string;
 }
 
@@ -85,6 +110,8 @@ export interface Workflow {
   edges: WorkflowEdge[];
   /** Input name -> the parameter it sets; left out, like the file's `inputs` key, when there are none. */
   inputs?: Record<string, WorkflowInput>;
+  /** Output name -> the node output it shows; left out when there are none. */
+  outputs?: Record<string, WorkflowOutput>;
   /** Left out, like the file's `groups` key, when there are none. */
   groups?: WorkflowGroup[];
   /** Left out, like the file's `comments` key, when there are none. */
@@ -138,10 +165,12 @@ export function parseCanonical(data: unknown, name: string): Workflow {
     seen.add(comment.id);
   }
   const inputs = parseInputs(data.inputs ?? {}, name);
+  const outputs = parseOutputs(data.outputs ?? {}, name);
   const workflow: Workflow = { doc: typeof data.doc === 'string' ? data.doc : '', nodes, edges };
   return {
     ...workflow,
     ...(Object.keys(inputs).length ? { inputs } : {}),
+    ...(Object.keys(outputs).length ? { outputs } : {}),
     ...(groups.length ? { groups } : {}),
     ...(comments.length ? { comments } : {}),
   };
@@ -164,9 +193,47 @@ function parseInputs(raw: unknown, name: string): Record<string, WorkflowInput> 
     }
     if (description !== undefined && description !== null && typeof description !== 'string')
       throw new WorkflowFormatError(`${where}: 'description' must be a string`);
-    inputs[key] = { node, param, ...(description ? { description } : {}) };
+    inputs[key] = { node, param, ...(description ? { description } : {}), ...parseNarrowing(entry, where) };
   }
   return inputs;
+}
+
+/** An input's bounds, choices, picker and accepted suffixes, checked as the server reads them. */
+function parseNarrowing(entry: Record<string, unknown>, where: string): InputNarrowing {
+  const narrowing: InputNarrowing = {};
+  for (const bound of ['minimum', 'maximum'] as const) {
+    const value = entry[bound];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'number') throw new WorkflowFormatError(`${where}: '${bound}' must be a number`);
+    narrowing[bound] = value;
+  }
+  const { choices, picker, accept } = entry;
+  if (Array.isArray(choices) && choices.length) narrowing.choices = choices as Json[];
+  if (typeof picker === 'string' && picker) {
+    if (!(PICKERS as readonly string[]).includes(picker))
+      throw new WorkflowFormatError(`${where}: 'picker' is one of ${PICKERS.join(', ')}`);
+    narrowing.picker = picker as Picker;
+  }
+  if (Array.isArray(accept) && accept.length) narrowing.accept = accept.map(String);
+  return narrowing;
+}
+
+function parseOutputs(raw: unknown, name: string): Record<string, WorkflowOutput> {
+  if (!isObject(raw)) throw new WorkflowFormatError(`${name}: 'outputs' must be an object, not ${kindOf(raw)}`);
+  const outputs: Record<string, WorkflowOutput> = {};
+  for (const [key, entry] of Object.entries(raw)) {
+    const where = `${name}: outputs['${key}']`;
+    if (!INPUT_NAME.test(key)) throw new WorkflowFormatError(`${name}: output name '${key}' is not a word`);
+    if (!isObject(entry)) throw new WorkflowFormatError(`${where} must be an object, not ${kindOf(entry)}`);
+    const { node, output = 'out', kind, description } = entry;
+    if (typeof node !== 'string' || !node || typeof output !== 'string' || !output)
+      throw new WorkflowFormatError(`${where} needs a node id and one of its outputs`);
+    if (!(OUTPUT_KINDS as readonly unknown[]).includes(kind))
+      throw new WorkflowFormatError(`${where}: 'kind' is one of ${OUTPUT_KINDS.join(', ')}`);
+    const shown = { node, output, kind: kind as OutputKind };
+    outputs[key] = typeof description === 'string' && description ? { ...shown, description } : shown;
+  }
+  return outputs;
 }
 
 function parseComment(raw: unknown, where: string): WorkflowComment {
@@ -385,18 +452,34 @@ export function canonicalOrder(workflow: Workflow): Workflow {
   const comments = [...(workflow.comments ?? [])].sort((a, b) => naturalCompare(a.id, b.id));
   const names = Object.keys(workflow.inputs ?? {}).sort(plainCompare);
   const inputs = Object.fromEntries(names.map((k) => [k, (workflow.inputs ?? {})[k] as WorkflowInput]));
+  const shown = Object.keys(workflow.outputs ?? {}).sort(plainCompare);
+  const outputs = Object.fromEntries(shown.map((k) => [k, (workflow.outputs ?? {})[k] as WorkflowOutput]));
   return {
     doc: workflow.doc,
     nodes,
     edges,
     ...(names.length ? { inputs } : {}),
+    ...(shown.length ? { outputs } : {}),
     ...(groups.length ? { groups } : {}),
     ...(comments.length ? { comments } : {}),
   };
 }
 
-function inputJson(given: WorkflowInput): Record<string, string> {
-  return { node: given.node, param: given.param, ...(given.description ? { description: given.description } : {}) };
+/** An input as the file holds it (graphbook.workflow_codec's `_input_json`), keys in its order. */
+function inputJson(given: WorkflowInput): Record<string, Json> {
+  const json: Record<string, Json> = { node: given.node, param: given.param };
+  if (given.description) json.description = given.description;
+  if (given.minimum !== undefined) json.minimum = given.minimum;
+  if (given.maximum !== undefined) json.maximum = given.maximum;
+  if (given.choices?.length) json.choices = given.choices;
+  if (given.picker) json.picker = given.picker;
+  if (given.accept?.length) json.accept = given.accept;
+  return json;
+}
+
+function outputJson(shown: WorkflowOutput): Record<string, Json> {
+  const json: Record<string, Json> = { node: shown.node, output: shown.output, kind: shown.kind };
+  return shown.description ? { ...json, description: shown.description } : json;
 }
 
 export function edgeKey(edge: WorkflowEdge): string {
@@ -517,6 +600,10 @@ export function dumps(workflow: Workflow): string {
     ([k, v]) => `    ${JSON.stringify(k)}: ${pyDumps(inputJson(v))}`,
   );
   if (inputs.length) entries.push(`  "inputs": {\n${inputs.join(',\n')}\n  }`);
+  const outputs = Object.entries(ordered.outputs ?? {}).map(
+    ([k, v]) => `    ${JSON.stringify(k)}: ${pyDumps(outputJson(v))}`,
+  );
+  if (outputs.length) entries.push(`  "outputs": {\n${outputs.join(',\n')}\n  }`);
   const nodes = ordered.nodes.map(nodeText).join(',\n');
   entries.push(ordered.nodes.length ? `  "nodes": [\n${nodes}\n  ]` : '  "nodes": []');
   const edges = ordered.edges.map((e) => `    ${pyDumps(edgeJson(e))}`);

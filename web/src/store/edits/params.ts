@@ -8,7 +8,7 @@ export function paramActions(
   set: SetEditor,
   get: GetEditor,
   commits: Commits,
-): Pick<EditorState, 'setParam' | 'setInput'> {
+): Pick<EditorState, 'setParam' | 'setInput' | 'setOutput'> {
   return {
     setParam(id, name, value) {
       updateGraphNode(set, get, id, (n) => {
@@ -26,6 +26,16 @@ export function paramActions(
         if (input) inputs[param] = input;
         else delete inputs[param];
         return { ...n, data: Object.keys(inputs).length ? { ...data, inputs } : data };
+      });
+      commits.soon();
+    },
+    setOutput(id, output, shown) {
+      updateGraphNode(set, get, id, (n) => {
+        const { shown: was, ...data } = n.data;
+        const outputs = { ...was };
+        if (shown) outputs[output] = shown;
+        else delete outputs[output];
+        return { ...n, data: Object.keys(outputs).length ? { ...data, shown: outputs } : data };
       });
       commits.soon();
     },
