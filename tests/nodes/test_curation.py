@@ -56,7 +56,7 @@ ANIMALS = [
 
 def test_every_node_is_in_the_curation_section_with_help_and_described_parameters() -> None:
     specs = [spec for spec in REGISTRY if spec.pack == "curation"]
-    assert len(specs) == 13
+    assert len(specs) == 14
     for spec in specs:
         assert spec.category == "Curation" and len(spec.doc) > 80, spec.name
         assert all(param.description for param in spec.params), spec.name
@@ -84,6 +84,16 @@ def test_filter_with_a_syntax_error_fails_before_the_run_starts(tmp_path: Path) 
 
 
 # -- RouteByField, Limit ----------------------------------------------------------------------
+def test_threshold_keeps_numbers_at_least_the_minimum_and_names_a_non_number(
+    tmp_path: Path,
+) -> None:
+    result = ok(run(tmp_path, ANIMALS, "Threshold", field="confidence", minimum=0.85))
+    assert column(result.output("node", "keep")) == [0, 1, 3]
+    assert column(result.output("node", "drop")) == [2, 4]
+    message = error(run(tmp_path, ANIMALS, "Threshold", field="label", minimum=0.5))
+    assert "'label'" in message and "not a number" in message
+
+
 def test_route_by_field_compares_the_value_as_text(tmp_path: Path) -> None:
     result = ok(run(tmp_path, ANIMALS, "RouteByField", field="label", values=["cat", "bird"]))
     assert column(result.output("node", "match")) == [0, 3, 4]
