@@ -37,7 +37,11 @@ def idle(server: Served) -> Iterator[None]:
         server.call("DELETE", f"/api/jobs/{job['id']}")
     if server.current() is not None:
         server.call("POST", "/api/runs/current/stop")
-    wait_until(lambda: server.current() is None, "the run to stop")
+    try:
+        wait_until(lambda: server.current() is None, "the run to stop")
+    except AssertionError as failed:  # say what the server saw
+        log = "".join(server.err[-40:])
+        raise AssertionError(f"{failed}: {server.current()}\nthe server's log:\n{log}") from None
     wait_until(lambda: server.call("GET", "/api/jobs")[1]["running"] is None, "the queue to idle")
 
 
