@@ -17,8 +17,12 @@ from tests.faults.fault_procs import Served, project, serve, wait_until, workflo
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = project(tmp_path_factory.mktemp("jobs"))
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return project(tmp_path_factory.mktemp("jobs"))
+
+
+@pytest.fixture(scope="module")
+def server(folder: Path) -> Iterator[Served]:
     workflow(folder, "long.json", "Slow", n=2000)
     workflow(folder, "short.json", "Slow", n=2)
     short = json.loads((folder / "workflows" / "short.json").read_text())
@@ -157,10 +161,31 @@ def test_wait_answers_when_the_time_is_up(server: Served) -> None:
     assert (waited["ended"], waited["job"]["state"]) == (False, "running")
 
 
-def test_a_job_whose_workflow_is_invalid_fails_and_the_queue_goes_on(server: Served) -> None:
-    broken = submit(server, "broken.json")
+def test_a_job_that_could_not_start_is_refused_with_its_problems(server: Served) -> None:
+    status, reply = server.call("POST", "/api/jobs", {"workflow": "broken.json"})
+    assert (status, reply["error"]["code"]) == (422, "invalid_workflow"), reply
+    assert "NoSuchNode" in json.dumps(reply["error"])
+    body = {"workflow": "short.json", "overrides": {"src": {"n": "ten"}}}
+    status, reply = server.call("POST", "/api/jobs", body)
+    assert status == 422 and "'n'" in json.dumps(reply["error"]), reply
+    assert queued_ids(server) == [] and server.call("GET", "/api/jobs")[1]["running"] is None
+
+
+def test_a_job_whose_workflow_broke_while_it_waited_fails_and_the_queue_goes_on(
+    server: Served, folder: Path
+) -> None:
+    first = submit(server, "long.json")
+    running(server, first["id"])
+    (folder / "workflows" / "later.json").write_text(
+        (folder / "workflows" / "short.json").read_text()
+    )
+    waiting = submit(server, "later.json")
     after = submit(server, "short.json")
-    ended = server.call("GET", f"/api/jobs/{broken['id']}?wait=30")[1]["job"]
+    (folder / "workflows" / "later.json").write_text(
+        (folder / "workflows" / "broken.json").read_text()
+    )
+    server.call("POST", f"/api/jobs/{first['id']}/stop")
+    ended = server.call("GET", f"/api/jobs/{waiting['id']}?wait=30")[1]["job"]
     assert ended["state"] == "failed"
     assert "could not start" in ended["error"] and "NoSuchNode" in ended["error"]
     done = server.call("GET", f"/api/jobs/{after['id']}?wait=30")[1]

@@ -9,7 +9,7 @@ from aiohttp import web
 from graphbook import protocol as p
 from graphbook.server.errors import bad_message
 from graphbook.server.jobs import MAX_WAIT, Move
-from graphbook.server.keys import JOBS
+from graphbook.server.keys import JOBS, RUN_MANAGER
 from graphbook.server.request import read_object, reply
 
 routes = web.RouteTableDef()
@@ -18,8 +18,12 @@ MOVES = ("up", "down", "top", "bottom")
 
 @routes.post("/api/jobs")
 async def submit(request: web.Request) -> web.Response:
+    """Queue a run. One that could not start now (unknown nodes, bad overrides or inputs) is
+    refused with the problems POST /api/runs gives (422), not queued to fail later; a
+    workflow that changes while its job waits is checked again when the job starts."""
     body = await read_object(request)
     job = p.from_json(p.RunRequest, body, "job")
+    await request.app[RUN_MANAGER].check(job)
     return reply(await request.app[JOBS].submit(job), status=201)
 
 
