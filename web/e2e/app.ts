@@ -194,6 +194,25 @@ export async function runStatus(page: Page): Promise<string> {
   return page.evaluate(() => document.querySelector('[data-run-status]')?.getAttribute('data-run-status') ?? '');
 }
 
+/** The id of the run the run controls show ('' before any). */
+export async function runId(page: Page): Promise<string> {
+  return page.evaluate(() => document.querySelector('[data-run-id]')?.getAttribute('data-run-id') ?? '');
+}
+
+/** Clicks Run and waits for that run (not the one shown before it) to end; its status. */
+export async function runToEnd(page: Page, timeout = 30_000): Promise<string> {
+  const before = await runId(page);
+  await page.getByRole('button', { name: 'run', exact: true }).click();
+  const ended = ['completed', 'failed', 'stopped'];
+  const [, status] = await until(
+    async () => [await runId(page), await runStatus(page)] as const,
+    ([id, status]) => id !== '' && id !== before && ended.includes(status),
+    'the run to finish',
+    timeout,
+  );
+  return status;
+}
+
 /** Drops a file with `text` on `target` (the canvas unless told), as a file dragged from the desktop. */
 export async function dropFile(page: Page, name: string, text: string, target = '.gb-canvas'): Promise<void> {
   const transfer = await page.evaluateHandle(

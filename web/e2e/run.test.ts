@@ -5,7 +5,19 @@ import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { appSession, at, failing, canvasReady, node, openApp, runStatus, switchTheme, until, workflow } from './app';
+import {
+  appSession,
+  at,
+  failing,
+  canvasReady,
+  node,
+  openApp,
+  runStatus,
+  runToEnd,
+  switchTheme,
+  until,
+  workflow,
+} from './app';
 import { screenshot } from './browser';
 import { ROOT } from './server';
 
@@ -103,9 +115,7 @@ describe('running', () => {
   it('runs the image example and shows image previews and counts', async () => {
     await openApp(app.page, app.server, 'image_classification.json');
     await node(app.page, 'images').waitFor();
-    await app.page.getByRole('button', { name: 'run', exact: true }).click();
-    await until(() => runStatus(app.page), finished, 'the run to finish', 90_000);
-    expect(await runStatus(app.page)).toBe('completed');
+    expect(await runToEnd(app.page, 90_000)).toBe('completed');
     for (const id of ['images', 'classify', 'accuracy', 'dump']) expect(await count(app.page, id, 'out'), id).toBe(60);
     const image = node(app.page, 'images').locator('.gb-media img').first();
     await image.waitFor();
@@ -154,8 +164,7 @@ describe('running', () => {
 
   it('keeps the last log lines, says how many are not shown, and keeps them with cached outputs', async () => {
     await openApp(app.page, app.server, 'chatty.json');
-    await app.page.getByRole('button', { name: 'run', exact: true }).click();
-    await until(() => runStatus(app.page), finished, 'the run to finish', 30_000);
+    await runToEnd(app.page);
     await node(app.page, 'shout').locator('.gb-node-header').click();
     await app.page.getByRole('tab', { name: /Logs/ }).click();
     const lines = app.page.locator('.gb-log-text');
@@ -228,8 +237,7 @@ describe('running', () => {
 
   it('paints an error on the failing node, with its traceback one click away', async () => {
     await openApp(app.page, app.server, 'failing.json');
-    await app.page.getByRole('button', { name: 'run', exact: true }).click();
-    await until(() => runStatus(app.page), finished, 'the run to finish', 30_000);
+    await runToEnd(app.page);
     const split = node(app.page, 'split');
     await split.locator('.gb-error-link').waitFor();
     expect(await split.locator('.gb-node').getAttribute('class')).toContain('gb-failed');
