@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graphbook.atomic import atomic_write
 from graphbook.errors import GraphbookError
 from graphbook.templates.samples import SAMPLES, make_sample
 
@@ -79,8 +80,9 @@ def create(name: str, target: Path, data_root: Path, overwrite: bool = False) ->
     if target.exists() and not overwrite:
         raise FileExistsError(f"{target} exists; choose another file name (or remove it first)")
     written = [p for s in chosen.samples if (p := make_sample(s, data_root)) is not None]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(chosen.file.read_text(encoding="utf-8"), encoding="utf-8")
+    # atomic: the editor, the watcher or an agent reading the file meanwhile (a template
+    # filling an empty file that is open) sees the old file or the new one, never an empty one
+    atomic_write(target, chosen.file.read_text(encoding="utf-8"))
     return Created(target, written)
 
 

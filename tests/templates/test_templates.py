@@ -4,6 +4,8 @@ data it reads, and the file runs to completion with the counts its sample data i
 from __future__ import annotations
 
 import csv
+import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ import pytest
 from graphbook import run_workflow
 from graphbook.cli import main
 from graphbook.nodes import library_registry
-from graphbook.templates import TEMPLATES, Template
+from graphbook.templates import TEMPLATES, Template, create
 from graphbook.workflow import Workflow
 
 EXPECTED: dict[str, dict[str, dict[str, int]]] = {
@@ -94,3 +96,31 @@ def test_a_template_is_not_written_over_a_file(
     assert (project / "mine.json").read_text() == "{}"
     assert main(["new", "nope.json", "--template", "no-such-template"]) == 2
     assert not (project / "nope.json").exists()
+
+
+def test_a_template_filling_a_file_is_never_seen_half_written(project: Path) -> None:
+    """Filling an open, empty file: a reader meanwhile (the editor, the watcher) reads the
+    old file or the whole template, never an empty or cut one."""
+    target = project / "filled.json"
+    target.write_text(json.dumps({"version": 1, "nodes": [], "edges": []}))
+    torn: list[str] = []
+    done = threading.Event()
+
+    def read() -> None:
+        while not done.is_set():
+            text = target.read_text()
+            try:
+                json.loads(text)
+            except ValueError:
+                torn.append(text)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for _ in range(200):
+            create("convert-table", target, project, overwrite=True)
+    finally:
+        done.set()
+        reader.join()
+    assert torn == []
+    assert json.loads(target.read_text())["nodes"]
