@@ -1,4 +1,5 @@
-// The app's import rules (web/README.md) and one hook per file, checked on the sources.
+// The app's import rules (web/README.md), no circle of imports, and one hook per file, checked
+// on the sources.
 
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -43,6 +44,36 @@ describe('architecture', () => {
         .map((target) => `${relative(SRC, f)} imports ${target}`),
     );
     expect(broken).toEqual([]);
+  });
+
+  it('has no circle of files importing each other (type imports too)', () => {
+    const id = (path: string): string => path.replace(/\.tsx?$/, '').replace(/\/index$/, '');
+    const known = new Set(files.map((f) => id(relative(SRC, f))));
+    const edges = new Map(
+      files.map(
+        (f) =>
+          [
+            id(relative(SRC, f)),
+            imports(f)
+              .map(id)
+              .filter((t) => known.has(t)),
+          ] as const,
+      ),
+    );
+    const done = new Set<string>();
+    const circles: string[] = [];
+    const visit = (file: string, path: string[]): void => {
+      const at = path.indexOf(file);
+      if (at >= 0) {
+        circles.push([...path.slice(at), file].join(' -> '));
+        return;
+      }
+      if (done.has(file)) return;
+      for (const next of edges.get(file) ?? []) visit(next, [...path, file]);
+      done.add(file);
+    };
+    for (const file of edges.keys()) visit(file, []);
+    expect(circles).toEqual([]);
   });
 
   it('has one hook per file in hooks/, named like the file', () => {

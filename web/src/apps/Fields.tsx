@@ -3,22 +3,8 @@
 // under the server's roots. A value the server refused shows its reason beside its field.
 
 import { type ReactNode, useState } from 'react';
-import { type FieldValue, type Json, type Property, fieldKind, labelOf } from './values';
+import { type FieldProps, type FieldValue, type Json, type Property, fieldKind, labelOf } from './values';
 import { PathField } from './PathField';
-
-export interface FieldProps {
-  name: string;
-  prop: Property;
-  value: FieldValue;
-  onChange(value: FieldValue): void;
-  /** The workflow, for uploads; none in a preview. */
-  workflow: string | null;
-  maxUpload: number;
-  /** A refusal to show beside the field (the server's, or an upload's). */
-  error?: string | undefined;
-  onError(message: string | null): void;
-  disabled?: boolean;
-}
 
 export function Field(props: FieldProps) {
   const { name, prop, error } = props;

@@ -5,7 +5,7 @@
 import { useRef, useState } from 'react';
 import { uploadFile } from '../api/apps';
 import { ApiError } from '../api/http';
-import type { FieldProps } from './Fields';
+import type { FieldProps } from './values';
 import { PathPicker } from './PathPicker';
 
 type Props = FieldProps & { id: string };

@@ -42,6 +42,21 @@ export function fieldKind(prop: Property): FieldKind {
 export type FieldValue = string | boolean | Json | FieldValue[];
 
 /** The value a field starts with: the input's default (its workflow's own value). */
+/** What a form field is given: its input, its value, and where its changes and refusals go. */
+export interface FieldProps {
+  name: string;
+  prop: Property;
+  value: FieldValue;
+  onChange(value: FieldValue): void;
+  /** The workflow, for uploads; none in a preview. */
+  workflow: string | null;
+  maxUpload: number;
+  /** A refusal to show beside the field (the server's, or an upload's). */
+  error?: string | undefined;
+  onError(message: string | null): void;
+  disabled?: boolean;
+}
+
 export function initialValue(prop: Property): FieldValue {
   const value = prop.default;
   switch (fieldKind(prop)) {
