@@ -39,14 +39,27 @@ def idle(server: Served) -> Iterator[None]:
     yield
     for job in server.call("GET", "/api/jobs")[1]["queued"]:
         server.call("DELETE", f"/api/jobs/{job['id']}")
-    if server.current() is not None:
-        server.call("POST", "/api/runs/current/stop")
     try:
-        wait_until(lambda: server.current() is None, "the run to stop")
+        wait_until(lambda: stopped(server), "the run to stop and the queue to idle")
     except AssertionError as failed:  # say what the server saw
-        log = "".join(server.err[-40:])
-        raise AssertionError(f"{failed}: {server.current()}\nthe server's log:\n{log}") from None
-    wait_until(lambda: server.call("GET", "/api/jobs")[1]["running"] is None, "the queue to idle")
+        raise AssertionError(f"{failed}\n{seen(server)}") from None
+
+
+def stopped(server: Served) -> bool:
+    """Whether nothing runs; if something does, Stop it. A job's run may be going while
+    /api/runs/current does not show it yet (its run process has not said it began): Stop is
+    asked again until both the run and the queue are idle."""
+    if server.call("GET", "/api/jobs")[1]["running"] is None and server.current() is None:
+        return True
+    server.call("POST", "/api/runs/current/stop")  # 409 while the job's run is being checked
+    return False
+
+
+def seen(server: Served) -> str:
+    """The run, the queue and the tail of the log, as the server has them now."""
+    jobs = server.call("GET", "/api/jobs")[1]
+    log = "".join(server.err[-40:])
+    return f"run: {server.current()}\nrunning job: {jobs['running']}\nthe server's log:\n{log}"
 
 
 def submit(server: Served, name: str, **body: Any) -> dict[str, Any]:
