@@ -267,4 +267,6 @@ def test_a_model_resource_with_cpu_slices_gives_the_same_outputs(
     assert whole_sizes == [16, 8]  # batches of 16 items, then the last 8
     assert sorted(sliced_sizes) == sizes
     assert len(whole) == len(sliced) == 24
-    assert all(torch.allclose(a, b) for a, b in zip(whole, sliced, strict=True))
+    # float32 sums taken in another order (other batch sizes, other kernels) differ in the
+    # last bits; an item out of place or lost would differ by the whole value
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(whole, sliced, strict=True))
