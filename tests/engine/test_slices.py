@@ -27,8 +27,12 @@ class Recorder(torch.nn.Module):
 
     def __init__(self, shape: str = "tensor") -> None:
         super().__init__()
-        torch.manual_seed(0)
+        # its own generator: the model is built beside the run's source, which draws too
+        seeded = torch.Generator().manual_seed(0)
         self.linear = torch.nn.Linear(4, 3)
+        with torch.no_grad():
+            self.linear.weight.copy_(torch.randn(3, 4, generator=seeded))
+            self.linear.bias.copy_(torch.randn(3, generator=seeded))
         self.shape = shape
         self.calls: list[tuple[int, str]] = []
         self.eval()  # as every model resource is (graphbook/engine/devices.py)
@@ -177,9 +181,9 @@ def test_join_refuses_what_it_cannot_put_together() -> None:
 @step("Slices/Rows")
 @source()
 def rows(ctx: Any) -> Any:
-    torch.manual_seed(1)
+    seeded = torch.Generator().manual_seed(1)
     for _ in range(3):
-        yield {"x": list(torch.randn(8, 4))}
+        yield {"x": list(torch.randn(8, 4, generator=seeded))}
 
 
 @resource("Slices/Model")
