@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -327,20 +327,27 @@ def _parse(data: Mapping[str, Any], name: str) -> Contents:
     return workflow
 
 
-def _parse_inputs(raw: Any, name: str) -> dict[str, WorkflowInput]:
-    """The `inputs` object; whether each names a real node parameter is checked by build_graph."""
+def _named_entries(
+    raw: Any, name: str, what: str, shape: str, bad_name: Callable[[str], str]
+) -> Iterator[tuple[str, Mapping[str, Any], str]]:
+    """The entries of a file's `inputs` or `outputs` object (`what`), each with where it is
+    for messages; a value that is not an object of objects, or a bad name, is refused."""
     if not isinstance(raw, Mapping):
-        raise WorkflowFormatError(
-            f'{name}: \'inputs\' must be an object {{"NAME": {{"node": ID, "param": NAME}}}}, '
-            f"not {kind_of(raw)}"
-        )
-    inputs: dict[str, WorkflowInput] = {}
+        raise WorkflowFormatError(f"{name}: {what!r} must be an object {shape}, not {kind_of(raw)}")
     for key, entry in raw.items():
-        where = f"{name}: inputs[{key!r}]"
+        where = f"{name}: {what}[{key!r}]"
         if not INPUT_NAME.fullmatch(key):
-            raise WorkflowFormatError(f"{name}: {bad_input_name(key)}")
+            raise WorkflowFormatError(f"{name}: {bad_name(key)}")
         if not isinstance(entry, Mapping):
             raise WorkflowFormatError(f"{where} must be an object, not {kind_of(entry)}")
+        yield key, entry, where
+
+
+def _parse_inputs(raw: Any, name: str) -> dict[str, WorkflowInput]:
+    """The `inputs` object; whether each names a real node parameter is checked by build_graph."""
+    shape = '{"NAME": {"node": ID, "param": NAME}}'
+    inputs: dict[str, WorkflowInput] = {}
+    for key, entry, where in _named_entries(raw, name, "inputs", shape, bad_input_name):
         node, param = entry.get("node"), entry.get("param")
         if not isinstance(node, str) or not node or not isinstance(param, str) or not param:
             raise WorkflowFormatError(
@@ -393,18 +400,9 @@ def _list_of(entry: Mapping[str, Any], key: str, where: str, kinds: tuple[type, 
 
 def _parse_outputs(raw: Any, name: str) -> dict[str, WorkflowOutput]:
     """The `outputs` object; whether each names a real node output is checked by build_graph."""
-    if not isinstance(raw, Mapping):
-        raise WorkflowFormatError(
-            f'{name}: \'outputs\' must be an object {{"NAME": {{"node": ID, "output": NAME, '
-            f'"kind": KIND}}}}, not {kind_of(raw)}'
-        )
+    shape = '{"NAME": {"node": ID, "output": NAME, "kind": KIND}}'
     outputs: dict[str, WorkflowOutput] = {}
-    for key, entry in raw.items():
-        where = f"{name}: outputs[{key!r}]"
-        if not INPUT_NAME.fullmatch(key):
-            raise WorkflowFormatError(f"{name}: {bad_output_name(key)}")
-        if not isinstance(entry, Mapping):
-            raise WorkflowFormatError(f"{where} must be an object, not {kind_of(entry)}")
+    for key, entry, where in _named_entries(raw, name, "outputs", shape, bad_output_name):
         node, output, kind = entry.get("node"), entry.get("output", "out"), entry.get("kind")
         if not isinstance(node, str) or not node or not isinstance(output, str) or not output:
             raise WorkflowFormatError(
