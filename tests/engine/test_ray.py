@@ -34,6 +34,7 @@ from graphbook.cli import main
 from graphbook.cli.run import workers_count, workers_of
 from graphbook.engine.executor import Executor, RunControl
 from graphbook.engine.pool import Done, Failed
+from graphbook.engine.ray import connection
 from graphbook.engine.ray.models import actor_params, wants_gpu
 from graphbook.engine.ray.pool import RayBackend, RayPool
 from graphbook.events import Event, Prompt, PromptAnswered
@@ -519,3 +520,43 @@ def test_a_batch_loaded_on_actors_arrives_as_one_slab_in_the_object_store(
     assert run_workflow(wf, pool=ray_pool).ok
     assert [s[2] for s in SLABS] == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert all(stacked and views for stacked, views, _ in SLABS), "rows of one slab, no copy"
+
+
+class FlakyHead:
+    """Stands in for the `ray` module at a head whose Ray Client proxy fails to start a
+    driver's server `failures` times (a loaded head, which a test cannot make on purpose)."""
+
+    def __init__(self, failures: int, why: str) -> None:
+        self.failures, self.why, self.tries = failures, why, 0
+
+    def init(self, **_: Any) -> None:
+        self.tries += 1
+        if self.tries <= self.failures:
+            raise ConnectionAbortedError(self.why)
+
+
+STARTING_FAILED = (
+    "Initialization failure from server:\nTraceback (most recent call last):\n"
+    "RuntimeError: Starting Ray client server failed. See ray_client_server_23001.err"
+)
+
+
+def test_joining_through_ray_client_tries_again_when_the_head_could_not_start_its_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(connection, "CLIENT_BACKOFF", 0.0)
+    head = FlakyHead(failures=2, why="Initialization failure from server:\n")
+    connection._join(head, "ray://127.0.0.1:10001", None)  # type: ignore[arg-type]
+    assert head.tries == 3
+
+    head = FlakyHead(failures=3, why=STARTING_FAILED)
+    with pytest.raises(ConnectionAbortedError) as failed:
+        connection._join(head, "ray://127.0.0.1:10001", None)  # type: ignore[arg-type]
+    assert head.tries == connection.CLIENT_TRIES
+    said = connection._why(failed.value)
+    assert said.startswith("Initialization failure from server: RuntimeError: Starting Ray client")
+
+    head = FlakyHead(failures=1, why=STARTING_FAILED)
+    with pytest.raises(ConnectionAbortedError):  # not through Ray Client: not Ray Client's failure
+        connection._join(head, "127.0.0.1:6379", None)  # type: ignore[arg-type]
+    assert head.tries == 1

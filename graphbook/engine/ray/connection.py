@@ -39,6 +39,13 @@ AUTH_HINT = (
     "~/.ray/auth_token; `ray get-auth-token` on the head prints it)"
 )
 WATCHDOG = Path(__file__).with_name("watchdog.py")
+CLIENT_INIT_FAILED = "Initialization failure from server"
+CLIENT_TRIES = 3
+"""Tries at joining through Ray Client: the head's proxy starts a server for each driver, and on
+a loaded head that start can fail once (Ray's "Initialization failure from server", seen in
+clean-clone CI runs); each new try starts a new one."""
+CLIENT_BACKOFF = 1.0
+"""Seconds before the second try at a Ray Client handshake (twice that before the third)."""
 
 _OPEN_POOLS = [0]
 _POOLS_STARTED_RAY = [False]
@@ -145,12 +152,30 @@ def connect(
             _watch_local_ray(ray)
         else:
             _check_auth(str(address))
-            env = job_env(ship) if is_client(address) else None
-            ray.init(address=address, logging_level=logging.WARNING, runtime_env=env)
+            _join(ray, str(address), job_env(ship) if is_client(address) else None)
     except Exception as exc:
         where = "a local Ray" if local else f"the Ray cluster at {address!r}"
         raise GraphbookError(f"could not start or join {where}: {_why(exc)}") from exc
     return True
+
+
+def _join(ray: ModuleType, address: str, env: dict[str, Any] | None) -> None:
+    """`ray.init` at a cluster's address; through Ray Client, tried again when the head could
+    not start this driver's server (a failed try leaves nothing behind: Ray disconnects)."""
+    for attempt in range(1, CLIENT_TRIES + 1):
+        try:
+            ray.init(address=address, logging_level=logging.WARNING, runtime_env=env)
+            return
+        except ConnectionAbortedError as exc:
+            again = is_client(address) and CLIENT_INIT_FAILED in str(exc)
+            if not again or attempt == CLIENT_TRIES:
+                raise
+            logger.info(
+                "the Ray Client server on %s did not start for this driver (%s); trying again",
+                address,
+                _why(exc),
+            )
+            time.sleep(CLIENT_BACKOFF * attempt)
 
 
 def is_client(address: str | None) -> bool:
@@ -232,8 +257,12 @@ def _why(exc: BaseException) -> str:
         return str(exc)
     if _is_auth(exc):
         return AUTH_HINT
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    if lines[0].endswith(":") and len(lines) > 1:
+        return f"{lines[0]} {lines[-1]}"  # "failure from server:", then a traceback's last line
+    return lines[0]
 
 
 def _watch_local_ray(ray: ModuleType) -> None:
