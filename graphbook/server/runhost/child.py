@@ -85,8 +85,10 @@ RECORDED = (RunStarted, NodeError, NodeMetrics, NodeFinished, RunFinished)
 
 @dataclass
 class HostState:
-    control: RunControl | None = None
-    run_id: str | None = None
+    controls: dict[str, RunControl] = field(default_factory=dict)
+    """The controls of the runs ordered and not yet ended, by run id. Each is made when its
+    order arrives, not when the run thread takes it: a Stop sent right after the order is
+    kept, not dropped (which left the run going until the server ended the host)."""
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
@@ -136,6 +138,7 @@ class RunHostChild:
     def _handle(self, message: ToHost) -> None:
         match message:
             case RunOrder():
+                self.state.controls[message.run_id] = ordered_control(message)
                 self.orders.put(message)
             case Answer(node_id, answer):
                 self.desk.answer(node_id, answer)
@@ -145,8 +148,8 @@ class RunHostChild:
                 self._control(message)
 
     def _control(self, message: RunControlMessage) -> None:
-        control = self.state.control
-        if control is None or self.state.run_id != message.run_id:
+        control = self.state.controls.get(message.run_id)
+        if control is None:
             return
         match message:
             case Stop():
@@ -168,8 +171,7 @@ class RunHostChild:
             self.send(Replied(call, value))
 
     def _close(self) -> None:
-        control = self.state.control
-        if control is not None:
+        for control in list(self.state.controls.values()):
             control.stop()
         self.desk.cancel_all()
         self.orders.put(None)
@@ -227,10 +229,8 @@ class RunHostChild:
             self._run(order)
 
     def _run(self, order: RunOrder) -> None:
-        request, control = order.request, RunControl()
-        if request.stepping is not None:
-            control.step(request.stepping or None)
-        self.state.control, self.state.run_id = control, order.run_id
+        request = order.request
+        control = self.state.controls.setdefault(order.run_id, ordered_control(order))
         limit = LogLimiter(self.previewer)
 
         def sink(event: Event) -> None:
@@ -268,7 +268,7 @@ class RunHostChild:
         finally:
             self.desk.cancel_all()
             self._renew_pool_if_busy(control)
-            self.state.control, self.state.run_id = None, None
+            self.state.controls.pop(order.run_id, None)
             self.send(RunEnded(order.run_id))
 
     def _renew_pool_if_busy(self, control: RunControl) -> None:
@@ -317,6 +317,14 @@ class RunHostChild:
         for name in set(before) - set(now):
             self.registry.unload_file(name)
         self.state.files = now
+
+
+def ordered_control(order: RunOrder) -> RunControl:
+    """The control of an ordered run: stepping from its first unit when the order says so."""
+    control = RunControl()
+    if order.request.stepping is not None:
+        control.step(order.request.stepping or None)
+    return control
 
 
 class KeptPreviewer(Previewer):
