@@ -151,6 +151,29 @@ export async function wire(page: Page, from: [string, string], to: [string, stri
   await page.mouse.up();
 }
 
+/**
+ * Wires `from` to `to` and waits for the wire to be there; a drag the browser dropped (a loaded
+ * machine moves the mouse in bursts, and React Flow may not see the handle under it) is made
+ * again, twice at most. For wires the editor must refuse, use `wire` and look.
+ */
+export async function connect(page: Page, from: [string, string], to: [string, string]): Promise<void> {
+  const id = `${from[0]}:${from[1]}->${to[0]}:${to[1]}`;
+  for (let attempt = 1; ; attempt++) {
+    await wire(page, from, to);
+    try {
+      await until(
+        () => edgeIds(page),
+        (ids) => ids.includes(id),
+        `the wire ${id}`,
+        5_000,
+      );
+      return;
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
+}
+
 export async function edgeIds(page: Page): Promise<string[]> {
   return page.locator('.react-flow__edge').evaluateAll((els) => els.map((e) => e.getAttribute('data-id') ?? '').sort());
 }

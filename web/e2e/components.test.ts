@@ -5,7 +5,19 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { appSession, at, dragFromPalette, mod, node, nodeIds, openApp, runStatus, until, wire, workflow } from './app';
+import {
+  appSession,
+  at,
+  dragFromPalette,
+  mod,
+  node,
+  nodeIds,
+  openApp,
+  runStatus,
+  connect,
+  until,
+  workflow,
+} from './app';
 import { screenshot } from './browser';
 
 const chain = workflow(
@@ -142,8 +154,8 @@ describe('components', () => {
       (ids) => ids.includes('component'),
       'the library component on the canvas',
     );
-    await wire(app.page, ['hello', 'out'], ['component', 'in']);
-    await wire(app.page, ['component', 'out'], ['last', 'in']);
+    await connect(app.page, ['hello', 'out'], ['component', 'in']);
+    await connect(app.page, ['component', 'out'], ['last', 'in']);
     await app.page.keyboard.press(`${mod}+s`);
     await until(
       () => saved('second.json').nodes.find((n) => n.id === 'component')?.component,

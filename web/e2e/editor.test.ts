@@ -19,6 +19,7 @@ import {
   switchTheme,
   until,
   viewSettled,
+  connect,
   wire,
   writeWorkflow,
 } from './app';
@@ -64,7 +65,7 @@ describe('the editor', () => {
     );
     expect(await nodeIds(app.page)).toEqual(['greetings', 'shout']);
 
-    await wire(app.page, ['greetings', 'out'], ['shout', 'in']);
+    await connect(app.page, ['greetings', 'out'], ['shout', 'in']);
     await until(
       () => edgeIds(app.page),
       (ids) => ids.length === 1,

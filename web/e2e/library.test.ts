@@ -20,7 +20,7 @@ import {
   readJson,
   runStatus,
   until,
-  wire,
+  connect,
   workflow,
 } from './app';
 import { screenshot } from './browser';
@@ -282,9 +282,9 @@ describe('the classify-a-folder pipeline, built by dragging', () => {
     await node(p, thumbs).getByLabel('size', { exact: true }).fill('48');
     await node(p, thumbs).getByLabel('folder', { exact: true }).fill('data/thumbs');
 
-    await wire(p, [folder, 'out'], [classify, 'in']);
-    await wire(p, [model, 'resource'], [classify, 'model']);
-    await wire(p, [classify, 'out'], [thumbs, 'in']);
+    await connect(p, [folder, 'out'], [classify, 'in']);
+    await connect(p, [model, 'resource'], [classify, 'model']);
+    await connect(p, [classify, 'out'], [thumbs, 'in']);
     await until(
       () => edgeIds(p),
       (ids) => ids.length === 3,
