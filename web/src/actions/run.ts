@@ -67,7 +67,11 @@ async function send(body: RunBody | null, start: (body: RunBody) => Promise<unkn
 }
 
 export async function run(mode: RunMode, node: string | null = null): Promise<void> {
-  await send(runRequest(mode, node), startRun);
+  const body = runRequest(mode, node);
+  await send(body, async (b) => {
+    const { run_id } = await startRun(b);
+    useRun.getState().accepted({ run_id, workflow: b.workflow });
+  });
 }
 
 /** Adds a job that runs the open document as `run` would, once the runs before it have ended. */

@@ -7,7 +7,7 @@ import { useElapsed } from '../hooks/useElapsed';
 import { useNow } from '../hooks/useNow';
 import { formatSeconds } from '../preview';
 import { useEditor } from '../store/editor';
-import { isOffline, useRun } from '../store/run';
+import { type Starting, isOffline, useRun } from '../store/run';
 import { type RunView, isActive, runClock } from '../store/runState';
 import { useCatalog } from '../store/catalog';
 import type { NodeKind } from '../catalog';
@@ -40,11 +40,13 @@ function pausedText(run: RunView): string {
 
 function RunStatus() {
   const current = useRun((s) => s.run);
+  const starting = useRun((s) => s.starting);
   const path = useEditor((s) => s.file?.path);
   const lostAt = useRun((s) => (isOffline(s) ? s.lostAt : null));
   // The clock runs while the run does; it stands still while paused, and while offline at the moment the link was lost.
   const ticking = current?.status === 'running' && lostAt === null;
   const seconds = useElapsed((now) => (current ? runClock(current, lostAt ?? now) : 0), ticking);
+  if (starting) return <StartingStatus starting={starting} path={path} />;
   if (!current) return <span className="gb-run-status gb-muted">not run yet</span>;
   const stale = lostAt !== null;
   const where = current.workflow !== path ? ` (${current.workflow})` : '';
@@ -61,6 +63,22 @@ function RunStatus() {
     >
       <span className="gb-dot" />
       <span className="gb-run-text">{text}</span>
+    </span>
+  );
+}
+
+/** A run accepted and not yet begun: its run process is starting (or joining Ray). */
+function StartingStatus({ starting, path }: { starting: Starting; path: string | undefined }) {
+  const where = starting.workflow !== path ? ` (${starting.workflow})` : '';
+  return (
+    <span
+      className="gb-run-status gb-run-starting"
+      data-run-status="starting"
+      data-run-id={starting.run_id}
+      title={`The run${where} was accepted; its run process is starting`}
+    >
+      <span className="gb-dot" />
+      <span className="gb-run-text">starting…{where}</span>
     </span>
   );
 }
@@ -189,10 +207,13 @@ interface ButtonState {
 
 function useButtonState(): ButtonState {
   const current = useRun((s) => s.run);
+  const starting = useRun((s) => s.starting !== null);
   const offline = useRun(isOffline);
   const hasFile = useEditor((s) => !!s.file);
   const why = (title: string): string => (offline ? OFFLINE : title);
-  return { offline, hasFile, active: isActive(current), paused: current?.status === 'paused', why };
+  // A run starting is going as the server sees it: Run queues, Stop and Pause reach it.
+  const active = starting || isActive(current);
+  return { offline, hasFile, active, paused: !starting && current?.status === 'paused', why };
 }
 
 /** Runs the open workflow `times` times: now (unless a run is going) and then from the queue. */

@@ -22,8 +22,37 @@ export function nextLink(link: Link, connection: ConnectionState, now: number): 
   return { ...link, connection, retries: link.lostAt === null ? link.retries : link.retries + 1 };
 }
 
+/**
+ * A run this page asked for that the server accepted (202) but whose run process has not yet
+ * said it began: a moment, or seconds when the run process starts anew or joins Ray. Until then
+ * the server's current run is the one before.
+ */
+export interface Starting {
+  run_id: string;
+  workflow: string;
+}
+
+/** Whether a run accepted as `run_id` is still starting, given the run the page now shows (its
+ * start may have arrived on the websocket before the HTTP reply). */
+export function startingRun(run: RunView | null, accepted: Starting): Starting | null {
+  return run?.run_id === accepted.run_id ? null : accepted;
+}
+
+/** What is starting after `message`: nothing once a run starts (the server runs one at a time, so
+ * the next start is the accepted run's, or its failure to start), or the page sees a new snapshot. */
+export function nextStarting(starting: Starting | null, message: ServerMessage): Starting | null {
+  if (!starting) return null;
+  if (message.type === 'run_started' || message.type === 'snapshot') return null;
+  if (message.type === 'run_finished' && message.run_id === starting.run_id) return null;
+  return starting;
+}
+
 export interface LiveState extends RunState, Link {
   clientId: string;
+  /** The run this page started that has not begun yet (shown as "starting…"). */
+  starting: Starting | null;
+  /** The server accepted a run this page asked for. */
+  accepted(run: Starting): void;
   /** The last run of each workflow seen by this page, so a workflow opened again shows its results. */
   last: Record<string, RunView>;
   receive(message: ServerMessage): void;
@@ -39,21 +68,27 @@ export const useRun = create<LiveState>()((set, get) => ({
   ...FIRST_LINK,
   clientId: '',
   last: {},
+  starting: null,
+  accepted(run) {
+    set({ starting: startingRun(get().run, run) });
+  },
   receive(message) {
     get().receiveAll([message]);
   },
   receiveAll(messages) {
     const state = get();
     let next: RunState = { run: state.run, prompts: state.prompts, catalogVersion: state.catalogVersion };
-    let { last, clientId } = state;
+    let { last, clientId, starting } = state;
     for (const message of messages) {
       if (message.type === 'hello') clientId = message.client_id;
       next = applyMessage(next, message);
       last = rememberRun(last, next.run, message);
+      starting = nextStarting(starting, message);
     }
     const changed =
       next.run !== state.run || next.prompts !== state.prompts || next.catalogVersion !== state.catalogVersion;
-    if (changed || last !== state.last || clientId !== state.clientId) set({ ...next, last, clientId });
+    if (changed || last !== state.last || clientId !== state.clientId || starting !== state.starting)
+      set({ ...next, last, clientId, starting });
   },
   setConnection(connection) {
     set(nextLink(get(), connection, Date.now() / 1000));
