@@ -80,13 +80,16 @@ def test_a_replica_placed_but_slow_to_start_is_waited_for(
     package = tmp_path / "slowpkg"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    wait = 8.0  # more than a Ray worker takes to start on a busy machine (2 s here, idle)
+    # Ray's own wait to place a replica (20 s): a Ray worker process took 2 s to start here,
+    # idle, and over 8 s (the wait this test once set) in a clean-clone run with a browser
+    # test beside it. The import takes longer still, so that a replica placed but importing
+    # would be taken for one that could not be placed.
+    wait = ray_stage.PLACE_WAIT
     start = wait + 2.0
     (package / "slowstart.py").write_text(SLOW_STEP.format(pid=os.getpid(), start=start))
     monkeypatch.syspath_prepend(str(tmp_path))
     slow_start = importlib.import_module("slowpkg.slowstart").slow_start
     monkeypatch.setattr(preload, "SLOW", (*preload.SLOW, "slowpkg.slowstart"))
-    monkeypatch.setattr(ray_stage, "PLACE_WAIT", wait)
     wf = Workflow()
     wf.connect(wf.add(numbers), wf.add(slow_start, id="slow"))
     events: list[Event] = []
