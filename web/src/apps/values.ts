@@ -41,7 +41,6 @@ export function fieldKind(prop: Property): FieldKind {
  * is), a list of item texts for lists, the value itself for choices and booleans. */
 export type FieldValue = string | boolean | Json | FieldValue[];
 
-/** The value a field starts with: the input's default (its workflow's own value). */
 /** What a form field is given: its input, its value, and where its changes and refusals go. */
 export interface FieldProps {
   name: string;
@@ -57,6 +56,7 @@ export interface FieldProps {
   disabled?: boolean;
 }
 
+/** The value a field starts with: the input's default (its workflow's own value). */
 export function initialValue(prop: Property): FieldValue {
   const value = prop.default;
   switch (fieldKind(prop)) {
