@@ -80,12 +80,11 @@ def test_a_replica_placed_but_slow_to_start_is_waited_for(
     package = tmp_path / "slowpkg"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    # Ray's own wait to place a replica (20 s): a Ray worker process took 2 s to start here,
-    # idle, and over 8 s (the wait this test once set) in a clean-clone run with a browser
-    # test beside it. The import takes longer still, so that a replica placed but importing
-    # would be taken for one that could not be placed.
-    wait = ray_stage.PLACE_WAIT
-    start = wait + 2.0
+    # Longer than Ray's own wait to place a replica (20 s), so that a replica placed but
+    # importing would be taken for one that could not be placed. (A Ray worker process took
+    # 2 s to start here idle, and over 8 s, the wait this test once set, with browser tests
+    # beside it.)
+    start = ray_stage.PLACE_WAIT + 2.0
     (package / "slowstart.py").write_text(SLOW_STEP.format(pid=os.getpid(), start=start))
     monkeypatch.syspath_prepend(str(tmp_path))
     slow_start = importlib.import_module("slowpkg.slowstart").slow_start

@@ -230,7 +230,7 @@ class RunHostChild:
 
     def _run(self, order: RunOrder) -> None:
         request = order.request
-        control = self.state.controls.setdefault(order.run_id, ordered_control(order))
+        control = self.state.controls[order.run_id]  # made as the order arrived (_handle)
         limit = LogLimiter(self.previewer)
 
         def sink(event: Event) -> None:
